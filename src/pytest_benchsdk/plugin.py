@@ -1,0 +1,3 @@
+"""pytest plugin entry point (hooks only)."""
+
+from __future__ import annotations
