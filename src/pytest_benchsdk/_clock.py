@@ -1,0 +1,78 @@
+"""One clock for every timing the runtime takes.
+
+Latencies come from a monotonic high-resolution counter (``time.perf_counter``); wall-clock
+timestamps are *derived* from it: the wall time is read once when the clock is made (the anchor)
+and every later timestamp is ``anchor + (monotonic now - monotonic at anchor)``. So a record's
+``completed_at - started_at`` always equals its measured ``latency_ms`` (within a millisecond),
+even when NTP steps the system clock during a run, and timestamps never go backwards.
+
+Timestamps are rendered like JavaScript's ``Date.prototype.toISOString()``:
+``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC, milliseconds truncated like a JS ``Date``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from collections.abc import Callable
+
+__all__ = ["CLOCK", "Clock", "iso_utc"]
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def iso_utc(epoch_seconds: float) -> str:
+    """Format seconds since the Unix epoch as ``2024-01-02T03:04:05.678Z`` (JS ``toISOString``).
+
+    JavaScript ``Date`` values are whole milliseconds (truncated toward zero); the value is first
+    rounded to the microsecond so float noise does not lose a millisecond. Same output as
+    ``pytest_benchsdk.records.iso_utc``.
+    """
+    micros = round(epoch_seconds * 1_000_000)
+    millis = micros // 1000 if micros >= 0 else -((-micros) // 1000)
+    moment = _EPOCH + _dt.timedelta(milliseconds=millis)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+class Clock:
+    """A monotonic clock with an ISO-UTC view anchored to the wall clock once.
+
+    ``monotonic()`` returns seconds (float) from an arbitrary origin; differences are durations.
+    ``wall(t)`` / ``iso(t)`` turn such a reading into epoch seconds / an ISO string.
+    The sources are injectable for tests.
+    """
+
+    __slots__ = ("_mono_anchor", "_monotonic", "_wall_anchor")
+
+    def __init__(
+        self,
+        monotonic: Callable[[], float] = time.perf_counter,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self._monotonic = monotonic
+        # Read both sources back to back so the anchor pair is as tight as possible.
+        self._mono_anchor = monotonic()
+        self._wall_anchor = wall()
+
+    def monotonic(self) -> float:
+        """Seconds on the monotonic counter (only differences are meaningful)."""
+        return self._monotonic()
+
+    def wall(self, mono: float | None = None) -> float:
+        """Epoch seconds of the monotonic reading ``mono`` (now when omitted)."""
+        if mono is None:
+            mono = self._monotonic()
+        return self._wall_anchor + (mono - self._mono_anchor)
+
+    def iso(self, mono: float | None = None) -> str:
+        """ISO-8601 UTC timestamp (JS ``toISOString`` format) of ``mono`` (now when omitted)."""
+        return iso_utc(self.wall(mono))
+
+    @staticmethod
+    def elapsed_ms(start: float, end: float) -> float:
+        """Milliseconds between two monotonic readings, rounded to the microsecond."""
+        return round((end - start) * 1000.0, 3)
+
+
+#: The process-wide clock used by default by the task context and the executor.
+CLOCK = Clock()
