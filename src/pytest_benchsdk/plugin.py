@@ -1,3 +1,274 @@
-"""pytest plugin entry point (hooks only)."""
+"""pytest-benchsdk's pytest hooks: options, collection, fixtures, outcomes, summary.
+
+Only glue lives here; the work is done by the modules it calls.
+"""
 
 from __future__ import annotations
+
+import json
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import hookspecs
+from ._check import run_check
+from ._collect import BenchItem, BenchModule, is_bench_path
+from ._options import BenchOptions, add_options
+from ._running import ProcessRuntime
+from ._session import BenchSession, RecordPayload
+from ._summary import header_lines, summary_lines
+from .context import TaskContext
+
+__all__: list[str] = []
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "bench: a benchmark iteration run by pytest-benchsdk")
+    state = BenchSession.install(config, BenchOptions.from_config(config))
+    config.pluginmanager.register(BenchPlugin(state), "benchsdk-session")
+
+
+def _python_collects(file_path: Path, parent: pytest.Collector) -> bool:
+    """Whether pytest's python plugin will offer this file to ``pytest_pycollect_makemodule``."""
+    from _pytest.python import path_matches_patterns
+
+    return parent.session.isinitpath(file_path) or path_matches_patterns(
+        file_path, parent.config.getini("python_files")
+    )
+
+
+class BenchPlugin:
+    """The session-bound hooks (one instance per pytest process)."""
+
+    def __init__(self, state: BenchSession) -> None:
+        self.state = state
+        self.config = state.config
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.state.session = session
+
+    # -- collection --------------------------------------------------------------------------
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> BenchModule | None:
+        options = self.state.options
+        if not options.enabled or file_path.suffix != ".py":
+            return None
+        if not is_bench_path(file_path, options.file_patterns):
+            return None
+        if _python_collects(file_path, parent):
+            return None
+        return BenchModule.from_parent(parent, path=file_path)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pycollect_makemodule(self, module_path: Path, parent: pytest.Collector) -> Any:
+        # A bench file named on the command line (or matching python_files) reaches pytest's
+        # python plugin too; claiming it here collects it once, as a bench file.
+        options = self.state.options
+        if options.enabled and is_bench_path(module_path, options.file_patterns):
+            return BenchModule.from_parent(parent, path=module_path)
+        return None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self) -> None:
+        errors = self.state.selection_errors()
+        if errors:
+            raise pytest.UsageError("\n".join(errors))
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        state = self.state
+        if not state.is_controller or self.config.option.collectonly or state.options.check:
+            return
+        self._begin([item.nodeid for item in session.items if isinstance(item, BenchItem)])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self.state.runs and not self.config.option.collectonly:
+            self._begin(ids)
+
+    def _begin(self, nodeids: list[str]) -> None:
+        runs = self.state.begin(nodeids)
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None and runs:
+            reporter.write_line("")
+            for line in header_lines(self.state, runs):
+                reporter.write_line(line)
+
+    # -- running -----------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        if not self.state.options.check or self.config.option.collectonly:
+            return None
+        if not run_check(self.state, session):
+            session.testsfailed += 1
+        return True
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        outcome = getattr(item, "bench_outcome", None)
+        if call.when == "call" and isinstance(item, BenchItem) and outcome is not None:
+            payload = RecordPayload(
+                file_key=item.bench.file_key,
+                participant=item.bench.participant.name,
+                task_index=item.bench.slot.index,
+                record=outcome.record,
+                log=tuple((line.level or "info", line.format()) for line in outcome.logs),
+            )
+            report.benchsdk = payload.to_json()  # type: ignore[attr-defined]
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "benchsdk", None)
+        if data is None or report.when != "call" or not self.state.is_controller:
+            return
+        payload = RecordPayload.from_json(data)
+        run = self.state.add(payload)
+        if run is not None:
+            self.config.hook.pytest_benchsdk_record(
+                config=self.config,
+                benchmark=run.config.benchmark_slug,
+                participant=payload.participant,
+                record=payload.record,
+            )
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport, config: pytest.Config
+    ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+        data = getattr(report, "benchsdk", None)
+        if data is None or report.when != "call" or config.get_verbosity() < 1:
+            return None
+        record = data.get("record", {})
+        detail = json.dumps(record.get("data", {}), separators=(",", ":"), ensure_ascii=False)
+        if report.passed:
+            return "passed", ".", (f"PASSED {detail}", {"green": True})
+        return None
+
+    # -- session end -------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        ProcessRuntime.shutdown_if_started(self.config)
+        state = self.state
+        if not state.is_controller or not state.runs:
+            return
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
+        failed = False
+        for run in state.runs.values():
+            state.finish_run(run)
+            failed = failed or bool(run.errors)
+            if state.store is not None and run.local_run_id is not None:
+                state.store.finish_run(run.local_run_id, run.status(interrupted))
+        if state.options.json_path is not None:
+            state.write_json(state.options.json_path)
+        if failed and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.state.is_controller and self.state.runs:
+            terminalreporter.section("benchmarks")
+            for line in summary_lines(self.state):
+                terminalreporter.write_line(line)
+
+    def pytest_unconfigure(self) -> None:
+        ProcessRuntime.shutdown_if_started(self.config)
+        self.state.close()
+
+
+# -- fixtures --------------------------------------------------------------------------------
+
+
+def _bench_item(request: pytest.FixtureRequest, fixture: str) -> BenchItem:
+    node = request.node
+    if not isinstance(node, BenchItem):
+        raise pytest.UsageError(
+            f"the '{fixture}' fixture is only available to benchmark tasks "
+            "(bench files run with --bench)"
+        )
+    return node
+
+
+class _LateContext:
+    """Stands in for the iteration's context in fixtures that depend on ``step``/``log``...
+
+    The task itself receives the real context objects; this proxy only serves other fixtures
+    and forwards to the context once the iteration runs.
+    """
+
+    def __init__(self, item: BenchItem, attribute: str) -> None:
+        self._item = item
+        self._attribute = attribute
+
+    def _target(self) -> Any:
+        ctx: TaskContext | None = getattr(self._item, "bench_context", None)
+        if ctx is None:
+            raise RuntimeError(
+                f"'{self._attribute}' can only be used while the benchmark iteration runs"
+            )
+        return ctx if self._attribute == "bench" else getattr(ctx, self._attribute)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._target()(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._target(), name)
+
+
+@pytest.fixture
+def participant(request: pytest.FixtureRequest) -> Any:
+    """The participant this iteration runs for (its extra fields are attributes, e.g. ``.sdk``)."""
+    return _bench_item(request, "participant").bench.participant
+
+
+@pytest.fixture
+def phase(request: pytest.FixtureRequest) -> str | None:
+    """The name of this iteration's phase, or None when the benchmark has no phases."""
+    return _bench_item(request, "phase").bench.slot.phase
+
+
+@pytest.fixture
+def task_index(request: pytest.FixtureRequest) -> int:
+    """This iteration's 0-based index in its participant's schedule."""
+    return _bench_item(request, "task_index").bench.slot.index
+
+
+@pytest.fixture
+def step(request: pytest.FixtureRequest) -> Any:
+    """``step(name, fn=None, *, timeout_ms=None, parallel_invocations=None, capture_output=True)``:
+    run ``fn`` as a named, timed step (awaitable in async tasks; without ``fn`` a ``with`` /
+    ``async with`` block). A timeout raises ``TaskError(code="step_timeout")``."""
+    return _LateContext(_bench_item(request, "step"), "step")
+
+
+@pytest.fixture
+def measure(request: pytest.FixtureRequest) -> Any:
+    """``measure(**data)`` or ``measure(dict)``: add data to the running step, else to the
+    iteration's record (``record.data``), which scoring reads."""
+    return _LateContext(_bench_item(request, "measure"), "measure")
+
+
+@pytest.fixture
+def log(request: pytest.FixtureRequest) -> Any:
+    """``log(message, meta=None, level="info")``: a line in the participant's log
+    (``<ISO> [task <i>] [<level>] <message>``), kept in the store and uploaded to the platform."""
+    return _LateContext(_bench_item(request, "log"), "log")
+
+
+@pytest.fixture
+def bench(request: pytest.FixtureRequest) -> Any:
+    """The whole task context: ``participant``, ``phase``, ``task_index``, ``step``,
+    ``measure``, ``log`` and ``args`` (values of the file's custom flags from ``--bench-arg``)."""
+    return _LateContext(_bench_item(request, "bench"), "bench")

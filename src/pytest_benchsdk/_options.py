@@ -1,0 +1,222 @@
+"""Command-line and ini options of the plugin, parsed once into :class:`BenchOptions`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import attrs
+import pytest
+
+from .schedule import (
+    RunArgs,
+    is_env_no_ingest,
+    parse_group_by,
+    parse_non_negative_number,
+    parse_positive_int,
+    parse_providers,
+    parse_slug,
+    parse_text,
+)
+
+__all__ = ["DEFAULT_STORE", "BenchOptions", "add_options"]
+
+DEFAULT_STORE = ".benchmarks/benchsdk.sqlite3"
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("benchsdk", "benchmarks (pytest-benchsdk)")
+    add = group.addoption
+    add(
+        "--bench",
+        action="store_true",
+        default=None,
+        help="Collect and run benchmark files (ini: bench = true). Without it, bench files are "
+        "not collected and a normal test run is unchanged.",
+    )
+    add(
+        "--bench-provider",
+        action="append",
+        default=[],
+        metavar="NAMES",
+        help="Run only these participants (repeatable, comma lists). Default: the file's "
+        "default_providers, else all.",
+    )
+    add(
+        "--bench-dry-run",
+        "--bench-no-ingest",
+        dest="bench_dry_run",
+        action="store_true",
+        default=False,
+        help="Run and score locally; no platform traffic and no credentials needed "
+        "(env BENCHSDK_NO_INGEST=1).",
+    )
+    add(
+        "--bench-iterations",
+        metavar="N",
+        help="Iterations per participant (with even phases: per phase).",
+    )
+    add("--bench-concurrency", metavar="N", help="Iterations in flight at once.")
+    add(
+        "--bench-stagger-delay-ms",
+        metavar="MS",
+        help="Start iteration i no earlier than t0 + i*MS (round mode: pause between rounds).",
+    )
+    add(
+        "--bench-group-by",
+        metavar="participant|round",
+        help="Run each participant's iterations together (participant) or interleave (round).",
+    )
+    add("--bench-shape", metavar="NAME", help="Use one of the file's named shapes.")
+    add(
+        "--bench-benchmark",
+        metavar="SLUG",
+        help="Report under this benchmark slug (env BENCHMARK_SLUG).",
+    )
+    add("--bench-name", metavar="NAME", help="Benchmark display name (env BENCHMARK_NAME).")
+    add(
+        "--bench-run-key",
+        metavar="KEY",
+        help="Join (or create) the platform run with this key: several processes share one run.",
+    )
+    add(
+        "--bench-check",
+        action="store_true",
+        default=False,
+        help="Validate config, shapes, providers, env and scoring without running; print "
+        "the check report and fail when something is wrong.",
+    )
+    add(
+        "--bench-arg",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="Value for a custom flag the file declares in custom_cli_flags "
+        "(read in the task as bench.args['NAME']). Repeatable.",
+    )
+    add("--bench-json", metavar="PATH", help="Write the run (config, records, scores) as JSON.")
+    add(
+        "--bench-store",
+        metavar="PATH",
+        help=f"Local results store (SQLite). Default: {DEFAULT_STORE} under the rootdir "
+        "(ini: bench_store).",
+    )
+    add(
+        "--bench-no-store",
+        action="store_true",
+        default=False,
+        help="Do not write the local results store.",
+    )
+    parser.addini(
+        "bench", type="bool", default=False, help="Collect and run benchmark files, like --bench."
+    )
+    parser.addini(
+        "bench_files",
+        type="args",
+        default=["bench_*.py"],
+        help="Glob patterns of benchmark files (default: bench_*.py).",
+    )
+    parser.addini(
+        "bench_store", default="", help=f"Local results store path (default: {DEFAULT_STORE})."
+    )
+
+
+@attrs.frozen
+class BenchOptions:
+    """The plugin's options after validation."""
+
+    enabled: bool
+    file_patterns: tuple[str, ...]
+    run_args: RunArgs
+    dry_run: bool
+    check: bool
+    custom_args: Mapping[str, str]
+    json_path: Path | None
+    store_path: Path | None
+    provider_given: bool
+
+    @classmethod
+    def from_config(
+        cls, config: pytest.Config, environ: Mapping[str, str] | None = None
+    ) -> BenchOptions:
+        """Parse and validate; a bad value raises :class:`pytest.UsageError` with its flag."""
+        env = os.environ if environ is None else environ
+        opt = config.getoption
+        enabled = bool(opt("bench") or config.getini("bench"))
+        try:
+            run_args = _run_args(config, env)
+            custom_args = _custom_args(opt("bench_arg"))
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        store_path: Path | None = None
+        if not opt("bench_no_store"):
+            raw = opt("bench_store") or config.getini("bench_store") or DEFAULT_STORE
+            store_path = Path(raw)
+            if not store_path.is_absolute():
+                store_path = config.rootpath / store_path
+        json_raw = opt("bench_json")
+        return cls(
+            enabled=enabled,
+            file_patterns=tuple(config.getini("bench_files")),
+            run_args=run_args,
+            dry_run=run_args.no_ingest,
+            check=bool(opt("bench_check")),
+            custom_args=custom_args,
+            json_path=Path(json_raw).absolute() if json_raw else None,
+            store_path=store_path,
+            provider_given=bool(opt("bench_provider")),
+        )
+
+
+def _run_args(config: pytest.Config, env: Mapping[str, str]) -> RunArgs:
+    opt = config.getoption
+
+    def value(name: str) -> str | None:
+        raw = opt(name)
+        return None if raw is None else str(raw)
+
+    benchmark = value("bench_benchmark")
+    if benchmark is None and env.get("BENCHMARK_SLUG"):
+        benchmark = env["BENCHMARK_SLUG"]
+    name = value("bench_name")
+    if name is None and env.get("BENCHMARK_NAME"):
+        name = env["BENCHMARK_NAME"]
+    iterations = value("bench_iterations")
+    concurrency = value("bench_concurrency")
+    stagger = value("bench_stagger_delay_ms")
+    group_by = value("bench_group_by")
+    shape = value("bench_shape")
+    run_key = value("bench_run_key")
+    providers = opt("bench_provider")
+    return RunArgs(
+        benchmark=None if benchmark is None else parse_slug("--bench-benchmark", benchmark),
+        name=None if name is None else parse_text("--bench-name", name),
+        shape=None if shape is None else parse_text("--bench-shape", shape),
+        run_key=None if run_key is None else parse_text("--bench-run-key", run_key),
+        iterations=(
+            None if iterations is None else parse_positive_int("--bench-iterations", iterations)
+        ),
+        concurrency=(
+            None if concurrency is None else parse_positive_int("--bench-concurrency", concurrency)
+        ),
+        stagger_delay_ms=(
+            None
+            if stagger is None
+            else parse_non_negative_number("--bench-stagger-delay-ms", stagger)
+        ),
+        group_by=None if group_by is None else parse_group_by("--bench-group-by", group_by),
+        providers=parse_providers(providers) if providers else None,
+        no_ingest=bool(opt("bench_dry_run")) or is_env_no_ingest(env),
+    )
+
+
+def _custom_args(values: list[str]) -> dict[str, str]:
+    args: dict[str, str] = {}
+    for raw in values:
+        name, sep, val = raw.partition("=")
+        name = name.strip().lstrip("-")
+        if not sep or not name:
+            raise ValueError(f'--bench-arg expects NAME=VALUE (got "{raw}")')
+        args[name] = val
+    return args

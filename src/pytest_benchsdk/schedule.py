@@ -1,0 +1,489 @@
+"""Run knobs, participant selection and the iteration schedule (upstream ``mergeConfig``).
+
+Everything here is pure: the plugin feeds in the file's config, the command-line overrides and
+the environment, and gets back what to run, in which order, with upstream's rules and messages.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ._jsfmt import js_string
+from .config import BenchmarkConfig, Participant
+from .records import ParticipantRecords
+
+__all__ = [
+    "GROUP_BY_VALUES",
+    "SLUG_PATTERN",
+    "BenchmarkPlan",
+    "BenchmarkRunOutcome",
+    "NoAvailableParticipantsError",
+    "ResolvedRunConfig",
+    "RunArgs",
+    "SkippedParticipant",
+    "Slot",
+    "UnknownParticipantError",
+    "UnknownShapeError",
+    "apply_shape",
+    "build_schedule",
+    "filter_participants_by_env",
+    "identity_is_ours",
+    "is_env_no_ingest",
+    "merge_config",
+    "parse_group_by",
+    "parse_non_negative_number",
+    "parse_positive_int",
+    "parse_providers",
+    "parse_slug",
+    "parse_text",
+    "plan_benchmark",
+    "run_config_to_json",
+    "schedule_order",
+    "select_participants",
+]
+
+GROUP_BY_VALUES = ("participant", "round")
+SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+UNEVEN_PHASES_WARNING = (
+    "--iterations is ignored because this benchmark sizes its phases individually."
+)
+
+
+@attrs.frozen
+class RunArgs:
+    """Command-line overrides of one run (upstream ``CliArgs``), already validated."""
+
+    benchmark: str | None = None
+    name: str | None = None
+    shape: str | None = None
+    run_key: str | None = None
+    iterations: int | None = None
+    concurrency: int | None = None
+    stagger_delay_ms: float | None = None
+    group_by: str | None = None
+    providers: tuple[str, ...] | None = None
+    no_ingest: bool = False
+
+
+@attrs.frozen
+class ResolvedRunConfig:
+    """The knobs a run actually uses (upstream ``ResolvedRunConfig``)."""
+
+    iterations: int
+    concurrency: int
+    stagger_delay_ms: float
+    group_by: str
+    providers: tuple[str, ...] | None = None
+    phase_iterations: int | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {
+            "iterations": self.iterations,
+            "concurrency": self.concurrency,
+            "staggerDelayMs": self.stagger_delay_ms,
+            "groupBy": self.group_by,
+        }
+        if self.phase_iterations is not None:
+            wire["phaseIterations"] = self.phase_iterations
+        if self.providers is not None:
+            wire["providers"] = list(self.providers)
+        return wire
+
+
+@attrs.frozen
+class Slot:
+    """One scheduled iteration: its 0-based schedule index (``task_index``) and phase."""
+
+    index: int
+    phase: str | None = None
+
+
+@attrs.frozen
+class SkippedParticipant:
+    """A participant left out because required environment variables are unset or empty."""
+
+    name: str
+    missing: tuple[str, ...]
+
+    @property
+    def reason(self) -> str:
+        return f"{self.name}: missing {', '.join(self.missing)}"
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"name": self.name, "missing": list(self.missing)}
+
+
+@attrs.frozen
+class BenchmarkRunOutcome:
+    """What ``on_complete`` receives and ``score`` reads (upstream ``BenchmarkRunOutcome``)."""
+
+    run_id: str
+    dashboard_url: str
+    participants: tuple[ParticipantRecords, ...]
+    config: ResolvedRunConfig
+
+
+class UnknownParticipantError(ValueError):
+    """``--bench-provider`` names a participant the benchmark does not declare."""
+
+    def __init__(self, unknown: Sequence[str], available: Sequence[str]) -> None:
+        self.unknown = tuple(unknown)
+        self.available = tuple(available)
+        super().__init__(
+            f"Unknown participant(s): {', '.join(unknown)}. Available: {', '.join(available)}"
+        )
+
+
+class UnknownShapeError(ValueError):
+    """``--bench-shape`` names a shape the benchmark does not declare."""
+
+
+class NoAvailableParticipantsError(RuntimeError):
+    """No selected participant has its required environment variables set."""
+
+    def __init__(self, skipped: Sequence[SkippedParticipant]) -> None:
+        self.skipped = tuple(skipped)
+        message = "No participants have their required env vars set \u2014 nothing to run"
+        if skipped:
+            message += f" (skipped: {', '.join(s.name for s in skipped)})"
+        super().__init__(message + ".")
+
+
+# -- option values ---------------------------------------------------------------------------
+
+
+def _js_number(text: str) -> float:
+    """JavaScript's ``Number(text)`` for option values (whitespace, hex, exponents)."""
+    stripped = text.strip()
+    if stripped == "":
+        return 0.0
+    lowered = stripped.lower()
+    if re.fullmatch(r"0x[0-9a-f]+", lowered):
+        return float(int(lowered, 16))
+    if re.fullmatch(r"0b[01]+", lowered):
+        return float(int(lowered, 2))
+    if re.fullmatch(r"0o[0-7]+", lowered):
+        return float(int(lowered, 8))
+    if re.fullmatch(r"[+-]?Infinity", stripped):
+        return -math.inf if stripped.startswith("-") else math.inf
+    if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?", lowered):
+        return float(lowered)
+    return math.nan
+
+
+def parse_text(flag: str, value: str) -> str:
+    """A free-text value (``--bench-name``, ``--bench-shape``, ``--bench-run-key``)."""
+    if value.strip() == "":
+        raise ValueError(f"{flag} expects a value")
+    return value
+
+
+def parse_slug(flag: str, value: str) -> str:
+    """A benchmark slug: lowercase letters, digits and dashes, not starting with a dash."""
+    if not SLUG_PATTERN.match(value):
+        raise ValueError(f'{flag} expects a lowercase benchmark slug (got "{value}")')
+    return value
+
+
+def parse_positive_int(flag: str, value: str) -> int:
+    """An integer >= 1, with JavaScript ``Number()`` parsing as upstream."""
+    if value.strip() == "":
+        raise ValueError(f"{flag} expects a value")
+    number = _js_number(value)
+    if not (math.isfinite(number) and number.is_integer() and number >= 1):
+        raise ValueError(f'{flag} expects an integer >= 1 (got "{value}")')
+    return int(number)
+
+
+def parse_non_negative_number(flag: str, value: str) -> float:
+    """A finite number >= 0, with JavaScript ``Number()`` parsing as upstream."""
+    if value.strip() == "":
+        raise ValueError(f"{flag} expects a value")
+    number = _js_number(value)
+    if not (math.isfinite(number) and number >= 0):
+        raise ValueError(f'{flag} expects a number >= 0 (got "{value}")')
+    return int(number) if number.is_integer() else number
+
+
+def parse_group_by(flag: str, value: str) -> str:
+    if value not in GROUP_BY_VALUES:
+        raise ValueError(f"{flag} expects 'participant' or 'round' (got \"{value}\")")
+    return value
+
+
+def parse_providers(values: Iterable[str]) -> tuple[str, ...]:
+    """Repeatable comma lists: trimmed, empties dropped, in the order given."""
+    names: list[str] = []
+    for value in values:
+        names.extend(part.strip() for part in value.split(",") if part.strip())
+    return tuple(names)
+
+
+def is_env_no_ingest(environ: Mapping[str, str]) -> bool:
+    """``BENCHSDK_NO_INGEST`` set to ``1`` or ``true`` (any case) means dry run."""
+    value = environ.get("BENCHSDK_NO_INGEST", "").strip().lower()
+    return value in ("1", "true")
+
+
+# -- identity and knobs ----------------------------------------------------------------------
+
+
+def apply_shape(
+    config: BenchmarkConfig, args: RunArgs, *, shape_flag: str = "--bench-shape"
+) -> BenchmarkConfig:
+    """Apply ``--bench-shape`` and then the ``--bench-benchmark`` / ``--bench-name`` overrides."""
+    if args.shape is not None:
+        shapes = config.shapes or {}
+        shape = shapes.get(args.shape)
+        if shape is None:
+            if shapes:
+                raise UnknownShapeError(
+                    f'Unknown {shape_flag} "{args.shape}". Known shapes: {", ".join(shapes)}.'
+                )
+            raise UnknownShapeError(
+                f'Unknown {shape_flag} "{args.shape}": this benchmark declares no shapes.'
+            )
+        changes: dict[str, Any] = {
+            "benchmark_slug": shape.slug,
+            "benchmark_name": shape.name if shape.name is not None else shape.slug,
+        }
+        if shape.stagger_delay_ms is not None:
+            changes["stagger_delay_ms"] = shape.stagger_delay_ms
+        config = attrs.evolve(config, **changes)
+    if args.benchmark is not None:
+        config = attrs.evolve(config, benchmark_slug=args.benchmark)
+    if args.name is not None:
+        config = attrs.evolve(config, benchmark_name=args.name)
+    return config
+
+
+def identity_is_ours(file_config: BenchmarkConfig, args: RunArgs) -> bool:
+    """Whether this run may (re)name the benchmark on the platform (upstream §3.6)."""
+    return (
+        args.shape is not None
+        or args.name is not None
+        or args.benchmark is None
+        or args.benchmark == file_config.benchmark_slug
+    )
+
+
+def merge_config(config: BenchmarkConfig, args: RunArgs) -> tuple[ResolvedRunConfig, list[str]]:
+    """Resolve the run's knobs (upstream ``mergeConfig``); returns the knobs and warnings."""
+    warnings: list[str] = []
+    phases = config.phases
+    phase_iterations: int | None = None
+    if phases:
+        uneven = any(p.iterations != phases[0].iterations for p in phases)
+        if uneven and args.iterations is not None:
+            warnings.append(UNEVEN_PHASES_WARNING)
+        if not uneven:
+            phase_iterations = args.iterations
+        if phase_iterations is not None:
+            iterations = phase_iterations * len(phases)
+        else:
+            iterations = sum(p.iterations for p in phases)
+    else:
+        iterations = (
+            args.iterations
+            if args.iterations is not None
+            else (config.iterations if config.iterations is not None else 1)
+        )
+    concurrency = _first(args.concurrency, config.concurrency, 1)
+    stagger = _first(args.stagger_delay_ms, config.stagger_delay_ms, 0)
+    group_by = _first(args.group_by, config.group_by, "participant")
+    providers = args.providers if args.providers is not None else config.default_providers
+    if not (isinstance(iterations, int) and iterations >= 1):
+        raise ValueError(f"iterations must be an integer >= 1 (got {js_string(iterations)})")
+    if not (isinstance(concurrency, int) and concurrency >= 1):
+        raise ValueError(f"concurrency must be an integer >= 1 (got {js_string(concurrency)})")
+    resolved = ResolvedRunConfig(
+        iterations=iterations,
+        concurrency=concurrency,
+        stagger_delay_ms=stagger,
+        group_by=group_by,
+        providers=tuple(providers) if providers is not None else None,
+        phase_iterations=phase_iterations,
+    )
+    return resolved, warnings
+
+
+def _first(*values: Any) -> Any:
+    return next(v for v in values if v is not None)
+
+
+# -- participants ----------------------------------------------------------------------------
+
+
+def select_participants(
+    participants: Sequence[Participant], names: Sequence[str] | None
+) -> list[Participant]:
+    """The participants named (all when ``names`` is None), in declared order."""
+    if names is None:
+        return list(participants)
+    declared = [p.name for p in participants]
+    unknown = [n for n in dict.fromkeys(names) if n not in declared]
+    if unknown:
+        raise UnknownParticipantError(unknown, declared)
+    wanted = set(names)
+    return [p for p in participants if p.name in wanted]
+
+
+def filter_participants_by_env(
+    participants: Sequence[Participant], environ: Mapping[str, str]
+) -> tuple[list[Participant], list[SkippedParticipant]]:
+    """Split participants into those whose required env vars are set (non-empty) and the rest."""
+    available: list[Participant] = []
+    skipped: list[SkippedParticipant] = []
+    for participant in participants:
+        missing = tuple(v for v in participant.required_env_vars if not environ.get(v))
+        if missing:
+            skipped.append(SkippedParticipant(participant.name, missing))
+        else:
+            available.append(participant)
+    return available, skipped
+
+
+# -- schedule --------------------------------------------------------------------------------
+
+
+def build_schedule(config: BenchmarkConfig, resolved: ResolvedRunConfig) -> tuple[Slot, ...]:
+    """Each participant's slots: phases in order (each sized by ``phase_iterations`` when set)."""
+    if config.phases:
+        slots: list[Slot] = []
+        for phase in config.phases:
+            count = (
+                resolved.phase_iterations
+                if resolved.phase_iterations is not None
+                else phase.iterations
+            )
+            start = len(slots)
+            slots.extend(Slot(start + i, phase.name) for i in range(count))
+        return tuple(slots)
+    return tuple(Slot(i) for i in range(resolved.iterations))
+
+
+def schedule_order(
+    participants: Sequence[str], slots: Sequence[Slot], group_by: str
+) -> list[tuple[str, Slot]]:
+    """Item order: participant-major by default, round-major with ``group_by="round"``."""
+    if group_by == "round":
+        return [(p, slot) for slot in slots for p in participants]
+    return [(p, slot) for p in participants for slot in slots]
+
+
+def run_config_to_json(
+    config: BenchmarkConfig,
+    resolved: ResolvedRunConfig,
+    participants: Sequence[str],
+    trigger: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The run-config snapshot sent at run creation (upstream ``runConfigToJson``)."""
+    snapshot: dict[str, Any] = {
+        "benchmarkSlug": config.benchmark_slug,
+        "benchmarkName": config.benchmark_name,
+    }
+    if resolved.phase_iterations is not None:
+        snapshot["phaseIterations"] = resolved.phase_iterations
+    if config.phases:
+        snapshot["phases"] = [
+            {
+                "name": p.name,
+                "iterations": (
+                    resolved.phase_iterations
+                    if resolved.phase_iterations is not None
+                    else p.iterations
+                ),
+            }
+            for p in config.phases
+        ]
+    else:
+        snapshot["iterations"] = resolved.iterations
+    snapshot["concurrency"] = resolved.concurrency
+    snapshot["staggerDelayMs"] = resolved.stagger_delay_ms
+    snapshot["groupBy"] = resolved.group_by
+    if config.dimensions is not None:
+        snapshot["dimensions"] = dict(config.dimensions)
+    if config.scoring is not None:
+        snapshot["scoring"] = config.scoring.to_wire()
+    if config.close_after_ms is not None:
+        snapshot["closeAfterMs"] = config.close_after_ms
+    snapshot["participants"] = list(participants)
+    snapshot["trigger"] = dict(trigger)
+    return snapshot
+
+
+@attrs.frozen
+class BenchmarkPlan:
+    """Everything one bench file will run, resolved from its config, the options and the env.
+
+    The collecting process and the controller (also under xdist) derive the same plan from the
+    same inputs, so item ids, groups and totals agree everywhere.
+    """
+
+    file_config: BenchmarkConfig
+    config: BenchmarkConfig
+    args: RunArgs
+    resolved: ResolvedRunConfig
+    warnings: tuple[str, ...]
+    participants: tuple[Participant, ...]
+    skipped: tuple[SkippedParticipant, ...]
+    slots: tuple[Slot, ...]
+
+    @property
+    def participant_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.participants)
+
+    @property
+    def requested(self) -> tuple[str, ...]:
+        """Selected participants before the env filter, in declared order."""
+        skipped = {s.name for s in self.skipped}
+        return tuple(
+            p.name
+            for p in self.file_config.participants
+            if p.name in skipped or p.name in self.participant_names
+        )
+
+    @property
+    def identity_is_ours(self) -> bool:
+        return identity_is_ours(self.file_config, self.args)
+
+    def items(self) -> list[tuple[str, Slot, SkippedParticipant | None]]:
+        """Every (participant, slot) in run order, with the skip reason of skipped participants.
+
+        Participant-major by default, round-major with ``group_by="round"``.
+        """
+        skipped = {s.name: s for s in self.skipped}
+        return [
+            (name, slot, skipped.get(name))
+            for name, slot in schedule_order(self.requested, self.slots, self.resolved.group_by)
+        ]
+
+
+def plan_benchmark(
+    file_config: BenchmarkConfig,
+    args: RunArgs,
+    environ: Mapping[str, str],
+    *,
+    providers: Sequence[str] | None = None,
+) -> BenchmarkPlan:
+    """Resolve shape, knobs, participants (``providers`` overrides ``args.providers``)."""
+    config = apply_shape(file_config, args)
+    resolved, warnings = merge_config(config, args)
+    names = providers if providers is not None else resolved.providers
+    selected = select_participants(config.participants, names)
+    available, skipped = filter_participants_by_env(selected, environ)
+    return BenchmarkPlan(
+        file_config=file_config,
+        config=config,
+        args=args,
+        resolved=resolved,
+        warnings=tuple(warnings),
+        participants=tuple(available),
+        skipped=tuple(skipped),
+        slots=build_schedule(config, resolved),
+    )
