@@ -1,0 +1,193 @@
+"""Reading raw benchmark config input the way upstream's JavaScript does.
+
+Config input may be a mapping (snake_case keys; declarative ``scoring``/``display`` parts also
+camelCase), an attrs model, or any object, and any value may have any type. These helpers read
+fields without ever raising and answer JavaScript's questions (``typeof``, ``Array.isArray``,
+``Number.isInteger``, ``trim() === ""``) for Python values: ``None`` is ``undefined``, bools are
+not numbers, ``3.0`` is an integer.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any, TypeGuard, cast
+
+import attrs
+
+from pytest_benchsdk._jsfmt import is_js_integer, is_number, js_json, js_string, js_typeof
+
+__all__ = [
+    "DISPLAY_KEYS",
+    "DISPLAY_METRIC_KEYS",
+    "DISPLAY_OVERVIEW_KEYS",
+    "DISPLAY_STEP_KEYS",
+    "PHASE_KEYS",
+    "SCORING_KEYS",
+    "SCORING_METRIC_KEYS",
+    "SCORING_SUCCESS_KEYS",
+    "SHAPE_KEYS",
+    "WEIGHTS_KEYS",
+    "ConfigFailure",
+    "as_mapping",
+    "canonical_fields",
+    "get_field",
+    "is_array",
+    "is_finite",
+    "is_int_at_least",
+    "is_js_object",
+    "is_nonblank_str",
+    "is_number_at_least_zero",
+    "show",
+    "show_json",
+]
+
+
+# --- allowed keys of dict input: every spelling -> canonical snake_case name -------------------
+
+
+def _keys(*names: str) -> dict[str, str]:
+    """Allowed spellings -> canonical snake_case name (camelCase aliases map to snake_case)."""
+    table: dict[str, str] = {}
+    for name in names:
+        snake = re.sub(r"(?<!^)([A-Z])", lambda m: "_" + m.group(1).lower(), name)
+        table[name] = snake
+        table[snake] = snake
+    return table
+
+
+DISPLAY_KEYS = _keys("metrics", "steps", "overview")
+DISPLAY_METRIC_KEYS = _keys("key", "label", "unit", "direction", "decimals", "order")
+DISPLAY_STEP_KEYS = _keys("key", "label", "order")
+DISPLAY_OVERVIEW_KEYS = _keys("defaultMetric", "defaultLayout")
+SCORING_KEYS = _keys("groupBy", "success", "metrics")
+SCORING_SUCCESS_KEYS = _keys("requireData")
+SCORING_METRIC_KEYS = _keys(
+    "key", "label", "unit", "ceiling", "floor", "higherIsBetter", "weights", "trim"
+)
+WEIGHTS_KEYS = _keys("median", "p95", "p99")
+PHASE_KEYS = _keys("name", "iterations")
+SHAPE_KEYS = _keys("slug", "name", "staggerDelayMs")
+
+# What JavaScript's String.prototype.trim() strips (differs from str.isspace()).
+_JS_WHITESPACE = frozenset(
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+# --- JavaScript-like predicates -------------------------------------------------------------
+
+
+def show(value: object) -> str:
+    """``String(value)`` that never raises (cyclic lists, hostile ``__str__``)."""
+    try:
+        return js_string(value)
+    except Exception:
+        return object.__repr__(value)
+
+
+def show_json(value: object) -> str:
+    """``JSON.stringify(value)`` that never raises; non-JSON values fall back to String()."""
+    try:
+        return js_json(value)
+    except Exception:
+        return show(value)
+
+
+def is_nonblank_str(value: object) -> bool:
+    """``typeof v === "string" && v.trim() !== ""``."""
+    return isinstance(value, str) and not all(ch in _JS_WHITESPACE for ch in value)
+
+
+def is_array(value: object) -> TypeGuard[list[Any] | tuple[Any, ...]]:
+    """``Array.isArray(v)``: a list or a tuple."""
+    return isinstance(value, (list, tuple))
+
+
+def is_finite(value: object) -> bool:
+    """``typeof v === "number" && Number.isFinite(v)``; huge ints count as Infinity."""
+    if not is_number(value):
+        return False
+    try:
+        return math.isfinite(value)  # type: ignore[arg-type]
+    except OverflowError:
+        return False
+
+
+def is_int_at_least(value: object, low: int) -> bool:
+    """``Number.isInteger(v) && v >= low``."""
+    return is_js_integer(value) and is_finite(value) and value >= low  # type: ignore[operator]
+
+
+def is_number_at_least_zero(value: object) -> bool:
+    """``Number.isFinite(v) && v >= 0``."""
+    return is_finite(value) and value >= 0  # type: ignore[operator]
+
+
+def is_js_object(value: object) -> bool:
+    """Not null, not a primitive, not an array: what upstream calls an object."""
+    if value is None or isinstance(value, (str, bytes, bool, int, float, list, tuple)):
+        return False
+    return js_typeof(value) == "object"
+
+
+def as_mapping(value: object) -> Mapping[Any, Any] | None:
+    """A mapping or an attrs model as a mapping of its given (non-None) fields; else None."""
+    if isinstance(value, Mapping):
+        return value
+    if attrs.has(type(value)):
+        model = cast("attrs.AttrsInstance", value)
+        return {
+            f.name: getattr(model, f.name)
+            for f in attrs.fields(type(model))
+            if getattr(model, f.name) is not None
+        }
+    return None
+
+
+def get_field(obj: object, snake: str, camel: str | None = None) -> Any:
+    """``obj.<field>`` for a mapping or any object, ``None`` when absent; never raises."""
+    for name in (snake, camel):
+        if name is None:
+            continue
+        try:
+            value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+        except Exception:
+            value = None
+        if value is not None:
+            return value
+    return None
+
+
+class ConfigFailure(Exception):
+    """A failed check; upstream's display/scoring validators throw on the first one."""
+
+
+def canonical_fields(
+    value: object, allowed: Mapping[str, str], path: str | None = None
+) -> dict[str, Any]:
+    """Fields of a mapping/model under their snake_case names.
+
+    With ``path``, unknown keys fail like upstream's ``assertOnlyAllowedKeys`` (naming the key as
+    written); without it they are ignored (used when building models from validated input).
+    """
+    mapping = as_mapping(value)
+    if mapping is None:
+        return {}
+    out: dict[str, Any] = {}
+    written: dict[str, str] = {}
+    for key in mapping:
+        canon = allowed.get(key) if isinstance(key, str) else None
+        if canon is None:
+            if path is not None:
+                raise ConfigFailure(f"{path} contains unexpected key: '{show(key)}'")
+            continue
+        if canon in out:
+            if path is not None:
+                raise ConfigFailure(f"{path} contains both '{written[canon]}' and '{key}'")
+            continue
+        out[canon] = mapping[key]
+        written[canon] = key
+    return out
