@@ -1,5 +1,108 @@
-"""pytest-benchsdk: run benchmarks as pytest items, with upstream @benchsdk/runner semantics."""
+"""pytest-benchsdk: run benchmarks as pytest items, with upstream @benchsdk/runner semantics.
+
+The authoring surface of a bench file::
+
+    from pytest_benchsdk import Participant, Phase, define_benchmark_config, define_task
+
+The rest of the public API serves scoring saved results, reading the local store and writing
+``conftest.py`` hooks (see :mod:`pytest_benchsdk.hookspecs`).
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from importlib.metadata import PackageNotFoundError, version
+
+from .config import (
+    BenchmarkConfig,
+    BenchmarkConfigError,
+    ConfigIssue,
+    DisplayConfig,
+    DisplayMetric,
+    DisplayOverview,
+    DisplayStep,
+    Participant,
+    Phase,
+    ScoringConfig,
+    ScoringMetric,
+    ScoringSuccess,
+    Shape,
+    Weights,
+    define_benchmark_config,
+    define_on_complete,
+    define_task,
+    validate_benchmark_config,
+)
+from .context import LogLine, TaskContext, TaskError, TaskResult
+from .records import ParticipantRecords, StepRecord, TaskRecord
+from .schedule import (
+    BenchmarkRunOutcome,
+    NoAvailableParticipantsError,
+    ResolvedRunConfig,
+    filter_participants_by_env,
+    merge_config,
+    select_participants,
+)
+from .scoring import (
+    MetricResult,
+    MetricScoring,
+    ScoreResult,
+    ScoringSpec,
+    ScoringSpecError,
+    higher_is_better,
+    lower_is_better,
+    score,
+    scoring_config_to_spec,
+    validate_scoring_spec,
+)
+from .store import ResultStore
+
+try:
+    __version__ = version("pytest-benchsdk")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0+unknown"
+
+__all__ = [
+    "BenchmarkConfig",
+    "BenchmarkConfigError",
+    "BenchmarkRunOutcome",
+    "ConfigIssue",
+    "DisplayConfig",
+    "DisplayMetric",
+    "DisplayOverview",
+    "DisplayStep",
+    "LogLine",
+    "MetricResult",
+    "MetricScoring",
+    "NoAvailableParticipantsError",
+    "Participant",
+    "ParticipantRecords",
+    "Phase",
+    "ResolvedRunConfig",
+    "ResultStore",
+    "ScoreResult",
+    "ScoringConfig",
+    "ScoringMetric",
+    "ScoringSpec",
+    "ScoringSpecError",
+    "ScoringSuccess",
+    "Shape",
+    "StepRecord",
+    "TaskContext",
+    "TaskError",
+    "TaskRecord",
+    "TaskResult",
+    "Weights",
+    "__version__",
+    "define_benchmark_config",
+    "define_on_complete",
+    "define_task",
+    "filter_participants_by_env",
+    "higher_is_better",
+    "lower_is_better",
+    "merge_config",
+    "score",
+    "scoring_config_to_spec",
+    "select_participants",
+    "validate_benchmark_config",
+    "validate_scoring_spec",
+]

@@ -52,7 +52,12 @@ def _make_invoke(
     return invoke
 
 
-def _funcargs_of(item: BenchItem) -> Callable[[], Mapping[str, Any]]:
+def _funcargs_of(item: BenchItem, *, snapshot: bool) -> Callable[[], Mapping[str, Any]]:
+    """Fixture values for ``invoke``: read at call time (inline), or copied now (grouped —
+    pytest clears an item's funcargs at its teardown, while the group may still be running)."""
+    if snapshot:
+        values = dict(item.funcargs)
+        return lambda: values
     return lambda: item.funcargs
 
 
@@ -104,11 +109,12 @@ class ProcessRuntime:
         inline = resolved.concurrency == 1
         is_async = inspect.iscoroutinefunction(trigger.obj)
         argnames = tuple(trigger._fixtureinfo.argnames)
+        shared = _funcargs_of(trigger, snapshot=True)
         specs: list[IterationSpec] = []
         for ordinal, item in enumerate(members):
+            item_funcargs = _funcargs_of(item, snapshot=False)
             # Inline: each item's own fixtures (set up by now). Grouped: the trigger's fixtures,
             # which are all wider than function scope (checked at collection).
-            source = item if inline else trigger
             specs.append(
                 IterationSpec(
                     key=item.bench.key,
@@ -117,7 +123,7 @@ class ProcessRuntime:
                     phase=item.bench.slot.phase,
                     task_index=item.bench.slot.index,
                     ordinal=ordinal,
-                    invoke=_make_invoke(trigger.obj, argnames, _funcargs_of(source)),
+                    invoke=_make_invoke(trigger.obj, argnames, item_funcargs if inline else shared),
                     is_async=is_async,
                     args=item.bench.args,
                 )

@@ -1,0 +1,32 @@
+"""Shared test configuration.
+
+Plugin behaviour is tested with ``pytester`` (real pytest runs on real bench files); the
+platform against a real HTTP server on loopback (``tests/platform_server.py``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_benchsdk_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Keep the developer's own settings and credentials out of every test."""
+    for name in (
+        "BENCHSDK_NO_INGEST",
+        "BENCHMARK_SLUG",
+        "BENCHMARK_NAME",
+        "BENCHMARKS_PLATFORM_URL",
+        "BENCHMARKS_PLATFORM_API_KEY",
+        "BENCHMARKS_PLATFORM_TOKEN",
+        "BENCHMARK_LOG_LEVEL",
+        "BENCH_TRIGGER_SOURCE",
+        "BENCH_TRIGGER_REQUESTED_BY",
+        "BENCH_TRIGGER_REQUEST_ID",
+        "GITHUB_EVENT_NAME",
+        "PYTEST_ADDOPTS",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
