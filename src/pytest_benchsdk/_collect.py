@@ -72,7 +72,9 @@ class BenchFile:
 def load_bench_file(path: Path, module: object) -> BenchFile:
     """Read ``config`` and ``task`` (or ``default``) from an imported bench module."""
     config = getattr(module, "config", None)
-    if isinstance(config, Mapping):
+    # A BenchmarkConfig built directly (not through define_benchmark_config) is validated and
+    # normalized here too; a valid one comes back equal.
+    if isinstance(config, (Mapping, BenchmarkConfig)):
         try:
             config = define_benchmark_config(config)
         except BenchmarkConfigError as exc:
