@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from ._collect import CONTEXT_FIXTURES, BenchItem
-from ._session import BenchSession
+from ._session import BenchSession, RecordPayload
 from .context import IterationOutcome, TaskContext
 from .executor import Executor, GroupPlan, IterationSpec
 
@@ -68,7 +68,7 @@ class ProcessRuntime:
         self.config = config
         self.executor = Executor()
         self._plans: dict[str, GroupPlan] = {}
-        self._items: dict[str, dict[Any, BenchItem]] = {}
+        self._reported: set[Any] = set()
 
     @classmethod
     def of(cls, config: pytest.Config) -> ProcessRuntime:
@@ -84,12 +84,31 @@ class ProcessRuntime:
             runtime.executor.cancel_all()
             runtime.executor.shutdown()
 
+    @classmethod
+    def unreported(cls, config: pytest.Config) -> list[RecordPayload]:
+        """Outcomes of iterations that finished in the background but whose items never ran
+        their call phase (the session stopped early)."""
+        runtime = config.stash.get(_RUNTIME_KEY, None)
+        if runtime is None:
+            return []
+        leftovers: list[RecordPayload] = []
+        for group_id in runtime._plans:
+            for key, future in runtime.executor.futures(group_id).items():
+                if key in runtime._reported or not future.done() or future.cancelled():
+                    continue
+                if future.exception() is None:
+                    file_key, participant, _ = cast("tuple[str, str, int]", key)
+                    leftovers.append(RecordPayload.of(file_key, participant, future.result()))
+        return leftovers
+
     def run_item(self, item: BenchItem) -> IterationOutcome:
         plan = self._plan_for(item)
         if plan.concurrency == 1:
-            return self.executor.run_inline(plan, item.bench.key)
-        futures = self.executor.start_group(plan)
-        return futures[item.bench.key].result()
+            outcome = self.executor.run_inline(plan, item.bench.key)
+        else:
+            outcome = self.executor.start_group(plan)[item.bench.key].result()
+        self._reported.add(item.bench.key)
+        return outcome
 
     def _plan_for(self, trigger: BenchItem) -> GroupPlan:
         group_id = trigger.bench.group_id

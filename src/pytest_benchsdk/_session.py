@@ -23,6 +23,7 @@ from ._collect import BenchFile, BenchSetupError, item_name, load_bench_file, pl
 from ._options import BenchOptions
 from ._runenv import RunEnvironment, collect_run_environment
 from .config import BenchmarkConfig
+from .context import IterationOutcome
 from .records import ParticipantRecords, TaskRecord
 from .schedule import BenchmarkPlan, BenchmarkRunOutcome, run_config_to_json
 from .scoring import (
@@ -54,6 +55,16 @@ class RecordPayload:
     task_index: int
     record: TaskRecord
     log: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, file_key: str, participant: str, outcome: IterationOutcome) -> RecordPayload:
+        return cls(
+            file_key=file_key,
+            participant=participant,
+            task_index=outcome.record.task_index,
+            record=outcome.record,
+            log=tuple((line.level or "info", line.format()) for line in outcome.logs),
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -120,13 +120,7 @@ class BenchPlugin:
         report = yield
         outcome = getattr(item, "bench_outcome", None)
         if call.when == "call" and isinstance(item, BenchItem) and outcome is not None:
-            payload = RecordPayload(
-                file_key=item.bench.file_key,
-                participant=item.bench.participant.name,
-                task_index=item.bench.slot.index,
-                record=outcome.record,
-                log=tuple((line.level or "info", line.format()) for line in outcome.logs),
-            )
+            payload = RecordPayload.of(item.bench.file_key, item.bench.participant.name, outcome)
             report.benchsdk = payload.to_json()  # type: ignore[attr-defined]
         return report
 
@@ -134,7 +128,14 @@ class BenchPlugin:
         data = getattr(report, "benchsdk", None)
         if data is None or report.when != "call" or not self.state.is_controller:
             return
-        payload = RecordPayload.from_json(data)
+        self._keep(RecordPayload.from_json(data))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        for data in getattr(node, "workeroutput", {}).get("benchsdk_unreported", ()):
+            self._keep(RecordPayload.from_json(data))
+
+    def _keep(self, payload: RecordPayload) -> None:
         run = self.state.add(payload)
         if run is not None:
             self.config.hook.pytest_benchsdk_record(
@@ -161,9 +162,19 @@ class BenchPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        ProcessRuntime.shutdown_if_started(self.config)
         state = self.state
-        if not state.is_controller or not state.runs:
+        # Iterations that finished in the background but whose items never reported (an early
+        # stop: -x, --maxfail, Ctrl-C) are kept too; then whatever still runs is cancelled.
+        leftovers = ProcessRuntime.unreported(self.config)
+        ProcessRuntime.shutdown_if_started(self.config)
+        if not state.is_controller:
+            workeroutput = getattr(self.config, "workeroutput", None)
+            if workeroutput is not None and leftovers:
+                workeroutput["benchsdk_unreported"] = [p.to_json() for p in leftovers]
+            return
+        for payload in leftovers:
+            self._keep(payload)
+        if not state.runs:
             return
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
         failed = False
