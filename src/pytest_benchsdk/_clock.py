@@ -19,6 +19,7 @@ from collections.abc import Callable
 __all__ = ["CLOCK", "Clock", "iso_utc"]
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_last_prefix: tuple[int, str] = (-1, "")
 
 
 def iso_utc(epoch_seconds: float) -> str:
@@ -30,8 +31,22 @@ def iso_utc(epoch_seconds: float) -> str:
     """
     micros = round(epoch_seconds * 1_000_000)
     millis = micros // 1000 if micros >= 0 else -((-micros) // 1000)
-    moment = _EPOCH + _dt.timedelta(milliseconds=millis)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    seconds, ms = divmod(millis, 1000)
+    if seconds < 0:  # gmtime is not portable before the epoch
+        moment = _EPOCH + _dt.timedelta(milliseconds=millis)
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms:03d}Z"
+    # Several timestamps are formatted per record, mostly within the same second: cache the
+    # "YYYY-MM-DDTHH:MM:SS." prefix of the last second seen (a tuple swap is thread-safe).
+    global _last_prefix
+    cached_seconds, prefix = _last_prefix
+    if cached_seconds != seconds:
+        t = time.gmtime(seconds)
+        prefix = (
+            f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+            f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}."
+        )
+        _last_prefix = (seconds, prefix)
+    return f"{prefix}{ms:03d}Z"
 
 
 class Clock:

@@ -870,6 +870,8 @@ def _coerce_step(step: StepRecord | Mapping[str, Any]) -> StepRecord:
 
 
 def _coerce_result(value: object) -> TaskResult:
+    if value is None:
+        return _NO_RESULT
     if isinstance(value, TaskResult):
         return value
     if isinstance(value, Mapping):
@@ -884,6 +886,9 @@ def _coerce_result(value: object) -> TaskResult:
             )
         return TaskResult(data=value)
     return TaskResult()
+
+
+_NO_RESULT: Final = TaskResult()
 
 
 def _with_phase(data: dict[str, Any], phase: str | None) -> dict[str, Any]:
@@ -914,7 +919,10 @@ def build_record(
     if error is None:
         status = "success"
         task_result = _coerce_result(result)
-        data = _with_phase({**measures, **dict(task_result.data or {})}, ctx.phase)
+        data = dict(measures)  # measures stay as they are for the implicit step
+        if task_result.data:
+            data.update(task_result.data)
+        data = _with_phase(data, ctx.phase)
         if task_result.latency_ms is not None and is_number(task_result.latency_ms):
             latency_ms = task_result.latency_ms
         steps.extend(_coerce_step(s) for s in task_result.steps or ())

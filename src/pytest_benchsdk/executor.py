@@ -1,0 +1,610 @@
+"""The executor: runs benchmark iterations with upstream's concurrency, stagger and round rules.
+
+pytest runs items one at a time, but a benchmark needs N iterations in flight. The executor owns
+one asyncio event loop in a daemon background thread (started lazily) and runs *groups*:
+
+* ``mode="participant"`` — one participant's iterations as a pool of ``concurrency`` workers
+  pulling iterations in order, with upstream's **anchored** stagger: ``t0`` is taken when the
+  first iteration starts and the iteration with ordinal ``i`` starts no earlier than
+  ``t0 + i × stagger_delay_ms`` (a worker that frees up after its slot starts at once).
+* ``mode="round"`` — rounds in order; each round runs its participants at most ``concurrency``
+  at a time (declared order), with a fixed ``sleep(stagger_delay_ms)`` before rounds 1..R-1.
+
+Async tasks run as coroutines on the loop; sync tasks each run on their own daemon thread (so
+``concurrency`` bounds the threads in use, and a thread stuck in user code can be abandoned on
+cancellation without blocking interpreter exit).
+
+Typical use from the pytest plugin (main thread)::
+
+    executor = Executor(on_log=..., on_outcome=...)
+    plan = GroupPlan(group_id=("e2b",), mode="participant", concurrency=4,
+                     stagger_delay_ms=0, iterations=specs)
+    futures = executor.start_group(plan)       # idempotent per group_id
+    outcome = futures[item_key].result()       # in each item's call phase
+    # concurrency == 1: outcome = executor.run_inline(plan, item_key)
+    executor.cancel_all(); executor.shutdown()  # session end / -x / Ctrl-C
+
+Every call is thread-safe. Records carry ISO-UTC timestamps derived from the monotonic clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures as cf
+import contextlib
+import contextvars
+import logging
+import threading
+import time
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from typing import Any, Literal
+
+import attrs
+
+from pytest_benchsdk._clock import CLOCK, Clock
+from pytest_benchsdk.context import (
+    IterationOutcome,
+    LogLine,
+    TaskContext,
+    run_task,
+    run_task_async,
+)
+
+__all__ = ["Executor", "ExecutorShutdownError", "GroupMode", "GroupPlan", "IterationSpec"]
+
+GroupMode = Literal["participant", "round"]
+
+_log = logging.getLogger("pytest_benchsdk.executor")
+
+
+class ExecutorShutdownError(RuntimeError):
+    """Raised when work is submitted to an executor that has been shut down."""
+
+
+@attrs.frozen(eq=False)
+class IterationSpec:
+    """One scheduled iteration (one pytest item's task run).
+
+    * ``key`` — any hashable identifying the iteration (e.g. ``(participant_name, task_index)``);
+      unique within a group; the futures returned by :meth:`Executor.start_group` use it.
+    * ``participant`` — the participant object handed to the task; ``participant_name`` its name
+      (used in step-timeout messages and for :class:`~pytest_benchsdk.context.LogLine` routing).
+    * ``phase`` — the phase name or None; ``task_index`` — the 0-based schedule index
+      (``ctx.task_index``, ``record.task_index``).
+    * ``ordinal`` — position of this iteration among its group's *selected* iterations (0-based);
+      the participant-mode stagger slot (``t0 + ordinal × stagger``).
+    * ``invoke(ctx)`` — calls the user task with the context (returns a value or an awaitable).
+    * ``is_async`` — run on the event loop (True) or on a thread (False).
+    * ``args`` — custom CLI flag values (``ctx.args``).
+    """
+
+    key: Hashable
+    participant: object
+    participant_name: str
+    phase: str | None
+    task_index: int
+    ordinal: int
+    invoke: Callable[[TaskContext], object]
+    is_async: bool
+    args: Mapping[str, str] = attrs.field(factory=dict)
+
+
+def _iterations_converter(value: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(
+        item if isinstance(item, IterationSpec) else tuple(item) for item in value
+    )
+
+
+@attrs.frozen(eq=False)
+class GroupPlan:
+    """A set of iterations run as one pool.
+
+    ``iterations``: participant mode — the group's specs in schedule order; round mode — a
+    sequence of rounds, each a sequence of specs in declared participant order.
+    ``concurrency`` (>= 1) bounds iterations in flight (within a round in round mode);
+    ``stagger_delay_ms`` (>= 0) is the ramp slot (participant) or the pause between rounds.
+    """
+
+    group_id: Hashable
+    mode: GroupMode
+    concurrency: int
+    stagger_delay_ms: float
+    iterations: tuple[IterationSpec | tuple[IterationSpec, ...], ...] = attrs.field(
+        converter=_iterations_converter
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if self.mode not in ("participant", "round"):
+            raise ValueError(
+                f"GroupPlan.mode must be 'participant' or 'round' (got {self.mode!r})"
+            )
+        if not isinstance(self.concurrency, int) or self.concurrency < 1:
+            raise ValueError(
+                f"GroupPlan.concurrency must be an integer >= 1 (got {self.concurrency!r})"
+            )
+        if not self.stagger_delay_ms >= 0:
+            raise ValueError(
+                f"GroupPlan.stagger_delay_ms must be a number >= 0 (got {self.stagger_delay_ms!r})"
+            )
+        for item in self.iterations:
+            if self.mode == "participant" and not isinstance(item, IterationSpec):
+                raise TypeError("participant-mode GroupPlan.iterations must be IterationSpecs")
+            if self.mode == "round" and (
+                isinstance(item, IterationSpec)
+                or not all(isinstance(s, IterationSpec) for s in item)
+            ):
+                raise TypeError("round-mode GroupPlan.iterations must be rounds (lists of specs)")
+        keys = [spec.key for _, spec in self.indexed_specs()]
+        if len(set(keys)) != len(keys):
+            raise ValueError("GroupPlan iteration keys must be unique")
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        group_id: Hashable,
+        mode: str,
+        concurrency: int,
+        stagger_delay_ms: float,
+        iterations: Sequence[IterationSpec] | Sequence[Sequence[IterationSpec]],
+    ) -> GroupPlan:
+        """Like the constructor, but round mode also accepts a *flat* list of specs: they are
+        grouped into rounds by ``task_index`` (ascending), keeping the given order (declared
+        participant order) within each round."""
+        items = list(iterations)
+        if mode == "round" and items and all(isinstance(i, IterationSpec) for i in items):
+            rounds: dict[int, list[IterationSpec]] = {}
+            for spec in items:
+                assert isinstance(spec, IterationSpec)
+                rounds.setdefault(spec.task_index, []).append(spec)
+            items = [tuple(rounds[index]) for index in sorted(rounds)]
+        if mode not in ("participant", "round"):
+            raise ValueError(f"GroupPlan.mode must be 'participant' or 'round' (got {mode!r})")
+        return cls(
+            group_id=group_id,
+            mode="round" if mode == "round" else "participant",
+            concurrency=concurrency,
+            stagger_delay_ms=stagger_delay_ms,
+            iterations=items,
+        )
+
+    @property
+    def rounds(self) -> tuple[tuple[IterationSpec, ...], ...]:
+        """The rounds (round mode); participant mode: one round holding every spec."""
+        if self.mode == "round":
+            return tuple(r for r in self.iterations if isinstance(r, tuple))
+        return (tuple(s for s in self.iterations if isinstance(s, IterationSpec)),)
+
+    def indexed_specs(self) -> Iterator[tuple[int, IterationSpec]]:
+        """Every spec in run order with its round index (0 in participant mode)."""
+        for round_index, specs in enumerate(self.rounds):
+            for spec in specs:
+                yield round_index, spec
+
+
+@attrs.define(eq=False)
+class _Group:
+    plan: GroupPlan
+    specs: dict[Hashable, tuple[int, IterationSpec]]
+    futures: dict[Hashable, cf.Future[IterationOutcome]]
+    claimed: set[Hashable] = attrs.Factory(set)
+    launched: bool = False
+    runner: cf.Future[None] | None = None
+    t0: float | None = None
+    last_round: int | None = None
+
+
+def _settle(
+    future: cf.Future[IterationOutcome],
+    outcome: IterationOutcome | None = None,
+    error: BaseException | None = None,
+) -> None:
+    # A future cancelled by cancel_all() (or by its waiter) stays cancelled.
+    try:
+        if outcome is not None:
+            future.set_result(outcome)
+        else:
+            future.set_exception(error)
+    except cf.InvalidStateError:
+        pass
+
+
+class Executor:
+    """Runs iteration groups on a background event loop (see the module docstring).
+
+    ``on_log(participant_name, line)`` receives every task log line as it is written;
+    ``on_outcome(spec, outcome)`` every finished iteration before its future resolves. Both are
+    called from whichever thread produced the event (loop thread, a sync task's thread, or the
+    caller of :meth:`run_inline`) and must be thread-safe; exceptions they raise are logged
+    and otherwise ignored.
+    """
+
+    def __init__(
+        self,
+        *,
+        on_log: Callable[[str, LogLine], None] | None = None,
+        on_outcome: Callable[[IterationSpec, IterationOutcome], None] | None = None,
+        clock: Clock = CLOCK,
+    ) -> None:
+        self.clock = clock
+        self._on_log = on_log
+        self._on_outcome = on_outcome
+        self._lock = threading.RLock()
+        self._groups: dict[Hashable, _Group] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: threading.Thread | None = None
+        self._task_threads: set[threading.Thread] = set()
+        self._inline_futures: set[cf.Future[IterationOutcome]] = set()
+        self._closed = False
+
+    # ------------------------------------------------------------------ loop management
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The background event loop (started on first use)."""
+        return self._ensure_loop()
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._closed:
+                raise ExecutorShutdownError("the benchmark executor has been shut down")
+            if self._loop is not None:
+                return self._loop
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+            thread = threading.Thread(
+                target=self._loop_main, args=(loop, ready), name="benchsdk-loop", daemon=True
+            )
+            thread.start()
+            ready.wait()
+            self._loop, self._loop_thread = loop, thread
+            atexit.register(self.shutdown, 1.0)
+            return loop
+
+    @staticmethod
+    def _loop_main(loop: asyncio.AbstractEventLoop, ready: threading.Event) -> None:
+        asyncio.set_event_loop(loop)
+        loop.call_soon(ready.set)
+        try:
+            loop.run_forever()
+        finally:
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            finally:
+                loop.close()
+
+    # ------------------------------------------------------------------ groups
+
+    def _group(self, plan: GroupPlan) -> _Group:
+        with self._lock:
+            group = self._groups.get(plan.group_id)
+            if group is None:
+                specs = {spec.key: (r, spec) for r, spec in plan.indexed_specs()}
+                futures: dict[Hashable, cf.Future[IterationOutcome]] = {
+                    key: cf.Future() for key in specs
+                }
+                group = _Group(plan=plan, specs=specs, futures=futures)
+                self._groups[plan.group_id] = group
+            return group
+
+    def futures(self, group_id: Hashable) -> Mapping[Hashable, cf.Future[IterationOutcome]]:
+        """The futures of a known group (empty mapping for an unknown one)."""
+        with self._lock:
+            group = self._groups.get(group_id)
+            return dict(group.futures) if group is not None else {}
+
+    def start_group(self, plan: GroupPlan) -> Mapping[Hashable, cf.Future[IterationOutcome]]:
+        """Start running every iteration of ``plan`` in the background (idempotent per
+        ``plan.group_id``; later calls return the same futures). Iterations already run with
+        :meth:`run_inline` are skipped. Each future resolves to an
+        :class:`~pytest_benchsdk.context.IterationOutcome` (the task's own exceptions are in
+        ``outcome.error``; the future raises only for ``BaseException`` s such as pytest's
+        skip, and ends cancelled after :meth:`cancel_all`)."""
+        group = self._group(plan)
+        loop = self._ensure_loop()
+        with self._lock:
+            if not group.launched:
+                group.launched = True
+                group.runner = asyncio.run_coroutine_threadsafe(self._run_group(group), loop)
+            return dict(group.futures)
+
+    def run_inline(self, plan: GroupPlan, key: Hashable) -> IterationOutcome:
+        """Run the iteration ``key`` of ``plan`` now, blocking the caller (for concurrency 1).
+
+        The group's stagger / round pause applies relative to the iterations run before it
+        (participant mode: not before ``t0 + ordinal × stagger``; round mode: a pause before the
+        first iteration of each new round). A sync task runs on the calling thread (so
+        function-scoped fixtures and debuggers work); an async one on the loop. If the group
+        was started with :meth:`start_group` (or the iteration already ran) this just waits for
+        its result. Raises ``concurrent.futures.CancelledError`` after :meth:`cancel_all`.
+        """
+        group = self._group(plan)
+        with self._lock:
+            round_index, spec = group.specs[key]
+            future = group.futures[key]
+            wait_only = group.launched or key in group.claimed
+            if not wait_only:
+                group.claimed.add(key)
+        if wait_only:
+            return future.result()
+        if plan.mode == "participant":
+            target = self._ramp_target(group, spec)
+            while target is not None and (delay := target - self.clock.monotonic()) > 0:
+                time.sleep(delay)
+        else:
+            pause = self._round_pause(group, round_index)
+            if pause > 0:
+                time.sleep(pause)
+        if future.cancelled():
+            raise cf.CancelledError()
+        loop = self._ensure_loop()
+        try:
+            if spec.is_async:
+                inner = asyncio.run_coroutine_threadsafe(self._run_async(spec, loop), loop)
+                with self._lock:
+                    self._inline_futures.add(inner)
+                try:
+                    outcome = inner.result()
+                except BaseException:
+                    inner.cancel()
+                    raise
+                finally:
+                    with self._lock:
+                        self._inline_futures.discard(inner)
+            else:
+                ctx = self._context(spec, loop)
+                outcome = contextvars.copy_context().run(run_task, ctx, spec.invoke)
+        except (KeyboardInterrupt, cf.CancelledError, asyncio.CancelledError):
+            future.cancel()
+            raise
+        except BaseException as exc:
+            _settle(future, error=exc)
+            raise
+        self._notify_outcome(spec, outcome)
+        _settle(future, outcome)
+        if future.cancelled():
+            raise cf.CancelledError()
+        return outcome
+
+    def _ramp_target(self, group: _Group, spec: IterationSpec) -> float | None:
+        """Participant mode: the monotonic time ``spec`` may start at (None: no stagger).
+
+        The ramp origin ``t0`` is taken when the group's first iteration starts (anchored:
+        slot ``i`` is ``t0 + i × stagger``, never accumulated from the previous start)."""
+        stagger_s = group.plan.stagger_delay_ms / 1000.0
+        if stagger_s <= 0:
+            return None
+        with self._lock:
+            if group.t0 is None:
+                group.t0 = self.clock.monotonic()
+            return group.t0 + spec.ordinal * stagger_s
+
+    def _round_pause(self, group: _Group, round_index: int) -> float:
+        """Round mode: seconds to pause before an iteration of ``round_index`` starts — the
+        fixed stagger once when a later round begins, else 0."""
+        stagger_s = group.plan.stagger_delay_ms / 1000.0
+        with self._lock:
+            previous = group.last_round
+            if previous is not None and round_index <= previous:
+                return 0.0
+            group.last_round = round_index
+            return stagger_s if previous is not None and stagger_s > 0 else 0.0
+
+    def _claim(self, group: _Group, spec: IterationSpec) -> bool:
+        with self._lock:
+            if spec.key in group.claimed or group.futures[spec.key].done():
+                return False
+            group.claimed.add(spec.key)
+            return True
+
+    async def _run_group(self, group: _Group) -> None:
+        plan = group.plan
+        loop = asyncio.get_running_loop()
+        try:
+            if plan.mode == "participant":
+                await self._run_pool(group, group.plan.rounds[0], 0, loop)
+            else:
+                for round_index, specs in enumerate(plan.rounds):
+                    if specs and any(s.key not in group.claimed for s in specs):
+                        await self._run_pool(group, specs, round_index, loop)
+        except asyncio.CancelledError:
+            for future in group.futures.values():
+                future.cancel()
+            raise
+
+    async def _run_pool(
+        self,
+        group: _Group,
+        specs: Sequence[IterationSpec],
+        round_index: int,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        pending = iter(specs)
+        participant_mode = group.plan.mode == "participant"
+        if not participant_mode:
+            pause = self._round_pause(group, round_index)
+            if pause > 0:
+                await asyncio.sleep(pause)
+
+        async def worker() -> None:
+            for spec in pending:  # shared iterator: workers pull the next iteration in order
+                if not self._claim(group, spec):
+                    continue
+                target = self._ramp_target(group, spec) if participant_mode else None
+                if target is not None:
+                    await self._sleep_until(target)
+                future = group.futures[spec.key]
+                if future.cancelled():
+                    continue
+                try:
+                    outcome = await self._run_async(spec, loop)
+                except asyncio.CancelledError:
+                    future.cancel()
+                    raise
+                except BaseException as exc:
+                    _settle(future, error=exc)
+                    continue
+                self._notify_outcome(spec, outcome)
+                _settle(future, outcome)
+
+        workers = min(group.plan.concurrency, len(specs))
+        await asyncio.gather(*(worker() for _ in range(workers)))
+
+    async def _sleep_until(self, target: float) -> None:
+        # asyncio timers may wake up to ~1 ms late (epoll has millisecond resolution): sleep
+        # to just before the target, then yield until it passes, so ramp starts are precise.
+        while True:
+            remaining = target - self.clock.monotonic()
+            if remaining <= 0:
+                return
+            # The final <= 1.5 ms is a cooperative spin (sleep(0) yields to other tasks).
+            await asyncio.sleep(remaining - 0.0015 if remaining > 0.002 else 0)
+
+    # ------------------------------------------------------------------ one iteration
+
+    def _context(self, spec: IterationSpec, loop: asyncio.AbstractEventLoop) -> TaskContext:
+        on_log: Callable[[LogLine], None] | None = None
+        if self._on_log is not None:
+            sink, name = self._on_log, spec.participant_name
+
+            def on_log(line: LogLine) -> None:
+                try:
+                    sink(name, line)
+                except Exception:
+                    _log.exception("benchsdk on_log callback failed")
+
+        return TaskContext(
+            participant=spec.participant,
+            participant_name=spec.participant_name,
+            task_index=spec.task_index,
+            phase=spec.phase,
+            args=spec.args,
+            is_async=spec.is_async,
+            clock=self.clock,
+            loop=loop,
+            on_log=on_log,
+        )
+
+    async def _run_async(
+        self, spec: IterationSpec, loop: asyncio.AbstractEventLoop
+    ) -> IterationOutcome:
+        ctx = self._context(spec, loop)
+        if spec.is_async:
+            return await run_task_async(ctx, spec.invoke)
+        return await self._run_on_thread(ctx, spec, loop)
+
+    async def _run_on_thread(
+        self, ctx: TaskContext, spec: IterationSpec, loop: asyncio.AbstractEventLoop
+    ) -> IterationOutcome:
+        result: asyncio.Future[IterationOutcome] = loop.create_future()
+
+        def deliver(outcome: IterationOutcome | None, error: BaseException | None) -> None:
+            if result.done():
+                return  # cancelled meanwhile: the thread's work is dropped
+            if error is not None:
+                result.set_exception(error)
+            else:
+                assert outcome is not None
+                result.set_result(outcome)
+
+        def body() -> None:
+            outcome: IterationOutcome | None = None
+            error: BaseException | None = None
+            try:
+                if not result.cancelled():
+                    outcome = run_task(ctx, spec.invoke)
+            except BaseException as exc:  # handed to the loop
+                error = exc
+            finally:
+                with self._lock:
+                    self._task_threads.discard(threading.current_thread())
+            # RuntimeError: the loop is closed; the iteration was abandoned at shutdown.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(deliver, outcome, error)
+
+        thread = threading.Thread(
+            target=contextvars.Context().run,
+            args=(body,),
+            name=f"benchsdk-task-{spec.participant_name}-{spec.task_index}",
+            daemon=True,
+        )
+        with self._lock:
+            self._task_threads.add(thread)
+        thread.start()
+        return await result
+
+    def _notify_outcome(self, spec: IterationSpec, outcome: IterationOutcome) -> None:
+        if self._on_outcome is None:
+            return
+        try:
+            self._on_outcome(spec, outcome)
+        except Exception:
+            _log.exception("benchsdk on_outcome callback failed")
+
+    # ------------------------------------------------------------------ stopping
+
+    def cancel_all(self) -> None:
+        """Cancel every pending and running iteration of every group.
+
+        Their futures end cancelled; running async tasks receive ``CancelledError``; running
+        sync tasks' threads are abandoned (a thread cannot be killed; it finishes on its own
+        and its result is dropped). Idempotent; the executor stays usable for new groups.
+        """
+        with self._lock:
+            groups = list(self._groups.values())
+            inline = list(self._inline_futures)
+        for group in groups:
+            if group.runner is not None:
+                group.runner.cancel()
+            for future in group.futures.values():
+                future.cancel()
+        for future in inline:
+            future.cancel()
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        """Cancel everything, stop the loop and join the threads that end within ``timeout``
+        seconds. Leaves no asyncio task running. Idempotent; safe at interpreter exit."""
+        with self._lock:
+            if self._closed:
+                return
+            self.cancel_all()
+            self._closed = True
+            loop, thread = self._loop, self._loop_thread
+        atexit.unregister(self.shutdown)
+        deadline = time.monotonic() + max(0.0, timeout)
+        if loop is not None and thread is not None:
+            if threading.current_thread() is thread:
+                loop.stop()  # called from a callback on the loop: stop after this iteration
+                return
+            try:
+                drained = asyncio.run_coroutine_threadsafe(_drain(loop, timeout), loop)
+                drained.result(max(0.0, deadline - time.monotonic()) + 0.5)
+            except (cf.TimeoutError, cf.CancelledError, RuntimeError):
+                pass
+            with contextlib.suppress(RuntimeError):  # already closed
+                loop.call_soon_threadsafe(loop.stop)
+            thread.join(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            threads = list(self._task_threads)
+        for task_thread in threads:
+            task_thread.join(max(0.0, deadline - time.monotonic()))
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.shutdown()
+
+
+async def _drain(loop: asyncio.AbstractEventLoop, timeout: float) -> None:
+    """Cancel every other task on ``loop`` and wait (bounded) for them to finish."""
+    current = asyncio.current_task()
+    tasks = [t for t in asyncio.all_tasks(loop) if t is not current]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=timeout)
+    for task in tasks:
+        if task.done() and not task.cancelled():
+            task.exception()  # retrieved: no "exception was never retrieved" noise
