@@ -128,6 +128,18 @@ def test_refuses_a_file_that_is_not_a_database(tmp_path: Path) -> None:
     assert str(path) in str(info.value)
 
 
+def test_a_file_locked_too_long_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite3"
+    ResultStore(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(StoreError, match=r"kept it locked for more than 0\.2 s"):
+            ResultStore(path, busy_timeout_s=0.2)
+    finally:
+        holder.close()
+
+
 def test_unusable_path_is_a_store_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -250,10 +250,12 @@ class ResultStore:
             raise StoreError(f"{self.path}: {exc}") from exc
         except sqlite3.DatabaseError as exc:
             self._conn.close()
-            raise StoreError(
-                f"cannot use results store {self.path}: {exc} "
-                "(is it a pytest-benchsdk store? move it away or choose another path)"
-            ) from exc
+            hint = (
+                f"another process kept it locked for more than {busy_timeout_s:g} s"
+                if "locked" in str(exc) or "busy" in str(exc)
+                else "is it a pytest-benchsdk store? move it away or choose another path"
+            )
+            raise StoreError(f"cannot use results store {self.path}: {exc} ({hint})") from exc
         except BaseException:
             self._conn.close()
             raise
