@@ -1,0 +1,984 @@
+"""Scoring: turn task records into 0–100 composite scores per participant (reference §5).
+
+The math is upstream's exactly, float for float:
+
+* samples of a metric come from passing records only (``record.data[value or name]``, or a
+  callable ``value(record)``); a list contributes each finite number in it; anything else
+  (strings, bools, ``None``, NaN, ±inf, missing keys) is ignored;
+* stats trim ``k = floor(n * trim)`` samples from each end (only when ``k > 0`` and something is
+  left), then take the median (mean of the two middles for even lengths) and nearest-rank
+  p95/p99;
+* each stat scores 0–100 against the metric's ceiling (and floor for higher-is-better metrics),
+  weighted by the metric's ``weights``; the sum times the success rate, rounded like JavaScript's
+  ``Math.round(x * 100) / 100``, is the composite score.
+
+Upstream quirks are kept on purpose (see §8.3): metrics without samples are dropped without
+renormalising the weights; a lower-is-better score is not capped at 100 for negative stats; a
+ceiling of 0 yields ``inf``/``nan`` instead of an error; ``trim`` outside (0, 0.5) silently means
+"no trimming"; with ``group_by`` the rows of records lacking the key carry only the base
+dimensions, like the aggregate row.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import itertools
+import json
+import math
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, NamedTuple, Protocol
+
+import attrs
+
+from ._jsfmt import js_round2, js_to_fixed
+from .records import JSONObject, ParticipantRecords, TaskRecord
+
+__all__ = [
+    "DisplayConfigLike",
+    "DisplayMetricLike",
+    "MetricResult",
+    "MetricScoring",
+    "ScoreResult",
+    "ScoringConfigLike",
+    "ScoringMetricLike",
+    "ScoringOutcome",
+    "ScoringSpec",
+    "ScoringSpecError",
+    "ScoringSuccessLike",
+    "StatWeights",
+    "Stats",
+    "WeightsLike",
+    "compute_stats",
+    "higher_is_better",
+    "lower_is_better",
+    "score",
+    "score_stat",
+    "scoring_config_to_spec",
+    "validate_scoring_spec",
+]
+
+DEFAULT_TRIM: Final = 0.05
+WEIGHT_SUM_TOLERANCE: Final = 0.01
+
+MetricValue = str | Callable[[TaskRecord], object]
+"""A ``record.data`` key, or a function of the record returning a number or list of numbers."""
+
+SuccessPredicate = Callable[[TaskRecord], bool]
+
+
+# --- input protocols (duck-typed config objects) ----------------------------------------------
+# scoring_config_to_spec accepts config.py's attrs models or plain mappings (snake_case or
+# upstream camelCase keys); these protocols describe the attribute form without importing config.
+
+
+class WeightsLike(Protocol):
+    """Anything with ``median``, ``p95`` and ``p99`` weights (e.g. ``config.Weights``)."""
+
+    @property
+    def median(self) -> float: ...
+    @property
+    def p95(self) -> float: ...
+    @property
+    def p99(self) -> float: ...
+
+
+class ScoringMetricLike(Protocol):
+    """A declarative scoring metric (e.g. ``config.ScoringMetric``)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def ceiling(self) -> float: ...
+    @property
+    def weights(self) -> WeightsLike | Mapping[str, float]: ...
+    @property
+    def unit(self) -> str | None: ...
+    @property
+    def floor(self) -> float | None: ...
+    @property
+    def higher_is_better(self) -> bool | None: ...
+    @property
+    def trim(self) -> float | None: ...
+
+
+class ScoringSuccessLike(Protocol):
+    """The success rule of a scoring config (e.g. ``config.ScoringSuccess``)."""
+
+    @property
+    def require_data(self) -> Mapping[str, object]: ...
+
+
+class ScoringConfigLike(Protocol):
+    """A declarative scoring config (e.g. ``config.ScoringConfig``)."""
+
+    @property
+    def metrics(self) -> Sequence[ScoringMetricLike | Mapping[str, Any]]: ...
+    @property
+    def group_by(self) -> str | None: ...
+    @property
+    def success(self) -> ScoringSuccessLike | Mapping[str, Any] | None: ...
+
+
+class DisplayMetricLike(Protocol):
+    """A display metric (e.g. ``config.DisplayMetric``); only ``key`` and ``unit`` are read."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def unit(self) -> str | None: ...
+
+
+class DisplayConfigLike(Protocol):
+    """A display config (e.g. ``config.DisplayConfig``); only ``metrics`` is read."""
+
+    @property
+    def metrics(self) -> Sequence[DisplayMetricLike | Mapping[str, Any]] | None: ...
+
+
+class ScoringOutcome(Protocol):
+    """What :func:`score` reads from a run outcome."""
+
+    @property
+    def participants(self) -> Sequence[ParticipantRecords]: ...
+
+
+_NOTHING: Final = object()
+
+
+def _field(obj: object, snake: str, camel: str | None = None) -> Any:
+    """Read a field from an attrs-like object or a snake_case/camelCase mapping (None if absent)."""
+    if isinstance(obj, Mapping):
+        if snake in obj:
+            return obj[snake]
+        if camel is not None and camel in obj:
+            return obj[camel]
+        return None
+    value = getattr(obj, snake, _NOTHING)
+    if value is _NOTHING and camel is not None:
+        value = getattr(obj, camel, None)
+    return None if value is _NOTHING else value
+
+
+def _required_field(obj: object, snake: str, camel: str | None, what: str) -> Any:
+    value = _field(obj, snake, camel)
+    if value is None:
+        raise TypeError(f"{what} needs '{snake}' (got {obj!r})")
+    return value
+
+
+# --- spec models ------------------------------------------------------------------------------
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@attrs.frozen
+class StatWeights:
+    """Share of the 0–100 composite carried by a metric's median, p95 and p99 scores."""
+
+    median: float
+    p95: float
+    p99: float
+
+    @classmethod
+    def coerce(cls, obj: WeightsLike | Mapping[str, float]) -> StatWeights:
+        """Accept a ``StatWeights``, a ``Weights``-like object or a ``{median, p95, p99}`` map."""
+        if isinstance(obj, StatWeights):
+            return obj
+        values = [_field(obj, name) for name in ("median", "p95", "p99")]
+        if not all(_is_number(v) for v in values):
+            raise TypeError(f"weights need numeric median, p95 and p99 (got {obj!r})")
+        return cls(values[0], values[1], values[2])
+
+    def to_wire(self) -> JSONObject:
+        """``{median, p95, p99}``."""
+        return {"median": self.median, "p95": self.p95, "p99": self.p99}
+
+
+def _coerce_weights(obj: StatWeights | WeightsLike | Mapping[str, float]) -> StatWeights:
+    return StatWeights.coerce(obj)
+
+
+@attrs.frozen
+class MetricScoring:
+    """One scored metric of a :class:`ScoringSpec` (upstream ``MetricScoring``).
+
+    ``value`` is the ``record.data`` key to sample (default: ``name``) or a function of the
+    :class:`~pytest_benchsdk.records.TaskRecord` returning a number or a list of numbers.
+    ``ceiling`` is the worst acceptable value (lower-is-better) or the value earning 100
+    (higher-is-better); ``floor`` (higher-is-better only, default 0) is the value at or below
+    which a stat scores 0. ``trim`` is the fraction dropped from each end (default 0.05).
+    Build instances with :func:`lower_is_better` / :func:`higher_is_better`.
+    """
+
+    name: str
+    ceiling: float = attrs.field(kw_only=True)
+    weights: StatWeights = attrs.field(kw_only=True, converter=_coerce_weights)
+    value: MetricValue | None = attrs.field(default=None, kw_only=True)
+    unit: str | None = attrs.field(default=None, kw_only=True)
+    floor: float | None = attrs.field(default=None, kw_only=True)
+    higher_is_better: bool | None = attrs.field(default=None, kw_only=True)
+    trim: float | None = attrs.field(default=None, kw_only=True)
+
+    @classmethod
+    def coerce(cls, obj: MetricScoring | Mapping[str, Any]) -> MetricScoring:
+        """Accept a ``MetricScoring`` or a mapping with snake_case or camelCase keys."""
+        if isinstance(obj, MetricScoring):
+            return obj
+        if not isinstance(obj, Mapping):
+            raise TypeError(f"a scoring metric must be a MetricScoring or a mapping (got {obj!r})")
+        return cls(
+            _required_field(obj, "name", None, "a scoring metric"),
+            ceiling=_required_field(obj, "ceiling", None, "a scoring metric"),
+            weights=_required_field(obj, "weights", None, "a scoring metric"),
+            value=_field(obj, "value"),
+            unit=_field(obj, "unit"),
+            floor=_field(obj, "floor"),
+            higher_is_better=_field(obj, "higher_is_better", "higherIsBetter"),
+            trim=_field(obj, "trim"),
+        )
+
+
+def _coerce_metrics(
+    value: Iterable[MetricScoring | Mapping[str, Any]],
+) -> tuple[MetricScoring, ...]:
+    return tuple(MetricScoring.coerce(metric) for metric in value)
+
+
+@attrs.frozen
+class ScoringSpec:
+    """What to score and how (upstream ``ScoringSpec``).
+
+    ``dimensions`` are copied (JSON round trip) onto every result row; ``group_by`` names a
+    ``record.data`` key whose distinct values get their own rows after the aggregate row;
+    ``success(record)`` decides which records pass (default: ``status == 'success'``).
+    """
+
+    metrics: tuple[MetricScoring, ...] = attrs.field(converter=_coerce_metrics)
+    dimensions: Mapping[str, Any] | None = None
+    group_by: str | None = None
+    success: SuccessPredicate | None = None
+
+    @classmethod
+    def coerce(cls, obj: ScoringSpec | Mapping[str, Any]) -> ScoringSpec:
+        """Accept a ``ScoringSpec`` or a mapping (``group_by`` or ``groupBy`` key)."""
+        if isinstance(obj, ScoringSpec):
+            return obj
+        if not isinstance(obj, Mapping):
+            raise TypeError(f"a scoring spec must be a ScoringSpec or a mapping (got {obj!r})")
+        metrics = obj.get("metrics")
+        if metrics is None or isinstance(metrics, (str, Mapping)):
+            raise TypeError(f"a scoring spec needs a 'metrics' list (got {metrics!r})")
+        return cls(
+            metrics,
+            dimensions=_field(obj, "dimensions"),
+            group_by=_field(obj, "group_by", "groupBy"),
+            success=_field(obj, "success"),
+        )
+
+
+def lower_is_better(
+    name: str,
+    *,
+    ceiling: float,
+    weights: StatWeights | WeightsLike | Mapping[str, float],
+    unit: str | None = None,
+    value: MetricValue | None = None,
+    trim: float | None = None,
+) -> MetricScoring:
+    """A metric where smaller is better: a stat scores ``max(0, 100 * (1 - stat / ceiling))``."""
+    return MetricScoring(
+        name,
+        ceiling=ceiling,
+        weights=weights,
+        value=value,
+        unit=unit,
+        higher_is_better=False,
+        trim=trim,
+    )
+
+
+def higher_is_better(
+    name: str,
+    *,
+    ceiling: float,
+    weights: StatWeights | WeightsLike | Mapping[str, float],
+    floor: float | None = None,
+    unit: str | None = None,
+    value: MetricValue | None = None,
+    trim: float | None = None,
+) -> MetricScoring:
+    """A metric where larger is better: 0 at or below ``floor`` (default 0), 100 at ``ceiling``."""
+    return MetricScoring(
+        name,
+        ceiling=ceiling,
+        weights=weights,
+        value=value,
+        unit=unit,
+        floor=floor,
+        higher_is_better=True,
+        trim=trim,
+    )
+
+
+# --- results ----------------------------------------------------------------------------------
+
+
+def _describe(value: object) -> str:
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _wire_number(obj: Mapping[str, Any], key: str, where: str) -> float:
+    if key not in obj:
+        raise ValueError(f"{where}.{key} is required")
+    value = obj[key]
+    # JSON.stringify writes NaN/Infinity (e.g. from a ceiling of 0) as null; read it back as NaN.
+    if value is None:
+        return math.nan
+    if not _is_number(value):
+        raise ValueError(f"{where}.{key} must be a number (got {_describe(value)})")
+    return value  # type: ignore[no-any-return]
+
+
+def _wire_string(obj: Mapping[str, Any], key: str, where: str) -> str:
+    if key not in obj:
+        raise ValueError(f"{where}.{key} is required")
+    value = obj[key]
+    if not isinstance(value, str):
+        raise ValueError(f"{where}.{key} must be a string (got {_describe(value)})")
+    return value
+
+
+def _wire_object(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where} must be a JSON object (got {_describe(value)})")
+    return value
+
+
+def _wire_keys(obj: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    unknown = [key for key in obj if key not in allowed]
+    if unknown:
+        raise ValueError(f"{where} has unknown key(s) {', '.join(repr(k) for k in unknown)}")
+
+
+_METRIC_RESULT_KEYS: Final = ("name", "unit", "median", "p95", "p99")
+_SCORE_RESULT_KEYS: Final = (
+    "provider",
+    "dimensions",
+    "metrics",
+    "compositeScore",
+    "successRate",
+    "skipped",
+)
+
+
+@attrs.frozen
+class MetricResult:
+    """Stats of one metric in one result row (stats are of the trimmed samples)."""
+
+    name: str
+    unit: str
+    median: float
+    p95: float
+    p99: float
+
+    def to_wire(self) -> JSONObject:
+        """``{name, unit, median, p95, p99}``."""
+        return {
+            "name": self.name,
+            "unit": self.unit,
+            "median": self.median,
+            "p95": self.p95,
+            "p99": self.p99,
+        }
+
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any], *, where: str = "metric") -> MetricResult:
+        """Read a wire object back; raises ``ValueError`` naming the offending field."""
+        obj = _wire_object(wire, where)
+        _wire_keys(obj, _METRIC_RESULT_KEYS, where)
+        return cls(
+            name=_wire_string(obj, "name", where),
+            unit=_wire_string(obj, "unit", where),
+            median=_wire_number(obj, "median", where),
+            p95=_wire_number(obj, "p95", where),
+            p99=_wire_number(obj, "p99", where),
+        )
+
+
+def _metric_results(value: Iterable[MetricResult]) -> tuple[MetricResult, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class ScoreResult:
+    """One result row (upstream ``BenchmarkScoreResult``): a participant, or a participant's
+    ``group_by`` group. ``success_rate`` is unrounded; ``composite_score`` has two decimals."""
+
+    provider: str
+    dimensions: JSONObject
+    metrics: tuple[MetricResult, ...] = attrs.field(converter=_metric_results)
+    composite_score: float
+    success_rate: float
+    skipped: bool
+
+    def to_wire(self) -> JSONObject:
+        """``{provider, dimensions, metrics, compositeScore, successRate, skipped}``."""
+        return {
+            "provider": self.provider,
+            "dimensions": dict(self.dimensions),
+            "metrics": [metric.to_wire() for metric in self.metrics],
+            "compositeScore": self.composite_score,
+            "successRate": self.success_rate,
+            "skipped": self.skipped,
+        }
+
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any], *, where: str = "result") -> ScoreResult:
+        """Read a wire object back; raises ``ValueError`` naming the offending field.
+
+        ``null`` numbers (how JSON writes NaN/Infinity) are read as NaN.
+        """
+        obj = _wire_object(wire, where)
+        _wire_keys(obj, _SCORE_RESULT_KEYS, where)
+        if "dimensions" not in obj:
+            raise ValueError(f"{where}.dimensions is required")
+        dimensions = dict(_wire_object(obj["dimensions"], f"{where}.dimensions"))
+        metrics = obj.get("metrics")
+        if not isinstance(metrics, list):
+            raise ValueError(f"{where}.metrics must be an array (got {_describe(metrics)})")
+        skipped = obj.get("skipped")
+        if not isinstance(skipped, bool):
+            raise ValueError(f"{where}.skipped must be a boolean (got {_describe(skipped)})")
+        return cls(
+            provider=_wire_string(obj, "provider", where),
+            dimensions=dimensions,
+            metrics=[
+                MetricResult.from_wire(m, where=f"{where}.metrics[{i}]")
+                for i, m in enumerate(metrics)
+            ],
+            composite_score=_wire_number(obj, "compositeScore", where),
+            success_rate=_wire_number(obj, "successRate", where),
+            skipped=skipped,
+        )
+
+
+class ScoringSpecError(ValueError):
+    """A scoring spec that cannot be scored (weights not summing to 1.0 ± 0.01)."""
+
+
+# --- math -------------------------------------------------------------------------------------
+
+
+class Stats(NamedTuple):
+    """Median, p95 and p99 of a (trimmed) sample."""
+
+    median: float
+    p95: float
+    p99: float
+
+
+def _percentile_index(p: int, m: int) -> int:
+    # Nearest rank, no interpolation; (p / 100) * m mirrors upstream's float arithmetic.
+    return min(max(0, math.ceil(p / 100 * m) - 1), m - 1)
+
+
+def _stats_of_sorted(values: Sequence[float], trim: float) -> Stats:
+    n = len(values)
+    if n == 0:
+        return Stats(0, 0, 0)
+    lo, m = 0, n
+    cut = n * trim
+    # JS: k = Math.floor(n * trim); trim only if k > 0 && n - 2k > 0. NaN/inf never trim
+    # (math.floor would raise on them, JS just fails the comparison).
+    if math.isfinite(cut) and cut >= 1:
+        k = math.floor(cut)
+        if n - 2 * k > 0:
+            lo, m = k, n - 2 * k
+    mid = lo + m // 2
+    median = values[mid] if m % 2 else (values[mid - 1] + values[mid]) / 2
+    return Stats(
+        median,
+        values[lo + _percentile_index(95, m)],
+        values[lo + _percentile_index(99, m)],
+    )
+
+
+def compute_stats(values: Iterable[float], trim: float | None = DEFAULT_TRIM) -> Stats:
+    """Median, nearest-rank p95 and p99 of ``values`` after trimming (upstream ``computeStats``).
+
+    ``k = floor(n * trim)`` values are dropped from each end when ``k > 0`` and ``n - 2k > 0``;
+    otherwise nothing is (so ``trim >= 0.5``, ``trim <= 0`` and small samples are untrimmed).
+    ``trim=None`` means the default 0.05. An empty input gives ``Stats(0, 0, 0)``.
+    """
+    return _stats_of_sorted(sorted(values), DEFAULT_TRIM if trim is None else trim)
+
+
+def _js_div(a: float, b: float) -> float:
+    # JavaScript division never raises: x/0 is ±Infinity, 0/0 is NaN.
+    if b == 0:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+class _ScoreStatMetric(Protocol):
+    @property
+    def ceiling(self) -> float: ...
+    @property
+    def floor(self) -> float | None: ...
+    @property
+    def higher_is_better(self) -> bool | None: ...
+
+
+def score_stat(stat: float, metric: _ScoreStatMetric) -> float:
+    """Score one statistic 0–100 against ``metric`` (upstream ``scoreStat``).
+
+    Higher-is-better: 0 at or below ``floor`` (default 0), 100 at or above ``ceiling``, linear
+    between. Lower-is-better: ``max(0, 100 * (1 - stat / ceiling))`` — not capped at 100 for
+    negative stats, and ``ceiling=0`` gives ``inf``/``nan`` rather than an error (as upstream).
+    """
+    ceiling = metric.ceiling
+    if metric.higher_is_better:
+        floor = 0 if metric.floor is None else metric.floor
+        if stat <= floor:
+            return 0.0
+        if stat >= ceiling:
+            return 100.0
+        return _js_div(stat - floor, ceiling - floor) * 100
+    result = 100 * (1 - _js_div(stat, ceiling))
+    # Math.max(0, NaN) is NaN (Python's max would return 0).
+    if math.isnan(result):
+        return result
+    return result if result > 0 else 0.0
+
+
+_TOTAL_MESSAGE: Final = (
+    "Scoring spec weights sum to {total}, expected 1.0 (\u00b1{tolerance}). Each metric's "
+    "weights.median + weights.p95 + weights.p99, summed across every declared metric, must total "
+    "1.0 for compositeScore to stay a meaningful 0-100 scale. Per-metric totals: {breakdown}"
+)
+
+
+def validate_scoring_spec(spec: ScoringSpec | Mapping[str, Any]) -> None:
+    """Raise :class:`ScoringSpecError` unless all declared weights sum to 1.0 ± 0.01.
+
+    Independent of samples: metrics that end up without samples still count here.
+    """
+    spec = ScoringSpec.coerce(spec)
+    total: float = 0
+    for metric in spec.metrics:
+        w = metric.weights
+        # Left to right as upstream's reduce: ((total + median) + p95) + p99.
+        total = total + w.median + w.p95 + w.p99
+    if abs(total - 1) > WEIGHT_SUM_TOLERANCE:
+        breakdown = ", ".join(
+            f"{m.name}={js_to_fixed(m.weights.median + m.weights.p95 + m.weights.p99, 3)}"
+            for m in spec.metrics
+        )
+        raise ScoringSpecError(
+            _TOTAL_MESSAGE.format(
+                total=js_to_fixed(total, 3),
+                tolerance=WEIGHT_SUM_TOLERANCE,
+                breakdown=breakdown or "(no metrics declared)",
+            )
+        )
+
+
+# --- JSON helpers -----------------------------------------------------------------------------
+
+_OMIT: Final = object()
+
+
+def _json_value(value: Any) -> Any:
+    """``JSON.parse(JSON.stringify(value))`` for Python values (``_OMIT`` for undefined)."""
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        # NaN/Infinity become null; -0 becomes 0.
+        return value + 0.0 if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        out: JSONObject = {}
+        for key, item in value.items():
+            converted = _json_value(item)
+            if converted is not _OMIT:
+                out[key if isinstance(key, str) else str(key)] = converted
+        return out
+    if isinstance(value, (list, tuple)):
+        items = [_json_value(item) for item in value]
+        return [None if item is _OMIT else item for item in items]
+    to_wire = getattr(value, "to_wire", None)
+    if callable(to_wire):
+        return _json_value(to_wire())
+    if callable(value):
+        return _OMIT  # functions vanish like undefined
+    raise TypeError(f"dimension value {value!r} is not JSON-serialisable")
+
+
+def _json_object(value: Mapping[str, Any]) -> JSONObject:
+    converted = _json_value(value)
+    if not isinstance(converted, dict):
+        raise TypeError(f"dimensions must be a mapping (got {value!r})")
+    return converted
+
+
+def _group_identity(value: Any) -> object:
+    """A key equal for two values exactly when upstream's ``JSON.stringify`` texts are equal.
+
+    Strings are their own key (a plain ``str``); every other key is a tuple, so the two kinds
+    never collide.
+    """
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, (int, float)):
+        number = float(value)
+        # JSON writes NaN/Infinity as null; all JS numbers are doubles (so 1 == 1.0, -0 == 0).
+        return ("n", number) if math.isfinite(number) else ("z", None)
+    if value is None:
+        return ("z", None)
+    try:
+        converted = _json_value(value)
+    except TypeError:
+        return ("r", repr(value))  # not JSON data at all; identity by repr is the best we can do
+    if converted is _OMIT:
+        return ("u", None)  # JSON.stringify(function) is undefined
+    return ("j", json.dumps(_normalise_numbers(converted), ensure_ascii=False))
+
+
+def _normalise_numbers(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _normalise_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normalise_numbers(v) for v in value]
+    return value
+
+
+def _js_strict_equal(a: object, b: object) -> bool:
+    """JavaScript ``a === b`` for JSON primitives (True !== 1, 1 === 1.0, NaN !== NaN)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if _is_number(a) and _is_number(b):
+        return a == b
+    if isinstance(a, str) and isinstance(b, str):
+        return a == b
+    return a is b
+
+
+# --- sample collection ------------------------------------------------------------------------
+
+_EMPTY: Final[Mapping[str, Any]] = {}
+
+
+def _is_sample(value: object) -> bool:
+    # A finite number, never a bool. Python ints are exact, so any int counts (no isfinite call:
+    # it would overflow on huge ints).
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def _add_sample(out: list[float], raw: object) -> None:
+    # The general rule: a finite number, or each finite number of a list (one level only).
+    if isinstance(raw, (list, tuple)):
+        out.extend(item for item in raw if _is_sample(item))
+    elif _is_sample(raw):
+        out.append(raw)  # type: ignore[arg-type]
+
+
+_PLAIN_TYPES: Final = frozenset({float, int, type(None)})
+_not_none: Final = functools.partial(operator.is_not, None)
+
+
+def _finite_samples(raws: list[object]) -> list[float]:
+    # Fast path, all in C: when every raw value is a plain float, int or None (no bools, lists,
+    # subclasses), dropping None and keeping math.isfinite is exactly the sampling rule.
+    kinds = set(map(type, raws))
+    if kinds <= _PLAIN_TYPES:
+        plain = list(filter(_not_none, raws)) if type(None) in kinds else raws
+        if float not in kinds:
+            return plain  # type: ignore[return-value]  # ints only: always finite
+        try:
+            return list(filter(math.isfinite, plain))  # type: ignore[arg-type]
+        except OverflowError:
+            pass  # an int too large for a float: take the general path
+    out: list[float] = []
+    for raw in raws:
+        _add_sample(out, raw)
+    return out
+
+
+def _collect(metric: MetricScoring, passing: Sequence[TaskRecord], datas: list[Any]) -> list[float]:
+    value = metric.value
+    if callable(value):
+        return _finite_samples([value(record) for record in passing])
+    return _finite_samples(_get_all(datas, metric.name if value is None else value, None))
+
+
+def _get_all(datas: list[Any], key: object, default: object) -> list[Any]:
+    """``[data.get(key, default) for data in datas]``, at C speed when all data are dicts."""
+    try:
+        # dict.get through map avoids a method lookup per record.
+        return list(map(dict.get, datas, itertools.repeat(key), itertools.repeat(default)))
+    except TypeError:  # some data is another Mapping type
+        return [data.get(key, default) for data in datas]
+
+
+# --- score ------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class _Plan:
+    metric: MetricScoring
+    unit: str
+    trim: float
+
+
+def _row(
+    provider: str,
+    dimensions: JSONObject,
+    total: int,
+    passed: int,
+    samples: list[list[float]],
+    plans: Sequence[_Plan],
+) -> ScoreResult:
+    """One result row from sorted per-metric samples (``samples[i]`` belongs to ``plans[i]``)."""
+    success_rate = 0.0 if total == 0 else passed / total
+    metric_sum: float = 0
+    metrics: list[MetricResult] = []
+    for plan, values in zip(plans, samples, strict=True):
+        if not values:
+            continue  # no samples: dropped, weights not renormalised (upstream)
+        metric = plan.metric
+        stats = _stats_of_sorted(values, plan.trim)
+        w = metric.weights
+        metric_sum += (
+            w.median * score_stat(stats.median, metric)
+            + w.p95 * score_stat(stats.p95, metric)
+            + w.p99 * score_stat(stats.p99, metric)
+        )
+        metrics.append(MetricResult(metric.name, plan.unit, stats.median, stats.p95, stats.p99))
+    composite = 0.0 if success_rate == 0 else js_round2(metric_sum * success_rate)
+    return ScoreResult(
+        provider=provider,
+        dimensions=dimensions,
+        metrics=metrics,
+        composite_score=composite,
+        success_rate=success_rate,
+        skipped=total == 0,
+    )
+
+
+def _sorted_samples(plans: Sequence[_Plan], passing: Sequence[TaskRecord]) -> list[list[float]]:
+    datas = [record.data or _EMPTY for record in passing]
+    out = []
+    for plan in plans:
+        values = _collect(plan.metric, passing, datas)
+        values.sort()
+        out.append(values)
+    return out
+
+
+def _passing_flags(records: Sequence[TaskRecord], spec: ScoringSpec) -> list[Any]:
+    # Truthiness decides, as in Array.prototype.filter.
+    if spec.success is None:
+        return [record.status == "success" for record in records]
+    return list(map(spec.success, records))
+
+
+def _group_identities(raws: list[object]) -> tuple[list[object], dict[object, object]]:
+    """Per-record group keys, and each key's first-seen raw value.
+
+    Keys come from :func:`_group_identity`; plain strings (the usual case) are their own key.
+    """
+    if set(map(type, raws)) <= {str, object}:  # strings and _NOTHING only: all in C
+        return raws, {}
+    identities: list[object] = []
+    first: dict[object, object] = {}
+    for raw in raws:
+        if type(raw) is str or raw is _NOTHING:
+            identities.append(raw)
+            continue
+        identity = _group_identity(raw)
+        identities.append(identity)
+        first.setdefault(identity, raw)
+    return identities, first
+
+
+def _score_participant(
+    participant: ParticipantRecords,
+    spec: ScoringSpec,
+    plans: Sequence[_Plan],
+    base: JSONObject,
+) -> list[ScoreResult]:
+    provider = participant.participant
+    records = participant.records
+    group_by = spec.group_by
+    if not group_by or not records:
+        passing = list(itertools.compress(records, _passing_flags(records, spec)))
+        samples = _sorted_samples(plans, passing)
+        return [_row(provider, dict(base), len(records), len(passing), samples, plans)]
+
+    # Each record's success is decided once and each sample list sorted once; the aggregate row
+    # sorts the concatenation of the already sorted group lists, which timsort merges in
+    # near-linear time.
+    flags = _passing_flags(records, spec)
+    datas = [record.data or _EMPTY for record in records]
+    raws = _get_all(datas, group_by, _NOTHING)
+    identities, first_raw = _group_identities(raws)
+    totals = collections.Counter(identities)
+    passing_by: dict[object, list[TaskRecord]] = {key: [] for key in totals}  # first-seen order
+    for identity, record in itertools.compress(zip(identities, records, strict=True), flags):
+        passing_by[identity].append(record)
+
+    rows: list[ScoreResult] = []
+    aggregate: list[list[float]] = [[] for _ in plans]
+    for identity, passing in passing_by.items():
+        samples = _sorted_samples(plans, passing)
+        for merged, values in zip(aggregate, samples, strict=True):
+            merged.extend(values)
+        dimensions = dict(base)
+        if identity is not _NOTHING:
+            # The missing-key group keeps the base dimensions only (upstream, §8.3).
+            converted = _json_value(first_raw.get(identity, identity))
+            if converted is not _OMIT:
+                dimensions[group_by] = converted
+        rows.append(_row(provider, dimensions, totals[identity], len(passing), samples, plans))
+    for merged in aggregate:
+        merged.sort()
+    passed = sum(len(passing) for passing in passing_by.values())
+    rows.insert(0, _row(provider, dict(base), len(records), passed, aggregate, plans))
+    return rows
+
+
+def _display_unit_map(
+    display_metrics: Iterable[DisplayMetricLike | Mapping[str, Any]] | None,
+) -> dict[str, Any]:
+    units: dict[str, Any] = {}
+    for entry in display_metrics or ():
+        units[_field(entry, "key")] = _field(entry, "unit")  # later duplicates win, like a Map
+    return units
+
+
+def score(
+    outcome: ScoringOutcome,
+    spec: ScoringSpec | Mapping[str, Any],
+    display_metrics: Iterable[DisplayMetricLike | Mapping[str, Any]] | None = None,
+) -> list[ScoreResult]:
+    """Score every participant of ``outcome`` (upstream ``score``).
+
+    Validates the spec first (:class:`ScoringSpecError`). Rows come in participant order; with
+    ``spec.group_by`` a participant with records gets its aggregate row first, then one row per
+    distinct ``data[group_by]`` value in first-seen order (values compared by JSON text; records
+    without the key share one row carrying only the base dimensions). A participant without
+    records gets one skipped row. A metric's unit is ``metric.unit``, else the unit of the
+    display metric whose key is the metric's ``value`` (when a string) or name, else ``''``.
+    """
+    spec = ScoringSpec.coerce(spec)
+    validate_scoring_spec(spec)
+    base = _json_object(spec.dimensions if spec.dimensions is not None else {})
+    units = _display_unit_map(display_metrics)
+    plans = []
+    for metric in spec.metrics:
+        unit = metric.unit
+        if unit is None:
+            unit_key = metric.value if isinstance(metric.value, str) else metric.name
+            unit = units.get(unit_key)
+        plans.append(
+            _Plan(
+                metric,
+                "" if unit is None else unit,
+                DEFAULT_TRIM if metric.trim is None else metric.trim,
+            )
+        )
+    results: list[ScoreResult] = []
+    for participant in outcome.participants:
+        results.extend(_score_participant(participant, spec, plans, base))
+    return results
+
+
+# --- declarative config -> spec ---------------------------------------------------------------
+
+
+def _success_predicate(require_data: Mapping[str, object]) -> SuccessPredicate:
+    required = tuple(require_data.items())  # snapshot: later edits to the config do not leak in
+
+    def success(record: TaskRecord) -> bool:
+        if record.status != "success":
+            return False
+        data = record.data
+        if data is None:
+            return False
+        return all(_js_strict_equal(data.get(key, _NOTHING), want) for key, want in required)
+
+    return success
+
+
+def scoring_config_to_spec(
+    scoring: ScoringConfigLike | Mapping[str, Any],
+    dimensions: Mapping[str, Any] | None = None,
+    display: DisplayConfigLike | Mapping[str, Any] | None = None,
+) -> ScoringSpec:
+    """Turn a declarative scoring config into a :class:`ScoringSpec` (upstream
+    ``scoringConfigToSpec``).
+
+    ``scoring`` is a ``config.ScoringConfig`` or a mapping with snake_case or camelCase keys.
+    Each metric samples ``data[key]``. Its unit is the display unit for that key when
+    ``display.metrics`` exists (falling back to the metric's unit), else the metric's unit, else
+    ``''``. With ``success.require_data`` a record passes only if its status is ``'success'`` and
+    each listed data value is strictly equal (JavaScript ``===``: ``True`` is not ``1``).
+    """
+    raw_metrics = _field(scoring, "metrics")
+    if raw_metrics is None or isinstance(raw_metrics, (str, Mapping)):
+        raise TypeError(f"scoring.metrics must be a list (got {raw_metrics!r})")
+    display_metrics = None if display is None else _field(display, "metrics")
+    units = None if display_metrics is None else _display_unit_map(display_metrics)
+
+    metrics: list[MetricScoring] = []
+    for entry in raw_metrics:
+        key = _required_field(entry, "key", None, "a scoring metric")
+        unit = _field(entry, "unit")
+        if units is not None:
+            display_unit = units.get(key)
+            if display_unit is not None:
+                unit = display_unit
+        metrics.append(
+            MetricScoring(
+                key,
+                value=key,
+                unit="" if unit is None else unit,
+                ceiling=_required_field(entry, "ceiling", None, "a scoring metric"),
+                floor=_field(entry, "floor"),
+                higher_is_better=_field(entry, "higher_is_better", "higherIsBetter"),
+                weights=_required_field(entry, "weights", None, "a scoring metric"),
+                trim=_field(entry, "trim"),
+            )
+        )
+
+    success = _field(scoring, "success")
+    predicate: SuccessPredicate | None = None
+    if success is not None:
+        require_data = _field(success, "require_data", "requireData")
+        if not isinstance(require_data, Mapping):
+            raise TypeError(f"scoring.success.require_data must be a mapping (got {success!r})")
+        predicate = _success_predicate(require_data)
+
+    group_by = _field(scoring, "group_by", "groupBy")
+    return ScoringSpec(
+        metrics,
+        dimensions=None if dimensions is None else _json_object(dimensions),
+        group_by=group_by or None,
+        success=predicate,
+    )
