@@ -209,7 +209,7 @@ def test_upstream_dicts_round_trip_exactly(wire: dict[str, Any]) -> None:
 
 
 def test_records_do_not_alias_caller_dicts() -> None:
-    wire = {"taskIndex": 0, "status": "success", "data": {"x": 1}}
+    wire: dict[str, Any] = {"taskIndex": 0, "status": "success", "data": {"x": 1}}
     record = TaskRecord.from_wire(wire)
     wire["data"]["x"] = 2
     assert record.data == {"x": 1}
