@@ -144,11 +144,13 @@ def js_round(value: float) -> float:
     """``Math.round``: halves round toward +infinity (Python's ``round`` is banker's)."""
     if not math.isfinite(value):
         return value
-    return float(math.floor(value + 0.5))
+    # floor(x + 0.5) is off for 0.49999999999999994 (x + 0.5 rounds up to 1.0); this is exact.
+    floor = math.floor(value)
+    return float(floor + 1 if value - floor >= 0.5 else floor)
 
 
 def js_round2(value: float) -> float:
     """``Math.round(value * 100) / 100``, upstream's two-decimal rounding of scores."""
     if not math.isfinite(value):
         return value
-    return math.floor(value * 100 + 0.5) / 100
+    return js_round(value * 100) / 100
