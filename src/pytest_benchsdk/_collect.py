@@ -134,6 +134,7 @@ class BenchModule(pytest.Module):
         concurrency = plan.resolved.concurrency
         if concurrency > 1:
             self._check_distribution(concurrency)
+        fixtureinfo = None  # the same task in the same module: compute it once, not per item
         for name, slot, skipped in plan.items():
             group_id = f"{file_key}::{'round' if plan.resolved.group_by == 'round' else name}"
             keywords = {name: True, **({slot.phase: True} if slot.phase else {})}
@@ -143,7 +144,9 @@ class BenchModule(pytest.Module):
                 callobj=bench_file.task,
                 originalname="task",
                 keywords=keywords,
+                fixtureinfo=fixtureinfo,
             )
+            fixtureinfo = item._fixtureinfo
             item.bench = _ItemInfo(
                 file_key=file_key,
                 participant=by_name[name],
@@ -218,5 +221,10 @@ class BenchItem(pytest.Function):
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        path, lineno, _ = super().reportinfo()
-        return Path(path), lineno, self.name
+        # Every item of a file shares the task's location; finding it is costly per item.
+        cached: tuple[Path, int | None] | None = getattr(self.parent, "_bench_location", None)
+        if cached is None:
+            path, lineno, _ = super().reportinfo()
+            cached = (Path(path), lineno)
+            self.parent._bench_location = cached  # type: ignore[union-attr]
+        return cached[0], cached[1], self.name

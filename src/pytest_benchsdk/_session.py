@@ -291,11 +291,12 @@ class BenchSession:
         if payload.log:
             run.logs.setdefault(payload.participant, []).extend(payload.log)
         if self.store is not None and run.local_run_id is not None:
-            self.store.add_record(run.local_run_id, payload.participant, payload.record)
-            if payload.log:
-                self.store.add_log_lines(
-                    run.local_run_id, payload.participant, [text for _, text in payload.log]
-                )
+            self.store.add_record(
+                run.local_run_id,
+                payload.participant,
+                payload.record,
+                log_lines=[text for _, text in payload.log],
+            )
         return run
 
     def finish_run(self, run: BenchmarkRun) -> None:

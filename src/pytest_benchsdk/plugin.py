@@ -53,6 +53,7 @@ class BenchPlugin:
     def __init__(self, state: BenchSession) -> None:
         self.state = state
         self.config = state.config
+        self._local: dict[int, RecordPayload] = {}
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.state.session = session
@@ -121,14 +122,19 @@ class BenchPlugin:
         outcome = getattr(item, "bench_outcome", None)
         if call.when == "call" and isinstance(item, BenchItem) and outcome is not None:
             payload = RecordPayload.of(item.bench.file_key, item.bench.participant.name, outcome)
+            # Plain JSON on the report, so it crosses xdist (and --report-log) intact; this
+            # process keeps the object too, to skip parsing it back.
             report.benchsdk = payload.to_json()  # type: ignore[attr-defined]
+            if self.state.is_controller:
+                self._local[id(report)] = payload
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = getattr(report, "benchsdk", None)
         if data is None or report.when != "call" or not self.state.is_controller:
             return
-        self._keep(RecordPayload.from_json(data))
+        payload = self._local.pop(id(report), None)
+        self._keep(payload if payload is not None else RecordPayload.from_json(data))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
