@@ -341,9 +341,13 @@ class Executor:
         loop = self._ensure_loop()
         try:
             if spec.is_async:
-                inner = asyncio.run_coroutine_threadsafe(self._run_async(spec, loop), loop)
+                # Register under the lock so a concurrent cancel_all() either sees this run or
+                # has already cancelled the iteration's future (checked right here).
                 with self._lock:
+                    inner = asyncio.run_coroutine_threadsafe(self._run_async(spec, loop), loop)
                     self._inline_futures.add(inner)
+                    if future.cancelled():
+                        inner.cancel()
                 try:
                     outcome = inner.result()
                 except BaseException:
