@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import pickle
 import re
 import threading
@@ -678,3 +679,14 @@ def test_context_attributes() -> None:
     assert (ctx.task_index, ctx.is_async) == (3, True)
     assert ctx.args == {"--file-size": "10MB"}
     assert "e2b" in repr(ctx)
+
+
+def test_malformed_returned_steps_fail_the_iteration_readably() -> None:
+    outcome = run_sync(lambda ctx: TaskResult(steps=[{"name": "x"}]))
+    assert outcome.record.status == "error"
+    assert outcome.record.error_code == "ValueError"
+    assert isinstance(outcome.error, ValueError)
+    assert str(outcome.error).startswith("task returned invalid steps: step.status is required")
+    nan_latency = run_sync(lambda ctx: TaskResult(latency_ms=float("nan"))).record.latency_ms
+    assert nan_latency is not None
+    assert math.isfinite(nan_latency)  # a non-finite returned latency is ignored

@@ -923,9 +923,16 @@ def build_record(
         if task_result.data:
             data.update(task_result.data)
         data = _with_phase(data, ctx.phase)
-        if task_result.latency_ms is not None and is_number(task_result.latency_ms):
-            latency_ms = task_result.latency_ms
-        steps.extend(_coerce_step(s) for s in task_result.steps or ())
+        returned = task_result.latency_ms
+        if returned is not None and is_number(returned) and _finite(returned):
+            latency_ms = returned
+        try:
+            steps.extend(_coerce_step(s) for s in task_result.steps or ())
+        except (TypeError, ValueError) as exc:
+            # A malformed returned step fails the iteration with a readable error record.
+            invalid = ValueError(f"task returned invalid steps: {exc}")
+            invalid.__cause__ = exc
+            return build_record(ctx, started=started, completed=completed, error=invalid)
     else:
         status = "error"
         if is_task_error(error):
@@ -933,7 +940,12 @@ def build_record(
             error_code = code if isinstance(code, str) else "TaskError"
             extra = getattr(error, "data", None)
             data = _with_phase({**measures, **dict(extra or {})}, ctx.phase)
-            steps.extend(_coerce_step(s) for s in getattr(error, "steps", None) or ())
+            try:
+                steps.extend(_coerce_step(s) for s in getattr(error, "steps", None) or ())
+            except (TypeError, ValueError) as exc:
+                invalid = ValueError(f"TaskError carries invalid steps: {exc}")
+                invalid.__cause__ = error
+                return build_record(ctx, started=started, completed=completed, error=invalid)
         else:
             error_code = error_code_of(error)
             data = _with_phase({**measures, "errorMessage": str(error)}, ctx.phase)
