@@ -21,6 +21,7 @@ from pytest_benchsdk.context import (
     TaskError,
     TaskResult,
     build_record,
+    current_context,
     error_code_of,
     is_step_outcome,
     is_task_error,
@@ -690,3 +691,20 @@ def test_malformed_returned_steps_fail_the_iteration_readably() -> None:
     nan_latency = run_sync(lambda ctx: TaskResult(latency_ms=float("nan"))).record.latency_ms
     assert nan_latency is not None
     assert math.isfinite(nan_latency)  # a non-finite returned latency is ignored
+
+
+def test_current_context_is_the_running_iteration() -> None:
+    assert current_context() is None
+
+    def sync_task(ctx: TaskContext) -> None:
+        assert current_context() is ctx
+        assert ctx.step("t", lambda: current_context(), timeout_ms=5000) is ctx  # helper thread
+
+    assert run_sync(sync_task).error is None
+
+    async def async_task(ctx: TaskContext) -> None:
+        assert current_context() is ctx
+        assert await ctx.step("t", lambda: asyncio.sleep(0, result=current_context())) is ctx
+
+    assert run_async(async_task).error is None
+    assert current_context() is None

@@ -45,6 +45,7 @@ __all__ = [
     "TaskError",
     "TaskResult",
     "build_record",
+    "current_context",
     "error_code_of",
     "is_step_outcome",
     "is_task_error",
@@ -284,6 +285,22 @@ class _StepState:
 _ACTIVE_STEP: contextvars.ContextVar[tuple[TaskContext, _StepState] | None] = (
     contextvars.ContextVar("pytest_benchsdk_active_step", default=None)
 )
+
+
+# The context of the iteration running in the current execution context (thread / asyncio task).
+_CURRENT: contextvars.ContextVar[TaskContext | None] = contextvars.ContextVar(
+    "pytest_benchsdk_current_context", default=None
+)
+
+
+def current_context() -> TaskContext | None:
+    """The :class:`TaskContext` of the iteration running here, or None outside any task.
+
+    Set while :func:`run_task` / :func:`run_task_async` run the task (and inherited by its
+    steps' helper threads and tasks), so a helper or a fixture-provided proxy can reach
+    ``step``/``measure``/``log`` of the right iteration even when several run concurrently.
+    """
+    return _CURRENT.get()
 
 
 def _in_running_loop() -> bool:
@@ -990,6 +1007,7 @@ def run_task(ctx: TaskContext, invoke: Callable[[TaskContext], object]) -> Itera
 
     def body() -> IterationOutcome:
         _ACTIVE_STEP.set(None)
+        _CURRENT.set(ctx)
         started = ctx.clock.monotonic()
         try:
             result = ctx._resolve_blocking(invoke(ctx), None, None)
@@ -1006,6 +1024,7 @@ async def run_task_async(
     """Run ``invoke(ctx)`` in the running event loop (awaiting what it returns) and build its
     record. ``asyncio.CancelledError`` and other ``BaseException`` s propagate."""
     token = _ACTIVE_STEP.set(None)
+    current_token = _CURRENT.set(ctx)
     started = ctx.clock.monotonic()
     try:
         result = invoke(ctx)
@@ -1014,5 +1033,6 @@ async def run_task_async(
     except Exception as exc:
         return build_record(ctx, started=started, completed=ctx.clock.monotonic(), error=exc)
     finally:
+        _CURRENT.reset(current_token)
         _ACTIVE_STEP.reset(token)
     return build_record(ctx, started=started, completed=ctx.clock.monotonic(), result=result)
