@@ -99,8 +99,8 @@ def main() -> None:
     print(f"items: {opts.items}, repeats: {opts.repeat} (medians)")
     print(f"plain pytest parametrize: {t_plain:.2f} s, peak RSS {m_plain / 1024:.0f} MiB")
     print(f"pytest-benchsdk items:    {t_plugin:.2f} s, peak RSS {m_plugin / 1024:.0f} MiB")
-    print(f"time ratio   {time_ratio:.2f} (target <= 1.5) {'PASS' if time_ratio <= 1.5 else 'FAIL'}")
-    print(f"memory ratio {mem_ratio:.2f} (target <= 1.5) {'PASS' if mem_ratio <= 1.5 else 'FAIL'}")
+    for label, ratio in (("time ratio  ", time_ratio), ("memory ratio", mem_ratio)):
+        print(f"{label} {ratio:.2f} (target <= 1.5) {'PASS' if ratio <= 1.5 else 'FAIL'}")
 
 
 if __name__ == "__main__":

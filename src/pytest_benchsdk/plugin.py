@@ -19,7 +19,7 @@ from ._options import BenchOptions, add_options
 from ._running import ProcessRuntime
 from ._session import BenchSession, RecordPayload
 from ._summary import header_lines, summary_lines
-from .context import TaskContext
+from .context import TaskContext, current_context
 
 __all__: list[str] = []
 
@@ -230,7 +230,7 @@ class _LateContext:
         self._attribute = attribute
 
     def _target(self) -> Any:
-        ctx: TaskContext | None = getattr(self._item, "bench_context", None)
+        ctx: TaskContext | None = current_context()
         if ctx is None:
             raise RuntimeError(
                 f"'{self._attribute}' can only be used while the benchmark iteration runs"
