@@ -17,6 +17,8 @@ Python tasks, sync or async:
   an :class:`IterationOutcome` that also carries the original exception.
 
 Timings use :data:`pytest_benchsdk._clock.CLOCK` (monotonic; ISO timestamps derived from it).
+The step machinery lives in :mod:`pytest_benchsdk._steps` and ``TaskError`` in
+:mod:`pytest_benchsdk._taskerror` (which ``_steps`` needs too); this module is their public face.
 """
 
 from __future__ import annotations
@@ -26,14 +28,15 @@ import contextvars
 import inspect
 import threading
 import warnings
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from types import TracebackType
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 import attrs
 
 from pytest_benchsdk._clock import CLOCK, Clock
-from pytest_benchsdk._jsfmt import is_js_integer, is_number, js_json, js_string
+from pytest_benchsdk._jsfmt import is_number, js_json
+from pytest_benchsdk._steps import ACTIVE_STEP, StepOptions, StepRunner, finite, is_step_outcome
+from pytest_benchsdk._taskerror import TaskError, error_code_of, is_task_error
 from pytest_benchsdk.records import StepRecord, TaskRecord
 
 __all__ = [
@@ -57,139 +60,7 @@ LogLevel = Literal["debug", "info", "warn", "error"]
 #: Log levels in increasing severity (upstream ``LOG_LEVEL_ORDER``).
 LOG_LEVELS: Final[tuple[str, ...]] = ("debug", "info", "warn", "error")
 
-_STEP_OUTCOME_KEYS: Final = frozenset(
-    {"stdout", "stderr", "error", "exitCode", "code", "signal", "pid"}
-)
 _TASK_RESULT_KEYS: Final = frozenset({"data", "steps", "latency_ms", "latencyMs"})
-
-
-# --------------------------------------------------------------------------------------------
-# Errors
-
-
-class TaskError(Exception):
-    """An expected task failure carrying an error code and data into the record.
-
-    ``TaskError(message, *, code=None, data=None, steps=None, step=None, timeout_ms=None)``.
-    The record of a task that raises it gets ``status='error'``, ``error_code = code`` (or
-    ``'TaskError'`` when ``code`` is None) and ``data = measures ∪ data ∪ {phase}``; ``steps``
-    (pre-measured :class:`StepRecord` s or their wire dicts) are appended to the record's steps.
-    ``str(err)`` is upstream's ``toString()``::
-
-        [TaskError (code)] message
-          step: <step>
-          timeoutMs: <n>
-          data: <JSON, 2-space indent>
-    """
-
-    name: Final = "TaskError"
-
-    def __init__(
-        self,
-        message: str = "",
-        *,
-        code: str | None = None,
-        data: Mapping[str, Any] | None = None,
-        steps: Sequence[StepRecord | Mapping[str, Any]] | None = None,
-        step: str | None = None,
-        timeout_ms: float | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message: str = message
-        self.code: str | None = code
-        self.data: dict[str, Any] | None = dict(data) if data is not None else None
-        self.steps: tuple[StepRecord | Mapping[str, Any], ...] | None = (
-            tuple(steps) if steps is not None else None
-        )
-        self.step: str | None = step
-        self.timeout_ms: float | None = timeout_ms
-
-    def __str__(self) -> str:
-        text = f"[{self.name}{f' ({self.code})' if self.code else ''}] {self.message}"
-        if self.step:
-            text += f"\n  step: {self.step}"
-        if self.timeout_ms is not None:
-            text += f"\n  timeoutMs: {js_string(self.timeout_ms)}"
-        if self.data:
-            text += f"\n  data: {js_json(self.data, 2)}"
-        return text
-
-    def __repr__(self) -> str:
-        parts = [repr(self.message)]
-        for field in ("code", "data", "steps", "step", "timeout_ms"):
-            value = getattr(self, field)
-            if value is not None:
-                parts.append(f"{field}={value!r}")
-        return f"{type(self).__name__}({', '.join(parts)})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Keyword-only arguments are not in ``args``; rebuild explicitly so the error survives
-        # pickling (xdist, multiprocessing).
-        return (
-            _rebuild_task_error,
-            (
-                type(self),
-                self.message,
-                self.code,
-                self.data,
-                self.steps,
-                self.step,
-                self.timeout_ms,
-            ),
-        )
-
-
-def _rebuild_task_error(
-    cls: type[TaskError],
-    message: str,
-    code: str | None,
-    data: Mapping[str, Any] | None,
-    steps: Sequence[Any] | None,
-    step: str | None,
-    timeout_ms: float | None,
-) -> TaskError:
-    return cls(message, code=code, data=data, steps=steps, step=step, timeout_ms=timeout_ms)
-
-
-def is_task_error(exc: object) -> bool:
-    """True for a :class:`TaskError` or any exception whose class is named ``TaskError``.
-
-    Name-based recognition mirrors upstream (``error.name === 'TaskError'``), so a TaskError
-    class from another copy of the package (vendored, reloaded) is still recognised.
-    """
-    return isinstance(exc, TaskError) or (
-        isinstance(exc, BaseException) and type(exc).__name__ == "TaskError"
-    )
-
-
-def error_code_of(exc: object) -> str:
-    """Upstream ``getErrorCode``: a non-empty string ``code`` attribute, else the class name.
-
-    ``'ERROR'`` for values that are not exceptions.
-    """
-    if not isinstance(exc, BaseException):
-        return "ERROR"
-    code = getattr(exc, "code", None)
-    if isinstance(code, str) and code:
-        return code
-    return type(exc).__name__ or "ERROR"
-
-
-def _step_error_code(exc: BaseException) -> str:
-    # Runner rule for step records: TaskError -> code ?? name, else getErrorCode.
-    if is_task_error(exc):
-        code = getattr(exc, "code", None)
-        return code if isinstance(code, str) else "TaskError"
-    return error_code_of(exc)
-
-
-def _error_message(exc: BaseException) -> str:
-    # JS ``error.message``: TaskError keeps its bare message (str() is the decorated form).
-    if is_task_error(exc):
-        message = getattr(exc, "message", None)
-        if isinstance(message, str):
-            return message
-    return str(exc)
 
 
 # --------------------------------------------------------------------------------------------
@@ -250,43 +121,6 @@ class IterationOutcome:
         return self.record.status == "success"
 
 
-def is_step_outcome(value: object) -> bool:
-    """Upstream ``isStepOutcome``: a non-empty mapping whose keys are all in
-    ``{stdout, stderr, error, exitCode, code, signal, pid}`` with at least one of
-    ``stdout``/``stderr``/``error`` a string."""
-    if not isinstance(value, Mapping) or len(value) == 0:
-        return False
-    if not all(isinstance(k, str) and k in _STEP_OUTCOME_KEYS for k in value):
-        return False
-    return any(isinstance(value.get(k), str) for k in ("stdout", "stderr", "error"))
-
-
-# --------------------------------------------------------------------------------------------
-# Steps
-
-
-@attrs.define(eq=False)
-class _StepState:
-    """A step while it runs; turned into a StepRecord when the task's record is built."""
-
-    name: str
-    started: float
-    started_at: str
-    concurrency: int | None
-    timeout_ms: float | None
-    data: dict[str, Any] = attrs.Factory(dict)
-    status: str = "running"
-    ended: float | None = None
-    completed_at: str | None = None
-    error_code: str | None = None
-
-
-# (owner context, step) of the innermost running step in the current execution context.
-_ACTIVE_STEP: contextvars.ContextVar[tuple[TaskContext, _StepState] | None] = (
-    contextvars.ContextVar("pytest_benchsdk_active_step", default=None)
-)
-
-
 # The context of the iteration running in the current execution context (thread / asyncio task).
 _CURRENT: contextvars.ContextVar[TaskContext | None] = contextvars.ContextVar(
     "pytest_benchsdk_current_context", default=None
@@ -301,156 +135,6 @@ def current_context() -> TaskContext | None:
     ``step``/``measure``/``log`` of the right iteration even when several run concurrently.
     """
     return _CURRENT.get()
-
-
-def _in_running_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-def _consume_result(task: asyncio.Future[Any]) -> None:
-    # Mark an abandoned task's exception as retrieved so asyncio does not warn about it.
-    if not task.cancelled():
-        task.exception()
-
-
-async def _await_with_timeout(
-    awaitable: Awaitable[Any], timeout_s: float, on_timeout: Callable[[], BaseException]
-) -> Any:
-    """Await ``awaitable``; at the deadline cancel it, let it unwind, raise ``on_timeout()``."""
-    task = asyncio.ensure_future(awaitable)
-    try:
-        done, _ = await asyncio.wait({task}, timeout=timeout_s)
-    except asyncio.CancelledError:
-        task.cancel()
-        task.add_done_callback(_consume_result)
-        raise
-    if task in done:
-        return task.result()
-    task.cancel()
-    task.add_done_callback(_consume_result)
-    # Wait for the work to acknowledge the cancellation (its finally blocks run) before the
-    # step reports, like ``asyncio.wait_for``.
-    await asyncio.wait({task})
-    raise on_timeout()
-
-
-async def _as_coroutine(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
-
-
-class _ThreadCall:
-    """Runs one invocation on a daemon helper thread so the caller can stop waiting for it."""
-
-    def __init__(self, run: Callable[[], Any], name: str) -> None:
-        self.done = threading.Event()
-        self.value: Any = None
-        self.error: BaseException | None = None
-        context = contextvars.copy_context()
-        self._thread = threading.Thread(
-            target=context.run, args=(self._body, run), name=name, daemon=True
-        )
-        self._thread.start()
-
-    def _body(self, run: Callable[[], Any]) -> None:
-        try:
-            self.value = run()
-        except BaseException as exc:  # handed to the waiting thread
-            self.error = exc
-        finally:
-            self.done.set()
-
-
-@attrs.frozen
-class _StepOptions:
-    name: str
-    timeout_ms: Any
-    parallelism: Any
-    capture_output: bool
-
-
-class _StepBlock:
-    """``with step("name"):`` / ``async with step("name"):`` — times the block as a step."""
-
-    def __init__(self, ctx: TaskContext, options: _StepOptions) -> None:
-        self._ctx = ctx
-        self._options = options
-        self._state: _StepState | None = None
-        self._token: contextvars.Token[tuple[TaskContext, _StepState] | None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
-        self._timed_out = False
-        self._task: asyncio.Task[Any] | None = None
-
-    def _begin(self, *, allow_timeout: bool) -> None:
-        self._state, self._token = self._ctx._begin_step(self._options)
-        try:
-            if self._options.parallelism is not None:
-                raise ValueError(
-                    f'step "{self._options.name}" parallel_invocations needs a function '
-                    "(step(name, fn, parallel_invocations=N))"
-                )
-            timeout_ms = self._ctx._validate_options(self._options)[1]
-            if timeout_ms is not None and not allow_timeout:
-                raise ValueError(
-                    f'step "{self._options.name}" timeout_ms needs a function or `async with` '
-                    "(a plain `with` block cannot be interrupted)"
-                )
-        except BaseException as exc:
-            self._finish(None, exc)
-            raise
-
-    def _finish(self, value: Any, exc: BaseException | None) -> None:
-        assert self._state is not None
-        assert self._token is not None
-        token, self._token = self._token, None
-        self._ctx._end_step(self._state, token, self._options, value, exc)
-
-    def __enter__(self) -> _StepBlock:
-        self._begin(allow_timeout=False)
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._finish(None, exc)
-
-    async def __aenter__(self) -> _StepBlock:
-        self._begin(allow_timeout=True)
-        timeout_ms = self._options.timeout_ms
-        if timeout_ms is not None:
-            self._task = asyncio.current_task()
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(float(timeout_ms) / 1000.0, self._on_timeout)
-        return self
-
-    def _on_timeout(self) -> None:
-        self._timed_out = True
-        if self._task is not None:
-            self._task.cancel()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool:
-        if self._timer is not None:
-            self._timer.cancel()
-        if self._timed_out and (exc is None or isinstance(exc, asyncio.CancelledError)):
-            uncancel = getattr(self._task, "uncancel", None)
-            if exc is not None and uncancel is not None:
-                uncancel()  # 3.11+: our own cancellation is consumed here
-            error = self._ctx._timeout_error(self._options.name, self._options.timeout_ms)
-            self._finish(None, error)
-            raise error from None
-        self._finish(None, exc)
-        return False
 
 
 # --------------------------------------------------------------------------------------------
@@ -497,8 +181,8 @@ class TaskContext:
         self._log_index = task_index if log_task_index is None else log_task_index
         self._lock = threading.Lock()
         self._measures: dict[str, Any] = {}
-        self._steps: list[_StepState] = []
         self._logs: list[LogLine] = []
+        self._steps = StepRunner(self, self._lock, self._write_log)
 
     def __repr__(self) -> str:
         return (
@@ -525,9 +209,9 @@ class TaskContext:
         task's measures outside any step. ``measure({"a": 1})`` and ``measure(a=1)`` are equal."""
         merged: dict[str, Any] = dict(data) if data is not None else {}
         merged.update(values)
-        active = _ACTIVE_STEP.get()
+        active = ACTIVE_STEP.get()
         with self._lock:
-            if active is not None and active[0] is self and active[1].status == "running":
+            if active is not None and active[0] is self._steps and active[1].status == "running":
                 active[1].data.update(merged)
             else:
                 self._measures.update(merged)
@@ -596,210 +280,8 @@ class TaskContext:
                 stacklevel=2,
             )
         parallelism = parallel_invocations if parallel_invocations is not None else concurrency
-        options = _StepOptions(str(name), timeout_ms, parallelism, capture_output)
-        if fn is None:
-            return _StepBlock(self, options)
-        if _in_running_loop():
-            return self._step_async(options, fn)
-        return self._step_sync(options, fn)
-
-    # ---------------------------------------------------------------- step machinery
-
-    def _begin_step(
-        self, options: _StepOptions
-    ) -> tuple[_StepState, contextvars.Token[tuple[TaskContext, _StepState] | None]]:
-        now = self.clock.monotonic()
-        parallelism = options.parallelism
-        state = _StepState(
-            name=options.name,
-            started=now,
-            started_at=self.clock.iso(now),
-            # Only a valid request is recorded (the wire schema wants an integer >= 1).
-            concurrency=int(parallelism)
-            if is_js_integer(parallelism) and parallelism >= 1
-            else None,
-            timeout_ms=options.timeout_ms if is_number(options.timeout_ms) else None,
-        )
-        with self._lock:
-            self._steps.append(state)
-        token = _ACTIVE_STEP.set((self, state))
-        return state, token
-
-    def _end_step(
-        self,
-        state: _StepState,
-        token: contextvars.Token[tuple[TaskContext, _StepState] | None],
-        options: _StepOptions,
-        value: Any,
-        exc: BaseException | None,
-    ) -> None:
-        end = self.clock.monotonic()
-        try:
-            _ACTIVE_STEP.reset(token)
-        except ValueError:
-            # Token made in another context (a block entered and left in different tasks);
-            # fall back to clearing only if it still points at this step.
-            current = _ACTIVE_STEP.get()
-            if current is not None and current[1] is state:
-                _ACTIVE_STEP.set(None)
-        with self._lock:
-            state.ended = end
-            state.completed_at = self.clock.iso(end)
-            if exc is None:
-                state.status = "success"
-            else:
-                state.status = "error"
-                state.error_code = _step_error_code(exc)
-        if exc is None:
-            self._write_log("info", state.name, None)
-            if options.capture_output and is_step_outcome(value):
-                self._log_outcome(state.name, value)
-        else:
-            self._write_log("error", f"{state.name}\n  error: {_error_message(exc)}", None)
-
-    def _log_outcome(self, step_name: str, outcome: Mapping[str, Any]) -> None:
-        for stream in ("stdout", "stderr", "error"):
-            text = outcome.get(stream)
-            if not isinstance(text, str) or not text.strip():
-                continue
-            for raw in text.split("\n"):
-                line = raw.rstrip()
-                if line:
-                    self._write_log(None, f"{step_name} {stream}: {line}", None)
-
-    def _validate_options(self, options: _StepOptions) -> tuple[int, float | None]:
-        parallelism = options.parallelism
-        if parallelism is not None and (not is_js_integer(parallelism) or parallelism < 1):
-            raise ValueError(
-                f'step "{options.name}" parallel_invocations must be an integer >= 1 '
-                f"(got {js_string(parallelism)})"
-            )
-        timeout_ms = options.timeout_ms
-        if timeout_ms is not None and (
-            not is_number(timeout_ms) or not _finite(timeout_ms) or timeout_ms < 0
-        ):
-            raise ValueError(
-                f'step "{options.name}" timeout_ms must be a number >= 0 '
-                f"(got {js_string(timeout_ms)})"
-            )
-        count = int(parallelism) if parallelism is not None else 1
-        return count, (float(timeout_ms) if timeout_ms is not None else None)
-
-    def _timeout_error(self, name: str, timeout_ms: Any) -> TaskError:
-        who = f' for participant "{self.participant_name}"' if self.participant_name else ""
-        return TaskError(
-            f'Step "{name}" timed out after {js_string(timeout_ms)}ms{who}',
-            code="step_timeout",
-            step=name,
-            timeout_ms=timeout_ms,
-        )
-
-    async def _step_async(self, options: _StepOptions, fn: Callable[[], Any]) -> Any:
-        state, token = self._begin_step(options)
-        value: Any = None
-        try:
-            count, timeout_ms = self._validate_options(options)
-            if count == 1:
-                value = await self._invoke_async(options, fn, timeout_ms)
-            else:
-                tasks = [
-                    asyncio.ensure_future(self._invoke_async(options, fn, timeout_ms))
-                    for _ in range(count)
-                ]
-                settled = await asyncio.gather(*tasks, return_exceptions=True)
-                _raise_first_failure(settled)
-                value = list(settled)
-        except BaseException as exc:
-            self._end_step(state, token, options, None, exc)
-            raise
-        self._end_step(state, token, options, value, None)
-        return value
-
-    async def _invoke_async(
-        self, options: _StepOptions, fn: Callable[[], Any], timeout_ms: float | None
-    ) -> Any:
-        result = fn()
-        if not inspect.isawaitable(result):
-            return result
-        if timeout_ms is None:
-            return await result
-        return await _await_with_timeout(
-            result,
-            timeout_ms / 1000.0,
-            lambda: self._timeout_error(options.name, options.timeout_ms),
-        )
-
-    def _step_sync(self, options: _StepOptions, fn: Callable[[], Any]) -> Any:
-        state, token = self._begin_step(options)
-        value: Any = None
-        try:
-            count, timeout_ms = self._validate_options(options)
-            if count == 1 and timeout_ms is None:
-                value = self._resolve_blocking(fn(), None, options)
-            else:
-                value = self._invoke_threads(options, fn, count, timeout_ms)
-        except BaseException as exc:
-            self._end_step(state, token, options, None, exc)
-            raise
-        self._end_step(state, token, options, value, None)
-        return value
-
-    def _invoke_threads(
-        self, options: _StepOptions, fn: Callable[[], Any], count: int, timeout_ms: float | None
-    ) -> Any:
-        deadline = None if timeout_ms is None else self.clock.monotonic() + timeout_ms / 1000.0
-
-        def run() -> Any:
-            return self._resolve_blocking(fn(), deadline, options)
-
-        calls = [
-            _ThreadCall(run, f"benchsdk-step-{options.name}-{i}") for i in range(count)
-        ]
-        settled: list[Any] = []
-        for call in calls:
-            if deadline is None:
-                call.done.wait()
-                finished = True
-            else:
-                finished = call.done.wait(max(0.0, deadline - self.clock.monotonic()))
-            if not finished:
-                # Stop waiting; the thread finishes on its own (it cannot be killed).
-                settled.append(self._timeout_error(options.name, options.timeout_ms))
-            elif call.error is not None:
-                settled.append(call.error)
-            else:
-                settled.append(call.value)
-        if count == 1:
-            _raise_first_failure(settled)
-            return settled[0]
-        _raise_first_failure(settled)
-        return settled
-
-    def _resolve_blocking(
-        self, result: Any, deadline: float | None, options: _StepOptions | None
-    ) -> Any:
-        """Run an awaitable returned on a plain thread to completion (cancelled at deadline)."""
-        if not inspect.isawaitable(result):
-            return result
-        coro: Coroutine[Any, Any, Any]
-        if deadline is None:
-            coro = _as_coroutine(result)
-        else:
-            remaining = max(0.0, deadline - self.clock.monotonic())
-            assert options is not None
-            name, timeout = options.name, options.timeout_ms
-            coro = _await_with_timeout(
-                result, remaining, lambda: self._timeout_error(name, timeout)
-            )
-        loop = self.loop
-        if loop is not None and loop.is_running() and not loop.is_closed():
-            future = asyncio.run_coroutine_threadsafe(coro, loop)
-            try:
-                return future.result()
-            except BaseException:
-                future.cancel()
-                raise
-        return asyncio.run(coro)
+        options = StepOptions(str(name), timeout_ms, parallelism, capture_output)
+        return self._steps.start(options, fn)
 
     # ---------------------------------------------------------------- logging
 
@@ -815,56 +297,6 @@ class TaskContext:
             self._logs.append(line)
         if self._on_log is not None:
             self._on_log(line)
-
-    # ---------------------------------------------------------------- record helpers
-
-    def _step_records(self, now: float) -> list[StepRecord]:
-        with self._lock:
-            states = list(self._steps)
-        records: list[StepRecord] = []
-        for state in states:
-            error_code: str | None
-            if state.status == "running":
-                # Still running when the task ended (not awaited / left on a thread).
-                ended: float = now
-                completed_at = self.clock.iso(now)
-                status, error_code = "error", "step_unfinished"
-            else:
-                assert state.ended is not None
-                assert state.completed_at is not None
-                ended, completed_at = state.ended, state.completed_at
-                status = state.status
-                error_code = state.error_code
-            kwargs: dict[str, Any] = {}
-            if error_code is not None:
-                kwargs["error_code"] = error_code
-            if state.data:
-                kwargs["data"] = dict(state.data)
-            if state.concurrency is not None:
-                kwargs["concurrency"] = state.concurrency
-            if state.timeout_ms is not None:
-                kwargs["timeout_ms"] = state.timeout_ms
-            records.append(
-                StepRecord(
-                    name=state.name,
-                    status=status,
-                    started_at=state.started_at,
-                    completed_at=completed_at,
-                    latency_ms=Clock.elapsed_ms(state.started, ended),
-                    **kwargs,
-                )
-            )
-        return records
-
-
-def _finite(value: float) -> bool:
-    return value == value and value not in (float("inf"), float("-inf"))
-
-
-def _raise_first_failure(settled: Iterable[Any]) -> None:
-    for item in settled:
-        if isinstance(item, BaseException):
-            raise item
 
 
 def _is_log_options(value: object) -> bool:
@@ -928,7 +360,7 @@ def build_record(
     return value (see :class:`TaskResult`), ``error`` the exception it raised (if any).
     """
     measures = ctx.measures
-    steps = ctx._step_records(completed)
+    steps = ctx._steps.records(completed)
     started_at = ctx.clock.iso(started)
     completed_at = ctx.clock.iso(completed)
     latency_ms: float = Clock.elapsed_ms(started, completed)
@@ -941,7 +373,7 @@ def build_record(
             data.update(task_result.data)
         data = _with_phase(data, ctx.phase)
         returned = task_result.latency_ms
-        if returned is not None and is_number(returned) and _finite(returned):
+        if returned is not None and is_number(returned) and finite(returned):
             latency_ms = returned
         try:
             steps.extend(_coerce_step(s) for s in task_result.steps or ())
@@ -1006,11 +438,11 @@ def run_task(ctx: TaskContext, invoke: Callable[[TaskContext], object]) -> Itera
     """
 
     def body() -> IterationOutcome:
-        _ACTIVE_STEP.set(None)
+        ACTIVE_STEP.set(None)
         _CURRENT.set(ctx)
         started = ctx.clock.monotonic()
         try:
-            result = ctx._resolve_blocking(invoke(ctx), None, None)
+            result = ctx._steps.resolve_blocking(invoke(ctx), None, None)
         except Exception as exc:
             return build_record(ctx, started=started, completed=ctx.clock.monotonic(), error=exc)
         return build_record(ctx, started=started, completed=ctx.clock.monotonic(), result=result)
@@ -1023,7 +455,7 @@ async def run_task_async(
 ) -> IterationOutcome:
     """Run ``invoke(ctx)`` in the running event loop (awaiting what it returns) and build its
     record. ``asyncio.CancelledError`` and other ``BaseException`` s propagate."""
-    token = _ACTIVE_STEP.set(None)
+    token = ACTIVE_STEP.set(None)
     current_token = _CURRENT.set(ctx)
     started = ctx.clock.monotonic()
     try:
@@ -1034,5 +466,5 @@ async def run_task_async(
         return build_record(ctx, started=started, completed=ctx.clock.monotonic(), error=exc)
     finally:
         _CURRENT.reset(current_token)
-        _ACTIVE_STEP.reset(token)
+        ACTIVE_STEP.reset(token)
     return build_record(ctx, started=started, completed=ctx.clock.monotonic(), result=result)

@@ -17,22 +17,38 @@ renormalising the weights; a lower-is-better score is not capped at 100 for nega
 ceiling of 0 yields ``inf``/``nan`` instead of an error; ``trim`` outside (0, 0.5) silently means
 "no trimming"; with ``group_by`` the rows of records lacking the key carry only the base
 dimensions, like the aggregate row.
+
+This module is the public face; the input protocols and result rows live in
+:mod:`pytest_benchsdk._scoring_types`, sampling and statistics in :mod:`pytest_benchsdk._stats`,
+and the JavaScript value semantics in :mod:`pytest_benchsdk._jsonvalue`.
 """
 
 from __future__ import annotations
 
 import collections
-import functools
 import itertools
-import json
-import math
-import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, NamedTuple, Protocol
+from typing import Any, Final
 
 import attrs
 
-from ._jsfmt import js_round2, js_to_fixed
+from ._jsfmt import is_number, js_round2, js_to_fixed
+from ._jsonvalue import OMIT, group_identity, js_strict_equal, json_object, json_value
+from ._scoring_types import (
+    NOTHING,
+    DisplayConfigLike,
+    DisplayMetricLike,
+    MetricResult,
+    ScoreResult,
+    ScoringConfigLike,
+    ScoringMetricLike,
+    ScoringOutcome,
+    ScoringSuccessLike,
+    WeightsLike,
+    read_field,
+    required_field,
+)
+from ._stats import DEFAULT_TRIM, Stats, compute_stats, finite_samples, score_stat, stats_of_sorted
 from .records import JSONObject, ParticipantRecords, TaskRecord
 
 __all__ = [
@@ -59,7 +75,6 @@ __all__ = [
     "validate_scoring_spec",
 ]
 
-DEFAULT_TRIM: Final = 0.05
 WEIGHT_SUM_TOLERANCE: Final = 0.01
 
 MetricValue = str | Callable[[TaskRecord], object]
@@ -68,111 +83,7 @@ MetricValue = str | Callable[[TaskRecord], object]
 SuccessPredicate = Callable[[TaskRecord], bool]
 
 
-# --- input protocols (duck-typed config objects) ----------------------------------------------
-# scoring_config_to_spec accepts config.py's attrs models or plain mappings (snake_case or
-# upstream camelCase keys); these protocols describe the attribute form without importing config.
-
-
-class WeightsLike(Protocol):
-    """Anything with ``median``, ``p95`` and ``p99`` weights (e.g. ``config.Weights``)."""
-
-    @property
-    def median(self) -> float: ...
-    @property
-    def p95(self) -> float: ...
-    @property
-    def p99(self) -> float: ...
-
-
-class ScoringMetricLike(Protocol):
-    """A declarative scoring metric (e.g. ``config.ScoringMetric``)."""
-
-    @property
-    def key(self) -> str: ...
-    @property
-    def ceiling(self) -> float: ...
-    @property
-    def weights(self) -> WeightsLike | Mapping[str, float]: ...
-    @property
-    def unit(self) -> str | None: ...
-    @property
-    def floor(self) -> float | None: ...
-    @property
-    def higher_is_better(self) -> bool | None: ...
-    @property
-    def trim(self) -> float | None: ...
-
-
-class ScoringSuccessLike(Protocol):
-    """The success rule of a scoring config (e.g. ``config.ScoringSuccess``)."""
-
-    @property
-    def require_data(self) -> Mapping[str, object]: ...
-
-
-class ScoringConfigLike(Protocol):
-    """A declarative scoring config (e.g. ``config.ScoringConfig``)."""
-
-    @property
-    def metrics(self) -> Sequence[ScoringMetricLike | Mapping[str, Any]]: ...
-    @property
-    def group_by(self) -> str | None: ...
-    @property
-    def success(self) -> ScoringSuccessLike | Mapping[str, Any] | None: ...
-
-
-class DisplayMetricLike(Protocol):
-    """A display metric (e.g. ``config.DisplayMetric``); only ``key`` and ``unit`` are read."""
-
-    @property
-    def key(self) -> str: ...
-    @property
-    def unit(self) -> str | None: ...
-
-
-class DisplayConfigLike(Protocol):
-    """A display config (e.g. ``config.DisplayConfig``); only ``metrics`` is read."""
-
-    @property
-    def metrics(self) -> Sequence[DisplayMetricLike | Mapping[str, Any]] | None: ...
-
-
-class ScoringOutcome(Protocol):
-    """What :func:`score` reads from a run outcome."""
-
-    @property
-    def participants(self) -> Sequence[ParticipantRecords]: ...
-
-
-_NOTHING: Final = object()
-
-
-def _field(obj: object, snake: str, camel: str | None = None) -> Any:
-    """Read a field from an attrs-like object or a snake_case/camelCase mapping (None if absent)."""
-    if isinstance(obj, Mapping):
-        if snake in obj:
-            return obj[snake]
-        if camel is not None and camel in obj:
-            return obj[camel]
-        return None
-    value = getattr(obj, snake, _NOTHING)
-    if value is _NOTHING and camel is not None:
-        value = getattr(obj, camel, None)
-    return None if value is _NOTHING else value
-
-
-def _required_field(obj: object, snake: str, camel: str | None, what: str) -> Any:
-    value = _field(obj, snake, camel)
-    if value is None:
-        raise TypeError(f"{what} needs '{snake}' (got {obj!r})")
-    return value
-
-
 # --- spec models ------------------------------------------------------------------------------
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @attrs.frozen
@@ -188,8 +99,8 @@ class StatWeights:
         """Accept a ``StatWeights``, a ``Weights``-like object or a ``{median, p95, p99}`` map."""
         if isinstance(obj, StatWeights):
             return obj
-        values = [_field(obj, name) for name in ("median", "p95", "p99")]
-        if not all(_is_number(v) for v in values):
+        values = [read_field(obj, name) for name in ("median", "p95", "p99")]
+        if not all(is_number(v) for v in values):
             raise TypeError(f"weights need numeric median, p95 and p99 (got {obj!r})")
         return cls(values[0], values[1], values[2])
 
@@ -231,14 +142,14 @@ class MetricScoring:
         if not isinstance(obj, Mapping):
             raise TypeError(f"a scoring metric must be a MetricScoring or a mapping (got {obj!r})")
         return cls(
-            _required_field(obj, "name", None, "a scoring metric"),
-            ceiling=_required_field(obj, "ceiling", None, "a scoring metric"),
-            weights=_required_field(obj, "weights", None, "a scoring metric"),
-            value=_field(obj, "value"),
-            unit=_field(obj, "unit"),
-            floor=_field(obj, "floor"),
-            higher_is_better=_field(obj, "higher_is_better", "higherIsBetter"),
-            trim=_field(obj, "trim"),
+            required_field(obj, "name", None, "a scoring metric"),
+            ceiling=required_field(obj, "ceiling", None, "a scoring metric"),
+            weights=required_field(obj, "weights", None, "a scoring metric"),
+            value=read_field(obj, "value"),
+            unit=read_field(obj, "unit"),
+            floor=read_field(obj, "floor"),
+            higher_is_better=read_field(obj, "higher_is_better", "higherIsBetter"),
+            trim=read_field(obj, "trim"),
         )
 
 
@@ -274,9 +185,9 @@ class ScoringSpec:
             raise TypeError(f"a scoring spec needs a 'metrics' list (got {metrics!r})")
         return cls(
             metrics,
-            dimensions=_field(obj, "dimensions"),
-            group_by=_field(obj, "group_by", "groupBy"),
-            success=_field(obj, "success"),
+            dimensions=read_field(obj, "dimensions"),
+            group_by=read_field(obj, "group_by", "groupBy"),
+            success=read_field(obj, "success"),
         )
 
 
@@ -324,240 +235,8 @@ def higher_is_better(
     )
 
 
-# --- results ----------------------------------------------------------------------------------
-
-
-def _describe(value: object) -> str:
-    try:
-        return json.dumps(value)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def _wire_number(obj: Mapping[str, Any], key: str, where: str) -> float:
-    if key not in obj:
-        raise ValueError(f"{where}.{key} is required")
-    value = obj[key]
-    # JSON.stringify writes NaN/Infinity (e.g. from a ceiling of 0) as null; read it back as NaN.
-    if value is None:
-        return math.nan
-    if not _is_number(value):
-        raise ValueError(f"{where}.{key} must be a number (got {_describe(value)})")
-    return value  # type: ignore[no-any-return]
-
-
-def _wire_string(obj: Mapping[str, Any], key: str, where: str) -> str:
-    if key not in obj:
-        raise ValueError(f"{where}.{key} is required")
-    value = obj[key]
-    if not isinstance(value, str):
-        raise ValueError(f"{where}.{key} must be a string (got {_describe(value)})")
-    return value
-
-
-def _wire_object(value: object, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise ValueError(f"{where} must be a JSON object (got {_describe(value)})")
-    return value
-
-
-def _wire_keys(obj: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
-    unknown = [key for key in obj if key not in allowed]
-    if unknown:
-        raise ValueError(f"{where} has unknown key(s) {', '.join(repr(k) for k in unknown)}")
-
-
-_METRIC_RESULT_KEYS: Final = ("name", "unit", "median", "p95", "p99")
-_SCORE_RESULT_KEYS: Final = (
-    "provider",
-    "dimensions",
-    "metrics",
-    "compositeScore",
-    "successRate",
-    "skipped",
-)
-
-
-@attrs.frozen
-class MetricResult:
-    """Stats of one metric in one result row (stats are of the trimmed samples)."""
-
-    name: str
-    unit: str
-    median: float
-    p95: float
-    p99: float
-
-    def to_wire(self) -> JSONObject:
-        """``{name, unit, median, p95, p99}``."""
-        return {
-            "name": self.name,
-            "unit": self.unit,
-            "median": self.median,
-            "p95": self.p95,
-            "p99": self.p99,
-        }
-
-    @classmethod
-    def from_wire(cls, wire: Mapping[str, Any], *, where: str = "metric") -> MetricResult:
-        """Read a wire object back; raises ``ValueError`` naming the offending field."""
-        obj = _wire_object(wire, where)
-        _wire_keys(obj, _METRIC_RESULT_KEYS, where)
-        return cls(
-            name=_wire_string(obj, "name", where),
-            unit=_wire_string(obj, "unit", where),
-            median=_wire_number(obj, "median", where),
-            p95=_wire_number(obj, "p95", where),
-            p99=_wire_number(obj, "p99", where),
-        )
-
-
-def _metric_results(value: Iterable[MetricResult]) -> tuple[MetricResult, ...]:
-    return tuple(value)
-
-
-@attrs.frozen
-class ScoreResult:
-    """One result row (upstream ``BenchmarkScoreResult``): a participant, or a participant's
-    ``group_by`` group. ``success_rate`` is unrounded; ``composite_score`` has two decimals."""
-
-    provider: str
-    dimensions: JSONObject
-    metrics: tuple[MetricResult, ...] = attrs.field(converter=_metric_results)
-    composite_score: float
-    success_rate: float
-    skipped: bool
-
-    def to_wire(self) -> JSONObject:
-        """``{provider, dimensions, metrics, compositeScore, successRate, skipped}``."""
-        return {
-            "provider": self.provider,
-            "dimensions": dict(self.dimensions),
-            "metrics": [metric.to_wire() for metric in self.metrics],
-            "compositeScore": self.composite_score,
-            "successRate": self.success_rate,
-            "skipped": self.skipped,
-        }
-
-    @classmethod
-    def from_wire(cls, wire: Mapping[str, Any], *, where: str = "result") -> ScoreResult:
-        """Read a wire object back; raises ``ValueError`` naming the offending field.
-
-        ``null`` numbers (how JSON writes NaN/Infinity) are read as NaN.
-        """
-        obj = _wire_object(wire, where)
-        _wire_keys(obj, _SCORE_RESULT_KEYS, where)
-        if "dimensions" not in obj:
-            raise ValueError(f"{where}.dimensions is required")
-        dimensions = dict(_wire_object(obj["dimensions"], f"{where}.dimensions"))
-        metrics = obj.get("metrics")
-        if not isinstance(metrics, list):
-            raise ValueError(f"{where}.metrics must be an array (got {_describe(metrics)})")
-        skipped = obj.get("skipped")
-        if not isinstance(skipped, bool):
-            raise ValueError(f"{where}.skipped must be a boolean (got {_describe(skipped)})")
-        return cls(
-            provider=_wire_string(obj, "provider", where),
-            dimensions=dimensions,
-            metrics=[
-                MetricResult.from_wire(m, where=f"{where}.metrics[{i}]")
-                for i, m in enumerate(metrics)
-            ],
-            composite_score=_wire_number(obj, "compositeScore", where),
-            success_rate=_wire_number(obj, "successRate", where),
-            skipped=skipped,
-        )
-
-
 class ScoringSpecError(ValueError):
     """A scoring spec that cannot be scored (weights not summing to 1.0 ± 0.01)."""
-
-
-# --- math -------------------------------------------------------------------------------------
-
-
-class Stats(NamedTuple):
-    """Median, p95 and p99 of a (trimmed) sample."""
-
-    median: float
-    p95: float
-    p99: float
-
-
-def _percentile_index(p: int, m: int) -> int:
-    # Nearest rank, no interpolation; (p / 100) * m mirrors upstream's float arithmetic.
-    return min(max(0, math.ceil(p / 100 * m) - 1), m - 1)
-
-
-def _stats_of_sorted(values: Sequence[float], trim: float) -> Stats:
-    n = len(values)
-    if n == 0:
-        return Stats(0, 0, 0)
-    lo, m = 0, n
-    cut = n * trim
-    # JS: k = Math.floor(n * trim); trim only if k > 0 && n - 2k > 0. NaN/inf never trim
-    # (math.floor would raise on them, JS just fails the comparison).
-    if math.isfinite(cut) and cut >= 1:
-        k = math.floor(cut)
-        if n - 2 * k > 0:
-            lo, m = k, n - 2 * k
-    mid = lo + m // 2
-    median = values[mid] if m % 2 else (values[mid - 1] + values[mid]) / 2
-    return Stats(
-        median,
-        values[lo + _percentile_index(95, m)],
-        values[lo + _percentile_index(99, m)],
-    )
-
-
-def compute_stats(values: Iterable[float], trim: float | None = DEFAULT_TRIM) -> Stats:
-    """Median, nearest-rank p95 and p99 of ``values`` after trimming (upstream ``computeStats``).
-
-    ``k = floor(n * trim)`` values are dropped from each end when ``k > 0`` and ``n - 2k > 0``;
-    otherwise nothing is (so ``trim >= 0.5``, ``trim <= 0`` and small samples are untrimmed).
-    ``trim=None`` means the default 0.05. An empty input gives ``Stats(0, 0, 0)``.
-    """
-    return _stats_of_sorted(sorted(values), DEFAULT_TRIM if trim is None else trim)
-
-
-def _js_div(a: float, b: float) -> float:
-    # JavaScript division never raises: x/0 is ±Infinity, 0/0 is NaN.
-    if b == 0:
-        if a == 0 or math.isnan(a):
-            return math.nan
-        return math.copysign(math.inf, a) * math.copysign(1.0, b)
-    return a / b
-
-
-class _ScoreStatMetric(Protocol):
-    @property
-    def ceiling(self) -> float: ...
-    @property
-    def floor(self) -> float | None: ...
-    @property
-    def higher_is_better(self) -> bool | None: ...
-
-
-def score_stat(stat: float, metric: _ScoreStatMetric) -> float:
-    """Score one statistic 0–100 against ``metric`` (upstream ``scoreStat``).
-
-    Higher-is-better: 0 at or below ``floor`` (default 0), 100 at or above ``ceiling``, linear
-    between. Lower-is-better: ``max(0, 100 * (1 - stat / ceiling))`` — not capped at 100 for
-    negative stats, and ``ceiling=0`` gives ``inf``/``nan`` rather than an error (as upstream).
-    """
-    ceiling = metric.ceiling
-    if metric.higher_is_better:
-        floor = 0 if metric.floor is None else metric.floor
-        if stat <= floor:
-            return 0.0
-        if stat >= ceiling:
-            return 100.0
-        return _js_div(stat - floor, ceiling - floor) * 100
-    result = 100 * (1 - _js_div(stat, ceiling))
-    # Math.max(0, NaN) is NaN (Python's max would return 0).
-    if math.isnan(result):
-        return result
-    return result if result > 0 else 0.0
 
 
 _TOTAL_MESSAGE: Final = (
@@ -592,139 +271,16 @@ def validate_scoring_spec(spec: ScoringSpec | Mapping[str, Any]) -> None:
         )
 
 
-# --- JSON helpers -----------------------------------------------------------------------------
-
-_OMIT: Final = object()
-
-
-def _json_value(value: Any) -> Any:
-    """``JSON.parse(JSON.stringify(value))`` for Python values (``_OMIT`` for undefined)."""
-    if value is None or isinstance(value, (bool, str, int)):
-        return value
-    if isinstance(value, float):
-        # NaN/Infinity become null; -0 becomes 0.
-        return value + 0.0 if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        out: JSONObject = {}
-        for key, item in value.items():
-            converted = _json_value(item)
-            if converted is not _OMIT:
-                out[key if isinstance(key, str) else str(key)] = converted
-        return out
-    if isinstance(value, (list, tuple)):
-        items = [_json_value(item) for item in value]
-        return [None if item is _OMIT else item for item in items]
-    to_wire = getattr(value, "to_wire", None)
-    if callable(to_wire):
-        return _json_value(to_wire())
-    if callable(value):
-        return _OMIT  # functions vanish like undefined
-    raise TypeError(f"dimension value {value!r} is not JSON-serialisable")
-
-
-def _json_object(value: Mapping[str, Any]) -> JSONObject:
-    converted = _json_value(value)
-    if not isinstance(converted, dict):
-        raise TypeError(f"dimensions must be a mapping (got {value!r})")
-    return converted
-
-
-def _group_identity(value: Any) -> object:
-    """A key equal for two values exactly when upstream's ``JSON.stringify`` texts are equal.
-
-    Strings are their own key (a plain ``str``); every other key is a tuple, so the two kinds
-    never collide.
-    """
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, bool):
-        return ("b", value)
-    if isinstance(value, (int, float)):
-        number = float(value)
-        # JSON writes NaN/Infinity as null; all JS numbers are doubles (so 1 == 1.0, -0 == 0).
-        return ("n", number) if math.isfinite(number) else ("z", None)
-    if value is None:
-        return ("z", None)
-    try:
-        converted = _json_value(value)
-    except TypeError:
-        return ("r", repr(value))  # not JSON data at all; identity by repr is the best we can do
-    if converted is _OMIT:
-        return ("u", None)  # JSON.stringify(function) is undefined
-    return ("j", json.dumps(_normalise_numbers(converted), ensure_ascii=False))
-
-
-def _normalise_numbers(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _normalise_numbers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_normalise_numbers(v) for v in value]
-    return value
-
-
-def _js_strict_equal(a: object, b: object) -> bool:
-    """JavaScript ``a === b`` for JSON primitives (True !== 1, 1 === 1.0, NaN !== NaN)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if _is_number(a) and _is_number(b):
-        return a == b
-    if isinstance(a, str) and isinstance(b, str):
-        return a == b
-    return a is b
-
-
 # --- sample collection ------------------------------------------------------------------------
 
 _EMPTY: Final[Mapping[str, Any]] = {}
 
 
-def _is_sample(value: object) -> bool:
-    # A finite number, never a bool. Python ints are exact, so any int counts (no isfinite call:
-    # it would overflow on huge ints).
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    return isinstance(value, float) and math.isfinite(value)
-
-
-def _add_sample(out: list[float], raw: object) -> None:
-    # The general rule: a finite number, or each finite number of a list (one level only).
-    if isinstance(raw, (list, tuple)):
-        out.extend(item for item in raw if _is_sample(item))
-    elif _is_sample(raw):
-        out.append(raw)  # type: ignore[arg-type]
-
-
-_PLAIN_TYPES: Final = frozenset({float, int, type(None)})
-_not_none: Final = functools.partial(operator.is_not, None)
-
-
-def _finite_samples(raws: list[object]) -> list[float]:
-    # Fast path, all in C: when every raw value is a plain float, int or None (no bools, lists,
-    # subclasses), dropping None and keeping math.isfinite is exactly the sampling rule.
-    kinds = set(map(type, raws))
-    if kinds <= _PLAIN_TYPES:
-        plain = list(filter(_not_none, raws)) if type(None) in kinds else raws
-        if float not in kinds:
-            return plain  # type: ignore[return-value]  # ints only: always finite
-        try:
-            return list(filter(math.isfinite, plain))  # type: ignore[arg-type]
-        except OverflowError:
-            pass  # an int too large for a float: take the general path
-    out: list[float] = []
-    for raw in raws:
-        _add_sample(out, raw)
-    return out
-
-
 def _collect(metric: MetricScoring, passing: Sequence[TaskRecord], datas: list[Any]) -> list[float]:
     value = metric.value
     if callable(value):
-        return _finite_samples([value(record) for record in passing])
-    return _finite_samples(_get_all(datas, metric.name if value is None else value, None))
+        return finite_samples([value(record) for record in passing])
+    return finite_samples(_get_all(datas, metric.name if value is None else value, None))
 
 
 def _get_all(datas: list[Any], key: object, default: object) -> list[Any]:
@@ -762,7 +318,7 @@ def _row(
         if not values:
             continue  # no samples: dropped, weights not renormalised (upstream)
         metric = plan.metric
-        stats = _stats_of_sorted(values, plan.trim)
+        stats = stats_of_sorted(values, plan.trim)
         w = metric.weights
         metric_sum += (
             w.median * score_stat(stats.median, metric)
@@ -803,15 +359,15 @@ def _group_identities(raws: list[object]) -> tuple[list[object], dict[object, ob
 
     Keys come from :func:`_group_identity`; plain strings (the usual case) are their own key.
     """
-    if set(map(type, raws)) <= {str, object}:  # strings and _NOTHING only: all in C
+    if set(map(type, raws)) <= {str, object}:  # strings and NOTHING only: all in C
         return raws, {}
     identities: list[object] = []
     first: dict[object, object] = {}
     for raw in raws:
-        if type(raw) is str or raw is _NOTHING:
+        if type(raw) is str or raw is NOTHING:
             identities.append(raw)
             continue
-        identity = _group_identity(raw)
+        identity = group_identity(raw)
         identities.append(identity)
         first.setdefault(identity, raw)
     return identities, first
@@ -836,7 +392,7 @@ def _score_participant(
     # near-linear time.
     flags = _passing_flags(records, spec)
     datas = [record.data or _EMPTY for record in records]
-    raws = _get_all(datas, group_by, _NOTHING)
+    raws = _get_all(datas, group_by, NOTHING)
     identities, first_raw = _group_identities(raws)
     totals = collections.Counter(identities)
     passing_by: dict[object, list[TaskRecord]] = {key: [] for key in totals}  # first-seen order
@@ -850,10 +406,10 @@ def _score_participant(
         for merged, values in zip(aggregate, samples, strict=True):
             merged.extend(values)
         dimensions = dict(base)
-        if identity is not _NOTHING:
+        if identity is not NOTHING:
             # The missing-key group keeps the base dimensions only (upstream, §8.3).
-            converted = _json_value(first_raw.get(identity, identity))
-            if converted is not _OMIT:
+            converted = json_value(first_raw.get(identity, identity))
+            if converted is not OMIT:
                 dimensions[group_by] = converted
         rows.append(_row(provider, dimensions, totals[identity], len(passing), samples, plans))
     for merged in aggregate:
@@ -868,7 +424,8 @@ def _display_unit_map(
 ) -> dict[str, Any]:
     units: dict[str, Any] = {}
     for entry in display_metrics or ():
-        units[_field(entry, "key")] = _field(entry, "unit")  # later duplicates win, like a Map
+        # Later duplicates win, like a Map.
+        units[read_field(entry, "key")] = read_field(entry, "unit")
     return units
 
 
@@ -888,7 +445,7 @@ def score(
     """
     spec = ScoringSpec.coerce(spec)
     validate_scoring_spec(spec)
-    base = _json_object(spec.dimensions if spec.dimensions is not None else {})
+    base = json_object(spec.dimensions if spec.dimensions is not None else {})
     units = _display_unit_map(display_metrics)
     plans = []
     for metric in spec.metrics:
@@ -921,7 +478,7 @@ def _success_predicate(require_data: Mapping[str, object]) -> SuccessPredicate:
         data = record.data
         if data is None:
             return False
-        return all(_js_strict_equal(data.get(key, _NOTHING), want) for key, want in required)
+        return all(js_strict_equal(data.get(key, NOTHING), want) for key, want in required)
 
     return success
 
@@ -940,16 +497,16 @@ def scoring_config_to_spec(
     ``''``. With ``success.require_data`` a record passes only if its status is ``'success'`` and
     each listed data value is strictly equal (JavaScript ``===``: ``True`` is not ``1``).
     """
-    raw_metrics = _field(scoring, "metrics")
+    raw_metrics = read_field(scoring, "metrics")
     if raw_metrics is None or isinstance(raw_metrics, (str, Mapping)):
         raise TypeError(f"scoring.metrics must be a list (got {raw_metrics!r})")
-    display_metrics = None if display is None else _field(display, "metrics")
+    display_metrics = None if display is None else read_field(display, "metrics")
     units = None if display_metrics is None else _display_unit_map(display_metrics)
 
     metrics: list[MetricScoring] = []
     for entry in raw_metrics:
-        key = _required_field(entry, "key", None, "a scoring metric")
-        unit = _field(entry, "unit")
+        key = required_field(entry, "key", None, "a scoring metric")
+        unit = read_field(entry, "unit")
         if units is not None:
             display_unit = units.get(key)
             if display_unit is not None:
@@ -959,26 +516,26 @@ def scoring_config_to_spec(
                 key,
                 value=key,
                 unit="" if unit is None else unit,
-                ceiling=_required_field(entry, "ceiling", None, "a scoring metric"),
-                floor=_field(entry, "floor"),
-                higher_is_better=_field(entry, "higher_is_better", "higherIsBetter"),
-                weights=_required_field(entry, "weights", None, "a scoring metric"),
-                trim=_field(entry, "trim"),
+                ceiling=required_field(entry, "ceiling", None, "a scoring metric"),
+                floor=read_field(entry, "floor"),
+                higher_is_better=read_field(entry, "higher_is_better", "higherIsBetter"),
+                weights=required_field(entry, "weights", None, "a scoring metric"),
+                trim=read_field(entry, "trim"),
             )
         )
 
-    success = _field(scoring, "success")
+    success = read_field(scoring, "success")
     predicate: SuccessPredicate | None = None
     if success is not None:
-        require_data = _field(success, "require_data", "requireData")
+        require_data = read_field(success, "require_data", "requireData")
         if not isinstance(require_data, Mapping):
             raise TypeError(f"scoring.success.require_data must be a mapping (got {success!r})")
         predicate = _success_predicate(require_data)
 
-    group_by = _field(scoring, "group_by", "groupBy")
+    group_by = read_field(scoring, "group_by", "groupBy")
     return ScoringSpec(
         metrics,
-        dimensions=None if dimensions is None else _json_object(dimensions),
+        dimensions=None if dimensions is None else json_object(dimensions),
         group_by=group_by or None,
         success=predicate,
     )

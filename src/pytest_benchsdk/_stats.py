@@ -1,0 +1,151 @@
+"""Samples and their statistics: which values count, median/p95/p99, a stat's 0-100 score.
+
+Upstream's math float for float (reference §5): see :func:`compute_stats` and
+:func:`score_stat`. The public home of these names is :mod:`pytest_benchsdk.scoring`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+from collections.abc import Iterable, Sequence
+from typing import Final, NamedTuple, Protocol
+
+__all__ = [
+    "DEFAULT_TRIM",
+    "Stats",
+    "compute_stats",
+    "finite_samples",
+    "score_stat",
+    "stats_of_sorted",
+]
+
+DEFAULT_TRIM: Final = 0.05
+
+
+def _is_sample(value: object) -> bool:
+    # A finite number, never a bool. Python ints are exact, so any int counts (no isfinite call:
+    # it would overflow on huge ints).
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def _add_sample(out: list[float], raw: object) -> None:
+    # The general rule: a finite number, or each finite number of a list (one level only).
+    if isinstance(raw, (list, tuple)):
+        out.extend(item for item in raw if _is_sample(item))
+    elif _is_sample(raw):
+        out.append(raw)  # type: ignore[arg-type]
+
+
+_PLAIN_TYPES: Final = frozenset({float, int, type(None)})
+_not_none: Final = functools.partial(operator.is_not, None)
+
+
+def finite_samples(raws: list[object]) -> list[float]:
+    """The samples in ``raws``: each finite number (never a bool), and each finite number of a
+    list or tuple (one level only); anything else is ignored."""
+    # Fast path, all in C: when every raw value is a plain float, int or None (no bools, lists,
+    # subclasses), dropping None and keeping math.isfinite is exactly the sampling rule.
+    kinds = set(map(type, raws))
+    if kinds <= _PLAIN_TYPES:
+        plain = list(filter(_not_none, raws)) if type(None) in kinds else raws
+        if float not in kinds:
+            return plain  # type: ignore[return-value]  # ints only: always finite
+        try:
+            return list(filter(math.isfinite, plain))  # type: ignore[arg-type]
+        except OverflowError:
+            pass  # an int too large for a float: take the general path
+    out: list[float] = []
+    for raw in raws:
+        _add_sample(out, raw)
+    return out
+
+
+class Stats(NamedTuple):
+    """Median, p95 and p99 of a (trimmed) sample."""
+
+    median: float
+    p95: float
+    p99: float
+
+
+def _percentile_index(p: int, m: int) -> int:
+    # Nearest rank, no interpolation; (p / 100) * m mirrors upstream's float arithmetic.
+    return min(max(0, math.ceil(p / 100 * m) - 1), m - 1)
+
+
+def stats_of_sorted(values: Sequence[float], trim: float) -> Stats:
+    """:func:`compute_stats` of values already sorted (``trim`` not None)."""
+    n = len(values)
+    if n == 0:
+        return Stats(0, 0, 0)
+    lo, m = 0, n
+    cut = n * trim
+    # JS: k = Math.floor(n * trim); trim only if k > 0 && n - 2k > 0. NaN/inf never trim
+    # (math.floor would raise on them, JS just fails the comparison).
+    if math.isfinite(cut) and cut >= 1:
+        k = math.floor(cut)
+        if n - 2 * k > 0:
+            lo, m = k, n - 2 * k
+    mid = lo + m // 2
+    median = values[mid] if m % 2 else (values[mid - 1] + values[mid]) / 2
+    return Stats(
+        median,
+        values[lo + _percentile_index(95, m)],
+        values[lo + _percentile_index(99, m)],
+    )
+
+
+def compute_stats(values: Iterable[float], trim: float | None = DEFAULT_TRIM) -> Stats:
+    """Median, nearest-rank p95 and p99 of ``values`` after trimming (upstream ``computeStats``).
+
+    ``k = floor(n * trim)`` values are dropped from each end when ``k > 0`` and ``n - 2k > 0``;
+    otherwise nothing is (so ``trim >= 0.5``, ``trim <= 0`` and small samples are untrimmed).
+    ``trim=None`` means the default 0.05. An empty input gives ``Stats(0, 0, 0)``.
+    """
+    return stats_of_sorted(sorted(values), DEFAULT_TRIM if trim is None else trim)
+
+
+def _js_div(a: float, b: float) -> float:
+    # JavaScript division never raises: x/0 is ±Infinity, 0/0 is NaN.
+    if b == 0:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+class _ScoreStatMetric(Protocol):
+    @property
+    def ceiling(self) -> float: ...
+    @property
+    def floor(self) -> float | None: ...
+    @property
+    def higher_is_better(self) -> bool | None: ...
+
+
+def score_stat(stat: float, metric: _ScoreStatMetric) -> float:
+    """Score one statistic 0–100 against ``metric`` (upstream ``scoreStat``).
+
+    Higher-is-better: 0 at or below ``floor`` (default 0), 100 at or above ``ceiling``, linear
+    between. Lower-is-better: ``max(0, 100 * (1 - stat / ceiling))`` — not capped at 100 for
+    negative stats, and ``ceiling=0`` gives ``inf``/``nan`` rather than an error (as upstream).
+    """
+    ceiling = metric.ceiling
+    if metric.higher_is_better:
+        floor = 0 if metric.floor is None else metric.floor
+        if stat <= floor:
+            return 0.0
+        if stat >= ceiling:
+            return 100.0
+        return _js_div(stat - floor, ceiling - floor) * 100
+    result = 100 * (1 - _js_div(stat, ceiling))
+    # Math.max(0, NaN) is NaN (Python's max would return 0).
+    if math.isnan(result):
+        return result
+    return result if result > 0 else 0.0

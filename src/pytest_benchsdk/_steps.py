@@ -1,0 +1,536 @@
+"""The step machinery behind ``TaskContext.step``: timed steps, blocks, timeouts, fan-out.
+
+A :class:`StepRunner` belongs to one :class:`~pytest_benchsdk.context.TaskContext`. It runs
+``step(name, fn)`` in a coroutine (awaiting ``fn``'s awaitable, cancelling it at ``timeout_ms``)
+or on a plain thread (running now; with ``timeout_ms`` or ``parallel_invocations`` each
+invocation gets a daemon helper thread that the step stops waiting for at the deadline), keeps
+each step's state for the record (:meth:`StepRunner.records`), and writes the step's log lines
+(including a captured ``{stdout, stderr, error}`` outcome). :class:`StepBlock` is the
+``with step("x"):`` / ``async with step("x"):`` form.
+
+The innermost running step of the current execution context is :data:`ACTIVE_STEP`, so
+``measure`` of concurrently running steps lands in the right step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from types import TracebackType
+from typing import Any, Final, Protocol
+
+import attrs
+
+from pytest_benchsdk._clock import Clock
+from pytest_benchsdk._jsfmt import is_js_integer, is_number, js_string
+from pytest_benchsdk._taskerror import TaskError, error_code_of, is_task_error
+from pytest_benchsdk.records import StepRecord
+
+__all__ = [
+    "ACTIVE_STEP",
+    "LogWriter",
+    "StepBlock",
+    "StepHost",
+    "StepOptions",
+    "StepRunner",
+    "StepState",
+    "finite",
+    "is_step_outcome",
+]
+
+_STEP_OUTCOME_KEYS: Final = frozenset(
+    {"stdout", "stderr", "error", "exitCode", "code", "signal", "pid"}
+)
+
+
+def is_step_outcome(value: object) -> bool:
+    """Upstream ``isStepOutcome``: a non-empty mapping whose keys are all in
+    ``{stdout, stderr, error, exitCode, code, signal, pid}`` with at least one of
+    ``stdout``/``stderr``/``error`` a string."""
+    if not isinstance(value, Mapping) or len(value) == 0:
+        return False
+    if not all(isinstance(k, str) and k in _STEP_OUTCOME_KEYS for k in value):
+        return False
+    return any(isinstance(value.get(k), str) for k in ("stdout", "stderr", "error"))
+
+
+def _step_error_code(exc: BaseException) -> str:
+    # Runner rule for step records: TaskError -> code ?? name, else getErrorCode.
+    if is_task_error(exc):
+        code = getattr(exc, "code", None)
+        return code if isinstance(code, str) else "TaskError"
+    return error_code_of(exc)
+
+
+def _error_message(exc: BaseException) -> str:
+    # JS ``error.message``: TaskError keeps its bare message (str() is the decorated form).
+    if is_task_error(exc):
+        message = getattr(exc, "message", None)
+        if isinstance(message, str):
+            return message
+    return str(exc)
+
+
+@attrs.define(eq=False)
+class StepState:
+    """A step while it runs; turned into a StepRecord when the task's record is built."""
+
+    name: str
+    started: float
+    started_at: str
+    concurrency: int | None
+    timeout_ms: float | None
+    data: dict[str, Any] = attrs.Factory(dict)
+    status: str = "running"
+    ended: float | None = None
+    completed_at: str | None = None
+    error_code: str | None = None
+
+
+# (owner runner, step) of the innermost running step in the current execution context.
+ACTIVE_STEP: contextvars.ContextVar[tuple[StepRunner, StepState] | None] = contextvars.ContextVar(
+    "pytest_benchsdk_active_step", default=None
+)
+
+
+def _in_running_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _consume_result(task: asyncio.Future[Any]) -> None:
+    # Mark an abandoned task's exception as retrieved so asyncio does not warn about it.
+    if not task.cancelled():
+        task.exception()
+
+
+async def _await_with_timeout(
+    awaitable: Awaitable[Any], timeout_s: float, on_timeout: Callable[[], BaseException]
+) -> Any:
+    """Await ``awaitable``; at the deadline cancel it, let it unwind, raise ``on_timeout()``."""
+    task = asyncio.ensure_future(awaitable)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout_s)
+    except asyncio.CancelledError:
+        task.cancel()
+        task.add_done_callback(_consume_result)
+        raise
+    if task in done:
+        return task.result()
+    task.cancel()
+    task.add_done_callback(_consume_result)
+    # Wait for the work to acknowledge the cancellation (its finally blocks run) before the
+    # step reports, like ``asyncio.wait_for``.
+    await asyncio.wait({task})
+    raise on_timeout()
+
+
+async def _as_coroutine(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+class _ThreadCall:
+    """Runs one invocation on a daemon helper thread so the caller can stop waiting for it."""
+
+    def __init__(self, run: Callable[[], Any], name: str) -> None:
+        self.done = threading.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(
+            target=context.run, args=(self._body, run), name=name, daemon=True
+        )
+        self._thread.start()
+
+    def _body(self, run: Callable[[], Any]) -> None:
+        try:
+            self.value = run()
+        except BaseException as exc:  # handed to the waiting thread
+            self.error = exc
+        finally:
+            self.done.set()
+
+
+@attrs.frozen
+class StepOptions:
+    """A step's options as passed (validated when the step starts, so errors become records)."""
+
+    name: str
+    timeout_ms: Any
+    parallelism: Any
+    capture_output: bool
+
+
+class StepBlock:
+    """``with step("name"):`` / ``async with step("name"):`` — times the block as a step."""
+
+    def __init__(self, runner: StepRunner, options: StepOptions) -> None:
+        self._runner = runner
+        self._options = options
+        self._state: StepState | None = None
+        self._token: contextvars.Token[tuple[StepRunner, StepState] | None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._timed_out = False
+        self._task: asyncio.Task[Any] | None = None
+
+    def _begin(self, *, allow_timeout: bool) -> None:
+        self._state, self._token = self._runner.begin(self._options)
+        try:
+            if self._options.parallelism is not None:
+                raise ValueError(
+                    f'step "{self._options.name}" parallel_invocations needs a function '
+                    "(step(name, fn, parallel_invocations=N))"
+                )
+            timeout_ms = self._runner.validate(self._options)[1]
+            if timeout_ms is not None and not allow_timeout:
+                raise ValueError(
+                    f'step "{self._options.name}" timeout_ms needs a function or `async with` '
+                    "(a plain `with` block cannot be interrupted)"
+                )
+        except BaseException as exc:
+            self._finish(None, exc)
+            raise
+
+    def _finish(self, value: Any, exc: BaseException | None) -> None:
+        assert self._state is not None
+        assert self._token is not None
+        token, self._token = self._token, None
+        self._runner.end(self._state, token, self._options, value, exc)
+
+    def __enter__(self) -> StepBlock:
+        self._begin(allow_timeout=False)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._finish(None, exc)
+
+    async def __aenter__(self) -> StepBlock:
+        self._begin(allow_timeout=True)
+        timeout_ms = self._options.timeout_ms
+        if timeout_ms is not None:
+            self._task = asyncio.current_task()
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(float(timeout_ms) / 1000.0, self._on_timeout)
+        return self
+
+    def _on_timeout(self) -> None:
+        self._timed_out = True
+        if self._task is not None:
+            self._task.cancel()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._timed_out and (exc is None or isinstance(exc, asyncio.CancelledError)):
+            uncancel = getattr(self._task, "uncancel", None)
+            if exc is not None and uncancel is not None:
+                uncancel()  # 3.11+: our own cancellation is consumed here
+            error = self._runner.timeout_error(self._options.name, self._options.timeout_ms)
+            self._finish(None, error)
+            raise error from None
+        self._finish(None, exc)
+        return False
+
+
+class StepHost(Protocol):
+    """The context attributes the steps read. Read on each use: on ``TaskContext`` they are
+    plain, assignable attributes."""
+
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None: ...
+    @property
+    def participant_name(self) -> str: ...
+
+
+#: ``(level, message, meta)`` -> None: the context's log writer.
+LogWriter = Callable[[str | None, str, Mapping[str, Any] | None], None]
+
+
+class StepRunner:
+    """Runs and records the steps of one context.
+
+    ``lock`` is the context's lock: one lock guards measures, steps and logs, so a ``measure``
+    never lands in a step that has just ended.
+    """
+
+    def __init__(self, host: StepHost, lock: threading.Lock, write_log: LogWriter) -> None:
+        self._host = host
+        self._lock = lock
+        self._write_log = write_log
+        self._states: list[StepState] = []  # every step started, in start order
+
+    def start(self, options: StepOptions, fn: Callable[[], Any] | None) -> Any:
+        """A block without ``fn``; in a running loop an awaitable; else run now (see
+        ``TaskContext.step``)."""
+        if fn is None:
+            return StepBlock(self, options)
+        if _in_running_loop():
+            return self._step_async(options, fn)
+        return self._step_sync(options, fn)
+
+    def begin(
+        self, options: StepOptions
+    ) -> tuple[StepState, contextvars.Token[tuple[StepRunner, StepState] | None]]:
+        """Record a running step and make it the active one (undo with :meth:`end`)."""
+        now = self._host.clock.monotonic()
+        parallelism = options.parallelism
+        state = StepState(
+            name=options.name,
+            started=now,
+            started_at=self._host.clock.iso(now),
+            # Only a valid request is recorded (the wire schema wants an integer >= 1).
+            concurrency=int(parallelism)
+            if is_js_integer(parallelism) and parallelism >= 1
+            else None,
+            timeout_ms=options.timeout_ms if is_number(options.timeout_ms) else None,
+        )
+        with self._lock:
+            self._states.append(state)
+        token = ACTIVE_STEP.set((self, state))
+        return state, token
+
+    def end(
+        self,
+        state: StepState,
+        token: contextvars.Token[tuple[StepRunner, StepState] | None],
+        options: StepOptions,
+        value: Any,
+        exc: BaseException | None,
+    ) -> None:
+        """Settle ``state`` as success (``exc`` None) or error and write its log lines."""
+        end = self._host.clock.monotonic()
+        try:
+            ACTIVE_STEP.reset(token)
+        except ValueError:
+            # Token made in another context (a block entered and left in different tasks);
+            # fall back to clearing only if it still points at this step.
+            current = ACTIVE_STEP.get()
+            if current is not None and current[1] is state:
+                ACTIVE_STEP.set(None)
+        with self._lock:
+            state.ended = end
+            state.completed_at = self._host.clock.iso(end)
+            if exc is None:
+                state.status = "success"
+            else:
+                state.status = "error"
+                state.error_code = _step_error_code(exc)
+        if exc is None:
+            self._write_log("info", state.name, None)
+            if options.capture_output and is_step_outcome(value):
+                self._log_outcome(state.name, value)
+        else:
+            self._write_log("error", f"{state.name}\n  error: {_error_message(exc)}", None)
+
+    def _log_outcome(self, step_name: str, outcome: Mapping[str, Any]) -> None:
+        for stream in ("stdout", "stderr", "error"):
+            text = outcome.get(stream)
+            if not isinstance(text, str) or not text.strip():
+                continue
+            for raw in text.split("\n"):
+                line = raw.rstrip()
+                if line:
+                    self._write_log(None, f"{step_name} {stream}: {line}", None)
+
+    def validate(self, options: StepOptions) -> tuple[int, float | None]:
+        """``(invocation count, timeout_ms)``; ValueError for an invalid option."""
+        parallelism = options.parallelism
+        if parallelism is not None and (not is_js_integer(parallelism) or parallelism < 1):
+            raise ValueError(
+                f'step "{options.name}" parallel_invocations must be an integer >= 1 '
+                f"(got {js_string(parallelism)})"
+            )
+        timeout_ms = options.timeout_ms
+        if timeout_ms is not None and (
+            not is_number(timeout_ms) or not finite(timeout_ms) or timeout_ms < 0
+        ):
+            raise ValueError(
+                f'step "{options.name}" timeout_ms must be a number >= 0 '
+                f"(got {js_string(timeout_ms)})"
+            )
+        count = int(parallelism) if parallelism is not None else 1
+        return count, (float(timeout_ms) if timeout_ms is not None else None)
+
+    def timeout_error(self, name: str, timeout_ms: Any) -> TaskError:
+        """The ``step_timeout`` TaskError of step ``name``."""
+        participant = self._host.participant_name
+        who = f' for participant "{participant}"' if participant else ""
+        return TaskError(
+            f'Step "{name}" timed out after {js_string(timeout_ms)}ms{who}',
+            code="step_timeout",
+            step=name,
+            timeout_ms=timeout_ms,
+        )
+
+    async def _step_async(self, options: StepOptions, fn: Callable[[], Any]) -> Any:
+        state, token = self.begin(options)
+        value: Any = None
+        try:
+            count, timeout_ms = self.validate(options)
+            if count == 1:
+                value = await self._invoke_async(options, fn, timeout_ms)
+            else:
+                tasks = [
+                    asyncio.ensure_future(self._invoke_async(options, fn, timeout_ms))
+                    for _ in range(count)
+                ]
+                settled = await asyncio.gather(*tasks, return_exceptions=True)
+                _raise_first_failure(settled)
+                value = list(settled)
+        except BaseException as exc:
+            self.end(state, token, options, None, exc)
+            raise
+        self.end(state, token, options, value, None)
+        return value
+
+    async def _invoke_async(
+        self, options: StepOptions, fn: Callable[[], Any], timeout_ms: float | None
+    ) -> Any:
+        result = fn()
+        if not inspect.isawaitable(result):
+            return result
+        if timeout_ms is None:
+            return await result
+        return await _await_with_timeout(
+            result,
+            timeout_ms / 1000.0,
+            lambda: self.timeout_error(options.name, options.timeout_ms),
+        )
+
+    def _step_sync(self, options: StepOptions, fn: Callable[[], Any]) -> Any:
+        state, token = self.begin(options)
+        value: Any = None
+        try:
+            count, timeout_ms = self.validate(options)
+            if count == 1 and timeout_ms is None:
+                value = self.resolve_blocking(fn(), None, options)
+            else:
+                value = self._invoke_threads(options, fn, count, timeout_ms)
+        except BaseException as exc:
+            self.end(state, token, options, None, exc)
+            raise
+        self.end(state, token, options, value, None)
+        return value
+
+    def _invoke_threads(
+        self, options: StepOptions, fn: Callable[[], Any], count: int, timeout_ms: float | None
+    ) -> Any:
+        deadline = (
+            None if timeout_ms is None else self._host.clock.monotonic() + timeout_ms / 1000.0
+        )
+
+        def run() -> Any:
+            return self.resolve_blocking(fn(), deadline, options)
+
+        calls = [_ThreadCall(run, f"benchsdk-step-{options.name}-{i}") for i in range(count)]
+        settled: list[Any] = []
+        for call in calls:
+            if deadline is None:
+                call.done.wait()
+                finished = True
+            else:
+                finished = call.done.wait(max(0.0, deadline - self._host.clock.monotonic()))
+            if not finished:
+                # Stop waiting; the thread finishes on its own (it cannot be killed).
+                settled.append(self.timeout_error(options.name, options.timeout_ms))
+            elif call.error is not None:
+                settled.append(call.error)
+            else:
+                settled.append(call.value)
+        if count == 1:
+            _raise_first_failure(settled)
+            return settled[0]
+        _raise_first_failure(settled)
+        return settled
+
+    def resolve_blocking(
+        self, result: Any, deadline: float | None, options: StepOptions | None
+    ) -> Any:
+        """Run an awaitable returned on a plain thread to completion (cancelled at deadline)."""
+        if not inspect.isawaitable(result):
+            return result
+        coro: Coroutine[Any, Any, Any]
+        if deadline is None:
+            coro = _as_coroutine(result)
+        else:
+            remaining = max(0.0, deadline - self._host.clock.monotonic())
+            assert options is not None
+            name, timeout = options.name, options.timeout_ms
+            coro = _await_with_timeout(result, remaining, lambda: self.timeout_error(name, timeout))
+        loop = self._host.loop
+        if loop is not None and loop.is_running() and not loop.is_closed():
+            future = asyncio.run_coroutine_threadsafe(coro, loop)
+            try:
+                return future.result()
+            except BaseException:
+                future.cancel()
+                raise
+        return asyncio.run(coro)
+
+    def records(self, now: float) -> list[StepRecord]:
+        """Step records in start order; steps still running at ``now`` are ``step_unfinished``."""
+        with self._lock:
+            states = list(self._states)
+        records: list[StepRecord] = []
+        for state in states:
+            error_code: str | None
+            if state.status == "running":
+                # Still running when the task ended (not awaited / left on a thread).
+                ended: float = now
+                completed_at = self._host.clock.iso(now)
+                status, error_code = "error", "step_unfinished"
+            else:
+                assert state.ended is not None
+                assert state.completed_at is not None
+                ended, completed_at = state.ended, state.completed_at
+                status = state.status
+                error_code = state.error_code
+            kwargs: dict[str, Any] = {}
+            if error_code is not None:
+                kwargs["error_code"] = error_code
+            if state.data:
+                kwargs["data"] = dict(state.data)
+            if state.concurrency is not None:
+                kwargs["concurrency"] = state.concurrency
+            if state.timeout_ms is not None:
+                kwargs["timeout_ms"] = state.timeout_ms
+            records.append(
+                StepRecord(
+                    name=state.name,
+                    status=status,
+                    started_at=state.started_at,
+                    completed_at=completed_at,
+                    latency_ms=Clock.elapsed_ms(state.started, ended),
+                    **kwargs,
+                )
+            )
+        return records
+
+
+def finite(value: float) -> bool:
+    """Not NaN nor ±inf (unlike ``math.isfinite``, never overflows on huge ints)."""
+    return value == value and value not in (float("inf"), float("-inf"))
+
+
+def _raise_first_failure(settled: Iterable[Any]) -> None:
+    for item in settled:
+        if isinstance(item, BaseException):
+            raise item
