@@ -108,6 +108,37 @@ def add_options(parser: pytest.Parser) -> None:
         default=False,
         help="Do not write the local results store.",
     )
+    add(
+        "--bench-base-url",
+        metavar="URL",
+        help="Benchmarks platform root URL (env BENCHMARKS_PLATFORM_URL; default "
+        "https://platform.computesdk.com).",
+    )
+    add(
+        "--bench-api-key",
+        metavar="KEY",
+        help="Platform API key (prefer env BENCHMARKS_PLATFORM_API_KEY: a command line is "
+        "visible to other users of the machine).",
+    )
+    add(
+        "--bench-resubmit",
+        action="store_true",
+        default=False,
+        help="Send what earlier runs left unsent in the local store's outbox; runs no benchmark.",
+    )
+    add(
+        "--bench-strict-upload",
+        action="store_true",
+        default=None,
+        help="Fail the session when results could not be delivered to the platform "
+        "(ini: bench_strict_upload).",
+    )
+    parser.addini(
+        "bench_strict_upload",
+        type="bool",
+        default=False,
+        help="Fail the session when results could not be delivered to the platform.",
+    )
     parser.addini(
         "bench", type="bool", default=False, help="Collect and run benchmark files, like --bench."
     )
@@ -135,6 +166,10 @@ class BenchOptions:
     json_path: Path | None
     store_path: Path | None
     provider_given: bool
+    base_url: str | None = None
+    api_key: str | None = attrs.field(default=None, repr=False)
+    resubmit: bool = False
+    strict_upload: bool = False
 
     @classmethod
     def from_config(
@@ -166,6 +201,10 @@ class BenchOptions:
             json_path=Path(json_raw).absolute() if json_raw else None,
             store_path=store_path,
             provider_given=bool(opt("bench_provider")),
+            base_url=opt("bench_base_url") or None,
+            api_key=opt("bench_api_key") or None,
+            resubmit=bool(opt("bench_resubmit")),
+            strict_upload=bool(opt("bench_strict_upload") or config.getini("bench_strict_upload")),
         )
 
 
