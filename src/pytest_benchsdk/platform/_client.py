@@ -1,0 +1,448 @@
+"""Synchronous httpx client for the benchmarks platform REST API (upstream ``@benchsdk/api``).
+
+One method per endpoint the runner, the worker and ``bench check`` use (upstream §6.2). Methods
+take and return upstream's camelCase JSON; paths are built with ``encodeURIComponent``-compatible
+segment encoding; non-2xx answers raise :class:`BenchmarkApiError` with upstream's message.
+
+Differences from upstream, on purpose: every request has an explicit :class:`httpx.Timeout`
+(upstream has none), and transport failures (refused connection, timeout, dropped connection) raise
+:class:`PlatformConnectionError` whose text never contains the credentials. Retries live in the
+delivery layer (:mod:`._delivery`), not here, exactly like upstream keeps its client retry-free.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ._errors import AuthError, BenchmarkApiError, PlatformConnectionError, redact
+
+__all__ = [
+    "DEFAULT_API_BASE_URL",
+    "DEFAULT_TIMEOUT",
+    "MAX_BATCH_RECORDS",
+    "MAX_HEARTBEAT_SAMPLES",
+    "MAX_RECORD_STEPS",
+    "BenchmarkClient",
+    "encode_segment",
+]
+
+DEFAULT_API_BASE_URL = "https://platform.computesdk.com/api/v1"
+#: Upstream sets no timeout at all; a benchmark session must never hang on the platform.
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+MAX_BATCH_RECORDS = 5000
+MAX_RECORD_STEPS = 100
+MAX_HEARTBEAT_SAMPLES = 20
+
+_MISSING_CREDENTIALS = (
+    "A platform API key or OAuth token is required. Set BENCHMARKS_PLATFORM_API_KEY or "
+    "BENCHMARKS_PLATFORM_TOKEN in your environment, or pass apiKey/token to "
+    "createBenchmarkClient. Create an API key at https://platform.computesdk.com in your "
+    "organization settings (Settings → API keys)."
+)
+
+JSON = dict[str, Any]
+
+
+def encode_segment(value: str) -> str:
+    """JavaScript ``encodeURIComponent`` for one path segment (``a/b c`` → ``a%2Fb%20c``)."""
+    return quote(str(value), safe="-_.!~*'()")
+
+
+def _query(params: Mapping[str, object | None]) -> str:
+    # Upstream adds only defined values; numbers are written as JavaScript would.
+    parts = []
+    for key, value in params.items():
+        if value is None:
+            continue
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        parts.append(f"{encode_segment(key)}={encode_segment(text)}")
+    return ("?" + "&".join(parts)) if parts else ""
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _items(data: Any, *legacy: str) -> list[Any]:
+    if not isinstance(data, dict):
+        return []
+    for key in ("items", *legacy):
+        value = data.get(key)
+        if value is not None:
+            return list(value)
+    return []
+
+
+class BenchmarkClient:
+    """The platform REST client (upstream ``createBenchmarkClient``), synchronous, over httpx.
+
+    ``base_url`` is the API base (``…/api/v1``); trailing slashes are trimmed. The bearer is
+    ``token`` > ``api_key`` > env ``BENCHMARKS_PLATFORM_TOKEN`` > env
+    ``BENCHMARKS_PLATFORM_API_KEY``; none raises :class:`AuthError` with upstream's message.
+    ``transport`` lets tests and embedders plug an httpx transport. The client is thread-safe
+    (httpx.Client is) and should be closed with :meth:`close` or used as a context manager.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        token: str | None = None,
+        org_slug: str | None = None,
+        org_id: str | None = None,
+        timeout: httpx.Timeout | float | None = None,
+        transport: httpx.BaseTransport | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        environ = os.environ if env is None else env
+        bearer = (
+            token
+            or api_key
+            or environ.get("BENCHMARKS_PLATFORM_TOKEN")
+            or environ.get("BENCHMARKS_PLATFORM_API_KEY")
+        )
+        if not bearer:
+            raise AuthError(_MISSING_CREDENTIALS)
+        self.base_url = (base_url or DEFAULT_API_BASE_URL).rstrip("/")
+        self.org_slug = org_slug
+        self.org_id = org_id
+        self._bearer = bearer
+        if timeout is None:
+            self.timeout = DEFAULT_TIMEOUT
+        elif isinstance(timeout, httpx.Timeout):
+            self.timeout = timeout
+        else:
+            self.timeout = httpx.Timeout(timeout)
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {bearer}"}
+        if org_slug:
+            headers["X-Org-Slug"] = org_slug
+        elif org_id:
+            headers["X-Organization-Id"] = org_id
+        # Redirects are not followed: they could carry the bearer to another host.
+        self._http = httpx.Client(
+            headers=headers, timeout=self.timeout, transport=transport, follow_redirects=False
+        )
+        # The presigned upload must never see the Authorization header: separate client.
+        self._upload = httpx.Client(timeout=self.timeout, transport=transport)
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The values that must never appear in output (for :func:`redact`)."""
+        return (self._bearer,)
+
+    def redact(self, text: str) -> str:
+        """``text`` with the credentials replaced by ``***``."""
+        return redact(text, self.secrets)
+
+    def close(self) -> None:
+        """Close the underlying connections."""
+        self._http.close()
+        self._upload.close()
+
+    def __enter__(self) -> BenchmarkClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"BenchmarkClient(base_url={self.base_url!r})"
+
+    def path(self, *segments: str) -> str:
+        """``/seg/seg…`` with every segment ``encodeURIComponent``-encoded."""
+        return "".join("/" + encode_segment(s) for s in segments)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        timeout: httpx.Timeout | None = None,
+    ) -> Any:
+        """Send one API request; returns the parsed JSON (``{}`` for an empty body).
+
+        Raises :class:`BenchmarkApiError` on a non-2xx answer and
+        :class:`PlatformConnectionError` when no answer arrived.
+        """
+        url = self.base_url + path
+        content = None if body is None else json.dumps(body, ensure_ascii=False).encode()
+        try:
+            response = self._http.request(
+                method, url, content=content, timeout=timeout or self.timeout
+            )
+        except httpx.HTTPError as exc:
+            raise PlatformConnectionError(
+                self.redact(f"{method} {path}: {type(exc).__name__}: {exc}"),
+                timeout=isinstance(exc, httpx.TimeoutException),
+            ) from None
+        text = response.text
+        if not response.is_success:
+            raise BenchmarkApiError(
+                response.status_code,
+                self.redact(text),
+                status_text=response.reason_phrase,
+                method=method,
+                path=path,
+                retry_after=_parse_retry_after(response.headers.get("retry-after")),
+            )
+        if not text:
+            return {}
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise BenchmarkApiError(
+                response.status_code,
+                self.redact(text[:2000]),
+                message=f"Benchmark API returned invalid JSON for {method} {path}",
+                method=method,
+                path=path,
+            ) from None
+
+    def _run(self, slug: str, run_id: str, *rest: str) -> str:
+        return self.path("benchmarks", slug, "runs", run_id, *rest)
+
+    def _worker(self, slug: str, run_id: str, worker_id: str, *rest: str) -> str:
+        return self._run(slug, run_id, "workers", worker_id, *rest)
+
+    # -- benchmarks -------------------------------------------------------------------------
+
+    def upsert_benchmark(self, slug: str, body: Mapping[str, Any] | None = None) -> Any:
+        """``PUT /benchmarks/{slug}`` ``{name?, status?, config?, defaultRunConfig?}``."""
+        return self.request("PUT", self.path("benchmarks", slug), dict(body or {})).get("benchmark")
+
+    def get_benchmark(self, slug: str) -> Any:
+        """``GET /benchmarks/{slug}`` → benchmark (404 raises :class:`BenchmarkApiError`)."""
+        return self.request("GET", self.path("benchmarks", slug)).get("benchmark")
+
+    def update_benchmark(self, slug: str, body: Mapping[str, Any]) -> Any:
+        """``PATCH /benchmarks/{slug}`` → benchmark."""
+        return self.request("PATCH", self.path("benchmarks", slug), dict(body)).get("benchmark")
+
+    def list_benchmarks(self, *, limit: int | None = None, offset: int | None = None) -> list[Any]:
+        """``GET /benchmarks?limit&offset`` → ``items ?? benchmarks ?? []`` (used by the check)."""
+        data = self.request("GET", "/benchmarks" + _query({"limit": limit, "offset": offset}))
+        return _items(data, "benchmarks")
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def create_run(self, slug: str, body: Mapping[str, Any]) -> JSON:
+        """``POST /benchmarks/{slug}/runs`` → ``{run, participants, organizationSlug}``.
+
+        With ``runKey`` in the body the platform gets-or-creates the keyed run.
+        """
+        data: JSON = self.request("POST", self.path("benchmarks", slug, "runs"), dict(body))
+        return data
+
+    def list_runs(self, slug: str, *, limit: int | None = None, offset: int | None = None) -> Any:
+        """``GET /benchmarks/{slug}/runs`` → ``items`` (no legacy fallback, as upstream)."""
+        data = self.request(
+            "GET",
+            self.path("benchmarks", slug, "runs") + _query({"limit": limit, "offset": offset}),
+        )
+        return data.get("items") if isinstance(data, dict) else None
+
+    def get_run(self, slug: str, run_id: str) -> Any:
+        """``GET /benchmarks/{slug}/runs/{runId}`` → run."""
+        return self.request("GET", self._run(slug, run_id)).get("run")
+
+    def submit_run_summary(self, slug: str, run_id: str, body: Mapping[str, Any]) -> Any:
+        """``POST …/runs/{runId}/summary`` with the §6.6 payload (response ignored upstream)."""
+        return self.request("POST", self._run(slug, run_id, "summary"), dict(body))
+
+    # -- participants and workers -----------------------------------------------------------
+
+    def upsert_participant(
+        self, slug: str, run_id: str, participant: str, body: Mapping[str, Any] | None = None
+    ) -> Any:
+        """``PUT …/participants/{p}`` (default body ``{}``) → participant."""
+        return self.request(
+            "PUT", self._run(slug, run_id, "participants", participant), dict(body or {})
+        ).get("participant")
+
+    def list_participants(self, slug: str, run_id: str) -> list[Any]:
+        """``GET …/participants`` → ``items ?? participants ?? []``."""
+        return _items(self.request("GET", self._run(slug, run_id, "participants")), "participants")
+
+    def plan_workers(
+        self, slug: str, run_id: str, participant: str, body: Mapping[str, Any] | None = None
+    ) -> list[Any]:
+        """``POST …/participants/{p}/workers`` → planned workers (409 = already planned)."""
+        data = self.request(
+            "POST",
+            self._run(slug, run_id, "participants", participant, "workers"),
+            dict(body or {}),
+        )
+        return _items(data, "workers")
+
+    def list_workers(self, slug: str, run_id: str, participant: str) -> list[Any]:
+        """``GET …/participants/{p}/workers`` → ``items ?? workers ?? []``."""
+        return _items(
+            self.request("GET", self._run(slug, run_id, "participants", participant, "workers")),
+            "workers",
+        )
+
+    def claim_worker(
+        self, slug: str, run_id: str, participant: str, body: Mapping[str, Any] | None = None
+    ) -> JSON | None:
+        """``POST …/participants/{p}/workers/claim`` ``{processKind?, processKey?}`` → assignment.
+
+        ``None`` when no pending worker is left to claim.
+        """
+        data = self.request(
+            "POST",
+            self._run(slug, run_id, "participants", participant, "workers", "claim"),
+            dict(body or {}),
+        )
+        assignment = data.get("assignment") if isinstance(data, dict) else None
+        return assignment if isinstance(assignment, dict) else None
+
+    def heartbeat(self, slug: str, run_id: str, worker_id: str, body: Mapping[str, Any]) -> Any:
+        """``POST …/workers/{w}/heartbeat``; a null ``currentStep`` is omitted as upstream does.
+
+        ``concurrency`` is limited to 20 samples with unique ``step`` values (upstream messages).
+        """
+        payload = {k: v for k, v in body.items() if not (k == "currentStep" and v is None)}
+        samples = payload.get("concurrency")
+        if samples is not None:
+            if len(samples) > MAX_HEARTBEAT_SAMPLES:
+                raise ValueError("Benchmark heartbeat concurrency is limited to 20 samples.")
+            steps = [s.get("step") for s in samples]
+            if len(set(steps)) != len(steps):
+                raise ValueError(
+                    "Benchmark heartbeat concurrency step values must be unique per heartbeat."
+                )
+        return self.request("POST", self._worker(slug, run_id, worker_id, "heartbeat"), payload)
+
+    def complete_worker(self, slug: str, run_id: str, worker_id: str, attempt_id: str) -> Any:
+        """``POST …/workers/{w}/complete`` ``{attemptId}``."""
+        return self.request(
+            "POST", self._worker(slug, run_id, worker_id, "complete"), {"attemptId": attempt_id}
+        )
+
+    def release_worker(self, slug: str, run_id: str, worker_id: str, attempt_id: str) -> Any:
+        """``POST …/workers/{w}/release`` ``{attemptId}``."""
+        return self.request(
+            "POST", self._worker(slug, run_id, worker_id, "release"), {"attemptId": attempt_id}
+        )
+
+    def fail_worker(
+        self,
+        slug: str,
+        run_id: str,
+        worker_id: str,
+        attempt_id: str,
+        error_code: str,
+        error_message: str,
+    ) -> Any:
+        """``POST …/workers/{w}/fail`` ``{attemptId, errorCode, errorMessage}``."""
+        body = {"attemptId": attempt_id, "errorCode": error_code, "errorMessage": error_message}
+        return self.request("POST", self._worker(slug, run_id, worker_id, "fail"), body)
+
+    def submit_task_results(
+        self, slug: str, run_id: str, worker_id: str, body: Mapping[str, Any]
+    ) -> Any:
+        """``POST …/workers/{w}/events`` ``{type: 'task_results', attemptId, sequenceNumber,
+        isFinal, records}``; empty ``records`` sends nothing and returns ``{}`` (upstream).
+        """
+        records: Sequence[Mapping[str, Any]] = body.get("records") or []
+        if not records:
+            return {}
+        check_records(records)
+        payload = {"type": "task_results", **body}
+        return self.request("POST", self._worker(slug, run_id, worker_id, "events"), payload)
+
+    # -- artifacts --------------------------------------------------------------------------
+
+    def create_artifact(
+        self, slug: str, run_id: str, worker_id: str, body: Mapping[str, Any]
+    ) -> JSON:
+        """``POST …/workers/{w}/artifacts`` ``{attemptId, kind, contentType?, name?, metadata?}``
+        → ``{artifact?, artifactId?, uploadUrl?, uploadUrlExpiresAt?, objectKey?}``.
+        """
+        data: JSON = self.request(
+            "POST", self._worker(slug, run_id, worker_id, "artifacts"), dict(body)
+        )
+        return data
+
+    def upload_presigned(self, url: str, content: bytes, content_type: str) -> None:
+        """``PUT <uploadUrl>`` with the raw body and no Authorization header."""
+        try:
+            response = self._upload.put(
+                url, content=content, headers={"Content-Type": content_type}
+            )
+        except httpx.HTTPError as exc:
+            raise PlatformConnectionError(
+                self.redact(f"PUT <upload url>: {type(exc).__name__}: {exc}"),
+                timeout=isinstance(exc, httpx.TimeoutException),
+            ) from None
+        if not response.is_success:
+            raise BenchmarkApiError(
+                response.status_code,
+                self.redact(response.text),
+                message=f"Benchmark artifact upload failed with {response.status_code}",
+                status_text=response.reason_phrase,
+                method="PUT",
+                path="<upload url>",
+                retry_after=_parse_retry_after(response.headers.get("retry-after")),
+            )
+
+    def upload_artifact(
+        self,
+        slug: str,
+        run_id: str,
+        worker_id: str,
+        *,
+        attempt_id: str,
+        kind: str,
+        body: bytes | str,
+        content_type: str | None = None,
+        name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> JSON:
+        """Upstream ``uploadWorkerArtifact``: create (adding ``metadata.sizeBytes``) then PUT."""
+        content = body.encode() if isinstance(body, str) else bytes(body)
+        create: JSON = {"attemptId": attempt_id, "kind": kind}
+        if content_type is not None:
+            create["contentType"] = content_type
+        if name is not None:
+            create["name"] = name
+        create["metadata"] = {**(metadata or {}), "sizeBytes": len(content)}
+        created = self.create_artifact(slug, run_id, worker_id, create)
+        url = created.get("uploadUrl")
+        if not url:
+            raise BenchmarkApiError(0, "", message="Benchmark artifact upload URL is missing.")
+        self.upload_presigned(str(url), content, content_type or "application/octet-stream")
+        return created
+
+
+def check_records(records: Iterable[Mapping[str, Any]]) -> None:
+    """Upstream's client-side limits on a task-result batch (raises ``ValueError``)."""
+    records = list(records)
+    if len(records) > MAX_BATCH_RECORDS:
+        raise ValueError("Benchmark task result batches are limited to 5000 records.")
+    for record in records:
+        if len(record.get("steps") or ()) > MAX_RECORD_STEPS:
+            raise ValueError("Benchmark task result records are limited to 100 steps.")

@@ -1,0 +1,117 @@
+"""Exceptions of the platform layer and secret redaction.
+
+Messages follow upstream (``@benchsdk/api`` / ``@benchsdk/cli``) so users searching for an error
+find the same text; no message ever carries the API key or token (see :func:`redact`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+__all__ = [
+    "AuthError",
+    "BenchmarkApiError",
+    "PlatformConnectionError",
+    "platform_message",
+    "redact",
+]
+
+_REDACTED = "***"
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with every non-trivial secret replaced by ``***``."""
+    for secret in secrets:
+        # Very short values would redact innocent text; no real key or token is that short.
+        if secret and len(secret) >= 6:
+            text = text.replace(secret, _REDACTED)
+    return text
+
+
+class AuthError(Exception):
+    """Platform credentials are missing, expired or unusable (upstream ``AuthError``)."""
+
+
+class PlatformConnectionError(Exception):
+    """No HTTP answer arrived: refused or dropped connection, DNS failure, or timeout.
+
+    Always transient for the delivery layer. The message is already redacted.
+    """
+
+    def __init__(self, message: str, *, timeout: bool = False) -> None:
+        super().__init__(message)
+        self.timeout = timeout
+
+
+class BenchmarkApiError(Exception):
+    """The platform answered with a non-2xx status (upstream ``BenchmarkApiError``).
+
+    ``status`` and ``body`` (the raw, redacted response text) as upstream; the message is
+    ``Benchmark API request failed: <status> <statusText>``. ``retry_after`` holds the parsed
+    ``Retry-After`` header in seconds, ``method``/``path`` say which call failed.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        body: str = "",
+        *,
+        message: str | None = None,
+        status_text: str = "",
+        method: str | None = None,
+        path: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        if message is None:
+            message = f"Benchmark API request failed: {status} {status_text}".rstrip()
+        super().__init__(message)
+        self.status = status
+        self.body = body
+        self.status_text = status_text
+        self.method = method
+        self.path = path
+        self.retry_after = retry_after
+
+    @property
+    def message(self) -> str:
+        """The exception message (``str(self)``)."""
+        return str(self)
+
+    @property
+    def transient(self) -> bool:
+        """429 and 5xx may succeed later; every other status will not."""
+        return self.status == 429 or self.status >= 500
+
+
+def platform_message(error: BaseException, *, limit: int = 500) -> str:
+    """A one-line description of ``error`` including what the platform said, for people.
+
+    For a :class:`BenchmarkApiError` the body's ``error``/``message`` field (or the raw body) is
+    appended: ``PUT /benchmarks/x: Benchmark API request failed: 400 Bad Request — name is
+    required``.
+    """
+    text = str(error) or type(error).__name__
+    if isinstance(error, BenchmarkApiError):
+        where = f"{error.method} {error.path}: " if error.method and error.path else ""
+        detail = _body_detail(error.body)
+        text = f"{where}{text}" + (f" — {detail}" if detail else "")
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _body_detail(body: str) -> str:
+    if not body:
+        return ""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body.strip()
+    if isinstance(data, dict):
+        for key in ("message", "error", "detail"):
+            value = data.get(key)
+            if isinstance(value, str) and value:
+                return value
+            if isinstance(value, dict) and isinstance(value.get("message"), str):
+                return str(value["message"])
+    return body.strip()

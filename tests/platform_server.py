@@ -1,0 +1,698 @@
+"""A real benchmarks platform on 127.0.0.1 for tests (standard library only).
+
+:class:`LoopbackPlatform` implements the REST endpoints pytest-benchsdk uses (upstream §6.2) with
+real state: benchmarks, runs (``runKey`` get-or-create), participants, planned workers (409 when
+planned twice), claims with ``attemptId``/``taskRange``, event batches deduplicated by sequence
+number, heartbeats, complete/fail, artifacts with presigned upload URLs served by the same
+server, run summaries, and the benchmark listing. The OAuth refresh grant
+(``/api/auth/oauth2/token``) is there too.
+
+Every request is recorded (:attr:`LoopbackPlatform.requests`). Faults are injected per route
+with :meth:`LoopbackPlatform.fault`: a status (5xx, 429 with ``Retry-After``, 401, 404, 409…),
+a delay, or a dropped connection, for the next N matching requests or forever. Nothing here
+touches a real network: the server binds 127.0.0.1 on an ephemeral port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+__all__ = ["API_KEY", "ORG_SLUG", "Fault", "LoopbackPlatform", "RecordedRequest"]
+
+ORG_SLUG = "acme"
+#: A recognisable fake API key: tests assert it never shows up anywhere.
+API_KEY = "bp_test_SECRET_0123456789abcdef"
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the server saw it (``path`` is decoded per segment; ``raw_path`` is not)."""
+
+    method: str
+    raw_path: str
+    path: str
+    route: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+    status: int | None = None
+
+    @property
+    def json(self) -> Any:
+        """The body parsed as JSON (``None`` when empty)."""
+        return json.loads(self.body) if self.body else None
+
+
+@dataclass
+class Fault:
+    """What to do instead of (or before) handling requests of one route.
+
+    ``status`` answers with that status (``body`` as JSON, ``retry_after`` as header);
+    ``drop`` closes the connection without answering (before the request is handled);
+    ``delay`` sleeps before handling (then the fault's status, or the normal answer).
+    ``times`` is how many requests are affected (``None`` = all).
+    """
+
+    route: str
+    method: str | None = None
+    status: int | None = None
+    times: int | None = 1
+    retry_after: str | None = None
+    delay: float = 0.0
+    drop: bool = False
+    body: Any = None
+    hits: int = 0
+
+
+# (method, compiled pattern on decoded segments, route name)
+_ROUTES: list[tuple[str, str, str]] = [
+    ("GET", r"/benchmarks", "list_benchmarks"),
+    ("PUT", r"/benchmarks/([^/]+)", "upsert_benchmark"),
+    ("GET", r"/benchmarks/([^/]+)", "get_benchmark"),
+    ("PATCH", r"/benchmarks/([^/]+)", "update_benchmark"),
+    ("POST", r"/benchmarks/([^/]+)/runs", "create_run"),
+    ("GET", r"/benchmarks/([^/]+)/runs", "list_runs"),
+    ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)", "get_run"),
+    ("POST", r"/benchmarks/([^/]+)/runs/([^/]+)/summary", "summary"),
+    ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)/participants", "list_participants"),
+    ("PUT", r"/benchmarks/([^/]+)/runs/([^/]+)/participants/([^/]+)", "upsert_participant"),
+    ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)/participants/([^/]+)", "get_participant"),
+    ("POST", r"/benchmarks/([^/]+)/runs/([^/]+)/participants/([^/]+)/workers", "plan"),
+    ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)/participants/([^/]+)/workers", "list_workers"),
+    ("POST", r"/benchmarks/([^/]+)/runs/([^/]+)/participants/([^/]+)/workers/claim", "claim"),
+    ("POST", r"/benchmarks/([^/]+)/runs/([^/]+)/workers/([^/]+)/heartbeat", "heartbeat"),
+    ("POST", r"/benchmarks/([^/]+)/runs/([^/]+)/workers/([^/]+)/events", "events"),
+    ("POST", r"/benchmarks/([^/]+)/runs/([^/]+)/workers/([^/]+)/complete", "complete"),
+    ("POST", r"/benchmarks/([^/]+)/runs/([^/]+)/workers/([^/]+)/release", "release"),
+    ("POST", r"/benchmarks/([^/]+)/runs/([^/]+)/workers/([^/]+)/fail", "fail"),
+    ("POST", r"/benchmarks/([^/]+)/runs/([^/]+)/workers/([^/]+)/artifacts", "create_artifact"),
+]
+_COMPILED = [(m, re.compile("^" + p + "$"), name) for m, p, name in _ROUTES]
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that timed out and hung up is part of the tests, not a server bug.
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
+class _ApiError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class LoopbackPlatform:
+    """The loopback platform. Use as a context manager, or :meth:`start` / :meth:`stop`.
+
+    ``tokens``: bearer values accepted by the API (empty = any non-empty bearer).
+    """
+
+    def __init__(self, *, tokens: tuple[str, ...] = ()) -> None:
+        self.tokens = set(tokens)
+        self.lock = threading.RLock()
+        self.requests: list[RecordedRequest] = []
+        self.faults: list[Fault] = []
+        self.benchmarks: dict[str, dict[str, Any]] = {}
+        self.runs: dict[str, dict[str, Any]] = {}
+        self.run_keys: dict[tuple[str, str], str] = {}
+        self.participants: dict[tuple[str, str], dict[str, Any]] = {}
+        self.workers: dict[str, dict[str, Any]] = {}
+        self.artifacts: dict[str, dict[str, Any]] = {}
+        self.summaries: dict[str, list[Any]] = {}
+        self.refresh_tokens: dict[str, str] = {}  # refresh token -> client id
+        self._ids = itertools.count(1)
+        self._server = _Server(("127.0.0.1", 0), _make_handler(self))
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The bound port."""
+        return int(self._server.server_address[1])
+
+    @property
+    def root_url(self) -> str:
+        """The platform root (what ``BENCHMARKS_PLATFORM_URL`` would hold)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def api_url(self) -> str:
+        """The API base (``<root>/api/v1``)."""
+        return self.root_url + "/api/v1"
+
+    def start(self) -> LoopbackPlatform:
+        """Serve in a daemon thread."""
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket (also when never started)."""
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread.join(5)
+        self._server.server_close()
+
+    def __enter__(self) -> LoopbackPlatform:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- test helpers -----------------------------------------------------------------------
+
+    def fault(self, route: str, **kwargs: Any) -> Fault:
+        """Inject a fault for ``route`` (a route name, ``upload``, ``oauth_token`` or ``*``)."""
+        item = Fault(route=route, **kwargs)
+        with self.lock:
+            self.faults.append(item)
+        return item
+
+    def clear_faults(self) -> None:
+        """Remove every fault."""
+        with self.lock:
+            self.faults.clear()
+
+    def calls(self, route: str | None = None) -> list[RecordedRequest]:
+        """Recorded requests, optionally of one route."""
+        with self.lock:
+            return [r for r in self.requests if route is None or r.route == route]
+
+    def events_for(self, worker_id: str) -> dict[int, dict[str, Any]]:
+        """Stored event batches of a worker by sequence number."""
+        with self.lock:
+            return dict(self.workers[worker_id]["events"])
+
+    def records(self, run_id: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+        """Every stored record as ``(participant, record)``, in sequence order per worker."""
+        out: list[tuple[str, dict[str, Any]]] = []
+        with self.lock:
+            for worker in self.workers.values():
+                if run_id is not None and worker["runId"] != run_id:
+                    continue
+                for seq in sorted(worker["events"]):
+                    out.extend((worker["participant"], r) for r in worker["events"][seq]["records"])
+        return out
+
+    def new_id(self, prefix: str) -> str:
+        """A fresh id like ``run_3``."""
+        return f"{prefix}_{next(self._ids)}"
+
+    def issue_refresh_token(self, refresh_token: str, client_id: str = "benchsdk-runner") -> None:
+        """Accept ``refresh_token`` at the OAuth token endpoint."""
+        self.refresh_tokens[refresh_token] = client_id
+
+    # -- request handling -------------------------------------------------------------------
+
+    def _take_fault(self, route: str, method: str) -> Fault | None:
+        with self.lock:
+            for item in self.faults:
+                if item.route not in (route, "*"):
+                    continue
+                if item.method is not None and item.method != method:
+                    continue
+                if item.times is not None and item.hits >= item.times:
+                    continue
+                item.hits += 1
+                return item
+        return None
+
+    def handle(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, list[str]],
+        headers: dict[str, str],
+        body: Any,
+    ) -> tuple[int, Any]:
+        """Dispatch one API request (path relative to ``/api/v1``, decoded segments)."""
+        auth = headers.get("authorization", "")
+        if not auth.startswith("Bearer ") or not auth[7:]:
+            raise _ApiError(401, "Missing bearer token")
+        if self.tokens and auth[7:] not in self.tokens:
+            raise _ApiError(401, "Invalid token")
+        route, params = _match(method, path)
+        if route is None:
+            raise _ApiError(404, f"No route for {method} {path}")
+        handler = getattr(self, "_h_" + route)
+        with self.lock:
+            result: tuple[int, Any] = handler(*params, query=query, body=body or {})
+            return result
+
+    # benchmarks
+    def _h_list_benchmarks(self, *, query: Any, body: Any) -> tuple[int, Any]:
+        items = list(self.benchmarks.values())
+        limit = int(query.get("limit", ["100"])[0])
+        offset = int(query.get("offset", ["0"])[0])
+        return 200, {"items": items[offset : offset + limit]}
+
+    def _h_upsert_benchmark(self, slug: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        bench = self.benchmarks.setdefault(
+            slug, {"id": self.new_id("bm"), "slug": slug, "name": slug, "status": "active"}
+        )
+        for key in ("name", "status", "config", "defaultRunConfig"):
+            if key in body:
+                bench[key] = body[key]
+        return 200, {"benchmark": bench}
+
+    def _h_get_benchmark(self, slug: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        if slug not in self.benchmarks:
+            raise _ApiError(404, "Benchmark not found")
+        return 200, {"benchmark": self.benchmarks[slug]}
+
+    def _h_update_benchmark(self, slug: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        self._h_get_benchmark(slug, query=query, body=body)
+        return self._h_upsert_benchmark(slug, query=query, body=body)
+
+    # runs
+    def _run(self, slug: str, run_id: str) -> dict[str, Any]:
+        run = self.runs.get(run_id)
+        if run is None or run["benchmarkSlug"] != slug:
+            raise _ApiError(404, "Run not found")
+        return run
+
+    def _h_create_run(self, slug: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        if slug not in self.benchmarks:
+            raise _ApiError(404, "Benchmark not found")
+        key = body.get("runKey")
+        if key and (slug, key) in self.run_keys:
+            run = self.runs[self.run_keys[(slug, key)]]
+        else:
+            run_id = self.new_id("run")
+            run = {
+                "id": run_id,
+                "name": f"{slug} #{len(self.runs) + 1}",
+                "benchmarkSlug": slug,
+                "status": "running",
+                "runKey": key,
+                "config": body.get("config"),
+                "totalTasks": body.get("totalTasks"),
+                "workerCount": body.get("workerCount"),
+            }
+            self.runs[run_id] = run
+            if key:
+                self.run_keys[(slug, key)] = run_id
+            for name in body.get("participants") or []:
+                self.participants[(run_id, name)] = {
+                    "slug": name,
+                    "runId": run_id,
+                    "status": "pending",
+                    "totalTasks": body.get("totalTasks"),
+                    "workerCount": body.get("workerCount", 1),
+                }
+        parts = [p for (rid, _), p in self.participants.items() if rid == run["id"]]
+        return 200, {"run": run, "participants": parts, "organizationSlug": ORG_SLUG}
+
+    def _h_list_runs(self, slug: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        return 200, {"items": [r for r in self.runs.values() if r["benchmarkSlug"] == slug]}
+
+    def _h_get_run(self, slug: str, run_id: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        return 200, {"run": self._run(slug, run_id)}
+
+    def _h_summary(self, slug: str, run_id: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        self._run(slug, run_id)
+        self.summaries.setdefault(run_id, []).append(body)
+        return 200, {"ok": True}
+
+    # participants
+    def _h_list_participants(
+        self, slug: str, run_id: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        self._run(slug, run_id)
+        return 200, {"items": [p for (rid, _), p in self.participants.items() if rid == run_id]}
+
+    def _h_upsert_participant(
+        self, slug: str, run_id: str, name: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        self._run(slug, run_id)
+        part = self.participants.setdefault(
+            (run_id, name),
+            {"slug": name, "runId": run_id, "status": "pending", "workerCount": 1},
+        )
+        for key in ("label", "provider", "status", "totalTasks", "workerCount", "config"):
+            if key in body:
+                part[key] = body[key]
+        return 200, {"participant": part}
+
+    def _h_get_participant(
+        self, slug: str, run_id: str, name: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        self._run(slug, run_id)
+        if (run_id, name) not in self.participants:
+            raise _ApiError(404, "Participant not found")
+        return 200, {"participant": self.participants[(run_id, name)]}
+
+    def _participant(self, slug: str, run_id: str, name: str) -> dict[str, Any]:
+        self._run(slug, run_id)
+        part = self.participants.get((run_id, name))
+        if part is None:
+            raise _ApiError(404, "Participant not found")
+        return part
+
+    def _h_plan(
+        self, slug: str, run_id: str, name: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        part = self._participant(slug, run_id, name)
+        if part.get("workerIds"):
+            raise _ApiError(409, "Workers already planned for this participant")
+        count = int(body.get("workerCount") or part.get("workerCount") or 1)
+        total = int(part.get("totalTasks") or 0)
+        per, extra = divmod(total, count)
+        start = 0
+        ids = []
+        for index in range(count):
+            size = per + (1 if index < extra else 0)
+            worker_id = self.new_id("wk")
+            self.workers[worker_id] = {
+                "id": worker_id,
+                "runId": run_id,
+                "benchmarkSlug": slug,
+                "participant": name,
+                "workerIndex": index,
+                "workerCount": count,
+                "status": "pending",
+                "taskRange": {"start": start, "end": start + size, "count": size},
+                "targetConcurrency": int(body.get("targetConcurrency") or 1),
+                "attempts": [],
+                "events": {},
+                "heartbeats": [],
+                "artifacts": [],
+            }
+            ids.append(worker_id)
+            start += size
+        part["workerIds"] = ids
+        return 200, {"items": [self._public_worker(self.workers[i]) for i in ids]}
+
+    def _public_worker(self, worker: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in worker.items() if k not in ("events", "heartbeats", "attempts")}
+
+    def _h_list_workers(
+        self, slug: str, run_id: str, name: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        part = self._participant(slug, run_id, name)
+        return 200, {
+            "items": [self._public_worker(self.workers[i]) for i in part.get("workerIds", [])]
+        }
+
+    def _h_claim(
+        self, slug: str, run_id: str, name: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        part = self._participant(slug, run_id, name)
+        for worker_id in part.get("workerIds", []):
+            worker = self.workers[worker_id]
+            if worker["status"] != "pending":
+                continue
+            attempt = {
+                "id": self.new_id("att"),
+                "number": len(worker["attempts"]) + 1,
+                "processKind": body.get("processKind"),
+                "processKey": body.get("processKey"),
+            }
+            worker["attempts"].append(attempt)
+            worker["status"] = "running"
+            part["status"] = "running"
+            return 200, {
+                "assignment": {
+                    "benchmarkId": self.benchmarks[slug]["id"],
+                    "benchmarkSlug": slug,
+                    "runId": run_id,
+                    "participantId": f"p_{name}",
+                    "participantSlug": name,
+                    "workerId": worker_id,
+                    "workerIndex": worker["workerIndex"],
+                    "workerCount": worker["workerCount"],
+                    "attemptId": attempt["id"],
+                    "attemptNumber": attempt["number"],
+                    "taskRange": worker["taskRange"],
+                    "targetConcurrency": worker["targetConcurrency"],
+                }
+            }
+        return 200, {"assignment": None}
+
+    def _worker(self, slug: str, run_id: str, worker_id: str, body: Any) -> dict[str, Any]:
+        self._run(slug, run_id)
+        worker = self.workers.get(worker_id)
+        if worker is None or worker["runId"] != run_id:
+            raise _ApiError(404, "Worker not found")
+        if not worker["attempts"] or body.get("attemptId") != worker["attempts"][-1]["id"]:
+            raise _ApiError(409, "attemptId does not match the active attempt")
+        return worker
+
+    def _h_heartbeat(
+        self, slug: str, run_id: str, worker_id: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        worker = self._worker(slug, run_id, worker_id, body)
+        worker["heartbeats"].append(body)
+        return 200, {"worker": self._public_worker(worker), "attempt": worker["attempts"][-1]}
+
+    def _h_events(
+        self, slug: str, run_id: str, worker_id: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        worker = self._worker(slug, run_id, worker_id, body)
+        if body.get("type") != "task_results" or not isinstance(body.get("records"), list):
+            raise _ApiError(400, "Expected a task_results batch")
+        seq = body.get("sequenceNumber")
+        if not isinstance(seq, int):
+            raise _ApiError(400, "sequenceNumber is required")
+        if seq in worker["events"]:
+            return 200, {"accepted": 0, "duplicate": True}
+        worker["events"][seq] = body
+        return 200, {
+            "accepted": len(body["records"]),
+            "eventBatchId": self.new_id("eb"),
+            "queued": False,
+            "duplicate": False,
+        }
+
+    def _end(
+        self, slug: str, run_id: str, worker_id: str, body: Any, status: str
+    ) -> tuple[int, Any]:
+        worker = self._worker(slug, run_id, worker_id, body)
+        if worker["status"] in ("completed", "failed") and worker["status"] != status:
+            raise _ApiError(409, f"Worker already {worker['status']}")
+        worker["status"] = status
+        if status == "failed":
+            worker["error"] = {
+                "errorCode": body.get("errorCode"),
+                "errorMessage": body.get("errorMessage"),
+            }
+        return 200, {"worker": self._public_worker(worker), "attempt": worker["attempts"][-1]}
+
+    def _h_complete(
+        self, slug: str, run_id: str, worker_id: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        return self._end(slug, run_id, worker_id, body, "completed")
+
+    def _h_release(
+        self, slug: str, run_id: str, worker_id: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        return self._end(slug, run_id, worker_id, body, "pending")
+
+    def _h_fail(
+        self, slug: str, run_id: str, worker_id: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        return self._end(slug, run_id, worker_id, body, "failed")
+
+    def _h_create_artifact(
+        self, slug: str, run_id: str, worker_id: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        worker = self._worker(slug, run_id, worker_id, body)
+        if not body.get("kind"):
+            raise _ApiError(400, "kind is required")
+        artifact_id = self.new_id("art")
+        token = self.new_id("upl")
+        artifact = {
+            "id": artifact_id,
+            "workerId": worker_id,
+            "runId": run_id,
+            "kind": body["kind"],
+            "contentType": body.get("contentType"),
+            "name": body.get("name"),
+            "metadata": body.get("metadata"),
+            "uploadToken": token,
+            "content": None,
+        }
+        self.artifacts[artifact_id] = artifact
+        worker["artifacts"].append(artifact_id)
+        return 200, {
+            "artifact": {k: v for k, v in artifact.items() if k not in ("content", "uploadToken")},
+            "artifactId": artifact_id,
+            "uploadUrl": f"{self.root_url}/_upload/{token}",
+            "uploadUrlExpiresAt": "2999-01-01T00:00:00.000Z",
+            "objectKey": f"artifacts/{artifact_id}",
+        }
+
+    def uploaded_artifacts(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        """Artifacts whose content was uploaded."""
+        with self.lock:
+            return [
+                a
+                for a in self.artifacts.values()
+                if a["content"] is not None and (run_id is None or a["runId"] == run_id)
+            ]
+
+    def upload(self, token: str, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
+        """The presigned PUT target."""
+        if "authorization" in headers:
+            return 400, {"error": "Presigned uploads must not carry an Authorization header"}
+        with self.lock:
+            for artifact in self.artifacts.values():
+                if artifact["uploadToken"] == token:
+                    artifact["content"] = body
+                    artifact["uploadContentType"] = headers.get("content-type")
+                    return 200, None
+        return 404, {"error": "Unknown upload"}
+
+    def oauth_token(self, form: dict[str, list[str]]) -> tuple[int, Any]:
+        """``POST /api/auth/oauth2/token`` (refresh grant only)."""
+        grant = form.get("grant_type", [""])[0]
+        refresh = form.get("refresh_token", [""])[0]
+        client_id = form.get("client_id", [""])[0]
+        with self.lock:
+            if grant != "refresh_token" or self.refresh_tokens.get(refresh) != client_id:
+                return 400, {"error": "invalid_grant"}
+            del self.refresh_tokens[refresh]
+            new_refresh = self.new_id("rt")
+            self.refresh_tokens[new_refresh] = client_id
+            access = self.new_id("access-token")
+            if self.tokens:
+                self.tokens.add(access)
+        return 200, {
+            "access_token": access,
+            "refresh_token": new_refresh,
+            "expires_in": 3600,
+            "token_type": "Bearer",
+        }
+
+
+def _match(method: str, path: str) -> tuple[str | None, tuple[str, ...]]:
+    segments = [unquote(s) for s in path.strip("/").split("/")] if path.strip("/") else []
+    # Match on the raw segments joined with a separator that cannot occur inside one.
+    raw = "".join("/" + s.replace("/", "\x00") for s in segments)
+    for m, pattern, name in _COMPILED:
+        if m != method:
+            continue
+        found = pattern.match(raw)
+        if found:
+            return name, tuple(g.replace("\x00", "/") for g in found.groups())
+    return None, ()
+
+
+def _route_of(method: str, path: str) -> str:
+    if path.startswith("/_upload/"):
+        return "upload"
+    if path == "/api/auth/oauth2/token":
+        return "oauth_token"
+    if path.startswith("/api/v1"):
+        return _match(method, path[len("/api/v1") :])[0] or "unknown"
+    return "unknown"
+
+
+def _make_handler(platform: LoopbackPlatform) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            pass
+
+        def _serve(self) -> None:
+            split = urlsplit(self.path)
+            raw_path = split.path
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length) if length else b""
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            route = _route_of(self.command, raw_path)
+            decoded = "/".join(unquote(s) for s in raw_path.split("/"))
+            rec = RecordedRequest(
+                self.command, raw_path, decoded, route, parse_qs(split.query), headers, body
+            )
+            with platform.lock:
+                platform.requests.append(rec)
+            fault = platform._take_fault(route, self.command)
+            if fault is not None:
+                if fault.delay:
+                    time.sleep(fault.delay)
+                if fault.drop:
+                    rec.status = -1
+                    self.close_connection = True
+                    with contextlib.suppress(OSError):
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                if fault.status is not None:
+                    extra = {"Retry-After": fault.retry_after} if fault.retry_after else {}
+                    payload = (
+                        fault.body
+                        if fault.body is not None
+                        else {"error": f"injected {fault.status}"}
+                    )
+                    self._reply(rec, fault.status, payload, extra)
+                    return
+            status, payload = self._dispatch(rec)
+            self._reply(rec, status, payload)
+
+        def _dispatch(self, rec: RecordedRequest) -> tuple[int, Any]:
+            if rec.route == "upload":
+                return platform.upload(rec.raw_path[len("/_upload/") :], rec.headers, rec.body)
+            if rec.route == "oauth_token":
+                return platform.oauth_token(parse_qs(rec.body.decode()))
+            if not rec.raw_path.startswith("/api/v1"):
+                return 404, {"error": "Not found"}
+            try:
+                data = json.loads(rec.body) if rec.body else None
+            except ValueError:
+                return 400, {"error": "Invalid JSON"}
+            try:
+                return platform.handle(
+                    rec.method, rec.raw_path[len("/api/v1") :], rec.query, rec.headers, data
+                )
+            except _ApiError as exc:
+                return exc.status, {"error": str(exc)}
+
+        def _reply(
+            self,
+            rec: RecordedRequest,
+            status: int,
+            payload: Any,
+            extra: dict[str, str] | None = None,
+        ) -> None:
+            rec.status = status
+            data = b"" if payload is None else json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in (extra or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_PUT = do_POST = do_PATCH = do_DELETE = _serve
+
+    return Handler
+
+
+def iter_lines(data: bytes) -> Iterator[str]:
+    """Non-empty lines of an uploaded text artifact."""
+    yield from (line for line in data.decode().splitlines() if line)
+
+
+__all__ += ["iter_lines"]
