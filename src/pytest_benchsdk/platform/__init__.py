@@ -1,0 +1,46 @@
+"""Platform reporting: httpx client, credentials, system metrics, durable delivery, resubmit.
+
+The plugin uses the facade only:
+
+* :meth:`PlatformSession.open` once per session (controller), :meth:`PlatformSession.header_lines`
+  for the header, :meth:`PlatformSession.begin_benchmark` per benchmark → :class:`BenchmarkReport`
+  (``participant_started`` / ``record`` / ``log`` / ``participant_finished`` / ``finish``),
+  :meth:`PlatformSession.close` at the end → :class:`DeliverySummary`.
+* :func:`resubmit` for ``--bench-resubmit``; :func:`check_connectivity` for ``--bench-check``.
+
+Everything the platform should receive is written to the results store's outbox before it is
+sent; nothing is sent twice. Secrets never reach output, logs, artifacts or the store.
+"""
+
+from __future__ import annotations
+
+from ._auth import CliAuth, get_api_base_url, get_platform_base_url, resolve_auth
+from ._client import BenchmarkClient, encode_segment
+from ._delivery import RESUBMIT_COMMAND, DeliverySummary, OutboxStore, RetryPolicy, resubmit
+from ._errors import AuthError, BenchmarkApiError, PlatformConnectionError, redact
+from ._lifecycle import BenchmarkReport, CheckResult, PlatformSession, check_connectivity
+from ._metrics import METRIC_KEYS, SystemMetricsCollector
+
+__all__ = [
+    "METRIC_KEYS",
+    "RESUBMIT_COMMAND",
+    "AuthError",
+    "BenchmarkApiError",
+    "BenchmarkClient",
+    "BenchmarkReport",
+    "CheckResult",
+    "CliAuth",
+    "DeliverySummary",
+    "OutboxStore",
+    "PlatformConnectionError",
+    "PlatformSession",
+    "RetryPolicy",
+    "SystemMetricsCollector",
+    "check_connectivity",
+    "encode_segment",
+    "get_api_base_url",
+    "get_platform_base_url",
+    "redact",
+    "resolve_auth",
+    "resubmit",
+]

@@ -1,0 +1,294 @@
+"""Platform credentials and base URLs, resolved exactly as upstream ``@benchsdk/cli`` does (§6.7).
+
+Precedence: an explicit API key (``--bench-api-key``/``api_key=``), then
+``BENCHMARKS_PLATFORM_TOKEN``, then ``BENCHMARKS_PLATFORM_API_KEY``, then the saved credentials in
+``~/.benchsdk/credentials.json``. The platform root is the explicit base URL, else
+``~/.benchsdk/config.json``'s ``baseUrl`` (else, for saved credentials, theirs), else
+``BENCHMARKS_PLATFORM_URL``, else ``https://platform.computesdk.com``.
+
+A saved OAuth token that expires within five minutes is refreshed with the refresh-token grant
+(``POST <root>/api/auth/oauth2/token``) and the credentials file is rewritten (mode 0600). The
+interactive device login is out of scope: run upstream's ``bench auth login`` to create the file.
+
+Secrets never leave this module in text form: :class:`CliAuth`'s ``repr`` hides them and every
+error message is fixed text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import httpx
+
+from ._errors import AuthError
+
+__all__ = [
+    "DEFAULT_PLATFORM_URL",
+    "OAUTH_CLIENT_ID",
+    "CliAuth",
+    "get_api_base_url",
+    "get_auth_base_url",
+    "get_platform_base_url",
+    "resolve_auth",
+]
+
+DEFAULT_PLATFORM_URL = "https://platform.computesdk.com"
+#: The client id upstream's code uses (its CHANGELOG says ``benchsdk-cli``; the code wins).
+OAUTH_CLIENT_ID = "benchsdk-runner"
+_REFRESH_MARGIN_MS = 5 * 60 * 1000
+_REFRESH_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
+
+_NO_CREDENTIALS = (
+    "No credentials found. Set BENCHMARKS_PLATFORM_API_KEY or BENCHMARKS_PLATFORM_TOKEN, or run "
+    "`bench auth login` for OAuth. Create an API key at https://platform.computesdk.com in your "
+    "organization settings (Settings → API keys)."
+)
+_LEGACY = (
+    "Your saved login uses the retired CLI token format. Run `bench auth login` (or "
+    "`compute login`) to sign in again."
+)
+_EXPIRED = "Your session has expired. Run `bench auth login` or set BENCHMARKS_PLATFORM_API_KEY."
+_REFRESH_FAILED = (
+    "Failed to refresh your session. Run `bench auth login` or set BENCHMARKS_PLATFORM_API_KEY."
+)
+
+
+def get_platform_base_url(base_url: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """The platform root: ``base_url`` ?? ``BENCHMARKS_PLATFORM_URL`` ?? the default."""
+    environ = os.environ if env is None else env
+    root = base_url or environ.get("BENCHMARKS_PLATFORM_URL") or DEFAULT_PLATFORM_URL
+    return root.rstrip("/")
+
+
+def _root_of(url: str) -> str:
+    url = url.rstrip("/")
+    return url[: -len("/api/v1")] if url.endswith("/api/v1") else url
+
+
+def get_api_base_url(root: str) -> str:
+    """``<root>/api/v1`` (not doubled when ``root`` already ends with ``/api/v1``)."""
+    return _root_of(root) + "/api/v1"
+
+
+def get_auth_base_url(root: str) -> str:
+    """``<root>/api/auth`` (``/api/v1`` removed from ``root`` first)."""
+    return _root_of(root) + "/api/auth"
+
+
+@attrs.frozen
+class CliAuth:
+    """Resolved credentials (upstream ``CliAuth``). ``repr`` never shows a secret.
+
+    ``source`` says where they came from (``option``, ``env-token``, ``env-api-key``,
+    ``saved``); ``warnings`` are messages for the user (e.g. a credentials file readable by
+    others). ``token_expires_at``/``refresh_expires_at`` are epoch milliseconds.
+    """
+
+    base_url: str
+    api_base_url: str
+    auth_base_url: str
+    source: str
+    token: str | None = attrs.field(default=None, repr=False)
+    api_key: str | None = attrs.field(default=None, repr=False)
+    refresh_token: str | None = attrs.field(default=None, repr=False)
+    token_expires_at: int | None = None
+    refresh_expires_at: int | None = None
+    org_slug: str | None = None
+    org_id: str | None = None
+    format: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret value held (to redact from any text)."""
+        return tuple(s for s in (self.token, self.api_key, self.refresh_token) if s)
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise AuthError(f"Cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        # Never echo the content: it may hold a token.
+        raise AuthError(f"{path} is not valid JSON; fix or delete it.") from None
+    if not isinstance(data, dict):
+        raise AuthError(f"{path} must hold a JSON object; fix or delete it.")
+    return data
+
+
+def _permission_warning(path: Path) -> str | None:
+    if os.name != "posix":
+        return None
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return None
+    if mode & 0o077:
+        return (
+            f"{path} is readable by other users (mode {mode:04o}); "
+            f"restrict it with: chmod 600 {path}"
+        )
+    return None
+
+
+def _write_credentials(path: Path, data: Mapping[str, Any]) -> None:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(dict(data), handle, indent=2)
+        handle.write("\n")
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value)
+
+
+def _is_legacy(creds: Mapping[str, Any]) -> bool:
+    has_oauth = bool(creds.get("token") or creds.get("refreshToken"))
+    if not has_oauth or creds.get("clientId"):
+        return False
+    refresh = creds.get("refreshToken")
+    return (isinstance(refresh, str) and refresh.startswith("bcs_")) or (
+        bool(creds.get("token")) and not creds.get("kind")
+    )
+
+
+def _refresh(
+    creds: dict[str, Any],
+    *,
+    auth_base_url: str,
+    now_ms: int,
+    transport: httpx.BaseTransport | None,
+) -> dict[str, Any]:
+    refresh_token = _str(creds.get("refreshToken"))
+    refresh_expires = _int(creds.get("refreshExpiresAt"))
+    if refresh_token is None or (refresh_expires is not None and now_ms >= refresh_expires):
+        raise AuthError(_EXPIRED)
+    form = {
+        "grant_type": "refresh_token",
+        "refresh_token": refresh_token,
+        "client_id": _str(creds.get("clientId")) or OAUTH_CLIENT_ID,
+    }
+    try:
+        with httpx.Client(timeout=_REFRESH_TIMEOUT, transport=transport) as http:
+            response = http.post(auth_base_url + "/oauth2/token", data=form)
+        data = response.json() if response.is_success else None
+    except (httpx.HTTPError, ValueError):
+        data = None
+    access = _str(data.get("access_token")) if isinstance(data, dict) else None
+    if data is None or access is None:
+        raise AuthError(_REFRESH_FAILED)
+    updated = dict(creds)
+    updated["token"] = access
+    updated["refreshToken"] = _str(data.get("refresh_token")) or refresh_token
+    expires_in = _int(data.get("expires_in"))
+    if expires_in is not None:
+        updated["tokenExpiresAt"] = now_ms + expires_in * 1000
+    refresh_in = _int(data.get("refresh_token_expires_in") or data.get("refresh_expires_in"))
+    if refresh_in is not None:
+        updated["refreshExpiresAt"] = now_ms + refresh_in * 1000
+    return updated
+
+
+def resolve_auth(
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    org: str | None = None,
+    env: Mapping[str, str] | None = None,
+    home: str | os.PathLike[str] | None = None,
+    now_ms: int | None = None,
+    transport: httpx.BaseTransport | None = None,
+) -> CliAuth:
+    """Resolve platform credentials (upstream ``resolveAuth``); raises :class:`AuthError`.
+
+    ``env`` defaults to ``os.environ``, ``home`` to the user's home directory (tests pass a
+    temporary one), ``now_ms`` to the current time; ``transport`` is used by the token refresh.
+    """
+    environ = os.environ if env is None else env
+    home_dir = Path(home) if home is not None else Path.home()
+    directory = home_dir / ".benchsdk"
+    config = _read_json(directory / "config.json") or {}
+    config_base = _str(config.get("baseUrl"))
+    config_org = _str(config.get("org"))
+    fmt = _str(config.get("format"))
+
+    def build(root_hint: str | None, source: str, **fields: Any) -> CliAuth:
+        root = get_platform_base_url(root_hint, environ)
+        return CliAuth(
+            base_url=root,
+            api_base_url=get_api_base_url(root),
+            auth_base_url=get_auth_base_url(root),
+            source=source,
+            format=fmt,
+            **fields,
+        )
+
+    if api_key:
+        return build(base_url or config_base, "option", api_key=api_key, org_slug=org or config_org)
+    env_token = environ.get("BENCHMARKS_PLATFORM_TOKEN")
+    if env_token:
+        return build(
+            base_url or config_base, "env-token", token=env_token, org_slug=org or config_org
+        )
+    env_key = environ.get("BENCHMARKS_PLATFORM_API_KEY")
+    if env_key:
+        return build(
+            base_url or config_base, "env-api-key", api_key=env_key, org_slug=org or config_org
+        )
+
+    path = directory / "credentials.json"
+    creds = _read_json(path)
+    if creds is None:
+        raise AuthError(_NO_CREDENTIALS)
+    if _is_legacy(creds):
+        path.unlink(missing_ok=True)
+        raise AuthError(_LEGACY)
+    root_hint = base_url or config_base or _str(creds.get("baseUrl"))
+    token = _str(creds.get("token"))
+    saved_key = _str(creds.get("apiKey"))
+    if token is None and saved_key is None:
+        raise AuthError(_NO_CREDENTIALS)
+    expires = _int(creds.get("tokenExpiresAt"))
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    if token is not None and expires is not None and now >= expires - _REFRESH_MARGIN_MS:
+        root = get_platform_base_url(root_hint, environ)
+        creds = _refresh(
+            creds, auth_base_url=get_auth_base_url(root), now_ms=now, transport=transport
+        )
+        _write_credentials(path, creds)
+        token = _str(creds.get("token"))
+    warning = _permission_warning(path)
+    return build(
+        root_hint,
+        "saved",
+        token=token,
+        api_key=saved_key,
+        refresh_token=_str(creds.get("refreshToken")),
+        token_expires_at=_int(creds.get("tokenExpiresAt")),
+        refresh_expires_at=_int(creds.get("refreshExpiresAt")),
+        org_slug=org or config_org or _str(creds.get("orgSlug")),
+        org_id=_str(creds.get("orgId")),
+        warnings=(warning,) if warning else (),
+    )

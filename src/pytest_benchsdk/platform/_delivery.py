@@ -1,0 +1,601 @@
+"""Durable delivery of platform traffic through the results store's outbox.
+
+Every operation of a run's lifecycle (benchmark upsert, run creation, participant registration,
+worker plan and claim, event batches, artifacts, complete/fail, run summary) is an outbox entry
+written *before* it is sent and marked sent after a 2xx (see :mod:`._lifecycle` for the
+entries). The :class:`Sender` delivers entries in insertion order; an entry that needs an id
+produced by an earlier one (the platform run id, the worker and attempt ids) names that entry as
+``depends_on`` and reads the id from the store's per-run state when it is sent, so the whole
+lifecycle can be replayed later by :func:`resubmit`, also when nothing ever reached the platform.
+
+Failures: connection errors, timeouts, 429 and 5xx are retried with exponential backoff and
+jitter (``Retry-After`` honoured); after ``RetryPolicy.offline_after_s`` without any success
+the sender stops for this session (everything stays in the outbox). 401/403 stop the session's
+delivery too (fix the credentials, then resubmit). Other 4xx reject the entry permanently with
+the platform's message. Idempotency: each entry has a unique key and is sent until one attempt
+succeeds; an event batch keeps its sequence number, so a batch whose 2xx was lost is answered
+``duplicate`` by the platform instead of being stored twice.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import attrs
+
+from ._client import BenchmarkClient
+from ._errors import BenchmarkApiError, PlatformConnectionError, platform_message
+
+__all__ = [
+    "DeliverySummary",
+    "OutboxEntryLike",
+    "OutboxStore",
+    "RetryPolicy",
+    "Sender",
+    "resubmit",
+]
+
+#: What to run to send what is left; shown whenever something stays undelivered.
+RESUBMIT_COMMAND = "pytest --bench-resubmit"
+
+
+class OutboxEntryLike(Protocol):
+    """The fields of :class:`pytest_benchsdk.store.OutboxEntry` the sender reads."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def key(self) -> str: ...
+    @property
+    def payload(self) -> Any: ...
+    @property
+    def depends_on(self) -> str | None: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def last_error(self) -> str | None: ...
+
+
+class OutboxStore(Protocol):
+    """The part of :class:`pytest_benchsdk.store.ResultStore` the platform layer uses."""
+
+    def outbox_put(
+        self, run_id: str, kind: str, key: str, payload: Any, *, depends_on: str | None = None
+    ) -> int: ...
+    def outbox_get(self, key: str) -> OutboxEntryLike | None: ...
+    def outbox_pending(
+        self, run_id: str | None = None, *, ready_only: bool = False
+    ) -> Sequence[OutboxEntryLike]: ...
+    def outbox_mark_sent(self, entry_id: int, response: Any = None) -> None: ...
+    def outbox_mark_failed(self, entry_id: int, error: str, *, permanent: bool = False) -> None: ...
+    def outbox_counts(self, run_id: str | None = None) -> dict[str, int]: ...
+    def outbox_runs_with_pending(self) -> list[str]: ...
+    def state_get(self, run_id: str, key: str, default: Any = None) -> Any: ...
+    def state_set(self, run_id: str, key: str, value: Any) -> None: ...
+    def set_platform_run(
+        self, run_id: str, platform_run_id: str, dashboard_url: str | None
+    ) -> None: ...
+
+
+@attrs.frozen
+class RetryPolicy:
+    """Backoff for transient failures.
+
+    The n-th consecutive failure waits ``min(max_delay_s, base_delay_s × 2^n)`` with jitter
+    (between half and all of it), or the platform's ``Retry-After`` (at most
+    ``max_retry_after_s``). After ``offline_after_s`` seconds without a single success the
+    sender gives up for this session.
+    """
+
+    base_delay_s: float = 0.5
+    max_delay_s: float = 15.0
+    max_retry_after_s: float = 60.0
+    offline_after_s: float = 60.0
+
+    def delay(self, failures: int, retry_after: float | None) -> float:
+        """Seconds to wait after ``failures`` consecutive failures (≥ 1)."""
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after_s)
+        ceiling = min(self.max_delay_s, self.base_delay_s * 2.0 ** min(failures - 1, 30))
+        return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+
+@attrs.frozen
+class DeliverySummary:
+    """What happened to the outbox: ``sent`` in this session, ``unsent`` still queued,
+    ``rejected`` messages (permanently refused), ``stopped`` why delivery stopped early.
+    """
+
+    sent: int = 0
+    unsent: int = 0
+    rejected: tuple[str, ...] = ()
+    stopped: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Everything that was queued has been delivered."""
+        return self.unsent == 0 and not self.rejected
+
+    def lines(self, store_path: str | None = None) -> list[str]:
+        """Terminal lines for people (empty when there was nothing to do)."""
+        out: list[str] = []
+        if self.stopped:
+            out.append(f"Platform delivery stopped: {self.stopped}")
+        for message in self.rejected:
+            out.append(f"Platform rejected: {message}")
+        if self.unsent:
+            where = f" in {store_path}" if store_path else " in the local results store"
+            out.append(
+                f"{self.unsent} platform upload(s) not delivered; they are kept{where}. "
+                f"Send them later with: {RESUBMIT_COMMAND}"
+            )
+        return out
+
+
+class _Stop(Exception):
+    """Delivery must stop for this session (auth refused, or the platform is unreachable)."""
+
+
+class _Reject(Exception):
+    """The entry cannot be delivered, ever (message for people)."""
+
+
+def _kind_label(entry: OutboxEntryLike) -> str:
+    payload = entry.payload if isinstance(entry.payload, Mapping) else {}
+    participant = payload.get("participant")
+    label = entry.kind + (f" {participant}" if participant else "")
+    if entry.kind == "events":
+        label += f" #{payload.get('sequenceNumber')}"
+    return label
+
+
+class Sender:
+    """Delivers outbox entries; runs in a background thread (:meth:`start`) or inline
+    (:meth:`drain`).
+
+    ``run_ids``: the local runs this sender owns (``None`` = every run with pending entries,
+    as :func:`resubmit` does). ``on_message``: called with lines for people (rejections, stops).
+    """
+
+    def __init__(
+        self,
+        store: OutboxStore,
+        client: BenchmarkClient,
+        *,
+        retry: RetryPolicy | None = None,
+        run_ids: set[str] | None = None,
+        on_message: Callable[[str], None] | None = None,
+        sleep: Callable[[float], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.client = client
+        self.retry = retry or RetryPolicy()
+        self.run_ids = run_ids
+        self._on_message = on_message
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._closing = False
+        self._deadline: float | None = None
+        self._sent = 0
+        self._rejected: list[str] = []
+        self._stopped: str | None = None
+        self._failures = 0
+        self._failing_since: float | None = None
+        self._retry_after: float | None = None
+        self._sleep = sleep
+
+    # -- public -----------------------------------------------------------------------------
+
+    @property
+    def stopped(self) -> str | None:
+        """Why delivery stopped for this session, or ``None``."""
+        return self._stopped
+
+    def add_run(self, run_id: str) -> None:
+        """Own ``run_id`` too (the session adds each benchmark's local run)."""
+        with self._cond:
+            if self.run_ids is not None:
+                self.run_ids.add(run_id)
+            self._cond.notify_all()
+
+    def wake(self) -> None:
+        """New entries were queued."""
+        with self._cond:
+            self._cond.notify_all()
+
+    def start(self) -> None:
+        """Deliver in a daemon thread until :meth:`close`."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="benchsdk-outbox", daemon=True)
+            self._thread.start()
+
+    def wait_for(self, key: str, timeout: float) -> str | None:
+        """Wait until the entry ``key`` is sent or rejected, delivery stops, or ``timeout``
+        passes; returns the entry's state (``None`` if unknown).
+        """
+        end = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                entry = self.store.outbox_get(key)
+                state = entry.state if entry is not None else None
+                if state in ("sent", "rejected") or self._stopped:
+                    return state
+                remaining = end - time.monotonic()
+                if remaining <= 0:
+                    return state
+                self._cond.wait(min(remaining, 0.2))
+
+    def close(self, timeout: float) -> DeliverySummary:
+        """Deliver what is queued for at most ``timeout`` seconds, stop, and summarise."""
+        if self._thread is not None:
+            with self._cond:
+                self._closing = True
+                self._deadline = time.monotonic() + max(0.0, timeout)
+                self._cond.notify_all()
+            self._thread.join(max(0.0, timeout) + 5)
+        else:
+            self.drain(timeout)
+        return self.summary()
+
+    def drain(self, timeout: float) -> DeliverySummary:
+        """Deliver inline until nothing is left, delivery stops, or ``timeout`` passes."""
+        self._closing = True
+        self._deadline = time.monotonic() + max(0.0, timeout)
+        self._loop()
+        return self.summary()
+
+    def summary(self) -> DeliverySummary:
+        """The current :class:`DeliverySummary` of the owned runs."""
+        unsent = 0
+        runs = (
+            self.run_ids if self.run_ids is not None else set(self.store.outbox_runs_with_pending())
+        )
+        for run_id in runs:
+            counts = self.store.outbox_counts(run_id)
+            unsent += counts.get("pending", 0) + counts.get("failed", 0)
+        return DeliverySummary(
+            sent=self._sent, unsent=unsent, rejected=tuple(self._rejected), stopped=self._stopped
+        )
+
+    # -- loop -------------------------------------------------------------------------------
+
+    def _runs(self) -> list[str]:
+        if self.run_ids is None:
+            return self.store.outbox_runs_with_pending()
+        return sorted(self.run_ids)
+
+    def _next_entry(self) -> OutboxEntryLike | None:
+        """The oldest entry whose dependency is sent or rejected (rejected: it decides itself)."""
+        best: OutboxEntryLike | None = None
+        for run_id in self._runs():
+            for entry in self.store.outbox_pending(run_id):
+                if entry.depends_on is not None:
+                    dep = self.store.outbox_get(entry.depends_on)
+                    if dep is None or dep.state not in ("sent", "rejected"):
+                        continue
+                if best is None or entry.id < best.id:
+                    best = entry
+                break  # entries are in id order; dependants of later ones come later
+        return best
+
+    def _time_left(self) -> float | None:
+        return None if self._deadline is None else self._deadline - time.monotonic()
+
+    def _pause(self, seconds: float) -> bool:
+        """Back off ``seconds``; False (without waiting) when that would pass the deadline."""
+        until = time.monotonic() + seconds
+        if self._deadline is not None and until > self._deadline:
+            return False
+        while True:
+            remaining = until - time.monotonic()
+            if remaining <= 0:
+                return True
+            if self._sleep is not None:
+                self._sleep(remaining)
+            else:
+                with self._cond:
+                    # close() only shortens the deadline; it never cuts a backoff short.
+                    self._cond.wait(remaining)
+            if self._deadline is not None and until > self._deadline:
+                return False
+
+    def _loop(self) -> None:
+        while True:
+            if self._stopped:
+                return
+            left = self._time_left()
+            if left is not None and left <= 0:
+                return
+            entry = self._next_entry()
+            if entry is None:
+                with self._cond:
+                    if self._closing:
+                        return
+                    self._cond.wait(0.2)
+                continue
+            try:
+                self._attempt(entry)
+            except _Stop as stop:
+                self._stopped = str(stop)
+                self._emit(f"Platform delivery stopped: {stop}")
+            finally:
+                with self._cond:
+                    self._cond.notify_all()
+            backoff = self.retry.delay(self._failures, self._retry_after) if self._failures else 0
+            if backoff and not self._stopped and not self._pause(backoff):
+                return
+
+    def _emit(self, line: str) -> None:
+        if self._on_message is not None:
+            self._on_message(line)
+
+    def _attempt(self, entry: OutboxEntryLike) -> None:
+        self._retry_after = None
+        try:
+            response = _perform(self.store, self.client, entry)
+        except _Reject as exc:
+            self._reject(entry, str(exc))
+            return
+        except BenchmarkApiError as exc:
+            message = f"{_kind_label(entry)}: {platform_message(exc)}"
+            if exc.transient:
+                self._transient(entry, message, exc.retry_after)
+            elif exc.status in (401, 403):
+                self.store.outbox_mark_failed(entry.id, message)
+                raise _Stop(
+                    f"the platform refused the credentials ({message}). Fix them, then run "
+                    f"{RESUBMIT_COMMAND}"
+                ) from None
+            else:
+                self._reject(entry, message)
+            return
+        except PlatformConnectionError as exc:
+            self._transient(entry, f"{_kind_label(entry)}: {exc}", None)
+            return
+        except (ValueError, KeyError, TypeError) as exc:
+            self._reject(entry, f"{_kind_label(entry)}: {self.client.redact(str(exc))}")
+            return
+        self.store.outbox_mark_sent(entry.id, response)
+        self._sent += 1
+        self._failures = 0
+        self._failing_since = None
+
+    def _reject(self, entry: OutboxEntryLike, message: str) -> None:
+        self.store.outbox_mark_failed(entry.id, message, permanent=True)
+        self._rejected.append(message)
+        self._emit(f"Platform rejected: {message}")
+        # A rejection is an answer: the platform is reachable.
+        self._failures = 0
+        self._failing_since = None
+
+    def _transient(self, entry: OutboxEntryLike, message: str, retry_after: float | None) -> None:
+        self.store.outbox_mark_failed(entry.id, message)
+        self._failures += 1
+        self._retry_after = retry_after
+        now = time.monotonic()
+        if self._failing_since is None:
+            self._failing_since = now
+        elif now - self._failing_since >= self.retry.offline_after_s:
+            raise _Stop(
+                f"the platform has not answered successfully for "
+                f"{self.retry.offline_after_s:g}s (last error: {message})"
+            )
+
+
+# -- operations ---------------------------------------------------------------------------
+
+STATE_RUN = "platform.run"
+
+
+def worker_state_key(participant: str) -> str:
+    """State key holding a participant's claimed worker assignment."""
+    return f"platform.worker.{participant}"
+
+
+def _platform_run(store: OutboxStore, entry: OutboxEntryLike) -> dict[str, Any]:
+    run = store.state_get(entry.run_id, STATE_RUN)
+    if not isinstance(run, dict) or not run.get("id"):
+        raise _Reject(f"{_kind_label(entry)}: not sent because the platform run was never created")
+    return run
+
+
+def _assignment(store: OutboxStore, entry: OutboxEntryLike) -> dict[str, Any]:
+    participant = entry.payload["participant"]
+    assignment = store.state_get(entry.run_id, worker_state_key(participant))
+    if not isinstance(assignment, dict) or not assignment.get("workerId"):
+        raise _Reject(
+            f"{_kind_label(entry)}: not sent because no platform worker was claimed for "
+            f"{participant}"
+        )
+    return assignment
+
+
+def dashboard_url(api_base_url: str, org_slug: str | None, slug: str, run_id: str) -> str:
+    """Upstream's dashboard URL: API base without ``/api/v1``, then org/benchmarks/slug/runs/id."""
+    root = api_base_url.rstrip("/")
+    if root.endswith("/api/v1"):
+        root = root[: -len("/api/v1")]
+    return f"{root}/{org_slug}/benchmarks/{slug}/runs/{run_id}"
+
+
+def _perform(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
+    payload: Mapping[str, Any] = entry.payload
+    slug: str = payload["slug"]
+    kind = entry.kind
+    if kind == "benchmark":
+        initialize = bool(payload.get("identityIsOurs", True))
+        if not initialize:
+            try:
+                client.get_benchmark(slug)
+            except BenchmarkApiError as exc:
+                if exc.status != 404:
+                    raise
+                initialize = True
+        body: dict[str, Any] = {}
+        if initialize:
+            body["name"] = payload["name"]
+            if payload.get("config"):
+                body["config"] = payload["config"]
+        return {"benchmark": client.upsert_benchmark(slug, body)}
+    if kind == "run":
+        data = client.create_run(slug, payload["body"])
+        run = data.get("run") or {}
+        if not run.get("id"):
+            raise _Reject(f"{_kind_label(entry)}: the platform answered without a run id")
+        org = data.get("organizationSlug")
+        url = dashboard_url(client.base_url, org, slug, str(run["id"]))
+        state = {
+            "id": str(run["id"]),
+            "name": run.get("name"),
+            "organizationSlug": org,
+            "dashboardUrl": url,
+        }
+        store.state_set(entry.run_id, STATE_RUN, state)
+        store.set_platform_run(entry.run_id, str(run["id"]), url)
+        return {"run": {"id": run["id"], "name": run.get("name")}, "organizationSlug": org}
+    run_id = str(_platform_run(store, entry)["id"])
+    if kind == "participant":
+        return {
+            "participant": client.upsert_participant(
+                slug, run_id, payload["participant"], payload.get("body") or {}
+            )
+        }
+    if kind == "plan":
+        try:
+            return {
+                "workers": client.plan_workers(
+                    slug, run_id, payload["participant"], payload.get("body") or {}
+                )
+            }
+        except BenchmarkApiError as exc:
+            # Already planned: by an earlier attempt whose answer was lost, or (run key) by
+            # another process; the claim decides whether a worker is left for us.
+            if exc.status == 409:
+                return {"alreadyPlanned": True}
+            raise
+    if kind == "claim":
+        assignment = client.claim_worker(
+            slug, run_id, payload["participant"], payload.get("body") or {}
+        )
+        if assignment is None:
+            raise _Reject(
+                f"No pending worker to claim for run {run_id} — it may already be fully claimed."
+                f" ({payload['participant']}: its results stay in the local store)"
+            )
+        store.state_set(entry.run_id, worker_state_key(payload["participant"]), assignment)
+        return {"workerId": assignment.get("workerId"), "attemptId": assignment.get("attemptId")}
+    assignment = _assignment(store, entry)
+    worker_id = str(assignment["workerId"])
+    attempt_id = str(assignment["attemptId"])
+    if kind == "events":
+        start = int((assignment.get("taskRange") or {}).get("start") or 0)
+        records = [
+            {**r, "taskIndex": int(r["taskIndex"]) + start} if start else r
+            for r in payload["records"]
+        ]
+        result = client.submit_task_results(
+            slug,
+            run_id,
+            worker_id,
+            {
+                "attemptId": attempt_id,
+                "sequenceNumber": payload["sequenceNumber"],
+                "isFinal": bool(payload["isFinal"]),
+                "records": records,
+            },
+        )
+        return result if isinstance(result, dict) else {}
+    if kind == "artifact":
+        return _upload_artifact(store, client, entry, slug, run_id, worker_id, attempt_id)
+    if kind == "finish":
+        try:
+            if payload.get("failed"):
+                return client.fail_worker(
+                    slug,
+                    run_id,
+                    worker_id,
+                    attempt_id,
+                    payload.get("errorCode") or "Error",
+                    payload.get("errorMessage") or "One or more tasks failed",
+                )
+            return client.complete_worker(slug, run_id, worker_id, attempt_id)
+        except BenchmarkApiError as exc:
+            if exc.status == 409:  # already finished by an attempt whose answer was lost
+                return {"alreadyFinished": True}
+            raise
+    if kind == "summary":
+        result = client.submit_run_summary(slug, run_id, payload["body"])
+        return result if isinstance(result, dict) else {}
+    raise _Reject(f"unknown outbox entry kind {kind!r}")
+
+
+def _upload_artifact(
+    store: OutboxStore,
+    client: BenchmarkClient,
+    entry: OutboxEntryLike,
+    slug: str,
+    run_id: str,
+    worker_id: str,
+    attempt_id: str,
+) -> Any:
+    payload = entry.payload
+    body = payload["body"]
+    content = base64.b64decode(body) if payload.get("encoding") == "base64" else body.encode()
+    content_type = payload.get("contentType") or "application/octet-stream"
+    # Two steps: create, then PUT to the presigned URL. The created artifact is remembered so a
+    # failed PUT is retried against the same artifact instead of creating a second one.
+    upload_key = f"upload:{entry.key}"
+    created = store.state_get(entry.run_id, upload_key)
+    if not isinstance(created, dict) or not created.get("uploadUrl"):
+        create: dict[str, Any] = {
+            "attemptId": attempt_id,
+            "kind": payload["kind"],
+            "contentType": content_type,
+        }
+        if payload.get("name"):
+            create["name"] = payload["name"]
+        create["metadata"] = {**(payload.get("metadata") or {}), "sizeBytes": len(content)}
+        created = client.create_artifact(slug, run_id, worker_id, create)
+        if not created.get("uploadUrl"):
+            raise _Reject("Benchmark artifact upload URL is missing.")
+        store.state_set(entry.run_id, upload_key, created)
+    try:
+        client.upload_presigned(str(created["uploadUrl"]), content, content_type)
+    except BenchmarkApiError as exc:
+        if exc.status in (403, 404, 410):
+            # Expired or unknown presigned URL: create a fresh artifact next time.
+            store.state_set(entry.run_id, upload_key, None)
+            raise BenchmarkApiError(
+                503, exc.body, message=str(exc), method="PUT", path="<upload url>"
+            ) from None
+        raise
+    artifact_id = created.get("artifactId") or (created.get("artifact") or {}).get("id")
+    return {"artifactId": artifact_id, "sizeBytes": len(content)}
+
+
+def resubmit(
+    store: OutboxStore,
+    client: BenchmarkClient,
+    *,
+    timeout: float = 300.0,
+    retry: RetryPolicy | None = None,
+    run_ids: Sequence[str] | None = None,
+    on_message: Callable[[str], None] | None = None,
+) -> DeliverySummary:
+    """Send everything still queued in ``store`` (every run, or ``run_ids``), inline.
+
+    Replays whatever part of each run's lifecycle never reached the platform, in order; entries
+    already sent are never sent again. Returns what was sent, what is left and what was rejected.
+    """
+    runs = set(run_ids) if run_ids is not None else set(store.outbox_runs_with_pending())
+    sender = Sender(store, client, retry=retry, run_ids=runs, on_message=on_message)
+    return sender.drain(timeout)
