@@ -126,11 +126,6 @@ def test_assertion_failure_in_task(pytester: pytest.Pytester) -> None:
     assert records["p1"][0]["errorCode"] == "AssertionError"
 
 
-@pytest.mark.xfail(
-    reason="BUG: bench files are not assertion-rewritten (they do not match python_files), "
-    "so a failing assert in a task shows no introspection",
-    strict=True,
-)
 def test_assert_in_task_is_rewritten(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         bench_x=bench(ONE, "@define_task\ndef task():\n    value = 3\n    assert value == 4\n")

@@ -136,11 +136,6 @@ def test_exitfirst_keeps_finished_records(pytester: pytest.Pytester, concurrency
     assert run.record_count == sum(len(rs) for rs in records.values())
 
 
-@pytest.mark.xfail(
-    reason="BUG: -x/--maxfail set session.shouldfail, not shouldstop; pytest_sessionfinish "
-    "only checks shouldstop, so a run stopped early is stored as 'failed', not 'interrupted'",
-    strict=True,
-)
 def test_exitfirst_marks_the_stored_run_interrupted(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         bench_x=bench(task="@define_task\ndef task(task_index):\n    assert task_index != 0\n")
@@ -412,11 +407,6 @@ def test_scores_hook_adjusts_stored_printed_and_json_scores(pytester: pytest.Pyt
         assert [s.composite_score for s in store.scores(run.run_id)] == [40, 25]
 
 
-@pytest.mark.xfail(
-    reason="BUG: BenchSession.summary_payload() (which calls pytest_benchsdk_summary) is never "
-    "called, so the summary hook never runs (not even before --bench-json is written)",
-    strict=True,
-)
 def test_summary_hook_is_called_once_per_scored_benchmark(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(
         """

@@ -163,13 +163,14 @@ class BenchModule(pytest.Module):
             yield item
 
     def _check_distribution(self, concurrency: int) -> None:
-        workerinput = getattr(self.config, "workerinput", None)
-        dist = self.config.getoption("dist", None)
-        if workerinput is not None and dist not in (None, "no", "loadgroup"):
+        # xdist resets --dist to "no" on its workers but records whether it was loadgroup.
+        if getattr(self.config, "workerinput", None) is None:
+            return
+        if not getattr(self.config.option, "loadgroup", False):
             raise self.CollectError(
                 f"{self.path}: concurrency {concurrency} runs a participant's iterations "
-                f"together, so they must stay on one xdist worker: run with --dist loadgroup "
-                f"(got --dist {dist}), or use --bench-concurrency 1."
+                "together, so they must stay on one xdist worker: run with --dist loadgroup, "
+                "or use --bench-concurrency 1."
             )
 
     def _check_fixture_scopes(self, item: BenchItem, concurrency: int) -> None:

@@ -100,6 +100,7 @@ class BenchmarkRun:
     records: dict[str, dict[int, TaskRecord]] = attrs.Factory(dict)
     logs: dict[str, list[tuple[str, str]]] = attrs.Factory(dict)
     results: list[ScoreResult] | None = None
+    summary: dict[str, Any] | None = None
     errors: list[str] = attrs.Factory(list)
 
     @property
@@ -250,8 +251,9 @@ class BenchSession:
         selected: dict[str, list[str]] = {}
         for nodeid in nodeids:
             path, sep, name = nodeid.partition("::")
-            if sep and name.startswith("task["):
-                selected.setdefault(path, []).append(name)
+            if sep and name.startswith("task[") and "]" in name:
+                # xdist's loadgroup appends "@<group>" to node ids.
+                selected.setdefault(path, []).append(name[: name.rindex("]") + 1])
         started: list[BenchmarkRun] = []
         for nodeid_path, names in selected.items():
             file_key = self.file_key(self.config.rootpath / nodeid_path)
@@ -317,6 +319,7 @@ class BenchSession:
             run.results = results
             if self.store is not None and run.local_run_id is not None:
                 self.store.save_scores(run.local_run_id, results)
+            run.summary = self.summary_payload(run)
         if config.on_complete is not None:
             try:
                 _resolve(config.on_complete(outcome))
@@ -335,7 +338,7 @@ class BenchSession:
         return scoring_config_to_spec(config.scoring, config.dimensions, config.display)
 
     def summary_payload(self, run: BenchmarkRun) -> dict[str, Any] | None:
-        """The run summary sent to the platform (upstream §6.6), after the summary hook."""
+        """The run summary for the platform (upstream §6.6), after the summary hook has seen it."""
         if run.results is None:
             return None
         payload: dict[str, Any] = {
@@ -374,6 +377,7 @@ class BenchSession:
                 for pr in run.participant_records()
             ],
             "scores": None if run.results is None else [r.to_wire() for r in run.results],
+            "summary": run.summary,
             "errors": list(run.errors),
         }
 

@@ -36,6 +36,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "bench: a benchmark iteration run by pytest-benchsdk")
     state = BenchSession.install(config, BenchOptions.from_config(config))
     config.pluginmanager.register(BenchPlugin(state), "benchsdk-session")
+    if state.options.enabled:
+        _rewrite_asserts_in_bench_files(config, state.options.file_patterns)
+
+
+def _rewrite_asserts_in_bench_files(config: pytest.Config, patterns: tuple[str, ...]) -> None:
+    """Give bench files the assertion rewriting test modules get (python_files only, else)."""
+    hook = getattr(config.pluginmanager, "rewrite_hook", None)
+    fnpats = getattr(hook, "fnpats", None)
+    if isinstance(fnpats, list):
+        hook.fnpats = [*fnpats, *(p for p in patterns if p not in fnpats)]  # type: ignore[union-attr]
 
 
 def _python_collects(file_path: Path, parent: pytest.Collector) -> bool:
@@ -182,7 +192,11 @@ class BenchPlugin:
             self._keep(payload)
         if not state.runs:
             return
-        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
+        interrupted = (
+            exitstatus == pytest.ExitCode.INTERRUPTED
+            or bool(session.shouldstop)
+            or bool(session.shouldfail)
+        )
         failed = False
         for run in state.runs.values():
             state.finish_run(run)
