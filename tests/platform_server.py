@@ -60,6 +60,8 @@ class Fault:
 
     ``status`` answers with that status (``body`` as JSON, ``retry_after`` as header);
     ``drop`` closes the connection without answering (before the request is handled);
+    ``drop_after`` handles the request (state changes happen) and then closes the connection
+    without answering, as when the answer is lost on the way back;
     ``delay`` sleeps before handling (then the fault's status, or the normal answer).
     ``times`` is how many requests are affected (``None`` = all).
     """
@@ -71,6 +73,7 @@ class Fault:
     retry_after: str | None = None
     delay: float = 0.0
     drop: bool = False
+    drop_after: bool = False
     body: Any = None
     hits: int = 0
 
@@ -632,8 +635,10 @@ def _make_handler(platform: LoopbackPlatform) -> type[BaseHTTPRequestHandler]:
             if fault is not None:
                 if fault.delay:
                     time.sleep(fault.delay)
-                if fault.drop:
-                    rec.status = -1
+                if fault.drop_after:
+                    rec.status, _ = self._dispatch(rec)
+                if fault.drop or fault.drop_after:
+                    rec.status = -1 if fault.drop else rec.status
                     self.close_connection = True
                     with contextlib.suppress(OSError):
                         self.connection.shutdown(socket.SHUT_RDWR)

@@ -493,6 +493,9 @@ def _perform(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike
             )
         store.state_set(entry.run_id, worker_state_key(payload["participant"]), assignment)
         return {"workerId": assignment.get("workerId"), "attemptId": assignment.get("attemptId")}
+    if kind == "summary":
+        result = client.submit_run_summary(slug, run_id, payload["body"])
+        return result if isinstance(result, dict) else {}
     assignment = _assignment(store, entry)
     worker_id = str(assignment["workerId"])
     attempt_id = str(assignment["attemptId"])
@@ -532,9 +535,6 @@ def _perform(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike
             if exc.status == 409:  # already finished by an attempt whose answer was lost
                 return {"alreadyFinished": True}
             raise
-    if kind == "summary":
-        result = client.submit_run_summary(slug, run_id, payload["body"])
-        return result if isinstance(result, dict) else {}
     raise _Reject(f"unknown outbox entry kind {kind!r}")
 
 
