@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -519,3 +522,61 @@ def test_check_connectivity(loopback_platform: LoopbackPlatform, tmp_path: Path)
     assert warning.startswith("[benchsdk] API connectivity check failed: GET /benchmarks?limit=1")
     assert "401 Unauthorized" in warning
     assert "bp_wrong_key_42" not in warning
+
+
+_PROCESS_SCRIPT = """
+import json, os, sys
+sys.path.insert(0, os.environ["TESTS_DIR"])
+from platform_helpers import FAST_RETRY, new_local_run
+from pytest_benchsdk.platform import PlatformSession
+from pytest_benchsdk.store import ResultStore
+
+store_path, name, run_key = sys.argv[1:4]
+with ResultStore(store_path) as store:
+    session = PlatformSession.open(store, dry_run=False, retry=FAST_RETRY, batch_size=2)
+    print("\\n".join(session.header_lines()))
+    local = new_local_run(store, "sandbox-tti", (name,))
+    report = session.begin_benchmark(
+        local, slug="sandbox-tti", name="Sandbox TTI", participants=[(name, 3)], total_tasks=3,
+        run_config={"trigger": {"source": "manual"}}, run_key=run_key,
+    )
+    print("\\n".join(report.header_lines()))
+    report.participant_started(name)
+    for index in range(3):
+        report.record(name, {"taskIndex": index, "status": "success", "latencyMs": 1.0})
+    report.participant_finished(name)
+    report.finish({"run": {"triggeredBy": "manual"}, "results": []})
+    summary = session.close(20)
+    print(json.dumps({"ok": summary.ok, "sent": summary.sent}))
+"""
+
+
+def test_two_processes_share_a_keyed_run(
+    loopback_platform: LoopbackPlatform, tmp_path: Path
+) -> None:
+    env = {
+        **os.environ,
+        "TESTS_DIR": str(Path(__file__).parent),
+        "HOME": str(tmp_path),
+        "BENCHMARK_METRICS_INTERVAL_MS": "50",
+        **_env(loopback_platform.root_url),
+    }
+    outputs = []
+    for name in ("e2b", "modal"):
+        done = subprocess.run(
+            [sys.executable, "-c", _PROCESS_SCRIPT, str(tmp_path / "r.sqlite"), name, "gh-7-1"],
+            env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert API_KEY not in done.stdout + done.stderr
+        outputs.append(done.stdout)
+        assert json.loads(done.stdout.splitlines()[-1])["ok"] is True
+    (run_id,) = loopback_platform.runs
+    assert 'Shared run (key "gh-7-1"): ' in outputs[0]
+    assert f"({run_id})" in outputs[1]
+    by_participant: dict[str, list[int]] = {}
+    for name, record in loopback_platform.records(run_id):
+        by_participant.setdefault(name, []).append(record["taskIndex"])
+    assert by_participant == {"e2b": [0, 1, 2], "modal": [0, 1, 2]}
+    assert {w["status"] for w in loopback_platform.workers.values()} == {"completed"}
+    assert len(loopback_platform.summaries[run_id]) == 2

@@ -18,7 +18,13 @@ from ._auth import CliAuth, get_api_base_url, get_platform_base_url, resolve_aut
 from ._client import BenchmarkClient, encode_segment
 from ._delivery import RESUBMIT_COMMAND, DeliverySummary, OutboxStore, RetryPolicy, resubmit
 from ._errors import AuthError, BenchmarkApiError, PlatformConnectionError, redact
-from ._lifecycle import BenchmarkReport, CheckResult, PlatformSession, check_connectivity
+from ._lifecycle import (
+    BenchmarkReport,
+    CheckResult,
+    PlatformSession,
+    check_connectivity,
+    client_for,
+)
 from ._metrics import METRIC_KEYS, SystemMetricsCollector
 
 __all__ = [
@@ -37,6 +43,7 @@ __all__ = [
     "RetryPolicy",
     "SystemMetricsCollector",
     "check_connectivity",
+    "client_for",
     "encode_segment",
     "get_api_base_url",
     "get_platform_base_url",

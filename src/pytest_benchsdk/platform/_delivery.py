@@ -215,7 +215,7 @@ class Sender:
     def start(self) -> None:
         """Deliver in a daemon thread until :meth:`close`."""
         if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="benchsdk-outbox", daemon=True)
+            self._thread = threading.Thread(target=self._run, name="benchsdk-outbox", daemon=True)
             self._thread.start()
 
     def wait_for(self, key: str, timeout: float) -> str | None:
@@ -241,7 +241,9 @@ class Sender:
                 self._closing = True
                 self._deadline = time.monotonic() + max(0.0, timeout)
                 self._cond.notify_all()
-            self._thread.join(max(0.0, timeout) + 5)
+            # One request may be in flight when the deadline passes: allow its own timeout.
+            in_flight = self.client.timeout.read or 30.0
+            self._thread.join(max(0.0, timeout) + in_flight + 1)
         else:
             self.drain(timeout)
         return self.summary()
@@ -307,6 +309,17 @@ class Sender:
                     self._cond.wait(remaining)
             if self._deadline is not None and until > self._deadline:
                 return False
+
+    def _run(self) -> None:
+        # The thread must never die with a traceback (pytest turns that into a warning, and
+        # the session would wait for nothing): any unexpected error stops delivery instead.
+        try:
+            self._loop()
+        except Exception as exc:
+            self._stopped = self.client.redact(f"internal error: {type(exc).__name__}: {exc}")
+            self._emit(f"Platform delivery stopped: {self._stopped}")
+            with self._cond:
+                self._cond.notify_all()
 
     def _loop(self) -> None:
         while True:

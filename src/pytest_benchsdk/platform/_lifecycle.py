@@ -53,6 +53,7 @@ __all__ = [
     "CheckResult",
     "PlatformSession",
     "check_connectivity",
+    "client_for",
 ]
 
 LOG_LEVELS = ("debug", "info", "warn", "error")
@@ -522,6 +523,21 @@ def check_connectivity(
     return CheckResult(api_ok, auth is not None, tuple(warnings))
 
 
+def client_for(
+    auth: CliAuth, *, timeout: float = 30.0, env: Mapping[str, str] | None = None
+) -> BenchmarkClient:
+    """A :class:`BenchmarkClient` for resolved credentials (e.g. for :func:`resubmit`)."""
+    return BenchmarkClient(
+        base_url=auth.api_base_url,
+        api_key=auth.api_key,
+        token=auth.token,
+        org_slug=auth.org_slug,
+        org_id=auth.org_id,
+        timeout=timeout,
+        env=env,
+    )
+
+
 class PlatformSession:
     """Platform reporting for one pytest session (controller process only).
 
@@ -605,15 +621,7 @@ class PlatformSession:
             if not str(exc).startswith("No credentials found"):
                 session._auth_warnings.append(f"Platform credentials unusable: {exc}")
             return session
-        client = BenchmarkClient(
-            base_url=auth.api_base_url,
-            api_key=auth.api_key,
-            token=auth.token,
-            org_slug=auth.org_slug,
-            org_id=auth.org_id,
-            timeout=timeout,
-            env=env,
-        )
+        client = client_for(auth, timeout=timeout, env=env)
         return cls(
             store, mode="reporting", client=client, env=env, auth_warnings=auth.warnings, **options
         )
