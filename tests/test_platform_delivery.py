@@ -580,3 +580,29 @@ def test_two_processes_share_a_keyed_run(
     assert by_participant == {"e2b": [0, 1, 2], "modal": [0, 1, 2]}
     assert {w["status"] for w in loopback_platform.workers.values()} == {"completed"}
     assert len(loopback_platform.summaries[run_id]) == 2
+
+
+def test_failing_heartbeats_are_never_fatal(
+    loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
+) -> None:
+    loopback_platform.fault("heartbeat", status=500, times=None)
+    loopback_platform.fault("heartbeat", drop=True, times=None)
+    session = _open(result_store, loopback_platform.root_url, tmp_path, heartbeat_interval_s=0.01)
+    local = new_local_run(result_store)
+    report = session.begin_benchmark(
+        local, slug=SLUG, name="Sandbox TTI", participants=[("e2b", 2)], total_tasks=2,
+        run_config={}, benchmark_config={"scoring": SCORING},
+    )  # fmt: skip
+    report.participant_started("e2b")
+    report.log("e2b", "2024-01-01T00:00:00.000Z [task 0] [warn] slow", "warn")
+    report.record("e2b", _record(0))
+    deadline = time.monotonic() + 10
+    while not loopback_platform.calls("heartbeat") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    report.record("e2b", _record(1))
+    report.participant_finished("e2b")
+    report.finish({"run": {}, "results": []})
+    summary = session.close(10)
+    assert summary.ok
+    assert loopback_platform.calls("heartbeat")
+    assert_complete(loopback_platform, {"e2b": 2})
