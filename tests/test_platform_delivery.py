@@ -606,3 +606,22 @@ def test_failing_heartbeats_are_never_fatal(
     assert summary.ok
     assert loopback_platform.calls("heartbeat")
     assert_complete(loopback_platform, {"e2b": 2})
+
+
+def test_nothing_left_to_claim_blocks_only_that_participant(
+    loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
+) -> None:
+    loopback_platform.fault("claim", status=200, body={"assignment": None})
+    session = _open(result_store, loopback_platform.root_url, tmp_path)
+    local, _, summary = run_benchmark(session, result_store, {"e2b": 3, "modal": 2})
+    (run_id,) = loopback_platform.runs
+    (rejected,) = summary.rejected
+    assert rejected.startswith(
+        f"claim e2b: No pending worker to claim for run {run_id} — it may already be fully claimed."
+    )
+    assert summary.blocked == 2 + 3  # two event batches, log, metrics, finish
+    assert summary.lines()[-1].startswith("5 dependent platform upload(s) were not sent")
+    assert summary.unsent == 0
+    assert [p for p, _ in loopback_platform.records(run_id)] == ["modal", "modal"]
+    assert len(loopback_platform.summaries[run_id]) == 1
+    assert result_store.outbox_counts(local)["rejected"] == 6

@@ -112,13 +112,16 @@ class RetryPolicy:
 @attrs.frozen
 class DeliverySummary:
     """What happened to the outbox: ``sent`` in this session, ``unsent`` still queued,
-    ``rejected`` messages (permanently refused), ``stopped`` why delivery stopped early.
+    ``rejected`` messages (permanently refused), ``stopped`` why delivery stopped early,
+    ``blocked`` entries dropped because an entry they needed was rejected (e.g. the batches of
+    a participant whose worker could not be claimed).
     """
 
     sent: int = 0
     unsent: int = 0
     rejected: tuple[str, ...] = ()
     stopped: str | None = None
+    blocked: int = 0
 
     @property
     def ok(self) -> bool:
@@ -132,6 +135,11 @@ class DeliverySummary:
             out.append(f"Platform delivery stopped: {self.stopped}")
         for message in self.rejected:
             out.append(f"Platform rejected: {message}")
+        if self.blocked:
+            out.append(
+                f"{self.blocked} dependent platform upload(s) were not sent because of the "
+                "rejection(s) above; the results stay in the local store."
+            )
         if self.unsent:
             where = f" in {store_path}" if store_path else " in the local results store"
             out.append(
@@ -147,6 +155,10 @@ class _Stop(Exception):
 
 class _Reject(Exception):
     """The entry cannot be delivered, ever (message for people)."""
+
+
+class _Blocked(_Reject):
+    """An entry this one needs was rejected, so this one cannot be sent either."""
 
 
 def _kind_label(entry: OutboxEntryLike) -> str:
@@ -187,6 +199,7 @@ class Sender:
         self._deadline: float | None = None
         self._sent = 0
         self._rejected: list[str] = []
+        self._blocked = 0
         self._stopped: str | None = None
         self._failures = 0
         self._failing_since: float | None = None
@@ -265,7 +278,11 @@ class Sender:
             counts = self.store.outbox_counts(run_id)
             unsent += counts.get("pending", 0) + counts.get("failed", 0)
         return DeliverySummary(
-            sent=self._sent, unsent=unsent, rejected=tuple(self._rejected), stopped=self._stopped
+            sent=self._sent,
+            unsent=unsent,
+            rejected=tuple(self._rejected),
+            stopped=self._stopped,
+            blocked=self._blocked,
         )
 
     # -- loop -------------------------------------------------------------------------------
@@ -355,6 +372,10 @@ class Sender:
         self._retry_after = None
         try:
             response = _perform(self.store, self.client, entry)
+        except _Blocked as exc:
+            self.store.outbox_mark_failed(entry.id, str(exc), permanent=True)
+            self._blocked += 1
+            return
         except _Reject as exc:
             self._reject(entry, str(exc))
             return
@@ -417,7 +438,7 @@ def worker_state_key(participant: str) -> str:
 def _platform_run(store: OutboxStore, entry: OutboxEntryLike) -> dict[str, Any]:
     run = store.state_get(entry.run_id, STATE_RUN)
     if not isinstance(run, dict) or not run.get("id"):
-        raise _Reject(f"{_kind_label(entry)}: not sent because the platform run was never created")
+        raise _Blocked(f"{_kind_label(entry)}: not sent because the platform run was never created")
     return run
 
 
@@ -425,7 +446,7 @@ def _assignment(store: OutboxStore, entry: OutboxEntryLike) -> dict[str, Any]:
     participant = entry.payload["participant"]
     assignment = store.state_get(entry.run_id, worker_state_key(participant))
     if not isinstance(assignment, dict) or not assignment.get("workerId"):
-        raise _Reject(
+        raise _Blocked(
             f"{_kind_label(entry)}: not sent because no platform worker was claimed for "
             f"{participant}"
         )
@@ -501,8 +522,8 @@ def _perform(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike
         )
         if assignment is None:
             raise _Reject(
-                f"No pending worker to claim for run {run_id} — it may already be fully claimed."
-                f" ({payload['participant']}: its results stay in the local store)"
+                f"{_kind_label(entry)}: No pending worker to claim for run {run_id} — it may "
+                "already be fully claimed."
             )
         store.state_set(entry.run_id, worker_state_key(payload["participant"]), assignment)
         return {"workerId": assignment.get("workerId"), "attemptId": assignment.get("attemptId")}
