@@ -16,15 +16,10 @@ from __future__ import annotations
 
 from ._auth import CliAuth, get_api_base_url, get_platform_base_url, resolve_auth
 from ._client import BenchmarkClient, encode_segment
+from ._connect import CheckResult, check_connectivity, client_for
 from ._delivery import RESUBMIT_COMMAND, DeliverySummary, OutboxStore, RetryPolicy, resubmit
 from ._errors import AuthError, BenchmarkApiError, PlatformConnectionError, redact
-from ._lifecycle import (
-    BenchmarkReport,
-    CheckResult,
-    PlatformSession,
-    check_connectivity,
-    client_for,
-)
+from ._lifecycle import BenchmarkReport, PlatformSession
 from ._metrics import METRIC_KEYS, SystemMetricsCollector
 
 __all__ = [

@@ -27,8 +27,9 @@ from typing import Any
 
 import attrs
 
-from ._auth import CliAuth, resolve_auth
+from ._auth import resolve_auth
 from ._client import BenchmarkClient
+from ._connect import client_for
 from ._delivery import (
     RESUBMIT_COMMAND,
     STATE_RUN,
@@ -42,19 +43,10 @@ from ._errors import (
     AuthError,
     BenchmarkApiError,
     PlatformConnectionError,
-    platform_message,
-    redact,
 )
 from ._metrics import SystemMetricsCollector, samples_to_ndjson
 
-__all__ = [
-    "LOG_LEVELS",
-    "BenchmarkReport",
-    "CheckResult",
-    "PlatformSession",
-    "check_connectivity",
-    "client_for",
-]
+__all__ = ["LOG_LEVELS", "BenchmarkReport", "PlatformSession"]
 
 LOG_LEVELS = ("debug", "info", "warn", "error")
 _DRY_RUN_LINE = "Dry run: no platform ingest or reporting."
@@ -465,77 +457,6 @@ class _Heartbeats:
         # Telemetry: never fatal; the next heartbeat carries the same counters.
         with contextlib.suppress(BenchmarkApiError, PlatformConnectionError, ValueError):
             client.heartbeat(report.slug, run_id, worker_id, body)
-
-
-@attrs.frozen
-class CheckResult:
-    """``--bench-check``'s platform part: upstream's ``apiOk`` and ``envOk`` plus warnings."""
-
-    api_ok: bool
-    env_ok: bool
-    warnings: tuple[str, ...] = ()
-
-
-def check_connectivity(
-    *,
-    dry_run: bool,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    env: Mapping[str, str] | None = None,
-    home: str | os.PathLike[str] | None = None,
-    timeout: float = 15.0,
-) -> CheckResult:
-    """Upstream ``bench check``'s platform checks: resolve credentials and list one benchmark.
-
-    Dry run: both OK without any request. Warnings are upstream's
-    (``[benchsdk] API connectivity check failed: <msg>``,
-    ``[benchsdk] BENCHMARKS_PLATFORM_API_KEY or BENCHMARKS_PLATFORM_TOKEN is not set``).
-    """
-    if dry_run:
-        return CheckResult(True, True)
-    warnings: list[str] = []
-    auth: CliAuth | None = None
-    api_ok = False
-    secrets: tuple[str | None, ...] = (api_key,)
-    try:
-        auth = resolve_auth(base_url=base_url, api_key=api_key, env=env, home=home)
-        warnings.extend(auth.warnings)
-        secrets = auth.secrets
-        with BenchmarkClient(
-            base_url=auth.api_base_url,
-            api_key=auth.api_key,
-            token=auth.token,
-            org_slug=auth.org_slug,
-            org_id=auth.org_id,
-            timeout=timeout,
-            env=env,
-        ) as client:
-            client.list_benchmarks(limit=1)
-        api_ok = True
-    except (AuthError, BenchmarkApiError, PlatformConnectionError) as exc:
-        warnings.append(
-            f"[benchsdk] API connectivity check failed: {redact(platform_message(exc), secrets)}"
-        )
-    if auth is None:
-        warnings.append(
-            "[benchsdk] BENCHMARKS_PLATFORM_API_KEY or BENCHMARKS_PLATFORM_TOKEN is not set"
-        )
-    return CheckResult(api_ok, auth is not None, tuple(warnings))
-
-
-def client_for(
-    auth: CliAuth, *, timeout: float = 30.0, env: Mapping[str, str] | None = None
-) -> BenchmarkClient:
-    """A :class:`BenchmarkClient` for resolved credentials (e.g. for :func:`resubmit`)."""
-    return BenchmarkClient(
-        base_url=auth.api_base_url,
-        api_key=auth.api_key,
-        token=auth.token,
-        org_slug=auth.org_slug,
-        org_id=auth.org_id,
-        timeout=timeout,
-        env=env,
-    )
 
 
 class PlatformSession:
