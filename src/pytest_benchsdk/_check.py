@@ -41,15 +41,12 @@ def check_scoring(config: BenchmarkConfig) -> str | None:
     return None
 
 
-def _offline_probe(state: BenchSession) -> tuple[bool, bool, list[str]]:
+def _platform_probe(state: BenchSession) -> tuple[bool, bool, list[str]]:
     if state.options.dry_run:
         return True, True, []
-    try:
-        from .platform import check_platform  # type: ignore[attr-defined]
-    except ImportError:
-        return False, False, ["[benchsdk] platform reporting is not available in this build"]
-    result: tuple[bool, bool, list[str]] = check_platform(state)
-    return result
+    from ._reporting import check_platform  # imports httpx: only when the check needs it
+
+    return check_platform(state)
 
 
 def run_check(
@@ -62,7 +59,7 @@ def run_check(
         if reporter is not None:
             reporter.write_line(line)
 
-    api_ok, env_ok, warnings = (probe or _offline_probe)(state)
+    api_ok, env_ok, warnings = (probe or _platform_probe)(state)
     ok = api_ok and env_ok
     for warning in warnings:
         write(warning)

@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import json
 import os
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -159,6 +160,7 @@ class BenchSession:
         self.store: ResultStore | None = None
         self.session: pytest.Session | None = None
         self._environment: RunEnvironment | None = None
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -186,14 +188,24 @@ class BenchSession:
             return Path(path).resolve().as_posix()
 
     def open_store(self) -> ResultStore | None:
-        if self.store is None and self.options.store_path is not None:
-            self.store = ResultStore(self.options.store_path)
+        """The results store; with ``--bench-no-store`` outside dry runs, a temporary one that
+        only serves as the platform outbox for this session."""
+        if self.store is None:
+            path = self.options.store_path
+            if path is None and not self.options.dry_run:
+                self._scratch = tempfile.TemporaryDirectory(prefix="benchsdk-")
+                path = Path(self._scratch.name) / "outbox.sqlite3"
+            if path is not None:
+                self.store = ResultStore(path)
         return self.store
 
     def close(self) -> None:
         if self.store is not None:
             self.store.close()
             self.store = None
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
 
     # -- plans (every process) ---------------------------------------------------------------
 

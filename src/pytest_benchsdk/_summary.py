@@ -9,7 +9,7 @@ from ._session import BenchmarkRun, BenchSession
 from .records import TaskRecord
 from .scoring import ScoreResult, compute_stats
 
-__all__ = ["header_lines", "knobs_line", "summary_lines"]
+__all__ = ["DRY_RUN_LINE", "knobs_line", "run_header_lines", "summary_lines"]
 
 
 def knobs_line(run: BenchmarkRun) -> str:
@@ -21,18 +21,15 @@ def knobs_line(run: BenchmarkRun) -> str:
     )
 
 
-def header_lines(state: BenchSession, runs: Sequence[BenchmarkRun]) -> list[str]:
-    lines: list[str] = []
-    if state.options.dry_run:
-        lines.append("benchsdk: Dry run: no platform ingest or reporting.")
-    for run in runs:
-        lines.append(f"benchsdk: {run.config.benchmark_name} [{run.file_key}]")
-        lines.append(f"  {knobs_line(run)}")
-        lines.extend(f"  {warning}" for warning in run.plan.warnings)
-        for skipped in run.plan.skipped:
-            lines.append(f"  Skipping {skipped.name}: missing {', '.join(skipped.missing)}")
-        if run.dashboard_url:
-            lines.append(f"  View at: {run.dashboard_url}")
+DRY_RUN_LINE = "Dry run: no platform ingest or reporting."
+
+
+def run_header_lines(run: BenchmarkRun) -> list[str]:
+    """A benchmark's lines in the session header: name, knobs, warnings, skipped."""
+    lines = [f"benchsdk: {run.config.benchmark_name} [{run.file_key}]", f"  {knobs_line(run)}"]
+    lines.extend(f"  {warning}" for warning in run.plan.warnings)
+    for skipped in run.plan.skipped:
+        lines.append(f"  Skipping {skipped.name}: missing {', '.join(skipped.missing)}")
     return lines
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -18,8 +18,11 @@ from ._collect import BenchItem, BenchModule, is_bench_path
 from ._options import BenchOptions, add_options
 from ._running import ProcessRuntime
 from ._session import BenchSession, RecordPayload
-from ._summary import header_lines, summary_lines
+from ._summary import DRY_RUN_LINE, run_header_lines, summary_lines
 from .context import TaskContext, current_context
+
+if TYPE_CHECKING:
+    from ._reporting import PlatformBridge
 
 __all__: list[str] = []
 
@@ -64,6 +67,9 @@ class BenchPlugin:
         self.state = state
         self.config = state.config
         self._local: dict[int, RecordPayload] = {}
+        self.bridge: PlatformBridge | None = None
+        self.resubmit_ok: bool | None = None
+        self._collect_errors = {"bench": 0, "other": 0}
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.state.session = session
@@ -89,6 +95,12 @@ class BenchPlugin:
             return BenchModule.from_parent(parent, path=module_path)
         return None
 
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            path = Path(report.nodeid.partition("::")[0])
+            bench = is_bench_path(path, self.state.options.file_patterns)
+            self._collect_errors["bench" if bench else "other"] += 1
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self) -> None:
         errors = self.state.selection_errors()
@@ -108,21 +120,67 @@ class BenchPlugin:
 
     def _begin(self, nodeids: list[str]) -> None:
         runs = self.state.begin(nodeids)
+        if not runs:
+            return
+        self._write("")
+        if self.state.options.dry_run:
+            self._write(f"benchsdk: {DRY_RUN_LINE}")
+        else:
+            for line in self._platform().header_lines():
+                self._write(f"benchsdk: {line}")
+        for run in runs:
+            for line in run_header_lines(run):
+                self._write(line)
+            if self.bridge is not None:
+                for line in self.bridge.begin(run):
+                    self._write(f"  {line}")
+
+    def _platform(self) -> PlatformBridge:
+        if self.bridge is None:
+            from ._reporting import PlatformBridge  # httpx/psutil only when reporting
+
+            self.bridge = PlatformBridge(self.state, self._write)
+        return self.bridge
+
+    def _write(self, line: str) -> None:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None and runs:
-            reporter.write_line("")
-            for line in header_lines(self.state, runs):
-                reporter.write_line(line)
+        if reporter is not None:
+            reporter.write_line(line)
 
     # -- running -----------------------------------------------------------------------------
 
     @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> bool | None:
+        # --bench-resubmit runs no benchmark (and no test): it only empties the outbox.
+        return True if self.state.options.resubmit else None
+
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
-        if not self.state.options.check or self.config.option.collectonly:
+        options = self.state.options
+        if options.resubmit:
+            from ._reporting import resubmit_outbox
+
+            self.resubmit_ok = resubmit_outbox(self.state, self._write)
+            return True
+        if not options.check:
+            self._continue_past_bench_collect_errors()
+        if not options.check or self.config.option.collectonly:
             return None
         if not run_check(self.state, session):
             session.testsfailed += 1
         return True
+
+    def _continue_past_bench_collect_errors(self) -> None:
+        # A broken bench file must not stop the others (pytest stops on any collection error);
+        # the session still fails. Errors in ordinary test files keep pytest's behaviour.
+        errors = self._collect_errors
+        option = self.config.option
+        if errors["bench"] and not errors["other"] and not option.continue_on_collection_errors:
+            option.continue_on_collection_errors = True
+            self._write(
+                f"benchsdk: {errors['bench']} bench file(s) could not be collected (errors "
+                "above); the other benchmarks run and the session fails."
+            )
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -153,6 +211,8 @@ class BenchPlugin:
 
     def _keep(self, payload: RecordPayload) -> None:
         run = self.state.add(payload)
+        if run is not None and self.bridge is not None:
+            self.bridge.record(run, payload)
         if run is not None:
             self.config.hook.pytest_benchsdk_record(
                 config=self.config,
@@ -190,6 +250,12 @@ class BenchPlugin:
             return
         for payload in leftovers:
             self._keep(payload)
+        if state.options.resubmit:
+            if self.resubmit_ok is not None:
+                session.exitstatus = (
+                    pytest.ExitCode.OK if self.resubmit_ok else pytest.ExitCode.TESTS_FAILED
+                )
+            return
         if not state.runs:
             return
         interrupted = (
@@ -201,18 +267,36 @@ class BenchPlugin:
         for run in state.runs.values():
             state.finish_run(run)
             failed = failed or bool(run.errors)
+            if self.bridge is not None:
+                self.bridge.finish(run)
             if state.store is not None and run.local_run_id is not None:
                 state.store.finish_run(run.local_run_id, run.status(interrupted))
         if state.options.json_path is not None:
             state.write_json(state.options.json_path)
+        if self.bridge is not None:
+            delivery = self.bridge.close()
+            if state.options.strict_upload and not delivery.ok:
+                failed = True
         if failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.state.is_controller and self.state.runs:
-            terminalreporter.section("benchmarks")
-            for line in summary_lines(self.state):
+        if not self.state.is_controller or not self.state.runs:
+            return
+        terminalreporter.section("benchmarks")
+        for line in summary_lines(self.state):
+            terminalreporter.write_line(line)
+        delivery = self.bridge.delivery if self.bridge is not None else None
+        if delivery is not None:
+            store = self.state.options.store_path
+            for line in delivery.lines(str(store) if store is not None else None):
                 terminalreporter.write_line(line)
+            if self.state.options.strict_upload and not delivery.ok:
+                terminalreporter.write_line(
+                    "benchsdk: platform upload incomplete (--bench-strict-upload): "
+                    "the session fails although every benchmark ran.",
+                    red=True,
+                )
 
     def pytest_unconfigure(self) -> None:
         ProcessRuntime.shutdown_if_started(self.config)
