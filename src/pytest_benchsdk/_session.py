@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 import pytest
 
-from ._collect import BenchFile, BenchSetupError, item_name, load_bench_file, plan_for
+from ._collect import BenchFile, item_name, load_bench_file, plan_for
 from ._options import BenchOptions
 from ._runenv import RunEnvironment, collect_run_environment
 from .config import BenchmarkConfig
@@ -249,11 +249,7 @@ class BenchSession:
             assert self.session is not None
             path = self.config.rootpath / file_key
             module = BenchModule.from_parent(self.session, path=path)
-            try:
-                bench_file = load_bench_file(path, module.obj)
-            except BenchSetupError:
-                raise
-            self.register_plan(path, bench_file)
+            self.register_plan(path, load_bench_file(path, module.obj))
         return self.bench_files[file_key]
 
     # -- controller: runs --------------------------------------------------------------------
