@@ -48,15 +48,7 @@ def check_connectivity(
         auth = resolve_auth(base_url=base_url, api_key=api_key, env=env, home=home)
         warnings.extend(auth.warnings)
         secrets = auth.secrets
-        with BenchmarkClient(
-            base_url=auth.api_base_url,
-            api_key=auth.api_key,
-            token=auth.token,
-            org_slug=auth.org_slug,
-            org_id=auth.org_id,
-            timeout=timeout,
-            env=env,
-        ) as client:
+        with client_for(auth, timeout=timeout, env=env) as client:
             client.list_benchmarks(limit=1)
         api_ok = True
     except (AuthError, BenchmarkApiError, PlatformConnectionError) as exc:
