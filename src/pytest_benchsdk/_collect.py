@@ -142,7 +142,6 @@ class BenchModule(pytest.Module):
                 self,
                 name=item_name(name, slot),
                 callobj=bench_file.task,
-                originalname="task",
                 keywords=keywords,
                 fixtureinfo=fixtureinfo,
             )
@@ -204,6 +203,16 @@ class BenchItem(pytest.Function):
     """One iteration of one participant. Runs through the process's executor."""
 
     bench: _ItemInfo
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # pytest >= 9.2 keeps structured node ids and builds a Function's from its callspec;
+        # re-parsing "task[p1-0]" gives ours the same shape as a parametrized test's, which is
+        # what --lf, --deselect and the cache compare against.
+        node_id = getattr(self, "_id", None)
+        parse = getattr(type(node_id), "parse", None)
+        if callable(parse):
+            self._id = parse(str(node_id))
 
     def runtest(self) -> None:
         from ._running import ProcessRuntime
