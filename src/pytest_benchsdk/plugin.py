@@ -35,6 +35,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    # --bench-check and --bench-resubmit run no iteration: keep them in this process, where
+    # collection (check) and the store (resubmit) are, even when -n is in the ini's addopts.
+    option = config.option
+    runs_nothing = getattr(option, "bench_check", False) or getattr(option, "bench_resubmit", False)
+    if runs_nothing and getattr(option, "numprocesses", None):
+        option.numprocesses = None
+        option.dist = "no"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "bench: a benchmark iteration run by pytest-benchsdk")
     state = BenchSession.install(config, BenchOptions.from_config(config))
