@@ -619,3 +619,13 @@ def test_check_reports_each_file(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess("--bench", "--bench-check", "--bench-dry-run")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(['  "file": "bench_x.py",', '  "file": "bench_y.py",'])
+
+
+def test_check_stays_in_one_process_under_xdist(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_x=bench(task=CHECK_TASK))
+    result = pytester.runpytest_subprocess(
+        "-p", "xdist", "-n", "2", "--bench", "--bench-check", "--bench-dry-run"
+    )
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(['  "file": "bench_x.py",', '  "apiOk": true,'])
+    result.stdout.no_fnmatch_line("*workers*")
