@@ -648,8 +648,13 @@ class PlatformSession:
                 f"Platform rejected the run: {entry.last_error}",
                 "Results are kept in the local store.",
             ]
+        # The run entry waits for the benchmark entry: its error is the reason when it failed.
+        bench = self.store.outbox_get(f"{report.local_run_id}/benchmark")
         reason = (
-            self.stopped or (entry.last_error if entry is not None else None) or "no answer yet"
+            self.stopped
+            or (entry.last_error if entry is not None else None)
+            or (bench.last_error if bench is not None else None)
+            or "no answer yet"
         )
         return [
             f"Platform not reachable yet ({reason}); results are kept locally and sent "
