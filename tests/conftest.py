@@ -6,7 +6,14 @@ platform against a real HTTP server on loopback (``tests/platform_server.py``).
 
 from __future__ import annotations
 
+import httpcore  # noqa: F401  (see below)
 import pytest
+
+# httpx imports httpcore lazily and maps its exceptions through a table built once per process.
+# ``runpytest_inprocess`` removes modules first imported by the inner session, so a later inner
+# session would get a new httpcore whose exceptions the old table no longer matches (a dropped
+# connection would escape as ``httpcore.RemoteProtocolError``). Importing it here, before any
+# inner session, keeps one httpcore for the whole test run.
 
 
 @pytest.fixture(autouse=True)

@@ -10,19 +10,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import httpcore  # noqa: F401  (see below)
 import pytest
 
 from platform_server import API_KEY, LoopbackPlatform, iter_lines
 from plugin_helpers import SCORING, bench, store_path, stored_records, stored_runs
 from pytest_benchsdk import ResultStore
 from pytest_benchsdk.store import StoredRun
-
-# Why httpcore is imported here: httpx imports httpcore lazily and maps its exceptions through a
-# table built once per process. ``runpytest_inprocess`` removes modules first imported by the
-# inner session, so a later inner session would get a new httpcore whose exceptions the old
-# table no longer matches (a dropped connection would escape as ``httpcore.RemoteProtocolError``).
-# Importing it here, while the test modules are collected, keeps one httpcore for all sessions.
 
 __all__ = [
     "E2E_BENCH",
