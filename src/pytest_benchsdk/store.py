@@ -33,23 +33,17 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`):
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
-import threading
-import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 import attrs
 
-from ._clock import iso_utc
-from ._jsfmt import js_json
 from ._runenv import RunEnvironment
-from ._storeschema import SCHEMA_VERSION, SchemaTooNewError, migrate
+from ._storedb import JSON, StoreError, UnknownRunError, _dumps, _now
+from ._storeoutbox import OUTBOX_STATES, OutboxEntry, OutboxMixin
+from ._storeschema import SCHEMA_VERSION
 from .records import ParticipantRecords, TaskRecord
 from .scoring import ScoreResult
 
@@ -66,27 +60,6 @@ __all__ = [
 
 #: Final statuses accepted by :meth:`ResultStore.finish_run`; a run in progress is ``"running"``.
 RUN_STATUSES = ("passed", "failed", "interrupted")
-
-#: Outbox entry states. ``pending``: never tried; ``failed``: tried, will be retried;
-#: ``sent``: delivered (terminal); ``rejected``: permanently refused (terminal).
-OUTBOX_STATES = ("pending", "failed", "sent", "rejected")
-
-# Seconds a writer waits for another process's write lock before giving up.
-_BUSY_TIMEOUT_S = 30.0
-
-JSON = Any
-"""Any JSON-serialisable value (dicts, lists, str, int, float, bool, None)."""
-
-
-class StoreError(Exception):
-    """The results store cannot be opened or used (message names the file and what to do)."""
-
-
-class UnknownRunError(StoreError, KeyError):
-    """No run with this local run id is in the store."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else "unknown run"
 
 
 @attrs.frozen
@@ -111,71 +84,11 @@ class StoredRun:
     record_count: int
 
 
-@attrs.frozen
-class OutboxEntry:
-    """One queued platform payload. ``payload``/``response`` are decoded JSON."""
-
-    id: int
-    run_id: str
-    kind: str
-    key: str
-    payload: JSON
-    depends_on: str | None
-    state: str
-    attempts: int
-    last_error: str | None
-    response: JSON
-    created_at: str
-    sent_at: str | None
-
-
-def _now() -> str:
-    # Same shape as JS toISOString() and the records' timestamps: 2024-01-02T03:04:05.678Z.
-    return iso_utc(time.time())
-
-
-def _dumps(value: JSON) -> str:
-    # js_json writes what JSON.stringify would (NaN → null), so stored text equals the wire text.
-    return "null" if value is None else js_json(value)
-
-
-def _loads(text: str | None) -> JSON:
-    return None if text is None else json.loads(text)
-
-
 _RUN_COLUMNS = (
     "run_id, benchmark_slug, benchmark_name, file, knobs, participants, config_snapshot, "
     "environment, dry_run, session_id, status, started_at, finished_at, platform_run_id, "
     "dashboard_url, (SELECT COUNT(*) FROM records r WHERE r.run_id = runs.run_id)"
 )
-
-_OUTBOX_COLUMNS = (
-    "id, run_id, kind, key, payload, depends_on, state, attempts, last_error, response, "
-    "created_at, sent_at"
-)
-
-
-def _retry_while_locked(action: Callable[[], None], timeout_s: float) -> None:
-    """Run *action*, retrying while another process holds a lock, for up to *timeout_s*.
-
-    Switching a new file to WAL needs an exclusive lock and SQLite reports ``database is
-    locked`` at once, without waiting on the busy timeout, when two processes open a new file
-    together; this waits for it instead.
-    """
-    deadline = time.monotonic() + timeout_s
-    delay = 0.005
-    while True:
-        try:
-            action()
-            return
-        except sqlite3.OperationalError as exc:
-            message = str(exc)
-            if "locked" not in message and "busy" not in message:
-                raise
-            if time.monotonic() + delay > deadline:
-                raise
-        time.sleep(delay)
-        delay = min(delay * 2, 0.2)
 
 
 def _run_from_row(row: Sequence[Any]) -> StoredRun:
@@ -199,80 +112,18 @@ def _run_from_row(row: Sequence[Any]) -> StoredRun:
     )
 
 
-def _outbox_from_row(row: Sequence[Any]) -> OutboxEntry:
-    return OutboxEntry(
-        id=row[0],
-        run_id=row[1],
-        kind=row[2],
-        key=row[3],
-        payload=_loads(row[4]),
-        depends_on=row[5],
-        state=row[6],
-        attempts=row[7],
-        last_error=row[8],
-        response=_loads(row[9]),
-        created_at=row[10],
-        sent_at=row[11],
-    )
-
-
-class ResultStore:
+class ResultStore(OutboxMixin):
     """The local results store in one SQLite file (created with its parent directory).
 
     Every method commits before it returns. Use as a context manager or call :meth:`close`.
     Raises :class:`StoreError` when the file cannot be opened, is not a results store, or was
     written by a newer version; :class:`UnknownRunError` for an unknown run id.
+
+    Opening the file and the transactions come from
+    :class:`~pytest_benchsdk._storedb.StoreConnection`, the outbox and per-run state methods
+    from :class:`~pytest_benchsdk._storeoutbox.OutboxMixin`; this class adds runs, records,
+    log lines and scores.
     """
-
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout_s: float = _BUSY_TIMEOUT_S):
-        self.path = Path(path)
-        self._lock = threading.RLock()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # isolation_level=None: autocommit; multi-statement writes use explicit
-            # BEGIN IMMEDIATE so no write ever waits in an implicit, still-open transaction.
-            self._conn = sqlite3.connect(
-                self.path,
-                timeout=busy_timeout_s,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot open results store {self.path}: {exc}") from exc
-        try:
-            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-            # NORMAL under WAL: a committed write survives the pytest process dying (SIGKILL,
-            # OOM, Ctrl-C) because it is in the WAL file; only an OS crash or power loss can
-            # drop the last commits. FULL would add an fsync per record (~0.7 ms here), which
-            # dominated short iterations.
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._conn.execute("PRAGMA foreign_keys = ON")
-            _retry_while_locked(self._setup_schema, busy_timeout_s)
-        except SchemaTooNewError as exc:
-            self._conn.close()
-            raise StoreError(f"{self.path}: {exc}") from exc
-        except sqlite3.DatabaseError as exc:
-            self._conn.close()
-            hint = (
-                f"another process kept it locked for more than {busy_timeout_s:g} s"
-                if "locked" in str(exc) or "busy" in str(exc)
-                else "is it a pytest-benchsdk store? move it away or choose another path"
-            )
-            raise StoreError(f"cannot use results store {self.path}: {exc} ({hint})") from exc
-        except BaseException:
-            self._conn.close()
-            raise
-
-    def _setup_schema(self) -> None:
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        migrate(self._conn)
-
-    # --- plumbing -------------------------------------------------------------------------------
-
-    def close(self) -> None:
-        """Close the connection. Everything is already committed."""
-        with self._lock:
-            self._conn.close()
 
     def __enter__(self) -> ResultStore:
         return self
@@ -287,27 +138,6 @@ class ResultStore:
 
     def __repr__(self) -> str:
         return f"ResultStore({str(self.path)!r})"
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One committed write transaction, holding the thread lock and SQLite's write lock."""
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        with self._lock:
-            return self._conn.execute(sql, params).fetchall()
-
-    @staticmethod
-    def _require_run(conn: sqlite3.Connection, run_id: str) -> None:
-        if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
-            raise UnknownRunError(f"no run {run_id!r} in the results store")
 
     # --- runs -----------------------------------------------------------------------------------
 
@@ -482,158 +312,3 @@ class ResultStore:
         """The run's saved score results in the order saved (empty if never scored)."""
         rows = self._read("SELECT wire FROM scores WHERE run_id = ? ORDER BY position", (run_id,))
         return [ScoreResult.from_wire(json.loads(row[0])) for row in rows]
-
-    # --- outbox ---------------------------------------------------------------------------------
-
-    def outbox_put(
-        self,
-        run_id: str,
-        kind: str,
-        key: str,
-        payload: JSON,
-        *,
-        depends_on: str | None = None,
-    ) -> int:
-        """Queue a payload (state ``pending``) and return its entry id.
-
-        Idempotent on *key* (unique in the whole store, so include the run id in it): a second
-        put with an existing key changes nothing and returns the existing entry's id.
-        *depends_on* is the key of an entry that must be sent first (see
-        :meth:`outbox_pending`).
-        """
-        payload_text = _dumps(payload)
-        with self._write() as conn:
-            existing = conn.execute("SELECT id FROM outbox WHERE key = ?", (key,)).fetchone()
-            if existing is not None:
-                return int(existing[0])
-            self._require_run(conn, run_id)
-            now = _now()
-            cursor = conn.execute(
-                "INSERT INTO outbox (run_id, kind, key, payload, depends_on, created_at, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (run_id, kind, key, payload_text, depends_on, now, now),
-            )
-            assert cursor.lastrowid is not None
-            return cursor.lastrowid
-
-    def outbox_get(self, key: str) -> OutboxEntry | None:
-        """The entry with this key, or ``None``."""
-        rows = self._read(f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE key = ?", (key,))
-        return _outbox_from_row(rows[0]) if rows else None
-
-    def outbox_pending(
-        self, run_id: str | None = None, *, ready_only: bool = False
-    ) -> list[OutboxEntry]:
-        """Entries still to deliver (``pending`` or ``failed``), in insertion order.
-
-        With *ready_only*, entries whose ``depends_on`` entry is not ``sent`` yet (or does not
-        exist) are left out.
-        """
-        sql = f"SELECT {_OUTBOX_COLUMNS} FROM outbox o WHERE state IN ('pending', 'failed')"
-        params: list[Any] = []
-        if run_id is not None:
-            sql += " AND run_id = ?"
-            params.append(run_id)
-        if ready_only:
-            sql += (
-                " AND (depends_on IS NULL OR EXISTS (SELECT 1 FROM outbox d "
-                "WHERE d.key = o.depends_on AND d.state = 'sent'))"
-            )
-        return [_outbox_from_row(row) for row in self._read(sql + " ORDER BY id", params)]
-
-    def outbox_mark_sent(self, entry_id: int, response: JSON | None = None) -> None:
-        """Mark an entry delivered (terminal), keeping the decoded *response*; counts an attempt."""
-        now = _now()
-        with self._write() as conn:
-            self._entry_state(conn, entry_id)
-            conn.execute(
-                "UPDATE outbox SET state = 'sent', attempts = attempts + 1, response = ?, "
-                "sent_at = ?, updated_at = ? WHERE id = ?",
-                (_dumps(response), now, now, entry_id),
-            )
-
-    def outbox_mark_failed(self, entry_id: int, error: str, *, permanent: bool = False) -> None:
-        """Record a failed attempt: state ``failed`` (retried later) or, if *permanent*,
-        ``rejected``. *error* must not contain secrets. An entry already ``sent`` is left alone
-        (a late failure report from a racing sender never undoes a delivery).
-        """
-        with self._write() as conn:
-            if self._entry_state(conn, entry_id) == "sent":
-                return
-            conn.execute(
-                "UPDATE outbox SET state = ?, attempts = attempts + 1, last_error = ?, "
-                "updated_at = ? WHERE id = ?",
-                ("rejected" if permanent else "failed", error, _now(), entry_id),
-            )
-
-    @staticmethod
-    def _entry_state(conn: sqlite3.Connection, entry_id: int) -> str:
-        row = conn.execute("SELECT state FROM outbox WHERE id = ?", (entry_id,)).fetchone()
-        if row is None:
-            raise KeyError(f"no outbox entry {entry_id} in the results store")
-        return str(row[0])
-
-    def outbox_counts(self, run_id: str | None = None) -> dict[str, int]:
-        """Number of entries per state; every state of :data:`OUTBOX_STATES` is present."""
-        sql = "SELECT state, COUNT(*) FROM outbox"
-        params: list[Any] = []
-        if run_id is not None:
-            sql += " WHERE run_id = ?"
-            params.append(run_id)
-        counts = dict.fromkeys(OUTBOX_STATES, 0)
-        counts.update(dict(self._read(sql + " GROUP BY state", params)))
-        return counts
-
-    def outbox_runs_with_pending(self) -> list[str]:
-        """Local run ids with entries still to deliver, oldest first."""
-        rows = self._read(
-            "SELECT run_id FROM outbox WHERE state IN ('pending', 'failed') "
-            "GROUP BY run_id ORDER BY MIN(id)"
-        )
-        return [row[0] for row in rows]
-
-    # --- per-run state --------------------------------------------------------------------------
-
-    def state_get(self, run_id: str, key: str, default: JSON = None) -> JSON:
-        """A value saved with :meth:`state_set`, or *default*."""
-        rows = self._read("SELECT value FROM run_state WHERE run_id = ? AND key = ?", (run_id, key))
-        return json.loads(rows[0][0]) if rows else default
-
-    def state_set(self, run_id: str, key: str, value: JSON) -> None:
-        """Save a small JSON value for a run (platform ids, worker ids, attempt ids…)."""
-        with self._write() as conn:
-            self._require_run(conn, run_id)
-            self._state_put(conn, run_id, key, value)
-
-    def state_increment(self, run_id: str, key: str, by: int = 1) -> int:
-        """Atomically add *by* to an integer value (missing counts as 0); return the new value.
-
-        Safe across threads and processes: use it for sequence numbers.
-        """
-        with self._write() as conn:
-            self._require_run(conn, run_id)
-            row = conn.execute(
-                "SELECT value FROM run_state WHERE run_id = ? AND key = ?", (run_id, key)
-            ).fetchone()
-            current = 0 if row is None else json.loads(row[0])
-            if not isinstance(current, int) or isinstance(current, bool):
-                raise TypeError(f"state {key!r} of run {run_id!r} is not an integer: {current!r}")
-            value = current + by
-            self._state_put(conn, run_id, key, value)
-            return value
-
-    def state_items(self, run_id: str) -> dict[str, JSON]:
-        """Every state value of a run."""
-        rows = self._read(
-            "SELECT key, value FROM run_state WHERE run_id = ? ORDER BY key", (run_id,)
-        )
-        return {key: json.loads(value) for key, value in rows}
-
-    @staticmethod
-    def _state_put(conn: sqlite3.Connection, run_id: str, key: str, value: JSON) -> None:
-        conn.execute(
-            "INSERT INTO run_state (run_id, key, value, updated_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, "
-            "updated_at = excluded.updated_at",
-            (run_id, key, _dumps(value), _now()),
-        )

@@ -1,0 +1,160 @@
+"""Connection plumbing of the results store: opening the SQLite file, transactions, JSON columns.
+
+Private to :mod:`pytest_benchsdk.store` (which re-exports :class:`StoreError` and
+:class:`UnknownRunError`); kept apart so the store's tables each live in a module of their own
+size. See :mod:`pytest_benchsdk.store` for the concurrency rules and the schema.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ._clock import iso_utc
+from ._jsfmt import js_json
+from ._storeschema import SchemaTooNewError, migrate
+
+__all__ = ["JSON", "StoreConnection", "StoreError", "UnknownRunError"]
+
+# Seconds a writer waits for another process's write lock before giving up.
+_BUSY_TIMEOUT_S = 30.0
+
+JSON = Any
+"""Any JSON-serialisable value (dicts, lists, str, int, float, bool, None)."""
+
+
+class StoreError(Exception):
+    """The results store cannot be opened or used (message names the file and what to do)."""
+
+
+class UnknownRunError(StoreError, KeyError):
+    """No run with this local run id is in the store."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown run"
+
+
+# Both are public as pytest_benchsdk.store.*: keep that name in tracebacks, reprs and pickles.
+StoreError.__module__ = "pytest_benchsdk.store"
+UnknownRunError.__module__ = "pytest_benchsdk.store"
+
+
+def _now() -> str:
+    # Same shape as JS toISOString() and the records' timestamps: 2024-01-02T03:04:05.678Z.
+    return iso_utc(time.time())
+
+
+def _dumps(value: JSON) -> str:
+    # js_json writes what JSON.stringify would (NaN → null), so stored text equals the wire text.
+    return "null" if value is None else js_json(value)
+
+
+def _loads(text: str | None) -> JSON:
+    return None if text is None else json.loads(text)
+
+
+def _retry_while_locked(action: Callable[[], None], timeout_s: float) -> None:
+    """Run *action*, retrying while another process holds a lock, for up to *timeout_s*.
+
+    Switching a new file to WAL needs an exclusive lock and SQLite reports ``database is
+    locked`` at once, without waiting on the busy timeout, when two processes open a new file
+    together; this waits for it instead.
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.005
+    while True:
+        try:
+            action()
+            return
+        except sqlite3.OperationalError as exc:
+            message = str(exc)
+            if "locked" not in message and "busy" not in message:
+                raise
+            if time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
+
+class StoreConnection:
+    """One SQLite connection to a results store file, shared by threads under a lock.
+
+    The base of :class:`pytest_benchsdk.store.ResultStore`: opens (and creates or migrates)
+    the file, and gives the table methods committed write transactions and locked reads.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout_s: float = _BUSY_TIMEOUT_S):
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # isolation_level=None: autocommit; multi-statement writes use explicit
+            # BEGIN IMMEDIATE so no write ever waits in an implicit, still-open transaction.
+            self._conn = sqlite3.connect(
+                self.path,
+                timeout=busy_timeout_s,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open results store {self.path}: {exc}") from exc
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            # NORMAL under WAL: a committed write survives the pytest process dying (SIGKILL,
+            # OOM, Ctrl-C) because it is in the WAL file; only an OS crash or power loss can
+            # drop the last commits. FULL would add an fsync per record (~0.7 ms here), which
+            # dominated short iterations.
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            _retry_while_locked(self._setup_schema, busy_timeout_s)
+        except SchemaTooNewError as exc:
+            self._conn.close()
+            raise StoreError(f"{self.path}: {exc}") from exc
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            hint = (
+                f"another process kept it locked for more than {busy_timeout_s:g} s"
+                if "locked" in str(exc) or "busy" in str(exc)
+                else "is it a pytest-benchsdk store? move it away or choose another path"
+            )
+            raise StoreError(f"cannot use results store {self.path}: {exc} ({hint})") from exc
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _setup_schema(self) -> None:
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        migrate(self._conn)
+
+    def close(self) -> None:
+        """Close the connection. Everything is already committed."""
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One committed write transaction, holding the thread lock and SQLite's write lock."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    @staticmethod
+    def _require_run(conn: sqlite3.Connection, run_id: str) -> None:
+        if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
+            raise UnknownRunError(f"no run {run_id!r} in the results store")
