@@ -3,10 +3,11 @@
 Every operation of a run's lifecycle (benchmark upsert, run creation, participant registration,
 worker plan and claim, event batches, artifacts, complete/fail, run summary) is an outbox entry
 written *before* it is sent and marked sent after a 2xx (see :mod:`._lifecycle` for the
-entries). The :class:`Sender` delivers entries in insertion order; an entry that needs an id
-produced by an earlier one (the platform run id, the worker and attempt ids) names that entry as
-``depends_on`` and reads the id from the store's per-run state when it is sent, so the whole
-lifecycle can be replayed later by :func:`resubmit`, also when nothing ever reached the platform.
+entries, :mod:`._operations` for the requests). The :class:`Sender` delivers entries in
+insertion order; an entry that needs an id produced by an earlier one (the platform run id, the
+worker and attempt ids) names that entry as ``depends_on`` and reads the id from the store's
+per-run state when it is sent, so the whole lifecycle can be replayed later by
+:func:`resubmit`, also when nothing ever reached the platform.
 
 Failures: connection errors, timeouts, 429 and 5xx are retried with exponential backoff and
 jitter (``Retry-After`` honoured); after ``RetryPolicy.offline_after_s`` without any success
@@ -19,17 +20,17 @@ succeeds; an event batch keeps its sequence number, so a batch whose 2xx was los
 
 from __future__ import annotations
 
-import base64
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
 
 import attrs
 
 from ._client import BenchmarkClient
 from ._errors import BenchmarkApiError, PlatformConnectionError, platform_message
+from ._operations import _Blocked, _kind_label, _perform, _Reject
+from ._outbox import OutboxEntryLike, OutboxStore
 
 __all__ = [
     "DeliverySummary",
@@ -42,48 +43,6 @@ __all__ = [
 
 #: What to run to send what is left; shown whenever something stays undelivered.
 RESUBMIT_COMMAND = "pytest --bench-resubmit"
-
-
-class OutboxEntryLike(Protocol):
-    """The fields of :class:`pytest_benchsdk.store.OutboxEntry` the sender reads."""
-
-    @property
-    def id(self) -> int: ...
-    @property
-    def run_id(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def key(self) -> str: ...
-    @property
-    def payload(self) -> Any: ...
-    @property
-    def depends_on(self) -> str | None: ...
-    @property
-    def state(self) -> str: ...
-    @property
-    def last_error(self) -> str | None: ...
-
-
-class OutboxStore(Protocol):
-    """The part of :class:`pytest_benchsdk.store.ResultStore` the platform layer uses."""
-
-    def outbox_put(
-        self, run_id: str, kind: str, key: str, payload: Any, *, depends_on: str | None = None
-    ) -> int: ...
-    def outbox_get(self, key: str) -> OutboxEntryLike | None: ...
-    def outbox_pending(
-        self, run_id: str | None = None, *, ready_only: bool = False
-    ) -> Sequence[OutboxEntryLike]: ...
-    def outbox_mark_sent(self, entry_id: int, response: Any = None) -> None: ...
-    def outbox_mark_failed(self, entry_id: int, error: str, *, permanent: bool = False) -> None: ...
-    def outbox_counts(self, run_id: str | None = None) -> dict[str, int]: ...
-    def outbox_runs_with_pending(self) -> list[str]: ...
-    def state_get(self, run_id: str, key: str, default: Any = None) -> Any: ...
-    def state_set(self, run_id: str, key: str, value: Any) -> None: ...
-    def set_platform_run(
-        self, run_id: str, platform_run_id: str, dashboard_url: str | None
-    ) -> None: ...
 
 
 @attrs.frozen
@@ -151,23 +110,6 @@ class DeliverySummary:
 
 class _Stop(Exception):
     """Delivery must stop for this session (auth refused, or the platform is unreachable)."""
-
-
-class _Reject(Exception):
-    """The entry cannot be delivered, ever (message for people)."""
-
-
-class _Blocked(_Reject):
-    """An entry this one needs was rejected, so this one cannot be sent either."""
-
-
-def _kind_label(entry: OutboxEntryLike) -> str:
-    payload = entry.payload if isinstance(entry.payload, Mapping) else {}
-    participant = payload.get("participant")
-    label = entry.kind + (f" {participant}" if participant else "")
-    if entry.kind == "events":
-        label += f" #{payload.get('sequenceNumber')}"
-    return label
 
 
 class Sender:
@@ -423,197 +365,6 @@ class Sender:
                 f"the platform has not answered successfully for "
                 f"{self.retry.offline_after_s:g}s (last error: {message})"
             )
-
-
-# -- operations ---------------------------------------------------------------------------
-
-STATE_RUN = "platform.run"
-
-
-def worker_state_key(participant: str) -> str:
-    """State key holding a participant's claimed worker assignment."""
-    return f"platform.worker.{participant}"
-
-
-def _platform_run(store: OutboxStore, entry: OutboxEntryLike) -> dict[str, Any]:
-    run = store.state_get(entry.run_id, STATE_RUN)
-    if not isinstance(run, dict) or not run.get("id"):
-        raise _Blocked(f"{_kind_label(entry)}: not sent because the platform run was never created")
-    return run
-
-
-def _assignment(store: OutboxStore, entry: OutboxEntryLike) -> dict[str, Any]:
-    participant = entry.payload["participant"]
-    assignment = store.state_get(entry.run_id, worker_state_key(participant))
-    if not isinstance(assignment, dict) or not assignment.get("workerId"):
-        raise _Blocked(
-            f"{_kind_label(entry)}: not sent because no platform worker was claimed for "
-            f"{participant}"
-        )
-    return assignment
-
-
-def dashboard_url(api_base_url: str, org_slug: str | None, slug: str, run_id: str) -> str:
-    """Upstream's dashboard URL: API base without ``/api/v1``, then org/benchmarks/slug/runs/id."""
-    root = api_base_url.rstrip("/")
-    if root.endswith("/api/v1"):
-        root = root[: -len("/api/v1")]
-    return f"{root}/{org_slug}/benchmarks/{slug}/runs/{run_id}"
-
-
-def _perform(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
-    payload: Mapping[str, Any] = entry.payload
-    slug: str = payload["slug"]
-    kind = entry.kind
-    if kind == "benchmark":
-        initialize = bool(payload.get("identityIsOurs", True))
-        if not initialize:
-            try:
-                client.get_benchmark(slug)
-            except BenchmarkApiError as exc:
-                if exc.status != 404:
-                    raise
-                initialize = True
-        body: dict[str, Any] = {}
-        if initialize:
-            body["name"] = payload["name"]
-            if payload.get("config"):
-                body["config"] = payload["config"]
-        return {"benchmark": client.upsert_benchmark(slug, body)}
-    if kind == "run":
-        data = client.create_run(slug, payload["body"])
-        run = data.get("run") or {}
-        if not run.get("id"):
-            raise _Reject(f"{_kind_label(entry)}: the platform answered without a run id")
-        org = data.get("organizationSlug")
-        url = dashboard_url(client.base_url, org, slug, str(run["id"]))
-        state = {
-            "id": str(run["id"]),
-            "name": run.get("name"),
-            "organizationSlug": org,
-            "dashboardUrl": url,
-        }
-        store.state_set(entry.run_id, STATE_RUN, state)
-        store.set_platform_run(entry.run_id, str(run["id"]), url)
-        return {"run": {"id": run["id"], "name": run.get("name")}, "organizationSlug": org}
-    run_id = str(_platform_run(store, entry)["id"])
-    if kind == "participant":
-        return {
-            "participant": client.upsert_participant(
-                slug, run_id, payload["participant"], payload.get("body") or {}
-            )
-        }
-    if kind == "plan":
-        try:
-            return {
-                "workers": client.plan_workers(
-                    slug, run_id, payload["participant"], payload.get("body") or {}
-                )
-            }
-        except BenchmarkApiError as exc:
-            # Already planned: by an earlier attempt whose answer was lost, or (run key) by
-            # another process; the claim decides whether a worker is left for us.
-            if exc.status == 409:
-                return {"alreadyPlanned": True}
-            raise
-    if kind == "claim":
-        assignment = client.claim_worker(
-            slug, run_id, payload["participant"], payload.get("body") or {}
-        )
-        if assignment is None:
-            raise _Reject(
-                f"{_kind_label(entry)}: No pending worker to claim for run {run_id} — it may "
-                "already be fully claimed."
-            )
-        store.state_set(entry.run_id, worker_state_key(payload["participant"]), assignment)
-        return {"workerId": assignment.get("workerId"), "attemptId": assignment.get("attemptId")}
-    if kind == "summary":
-        result = client.submit_run_summary(slug, run_id, payload["body"])
-        return result if isinstance(result, dict) else {}
-    assignment = _assignment(store, entry)
-    worker_id = str(assignment["workerId"])
-    attempt_id = str(assignment["attemptId"])
-    if kind == "events":
-        start = int((assignment.get("taskRange") or {}).get("start") or 0)
-        records = [
-            {**r, "taskIndex": int(r["taskIndex"]) + start} if start else r
-            for r in payload["records"]
-        ]
-        result = client.submit_task_results(
-            slug,
-            run_id,
-            worker_id,
-            {
-                "attemptId": attempt_id,
-                "sequenceNumber": payload["sequenceNumber"],
-                "isFinal": bool(payload["isFinal"]),
-                "records": records,
-            },
-        )
-        return result if isinstance(result, dict) else {}
-    if kind == "artifact":
-        return _upload_artifact(store, client, entry, slug, run_id, worker_id, attempt_id)
-    if kind == "finish":
-        try:
-            if payload.get("failed"):
-                return client.fail_worker(
-                    slug,
-                    run_id,
-                    worker_id,
-                    attempt_id,
-                    payload.get("errorCode") or "Error",
-                    payload.get("errorMessage") or "One or more tasks failed",
-                )
-            return client.complete_worker(slug, run_id, worker_id, attempt_id)
-        except BenchmarkApiError as exc:
-            if exc.status == 409:  # already finished by an attempt whose answer was lost
-                return {"alreadyFinished": True}
-            raise
-    raise _Reject(f"unknown outbox entry kind {kind!r}")
-
-
-def _upload_artifact(
-    store: OutboxStore,
-    client: BenchmarkClient,
-    entry: OutboxEntryLike,
-    slug: str,
-    run_id: str,
-    worker_id: str,
-    attempt_id: str,
-) -> Any:
-    payload = entry.payload
-    body = payload["body"]
-    content = base64.b64decode(body) if payload.get("encoding") == "base64" else body.encode()
-    content_type = payload.get("contentType") or "application/octet-stream"
-    # Two steps: create, then PUT to the presigned URL. The created artifact is remembered so a
-    # failed PUT is retried against the same artifact instead of creating a second one.
-    upload_key = f"upload:{entry.key}"
-    created = store.state_get(entry.run_id, upload_key)
-    if not isinstance(created, dict) or not created.get("uploadUrl"):
-        create: dict[str, Any] = {
-            "attemptId": attempt_id,
-            "kind": payload["kind"],
-            "contentType": content_type,
-        }
-        if payload.get("name"):
-            create["name"] = payload["name"]
-        create["metadata"] = {**(payload.get("metadata") or {}), "sizeBytes": len(content)}
-        created = client.create_artifact(slug, run_id, worker_id, create)
-        if not created.get("uploadUrl"):
-            raise _Reject("Benchmark artifact upload URL is missing.")
-        store.state_set(entry.run_id, upload_key, created)
-    try:
-        client.upload_presigned(str(created["uploadUrl"]), content, content_type)
-    except BenchmarkApiError as exc:
-        if exc.status in (403, 404, 410):
-            # Expired or unknown presigned URL: create a fresh artifact next time.
-            store.state_set(entry.run_id, upload_key, None)
-            raise BenchmarkApiError(
-                503, exc.body, message=str(exc), method="PUT", path="<upload url>"
-            ) from None
-        raise
-    artifact_id = created.get("artifactId") or (created.get("artifact") or {}).get("id")
-    return {"artifactId": artifact_id, "sizeBytes": len(content)}
 
 
 def resubmit(
