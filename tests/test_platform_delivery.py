@@ -399,6 +399,28 @@ def test_unauthorized_stops_delivery_then_resubmit_delivers(
     assert outbox_all_sent(result_store, local)
 
 
+def test_refused_credentials_header_says_so(
+    loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
+) -> None:
+    loopback_platform.fault(
+        "upsert_benchmark", status=401, times=None, body={"error": "token revoked"}
+    )
+    session = _open(result_store, loopback_platform.root_url, tmp_path)
+    local, header, summary = run_benchmark(session, result_store, {"e2b": 1}, close_timeout=3)
+    (line,) = header
+    assert line.startswith("Platform refused the credentials (benchmark: ")
+    assert "token revoked" in line
+    assert line.endswith(
+        "; results are kept locally. Fix the credentials, then run: pytest --bench-resubmit"
+    )
+    assert "not reachable" not in line
+    assert summary.stopped is not None
+    assert "refused the credentials" in summary.stopped
+    counts = result_store.outbox_counts(local)
+    assert counts["sent"] == 0
+    assert summary.unsent == counts["pending"] + counts["failed"] > 0
+
+
 def test_platform_down_for_the_whole_run_then_resubmit(tmp_path: Path) -> None:
     down = LoopbackPlatform()
     root = down.root_url

@@ -143,6 +143,7 @@ class Sender:
         self._rejected: list[str] = []
         self._blocked = 0
         self._stopped: str | None = None
+        self._credentials_refused: str | None = None
         self._failures = 0
         self._failing_since: float | None = None
         self._retry_after: float | None = None
@@ -154,6 +155,15 @@ class Sender:
     def stopped(self) -> str | None:
         """Why delivery stopped for this session, or ``None``."""
         return self._stopped
+
+    @property
+    def credentials_refused(self) -> str | None:
+        """The platform's answer when it refused the credentials (401/403), or ``None``.
+
+        Delivery has then stopped for this session; unlike an unreachable platform, it will
+        not resume on its own.
+        """
+        return self._credentials_refused
 
     def add_run(self, run_id: str) -> None:
         """Own ``run_id`` too (the session adds each benchmark's local run)."""
@@ -327,6 +337,7 @@ class Sender:
                 self._transient(entry, message, exc.retry_after)
             elif exc.status in (401, 403):
                 self.store.outbox_mark_failed(entry.id, message)
+                self._credentials_refused = message
                 raise _Stop(
                     f"the platform refused the credentials ({message}). Fix them, then run "
                     f"{RESUBMIT_COMMAND}"

@@ -247,6 +247,14 @@ class PlatformSession:
                 f"Platform rejected the run: {entry.last_error}",
                 "Results are kept in the local store.",
             ]
+        refused = self._sender.credentials_refused if self._sender is not None else None
+        if refused:
+            # Not "not reachable yet … sent when it answers": nothing more is sent in this
+            # session, and retrying without new credentials cannot help.
+            return [
+                f"Platform refused the credentials ({refused}); results are kept locally. "
+                f"Fix the credentials, then run: {RESUBMIT_COMMAND}"
+            ]
         # The run entry waits for the benchmark entry: its error is the reason when it failed.
         bench = self.store.outbox_get(f"{report.local_run_id}/benchmark")
         reason = (
