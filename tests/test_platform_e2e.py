@@ -244,7 +244,7 @@ def test_a_lost_answer_is_not_stored_twice(
 @pytest.mark.xfail(
     reason="BUG: a claim whose answer is lost is retried, finds no pending worker and is "
     "rejected, so the participant's records, log, metrics and completion never reach the "
-    "platform (_delivery._perform 'claim')",
+    "platform (platform/_operations.py, _perform 'claim')",
     strict=True,
 )
 def test_a_lost_claim_answer_loses_nothing(
@@ -362,7 +362,8 @@ def test_resubmit_with_refused_credentials_keeps_everything_and_fails(
     again.stdout.fnmatch_lines(
         [
             "benchsdk: Platform delivery stopped: the platform refused the credentials (*401*",
-            f"benchsdk: run `{RESUBMIT}` again once the platform answers.",
+            f"benchsdk: * upload(s) are still unsent; run `{RESUBMIT}` again once the problem "
+            "reported above is fixed.",
         ]
     )
     assert server.benchmarks == {}

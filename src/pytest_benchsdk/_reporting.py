@@ -153,5 +153,8 @@ def resubmit_outbox(state: BenchSession, write: Callable[[str], None]) -> bool:
     for line in summary.lines(str(path)):
         write(f"benchsdk: {line}")
     if summary.unsent:
-        write(f"benchsdk: run `{RESUBMIT_COMMAND}` again once the platform answers.")
+        write(
+            f"benchsdk: {summary.unsent} upload(s) are still unsent; run `{RESUBMIT_COMMAND}` "
+            "again once the problem reported above is fixed."
+        )
     return summary.ok
