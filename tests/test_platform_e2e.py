@@ -242,7 +242,8 @@ def test_a_lost_answer_is_not_stored_twice(
 
 
 @pytest.mark.xfail(
-    reason="BUG: a claim whose answer is lost is retried, finds no pending worker and is "
+    reason="Known limitation (README): a claim whose answer is lost is retried, finds no "
+    "pending worker and is "
     "rejected, so the participant's records, log, metrics and completion never reach the "
     "platform (platform/_operations.py, _perform 'claim')",
     strict=True,
@@ -261,7 +262,8 @@ def test_a_lost_claim_answer_loses_nothing(
 
 
 @pytest.mark.xfail(
-    reason="BUG: a run creation whose answer is lost is retried without an idempotency key "
+    reason="Known limitation (README): a run creation whose answer is lost is retried "
+    "without an idempotency key "
     "and creates a second, empty run on the platform (_lifecycle.begin_benchmark sends no "
     "runKey unless --bench-run-key is given)",
     strict=True,
