@@ -8,6 +8,9 @@ session ends, far from what a correct run takes.
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -163,3 +166,45 @@ def test_exitfirst_cancels_the_rest_of_a_running_group(pytester: pytest.Pytester
     (run,) = stored_runs(store_path(pytester))
     assert run.status == "interrupted"
     assert [r["taskIndex"] for r in stored_records(store_path(pytester), run.run_id)["p1"]] == [0]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_cancels_running_iterations_and_keeps_finished_ones(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        bench_x=bench(
+            'participants=[Participant("p1")], iterations=8, concurrency=4',
+            """
+            import asyncio
+
+            @define_task
+            async def task(task_index, measure):
+                await asyncio.sleep(0.2 if task_index < 4 else 60)
+                measure(i=task_index)
+            """,
+        )
+    )
+    # A shell's background jobs ignore SIGINT; give the child the default handler explicitly.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--bench", "--bench-dry-run", "-p", "no:cacheprovider"],
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        runs = stored_runs(store_path(pytester)) if store_path(pytester).exists() else []
+        if runs and runs[0].record_count >= 4:
+            break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=45)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    assert "KeyboardInterrupt" in out
+    (run,) = stored_runs(store_path(pytester))
+    assert run.status == "interrupted"
+    records = stored_records(store_path(pytester), run.run_id)["p1"]
+    assert [r["taskIndex"] for r in records] == [0, 1, 2, 3]
