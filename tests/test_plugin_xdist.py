@@ -150,3 +150,22 @@ def test_xdist_concurrency_one_works_with_any_dist(pytester: pytest.Pytester) ->
     result, doc = _run(pytester, "p", "-n", "2", "--dist", "load", "--bench-concurrency=1")
     result.assert_outcomes(passed=6)
     assert [r["provider"] for r in doc["benchmarks"][0]["scores"]] == ["q1", "q2"]
+
+
+def test_loadgroup_keeps_each_participant_on_one_worker(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        bench_a=bench('participants=[Participant("p1"), Participant("p2")], iterations=3')
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "xdist", "--bench", "--bench-dry-run", "-n", "2", "--dist", "loadgroup", "-v"
+    )
+    assert result.ret == pytest.ExitCode.OK
+    workers: dict[str, set[str]] = {}
+    for line in result.outlines:
+        if line.startswith("[gw") and "PASSED" in line:
+            worker = line.split("]", 1)[0].lstrip("[")
+            participant = line.split("::task[", 1)[1].split("-", 1)[0]
+            workers.setdefault(participant, set()).add(worker)
+    assert set(workers) == {"p1", "p2"}
+    assert all(len(ws) == 1 for ws in workers.values()), workers
+    result.stdout.fnmatch_lines(["*bench_a.py::task[[]p1-0[]]@bench_a.py::p1*"])

@@ -214,6 +214,26 @@ class BenchItem(pytest.Function):
         if callable(parse):
             self._id = parse(str(node_id))
 
+    # pytest-xdist's --dist loadgroup tags items by assigning ``item._nodeid``, which pytest
+    # >= 9.2 no longer reads (it keeps ``_id``). Routing the assignment keeps each group on one
+    # worker there too; on older pytest this is simply where the node id lives.
+    @property
+    def _nodeid(self) -> str:
+        node_id = getattr(self, "_id", None)
+        if node_id is not None:
+            return str(node_id)
+        value: str = self.__dict__["_bench_nodeid"]
+        return value
+
+    @_nodeid.setter
+    def _nodeid(self, value: str) -> None:
+        node_id = getattr(self, "_id", None)
+        parse = getattr(type(node_id), "parse", None)
+        if callable(parse):
+            self._id = parse(value)
+        else:
+            self.__dict__["_bench_nodeid"] = value
+
     def runtest(self) -> None:
         from ._running import ProcessRuntime
 
