@@ -106,19 +106,51 @@ class LogLine:
         return self.format()
 
 
-@attrs.frozen
 class IterationOutcome:
     """The result of one iteration: its record, the exception it raised (with traceback) and
-    its log lines. ``error`` is None for a successful iteration."""
+    its log lines. ``error`` is None for a successful iteration.
 
-    record: TaskRecord
-    error: BaseException | None = None
-    logs: tuple[LogLine, ...] = ()
+    The record may be given ready-made or as ``build``, a function making it on first access:
+    the executor hands finished iterations over that way, so formatting timestamps and
+    assembling records happens in the thread that reads them, not on the event loop while
+    other iterations are being timed.
+    """
+
+    __slots__ = ("_build", "_record", "error", "logs")
+
+    def __init__(
+        self,
+        record: TaskRecord | None = None,
+        error: BaseException | None = None,
+        logs: tuple[LogLine, ...] = (),
+        *,
+        build: Callable[[], TaskRecord] | None = None,
+    ) -> None:
+        if (record is None) == (build is None):
+            raise TypeError("IterationOutcome needs exactly one of record and build")
+        self._record = record
+        self._build = build
+        self.error = error
+        self.logs = logs
+
+    @property
+    def record(self) -> TaskRecord:
+        """The iteration's :class:`~pytest_benchsdk.records.TaskRecord`."""
+        record = self._record
+        if record is None:
+            assert self._build is not None
+            # Two threads may race here; both build the same value from the same snapshot.
+            record = self._record = self._build()
+            self._build = None
+        return record
 
     @property
     def ok(self) -> bool:
         """True when the record's status is ``success``."""
         return self.record.status == "success"
+
+    def __repr__(self) -> str:
+        return f"IterationOutcome(record={self.record!r}, error={self.error!r})"
 
 
 # The context of the iteration running in the current execution context (thread / asyncio task).
@@ -346,6 +378,29 @@ def _with_phase(data: dict[str, Any], phase: str | None) -> dict[str, Any]:
     return data
 
 
+def _finish(
+    ctx: TaskContext, *, started: float, completed: float, result: object = None
+) -> IterationOutcome:
+    """The outcome of an iteration that returned ``result`` without raising.
+
+    When the task returned nothing, nothing about its record can fail, so the record is built
+    later from a snapshot taken now (see :class:`IterationOutcome`); otherwise it is built now.
+    """
+    if result is not None:
+        return build_record(ctx, started=started, completed=completed, result=result)
+    measures = ctx.measures
+    steps = ctx._steps.records(completed)
+    logs = ctx.logs
+    task_index, phase, clock = ctx.task_index, ctx.phase, ctx.clock
+
+    def build() -> TaskRecord:
+        return _assemble(
+            task_index, phase, clock, measures, steps, started, completed, None, None
+        ).record
+
+    return IterationOutcome(error=None, logs=logs, build=build)
+
+
 def build_record(
     ctx: TaskContext,
     *,
@@ -359,10 +414,35 @@ def build_record(
     ``started``/``completed`` are :meth:`Clock.monotonic` readings; ``result`` is the task's
     return value (see :class:`TaskResult`), ``error`` the exception it raised (if any).
     """
-    measures = ctx.measures
-    steps = ctx._steps.records(completed)
-    started_at = ctx.clock.iso(started)
-    completed_at = ctx.clock.iso(completed)
+    outcome = _assemble(
+        ctx.task_index,
+        ctx.phase,
+        ctx.clock,
+        ctx.measures,
+        ctx._steps.records(completed),
+        started,
+        completed,
+        result,
+        error,
+    )
+    return IterationOutcome(outcome.record, outcome.error, ctx.logs)
+
+
+def _assemble(
+    task_index: int,
+    phase: str | None,
+    clock: Clock,
+    measures: dict[str, Any],
+    steps: list[StepRecord],
+    started: float,
+    completed: float,
+    result: object,
+    error: BaseException | None,
+) -> IterationOutcome:
+    """:func:`build_record` on a snapshot of the context (the outcome's logs are left empty)."""
+    framework_steps = tuple(steps)
+    started_at = clock.iso(started)
+    completed_at = clock.iso(completed)
     latency_ms: float = Clock.elapsed_ms(started, completed)
     error_code: str | None = None
     if error is None:
@@ -371,7 +451,7 @@ def build_record(
         data = dict(measures)  # measures stay as they are for the implicit step
         if task_result.data:
             data.update(task_result.data)
-        data = _with_phase(data, ctx.phase)
+        data = _with_phase(data, phase)
         returned = task_result.latency_ms
         if returned is not None and is_number(returned) and finite(returned):
             latency_ms = returned
@@ -381,23 +461,43 @@ def build_record(
             # A malformed returned step fails the iteration with a readable error record.
             invalid = ValueError(f"task returned invalid steps: {exc}")
             invalid.__cause__ = exc
-            return build_record(ctx, started=started, completed=completed, error=invalid)
+            return _assemble(
+                task_index,
+                phase,
+                clock,
+                measures,
+                [*framework_steps],
+                started,
+                completed,
+                None,
+                invalid,
+            )
     else:
         status = "error"
         if is_task_error(error):
             code = getattr(error, "code", None)
             error_code = code if isinstance(code, str) else "TaskError"
             extra = getattr(error, "data", None)
-            data = _with_phase({**measures, **dict(extra or {})}, ctx.phase)
+            data = _with_phase({**measures, **dict(extra or {})}, phase)
             try:
                 steps.extend(_coerce_step(s) for s in getattr(error, "steps", None) or ())
             except (TypeError, ValueError) as exc:
                 invalid = ValueError(f"TaskError carries invalid steps: {exc}")
                 invalid.__cause__ = error
-                return build_record(ctx, started=started, completed=completed, error=invalid)
+                return _assemble(
+                    task_index,
+                    phase,
+                    clock,
+                    measures,
+                    [*framework_steps],
+                    started,
+                    completed,
+                    None,
+                    invalid,
+                )
         else:
             error_code = error_code_of(error)
-            data = _with_phase({**measures, "errorMessage": str(error)}, ctx.phase)
+            data = _with_phase({**measures, "errorMessage": str(error)}, phase)
     if not steps:
         implicit: dict[str, Any] = {"error_code": error_code}
         if measures:
@@ -418,7 +518,7 @@ def build_record(
     if data:
         record_kwargs["data"] = data
     record = TaskRecord(
-        task_index=ctx.task_index,
+        task_index=task_index,
         status=status,
         started_at=started_at,
         completed_at=completed_at,
@@ -426,7 +526,7 @@ def build_record(
         steps=tuple(steps),
         **record_kwargs,
     )
-    return IterationOutcome(record=record, error=error, logs=ctx.logs)
+    return IterationOutcome(record=record, error=error)
 
 
 def run_task(ctx: TaskContext, invoke: Callable[[TaskContext], object]) -> IterationOutcome:
@@ -445,7 +545,7 @@ def run_task(ctx: TaskContext, invoke: Callable[[TaskContext], object]) -> Itera
             result = ctx._steps.resolve_blocking(invoke(ctx), None, None)
         except Exception as exc:
             return build_record(ctx, started=started, completed=ctx.clock.monotonic(), error=exc)
-        return build_record(ctx, started=started, completed=ctx.clock.monotonic(), result=result)
+        return _finish(ctx, started=started, completed=ctx.clock.monotonic(), result=result)
 
     return contextvars.copy_context().run(body)
 
@@ -467,4 +567,4 @@ async def run_task_async(
     finally:
         _CURRENT.reset(current_token)
         ACTIVE_STEP.reset(token)
-    return build_record(ctx, started=started, completed=ctx.clock.monotonic(), result=result)
+    return _finish(ctx, started=started, completed=ctx.clock.monotonic(), result=result)
