@@ -441,6 +441,21 @@ def _assemble(
 ) -> IterationOutcome:
     """:func:`build_record` on a snapshot of the context (the outcome's logs are left empty)."""
     framework_steps = tuple(steps)
+
+    def invalid_record(invalid: ValueError) -> IterationOutcome:
+        # Malformed steps (returned, or carried by a TaskError) fail the iteration readably.
+        return _assemble(
+            task_index,
+            phase,
+            clock,
+            measures,
+            [*framework_steps],
+            started,
+            completed,
+            None,
+            invalid,
+        )
+
     started_at = clock.iso(started)
     completed_at = clock.iso(completed)
     latency_ms: float = Clock.elapsed_ms(started, completed)
@@ -458,20 +473,9 @@ def _assemble(
         try:
             steps.extend(_coerce_step(s) for s in task_result.steps or ())
         except (TypeError, ValueError) as exc:
-            # A malformed returned step fails the iteration with a readable error record.
             invalid = ValueError(f"task returned invalid steps: {exc}")
             invalid.__cause__ = exc
-            return _assemble(
-                task_index,
-                phase,
-                clock,
-                measures,
-                [*framework_steps],
-                started,
-                completed,
-                None,
-                invalid,
-            )
+            return invalid_record(invalid)
     else:
         status = "error"
         if is_task_error(error):
@@ -484,17 +488,7 @@ def _assemble(
             except (TypeError, ValueError) as exc:
                 invalid = ValueError(f"TaskError carries invalid steps: {exc}")
                 invalid.__cause__ = error
-                return _assemble(
-                    task_index,
-                    phase,
-                    clock,
-                    measures,
-                    [*framework_steps],
-                    started,
-                    completed,
-                    None,
-                    invalid,
-                )
+                return invalid_record(invalid)
         else:
             error_code = error_code_of(error)
             data = _with_phase({**measures, "errorMessage": str(error)}, phase)
