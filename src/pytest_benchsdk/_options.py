@@ -165,7 +165,6 @@ class BenchOptions:
     custom_args: Mapping[str, str]
     json_path: Path | None
     store_path: Path | None
-    provider_given: bool
     base_url: str | None = None
     api_key: str | None = attrs.field(default=None, repr=False)
     resubmit: bool = False
@@ -200,7 +199,6 @@ class BenchOptions:
             custom_args=custom_args,
             json_path=Path(json_raw).absolute() if json_raw else None,
             store_path=store_path,
-            provider_given=bool(opt("bench_provider")),
             base_url=opt("bench_base_url") or None,
             api_key=opt("bench_api_key") or None,
             resubmit=bool(opt("bench_resubmit")),
