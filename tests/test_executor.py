@@ -16,13 +16,14 @@ from typing import Any
 
 import pytest
 
-from pytest_benchsdk.context import IterationOutcome, LogLine, TaskContext, TaskError
+from pytest_benchsdk.context import IterationOutcome, TaskContext, TaskError
 from pytest_benchsdk.executor import (
     Executor,
     ExecutorShutdownError,
     GroupPlan,
     IterationSpec,
 )
+from pytest_benchsdk.records import LogLine
 
 WAIT = 30.0  # generous upper limit for anything that must eventually happen
 

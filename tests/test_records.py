@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_benchsdk._clock import iso_utc
 from pytest_benchsdk.records import (
     ABSENT,
     ParticipantRecords,
     StepRecord,
     TaskRecord,
-    iso_utc,
 )
 
 # --- iso_utc ----------------------------------------------------------------------------------

@@ -32,8 +32,8 @@ from .config import (
     define_task,
     validate_benchmark_config,
 )
-from .context import LogLine, TaskContext, TaskError, TaskResult
-from .records import ParticipantRecords, StepRecord, TaskRecord
+from .context import TaskContext, TaskError, TaskResult
+from .records import LogLine, ParticipantRecords, StepRecord, TaskRecord
 from .schedule import (
     BenchmarkRunOutcome,
     NoAvailableParticipantsError,

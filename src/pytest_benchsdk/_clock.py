@@ -26,8 +26,7 @@ def iso_utc(epoch_seconds: float) -> str:
     """Format seconds since the Unix epoch as ``2024-01-02T03:04:05.678Z`` (JS ``toISOString``).
 
     JavaScript ``Date`` values are whole milliseconds (truncated toward zero); the value is first
-    rounded to the microsecond so float noise does not lose a millisecond. Same output as
-    ``pytest_benchsdk.records.iso_utc``.
+    rounded to the microsecond so float noise does not lose a millisecond.
     """
     micros = round(epoch_seconds * 1_000_000)
     millis = micros // 1000 if micros >= 0 else -((-micros) // 1000)

@@ -16,7 +16,13 @@ from typing import Any, TypeGuard, cast
 
 import attrs
 
-from pytest_benchsdk._jsfmt import is_js_integer, is_number, js_json, js_string, js_typeof
+from pytest_benchsdk._js import (
+    is_js_integer,
+    is_number,
+    js_json,
+    js_string,
+    js_typeof,
+)
 
 __all__ = [
     "DISPLAY_KEYS",
@@ -37,7 +43,6 @@ __all__ = [
     "is_finite",
     "is_int_at_least",
     "is_js_object",
-    "is_nonblank_str",
     "is_number_at_least_zero",
     "show",
     "show_json",
@@ -70,13 +75,6 @@ WEIGHTS_KEYS = _keys("median", "p95", "p99")
 PHASE_KEYS = _keys("name", "iterations")
 SHAPE_KEYS = _keys("slug", "name", "staggerDelayMs")
 
-# What JavaScript's String.prototype.trim() strips (differs from str.isspace()).
-_JS_WHITESPACE = frozenset(
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
-    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
-
-
 # --- JavaScript-like predicates -------------------------------------------------------------
 
 
@@ -94,11 +92,6 @@ def show_json(value: object) -> str:
         return js_json(value)
     except Exception:
         return show(value)
-
-
-def is_nonblank_str(value: object) -> bool:
-    """``typeof v === "string" && v.trim() !== ""``."""
-    return isinstance(value, str) and not all(ch in _JS_WHITESPACE for ch in value)
 
 
 def is_array(value: object) -> TypeGuard[list[Any] | tuple[Any, ...]]:

@@ -32,12 +32,11 @@ from pytest_benchsdk._config_read import (
     is_finite,
     is_int_at_least,
     is_js_object,
-    is_nonblank_str,
     is_number_at_least_zero,
     show,
     show_json,
 )
-from pytest_benchsdk._jsfmt import js_to_fixed, js_typeof
+from pytest_benchsdk._js import is_nonblank_str, js_to_fixed, js_typeof
 
 __all__ = ["TOP_LEVEL_FIELDS", "config_issues", "display_error", "scoring_error"]
 

@@ -32,6 +32,8 @@ from typing import Any
 
 import attrs
 
+from ._js import js_trim
+
 __all__ = [
     "GIT_TIMEOUT_S",
     "RunEnvironment",
@@ -45,18 +47,6 @@ __all__ = [
 
 #: Seconds one ``git rev-parse`` may take before it counts as "no answer".
 GIT_TIMEOUT_S = 3.0
-
-# Exactly the characters JavaScript's String.prototype.trim() removes (WhiteSpace and
-# LineTerminator). Python's str.strip() differs: it also strips \x1c-\x1f and \x85 and keeps
-# \ufeff, so trigger values could differ from upstream's.
-_JS_WHITESPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
-
-
-def _js_trim(value: str | None) -> str:
-    return "" if value is None else value.strip(_JS_WHITESPACE)
 
 
 @attrs.frozen
@@ -100,10 +90,10 @@ def resolve_trigger(environ: Mapping[str, str]) -> Trigger:
     ``event`` = ``GITHUB_EVENT_NAME``; ``requested_by`` = ``BENCH_TRIGGER_REQUESTED_BY``;
     ``request_id`` = ``BENCH_TRIGGER_REQUEST_ID``.
     """
-    event = _js_trim(environ.get("GITHUB_EVENT_NAME")) or None
-    requested_by = _js_trim(environ.get("BENCH_TRIGGER_REQUESTED_BY")) or None
-    request_id = _js_trim(environ.get("BENCH_TRIGGER_REQUEST_ID")) or None
-    source = _js_trim(environ.get("BENCH_TRIGGER_SOURCE")) or event or "manual"
+    event = js_trim(environ.get("GITHUB_EVENT_NAME")) or None
+    requested_by = js_trim(environ.get("BENCH_TRIGGER_REQUESTED_BY")) or None
+    request_id = js_trim(environ.get("BENCH_TRIGGER_REQUEST_ID")) or None
+    source = js_trim(environ.get("BENCH_TRIGGER_SOURCE")) or event or "manual"
     return Trigger(source=source, event=event, requested_by=requested_by, request_id=request_id)
 
 

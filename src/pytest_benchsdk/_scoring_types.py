@@ -15,7 +15,7 @@ from typing import Any, Final, Protocol
 
 import attrs
 
-from ._jsfmt import is_number
+from ._js import is_number
 from .records import JSONObject, ParticipantRecords
 
 __all__ = [

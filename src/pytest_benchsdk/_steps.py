@@ -25,7 +25,7 @@ from typing import Any, Final, Protocol
 import attrs
 
 from pytest_benchsdk._clock import Clock
-from pytest_benchsdk._jsfmt import is_js_integer, is_number, js_string
+from pytest_benchsdk._js import is_js_integer, is_number, js_string
 from pytest_benchsdk._taskerror import TaskError, error_code_of, is_task_error
 from pytest_benchsdk.records import StepRecord
 

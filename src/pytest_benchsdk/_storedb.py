@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ._clock import iso_utc
-from ._jsfmt import js_json
+from ._js import js_json
 from ._storeschema import SchemaTooNewError, migrate
 
 __all__ = ["JSON", "StoreConnection", "StoreError", "UnknownRunError"]

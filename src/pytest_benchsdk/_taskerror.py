@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from pytest_benchsdk._jsfmt import js_json, js_string
+from pytest_benchsdk._js import js_json, js_string
 from pytest_benchsdk.records import StepRecord
 
 __all__ = ["TaskError", "error_code_of", "is_task_error"]

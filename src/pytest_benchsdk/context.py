@@ -29,21 +29,18 @@ import inspect
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import attrs
 
 from pytest_benchsdk._clock import CLOCK, Clock
-from pytest_benchsdk._jsfmt import is_number, js_json
+from pytest_benchsdk._js import is_number
 from pytest_benchsdk._steps import ACTIVE_STEP, StepOptions, StepRunner, finite, is_step_outcome
 from pytest_benchsdk._taskerror import TaskError, error_code_of, is_task_error
-from pytest_benchsdk.records import StepRecord, TaskRecord
+from pytest_benchsdk.records import LOG_LEVELS, LogLevel, LogLine, StepRecord, TaskRecord
 
 __all__ = [
-    "LOG_LEVELS",
     "IterationOutcome",
-    "LogLevel",
-    "LogLine",
     "TaskContext",
     "TaskError",
     "TaskResult",
@@ -55,10 +52,6 @@ __all__ = [
     "run_task",
     "run_task_async",
 ]
-
-LogLevel = Literal["debug", "info", "warn", "error"]
-#: Log levels in increasing severity (upstream ``LOG_LEVEL_ORDER``).
-LOG_LEVELS: Final[tuple[str, ...]] = ("debug", "info", "warn", "error")
 
 _TASK_RESULT_KEYS: Final = frozenset({"data", "steps", "latency_ms", "latencyMs"})
 
@@ -80,30 +73,6 @@ class TaskResult:
     data: Mapping[str, Any] | None = None
     steps: Sequence[StepRecord | Mapping[str, Any]] | None = None
     latency_ms: float | None = None
-
-
-@attrs.frozen
-class LogLine:
-    """One line of a task's log.
-
-    ``level`` is None for upstream's level-less lines (step output capture). ``format()`` gives
-    ``<ISO> [task <i>] [<level>] <message>`` + `` <JSON meta>`` when ``meta`` has keys.
-    """
-
-    timestamp: str
-    task_index: int
-    level: str | None
-    message: str
-    meta: Mapping[str, Any] | None = None
-
-    def format(self) -> str:
-        """The line as upstream writes it to the worker log."""
-        level = f" [{self.level}]" if self.level is not None else ""
-        suffix = f" {js_json(dict(self.meta))}" if self.meta else ""
-        return f"{self.timestamp} [task {self.task_index}]{level} {self.message}{suffix}"
-
-    def __str__(self) -> str:
-        return self.format()
 
 
 class IterationOutcome:

@@ -45,11 +45,11 @@ from pytest_benchsdk._clock import CLOCK, Clock
 from pytest_benchsdk._executorplan import GroupMode, GroupPlan, IterationSpec
 from pytest_benchsdk.context import (
     IterationOutcome,
-    LogLine,
     TaskContext,
     run_task,
     run_task_async,
 )
+from pytest_benchsdk.records import LogLine
 
 __all__ = ["Executor", "ExecutorShutdownError", "GroupMode", "GroupPlan", "IterationSpec"]
 

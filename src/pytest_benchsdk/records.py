@@ -22,25 +22,23 @@ import enum
 import json
 import math
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta, timezone
 from typing import Any, Final, Literal
 
 import attrs
 
-from ._jsfmt import is_js_integer
+from ._js import JSONObject, is_js_integer, js_json
 
 __all__ = [
     "ABSENT",
+    "LOG_LEVELS",
     "Absent",
     "JSONObject",
+    "LogLevel",
+    "LogLine",
     "ParticipantRecords",
     "StepRecord",
     "TaskRecord",
-    "iso_utc",
 ]
-
-JSONObject = dict[str, Any]
-"""A JSON object (``Record<string, unknown>`` upstream): string keys, JSON-compatible values."""
 
 
 class _AbsentType(enum.Enum):
@@ -60,22 +58,6 @@ ABSENT: Final = _AbsentType.ABSENT
 
 Absent = Literal[_AbsentType.ABSENT]
 """Type of :data:`ABSENT`, for annotations such as ``str | None | Absent``."""
-
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-def iso_utc(epoch_seconds: float) -> str:
-    """Format a POSIX timestamp like JavaScript's ``new Date(ms).toISOString()``.
-
-    ``iso_utc(1796005090.123)`` → ``'2026-11-30T02:18:10.123Z'``. JavaScript dates hold whole
-    milliseconds, truncating toward zero; the value is first rounded to the microsecond so that
-    float noise (``x.123`` stored as ``x.12299999``) does not lose a millisecond.
-    """
-    micros = round(epoch_seconds * 1_000_000)
-    millis = micros // 1000 if micros >= 0 else -((-micros) // 1000)
-    moment = _EPOCH + timedelta(milliseconds=millis)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
 
 # --- from_wire validation helpers -------------------------------------------------------------
 
@@ -354,3 +336,34 @@ class ParticipantRecords:
                 for i, record in enumerate(raw_records)
             ],
         )
+
+
+# --- log lines ---------------------------------------------------------------------------------
+
+LogLevel = Literal["debug", "info", "warn", "error"]
+#: Log levels in increasing severity (upstream ``LOG_LEVEL_ORDER``).
+LOG_LEVELS: Final[tuple[str, ...]] = ("debug", "info", "warn", "error")
+
+
+@attrs.frozen
+class LogLine:
+    """One line of a task's log.
+
+    ``level`` is None for upstream's level-less lines (step output capture). ``format()`` gives
+    ``<ISO> [task <i>] [<level>] <message>`` + `` <JSON meta>`` when ``meta`` has keys.
+    """
+
+    timestamp: str
+    task_index: int
+    level: str | None
+    message: str
+    meta: Mapping[str, Any] | None = None
+
+    def format(self) -> str:
+        """The line as upstream writes it to the worker log."""
+        level = f" [{self.level}]" if self.level is not None else ""
+        suffix = f" {js_json(dict(self.meta))}" if self.meta else ""
+        return f"{self.timestamp} [task {self.task_index}]{level} {self.message}{suffix}"
+
+    def __str__(self) -> str:
+        return self.format()

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from ._jsfmt import js_string
+from ._js import js_string
 from .config import BenchmarkConfig, Participant
 from .records import ParticipantRecords
 

@@ -20,7 +20,7 @@ dimensions, like the aggregate row.
 
 This module is the public face; the input protocols and result rows live in
 :mod:`pytest_benchsdk._scoring_types`, sampling and statistics in :mod:`pytest_benchsdk._stats`,
-and the JavaScript value semantics in :mod:`pytest_benchsdk._jsonvalue`.
+and the JavaScript value semantics in :mod:`pytest_benchsdk._js`.
 """
 
 from __future__ import annotations
@@ -32,8 +32,16 @@ from typing import Any, Final
 
 import attrs
 
-from ._jsfmt import is_number, js_round2, js_to_fixed
-from ._jsonvalue import OMIT, group_identity, js_strict_equal, json_object, json_value
+from ._js import (
+    OMIT,
+    group_identity,
+    is_number,
+    js_round2,
+    js_strict_equal,
+    js_to_fixed,
+    json_object,
+    json_value,
+)
 from ._scoring_types import (
     NOTHING,
     DisplayConfigLike,

@@ -23,6 +23,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..records import LOG_LEVELS
 from ._auth import resolve_auth
 from ._client import BenchmarkClient
 from ._connect import client_for
@@ -37,9 +38,9 @@ from ._errors import AuthError
 from ._heartbeats import _Heartbeats
 from ._metrics import SystemMetricsCollector
 from ._outbox import STATE_RUN
-from ._report import LOG_LEVELS, BenchmarkReport
+from ._report import BenchmarkReport
 
-__all__ = ["LOG_LEVELS", "BenchmarkReport", "PlatformSession"]
+__all__ = ["BenchmarkReport", "PlatformSession"]
 
 _DRY_RUN_LINE = "Dry run: no platform ingest or reporting."
 _LOCAL_ONLY_LINE = (

@@ -29,9 +29,10 @@ import threading
 import time
 import tracemalloc
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from .._clock import iso_utc
 
 __all__ = ["METRIC_KEYS", "SystemMetricsCollector", "samples_to_ndjson"]
 
@@ -53,10 +54,6 @@ _PROBE_PERIOD_S = 0.02
 
 def _mb(value: float) -> int:
     return math.floor(value / _MB + 0.5)
-
-
-def _iso_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _read(path: str | Path) -> str | None:
@@ -316,7 +313,7 @@ class SystemMetricsCollector:
             host_used = (host_now[0] - self._host0[0]) * 10_000
             host_total = (host_now[1] - self._host0[1]) * 10_000
         sample: dict[str, Any] = {
-            "ts": _iso_now(),
+            "ts": iso_utc(time.time()),
             "uptimeMs": int((time.monotonic() - self._created) * 1000),
             "cpuUserUs": int((cpu.user - self._cpu0.user) * 1_000_000),
             "cpuSystemUs": int((cpu.system - self._cpu0.system) * 1_000_000),

@@ -18,13 +18,12 @@ from typing import Any, Protocol
 
 import attrs
 
+from ..records import LOG_LEVELS
 from ._heartbeats import _Heartbeats
 from ._metrics import SystemMetricsCollector, samples_to_ndjson
 from ._outbox import STATE_RUN, OutboxStore, worker_state_key
 
-__all__ = ["LOG_LEVELS", "BenchmarkReport"]
-
-LOG_LEVELS = ("debug", "info", "warn", "error")
+__all__ = ["BenchmarkReport"]
 
 
 # A protocol rather than an import of PlatformSession: _lifecycle imports this module.

@@ -1,0 +1,277 @@
+"""JavaScript value semantics, in one place.
+
+Upstream messages interpolate values with JavaScript's ``String(v)``, ``JSON.stringify(v)`` and
+``Number.prototype.toFixed``, round with ``Math.round``, trim with ``String.prototype.trim``,
+copy dimensions with ``JSON.parse(JSON.stringify(x))``, group ``group_by`` values by their JSON
+text and compare ``success.require_data`` with ``===``. Matching them exactly keeps validation
+messages, scores and the wire text byte-for-byte equal to upstream's.
+
+A leaf module: it imports nothing of the package, so every layer (records, engine, store,
+platform) may use it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, Final
+
+__all__ = [
+    "JS_WHITESPACE",
+    "OMIT",
+    "JSONObject",
+    "group_identity",
+    "is_js_integer",
+    "is_nonblank_str",
+    "is_number",
+    "js_json",
+    "js_round",
+    "js_round2",
+    "js_strict_equal",
+    "js_string",
+    "js_to_fixed",
+    "js_trim",
+    "js_typeof",
+    "json_object",
+    "json_value",
+]
+
+JSONObject = dict[str, Any]
+"""A JSON object (``Record<string, unknown>`` upstream): string keys, JSON-compatible values."""
+
+# Exactly the characters JavaScript's String.prototype.trim() removes (WhiteSpace and
+# LineTerminator). Python's str.strip() differs: it also strips \x1c-\x1f and \x85 and keeps
+# \ufeff.
+JS_WHITESPACE: Final = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+def js_trim(value: str | None) -> str:
+    """``String.prototype.trim()``; ``None`` (undefined) gives ``""``."""
+    return "" if value is None else value.strip(JS_WHITESPACE)
+
+
+def is_nonblank_str(value: object) -> bool:
+    """``typeof v === "string" && v.trim() !== ""``."""
+    return isinstance(value, str) and js_trim(value) != ""
+
+
+# --- String(), typeof, JSON.stringify, toFixed, Math.round ---------------------------------
+
+
+def is_number(value: object) -> bool:
+    """``typeof value === "number"``: ints and floats, never bools."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_js_integer(value: object) -> bool:
+    """``Number.isInteger(value)``: 3 and 3.0 are integers, 1.5, NaN and bools are not."""
+    if not is_number(value):
+        return False
+    if isinstance(value, int):
+        return True
+    assert isinstance(value, float)
+    return math.isfinite(value) and value.is_integer()
+
+
+def _js_number(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "0"
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    text = repr(value)
+    # Python writes 1e-07 / 1e+22 where JavaScript writes 1e-7 / 1e+22.
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        sign = exponent[0] if exponent[0] in "+-" else "+"
+        digits = exponent.lstrip("+-").lstrip("0") or "0"
+        text = f"{mantissa}e{sign}{digits}"
+    return text
+
+
+def js_string(value: object) -> str:
+    """JavaScript's ``String(value)``; ``None`` stands for ``undefined``."""
+    if value is None:
+        return "undefined"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _js_number(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return ",".join("" if item is None else js_string(item) for item in value)
+    if isinstance(value, Mapping):
+        return "[object Object]"
+    return str(value)
+
+
+def js_typeof(value: object) -> str:
+    """JavaScript's ``typeof`` for Python values (``None`` is ``undefined``)."""
+    if value is None:
+        return "undefined"
+    if isinstance(value, bool):
+        return "boolean"
+    if is_number(value):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if callable(value):
+        return "function"
+    return "object"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (tuple, set, frozenset)):
+        return list(value)
+    to_wire = getattr(value, "to_wire", None)
+    if callable(to_wire):
+        return to_wire()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _json_safe(value: Any) -> Any:
+    # JSON.stringify writes NaN and Infinity as null.
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def js_json(value: object, indent: int | None = None) -> str:
+    """``JSON.stringify(value[, null, indent])`` for JSON-like Python values."""
+    if value is None:
+        return "undefined"
+    separators = (",", ":") if indent is None else (",", ": ")
+    return json.dumps(
+        _json_safe(value),
+        indent=indent,
+        separators=separators,
+        ensure_ascii=False,
+        default=_json_default,
+    )
+
+
+def js_to_fixed(value: float, digits: int) -> str:
+    """``value.toFixed(digits)``: rounds the exact binary value half away from zero."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    quantum = Decimal(1).scaleb(-digits)
+    text = str(Decimal(value).quantize(quantum, rounding=ROUND_HALF_UP))
+    if text.startswith("-") and Decimal(text) == 0:
+        text = text[1:]
+    return text
+
+
+def js_round(value: float) -> float:
+    """``Math.round``: halves round toward +infinity (Python's ``round`` is banker's)."""
+    if not math.isfinite(value):
+        return value
+    # floor(x + 0.5) is off for 0.49999999999999994 (x + 0.5 rounds up to 1.0); this is exact.
+    floor = math.floor(value)
+    return float(floor + 1 if value - floor >= 0.5 else floor)
+
+
+def js_round2(value: float) -> float:
+    """``Math.round(value * 100) / 100``, upstream's two-decimal rounding of scores."""
+    if not math.isfinite(value):
+        return value
+    return js_round(value * 100) / 100
+
+
+# --- JSON round trips and identity ----------------------------------------------------------
+
+OMIT: Final = object()
+
+
+def json_value(value: Any) -> Any:
+    """``JSON.parse(JSON.stringify(value))`` for Python values (``OMIT`` for undefined)."""
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        # NaN/Infinity become null; -0 becomes 0.
+        return value + 0.0 if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        out: JSONObject = {}
+        for key, item in value.items():
+            converted = json_value(item)
+            if converted is not OMIT:
+                out[key if isinstance(key, str) else str(key)] = converted
+        return out
+    if isinstance(value, (list, tuple)):
+        items = [json_value(item) for item in value]
+        return [None if item is OMIT else item for item in items]
+    to_wire = getattr(value, "to_wire", None)
+    if callable(to_wire):
+        return json_value(to_wire())
+    if callable(value):
+        return OMIT  # functions vanish like undefined
+    raise TypeError(f"dimension value {value!r} is not JSON-serialisable")
+
+
+def json_object(value: Mapping[str, Any]) -> JSONObject:
+    converted = json_value(value)
+    if not isinstance(converted, dict):
+        raise TypeError(f"dimensions must be a mapping (got {value!r})")
+    return converted
+
+
+def group_identity(value: Any) -> object:
+    """A key equal for two values exactly when upstream's ``JSON.stringify`` texts are equal.
+
+    Strings are their own key (a plain ``str``); every other key is a tuple, so the two kinds
+    never collide.
+    """
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, (int, float)):
+        number = float(value)
+        # JSON writes NaN/Infinity as null; all JS numbers are doubles (so 1 == 1.0, -0 == 0).
+        return ("n", number) if math.isfinite(number) else ("z", None)
+    if value is None:
+        return ("z", None)
+    try:
+        converted = json_value(value)
+    except TypeError:
+        return ("r", repr(value))  # not JSON data at all; identity by repr is the best we can do
+    if converted is OMIT:
+        return ("u", None)  # JSON.stringify(function) is undefined
+    return ("j", json.dumps(_normalise_numbers(converted), ensure_ascii=False))
+
+
+def _normalise_numbers(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _normalise_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normalise_numbers(v) for v in value]
+    return value
+
+
+def js_strict_equal(a: object, b: object) -> bool:
+    """JavaScript ``a === b`` for JSON primitives (True !== 1, 1 === 1.0, NaN !== NaN)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if is_number(a) and is_number(b):
+        return a == b
+    if isinstance(a, str) and isinstance(b, str):
+        return a == b
+    return a is b
