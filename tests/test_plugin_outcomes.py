@@ -533,3 +533,42 @@ def test_concurrency_failure_in_one_iteration(pytester: pytest.Pytester) -> None
     result.assert_outcomes(passed=2, failed=1)
     assert [r["status"] for r in records["p1"]] == ["success", "error", "success"]
     assert "FAILED bench_x.py::task[p1-1]" in result.stdout.str()
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_task_can_take_pytests_request_fixture(pytester: pytest.Pytester, concurrency: int) -> None:
+    # `request` is pytest's own fixture, not part of the task context; each iteration gets
+    # its own item's request (also when iterations of a group run together).
+    pytester.makepyfile(
+        bench_x=bench(
+            f'participants=[Participant("p1")], iterations=3, concurrency={concurrency}',
+            """
+            @define_task
+            def task(request, task_index, measure):
+                measure(node=request.node.name, index=task_index)
+            """,
+        )
+    )
+    result, records = _records(pytester)
+    result.assert_outcomes(passed=3)
+    assert [r["data"] for r in records["p1"]] == [
+        {"node": f"task[p1-{i}]", "index": i} for i in range(3)
+    ]
+
+
+def test_bench_files_run_without_xdist_under_strict_markers(pytester: pytest.Pytester) -> None:
+    # xdist_group is xdist's marker: without xdist it must not be applied (unknown marks warn,
+    # and are collection errors with --strict-markers).
+    pytester.makepyfile(bench_x=bench(config='participants=[Participant("p1")], iterations=2'))
+    result = pytester.runpytest_subprocess(
+        "--bench", "--bench-dry-run", "-p", "no:xdist", "--strict-markers", "-W", "error"
+    )
+    result.assert_outcomes(passed=2)
+    assert "PytestUnknownMarkWarning" not in result.stdout.str()
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_bench_items_keep_their_xdist_group_with_xdist(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_x=bench(config='participants=[Participant("p1")], iterations=1'))
+    items, _ = pytester.inline_genitems("--bench", "--bench-dry-run", "--strict-markers")
+    assert [m.kwargs for m in items[0].iter_markers("xdist_group")] == [{"name": "bench_x.py::p1"}]

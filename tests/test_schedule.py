@@ -26,8 +26,8 @@ from pytest_benchsdk.schedule import (
     parse_providers,
     parse_slug,
     parse_text,
-    plan_benchmark,
     run_config_to_json,
+    schedule_benchmark,
     schedule_order,
     select_participants,
 )
@@ -300,7 +300,7 @@ def test_plan_keeps_skipped_participants_in_item_order() -> None:
         iterations=2,
         group_by="round",
     )
-    plan = plan_benchmark(file_config, RunArgs(), {})
+    plan = schedule_benchmark(file_config, RunArgs(), {})
     assert plan.participant_names == ("b",)
     assert plan.requested == ("a", "b")
     assert [(name, slot.index, skip is not None) for name, slot, skip in plan.items()] == [

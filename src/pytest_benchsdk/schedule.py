@@ -20,8 +20,8 @@ from .records import ParticipantRecords
 __all__ = [
     "GROUP_BY_VALUES",
     "SLUG_PATTERN",
-    "BenchmarkPlan",
     "BenchmarkRunOutcome",
+    "BenchmarkSchedule",
     "NoAvailableParticipantsError",
     "ResolvedRunConfig",
     "RunArgs",
@@ -41,8 +41,8 @@ __all__ = [
     "parse_providers",
     "parse_slug",
     "parse_text",
-    "plan_benchmark",
     "run_config_to_json",
+    "schedule_benchmark",
     "schedule_order",
     "select_participants",
 ]
@@ -418,10 +418,10 @@ def run_config_to_json(
 
 
 @attrs.frozen
-class BenchmarkPlan:
+class BenchmarkSchedule:
     """Everything one bench file will run, resolved from its config, the options and the env.
 
-    The collecting process and the controller (also under xdist) derive the same plan from the
+    The collecting process and the controller (also under xdist) derive the same schedule from the
     same inputs, so item ids, groups and totals agree everywhere.
     """
 
@@ -464,20 +464,20 @@ class BenchmarkPlan:
         ]
 
 
-def plan_benchmark(
+def schedule_benchmark(
     file_config: BenchmarkConfig,
     args: RunArgs,
     environ: Mapping[str, str],
     *,
     providers: Sequence[str] | None = None,
-) -> BenchmarkPlan:
+) -> BenchmarkSchedule:
     """Resolve shape, knobs, participants (``providers`` overrides ``args.providers``)."""
     config = apply_shape(file_config, args)
     resolved, warnings = merge_config(config, args)
     names = providers if providers is not None else resolved.providers
     selected = select_participants(config.participants, names)
     available, skipped = filter_participants_by_env(selected, environ)
-    return BenchmarkPlan(
+    return BenchmarkSchedule(
         file_config=file_config,
         config=config,
         args=args,

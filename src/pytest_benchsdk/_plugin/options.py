@@ -9,7 +9,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from .schedule import (
+from ..schedule import (
     RunArgs,
     is_env_no_ingest,
     parse_group_by,

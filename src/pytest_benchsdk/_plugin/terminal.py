@@ -3,32 +3,30 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from ._session import BenchmarkRun, BenchSession
-from .records import TaskRecord
-from .scoring import ScoreResult, compute_stats
+from .._runs import BenchmarkRun
+from ..records import TaskRecord
+from ..scoring import ScoreResult, compute_stats
+from .options import BenchOptions
 
-__all__ = ["DRY_RUN_LINE", "knobs_line", "run_header_lines", "summary_lines"]
+__all__ = ["knobs_line", "run_header_lines", "summary_lines"]
 
 
 def knobs_line(run: BenchmarkRun) -> str:
     """Upstream's knobs line; ``iterations`` is the schedule length per participant."""
-    resolved = run.plan.resolved
+    resolved = run.schedule.resolved
     return (
-        f"Knobs: iterations={len(run.plan.slots)}, concurrency={resolved.concurrency}, "
+        f"Knobs: iterations={len(run.schedule.slots)}, concurrency={resolved.concurrency}, "
         f"staggerDelayMs={_number(resolved.stagger_delay_ms)}, groupBy={resolved.group_by}"
     )
-
-
-DRY_RUN_LINE = "Dry run: no platform ingest or reporting."
 
 
 def run_header_lines(run: BenchmarkRun) -> list[str]:
     """A benchmark's lines in the session header: name, knobs, warnings, skipped."""
     lines = [f"benchsdk: {run.config.benchmark_name} [{run.file_key}]", f"  {knobs_line(run)}"]
-    lines.extend(f"  {warning}" for warning in run.plan.warnings)
-    for skipped in run.plan.skipped:
+    lines.extend(f"  {warning}" for warning in run.schedule.warnings)
+    for skipped in run.schedule.skipped:
         lines.append(f"  Skipping {skipped.name}: missing {', '.join(skipped.missing)}")
     return lines
 
@@ -120,9 +118,12 @@ def _latency_rows(run: BenchmarkRun) -> list[list[str]]:
     return rows
 
 
-def summary_lines(state: BenchSession) -> list[str]:
+def summary_lines(runs: Iterable[BenchmarkRun], options: BenchOptions) -> list[str]:
+    """The ``benchmarks`` section at session end: per run its knobs, latencies, scores,
+    skipped participants, errors and dashboard link; then where the results went."""
+    runs = list(runs)
     lines: list[str] = []
-    for run in state.runs.values():
+    for run in runs:
         title = f"{run.config.benchmark_name} ({run.config.benchmark_slug}) [{run.file_key}]"
         lines.append(title)
         lines.append(f"  {knobs_line(run)}")
@@ -131,16 +132,16 @@ def summary_lines(state: BenchSession) -> list[str]:
         if run.results is not None:
             lines.append("  Scores:")
             lines.extend(_table(_score_rows(run, run.results), indent="    "))
-        for skipped in run.plan.skipped:
+        for skipped in run.schedule.skipped:
             lines.append(f"  Skipped {skipped.name}: missing {', '.join(skipped.missing)}")
         for error in run.errors:
             lines.append(f"  ERROR {error}")
         if run.dashboard_url:
             lines.append(f"  View at: {run.dashboard_url}")
         lines.append("")
-    store = state.options.store_path
-    if store is not None and any(run.local_run_id for run in state.runs.values()):
+    store = options.store_path
+    if store is not None and any(run.local_run_id for run in runs):
         lines.append(f"Results stored in {store}")
-    if state.options.json_path is not None:
-        lines.append(f"Results written to {state.options.json_path}")
+    if options.json_path is not None:
+        lines.append(f"Results written to {options.json_path}")
     return lines

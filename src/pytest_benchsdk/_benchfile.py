@@ -1,0 +1,124 @@
+"""Bench files without pytest: which paths are bench files, what a bench module exports, its
+schedule, and the identity of each iteration item.
+
+The pytest node classes (:mod:`pytest_benchsdk._plugin.nodes`) import the module and turn what
+this module reads into items; everything here is plain Python so that the controller, the
+scoring of stored runs and tests can use it without a pytest session.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .config import BenchmarkConfig, BenchmarkConfigError, Participant, define_benchmark_config
+from .schedule import (
+    BenchmarkSchedule,
+    RunArgs,
+    Slot,
+    UnknownParticipantError,
+    UnknownShapeError,
+    schedule_benchmark,
+)
+
+__all__ = [
+    "BenchFile",
+    "BenchIteration",
+    "BenchSetupError",
+    "is_bench_path",
+    "item_name",
+    "load_bench_file",
+    "schedule_bench_file",
+]
+
+
+class BenchSetupError(Exception):
+    """A bench file cannot be turned into items (bad exports, shape, providers...)."""
+
+
+def is_bench_path(path: Path, patterns: Iterable[str]) -> bool:
+    """Whether ``path`` matches one of the ``bench_files`` globs (basename or full path)."""
+    for pattern in patterns:
+        target = str(path) if "/" in pattern or "\\" in pattern else path.name
+        if fnmatch.fnmatch(target, pattern) or (
+            "/" in pattern and fnmatch.fnmatch(str(path), f"*/{pattern}")
+        ):
+            return True
+    return False
+
+
+def item_name(participant: str, slot: Slot) -> str:
+    """``task[<participant>-<phase>-<task_index>]`` (no phase part without phases)."""
+    parts = [participant] + ([slot.phase] if slot.phase is not None else []) + [str(slot.index)]
+    return f"task[{'-'.join(parts)}]"
+
+
+@attrs.frozen
+class BenchFile:
+    """A bench module's exports: its validated config and its task callable."""
+
+    path: Path
+    config: BenchmarkConfig
+    task: Callable[..., Any]
+
+
+def load_bench_file(path: Path, module: object) -> BenchFile:
+    """Read ``config`` and ``task`` (or ``default``) from an imported bench module."""
+    config = getattr(module, "config", None)
+    # A BenchmarkConfig built directly (not through define_benchmark_config) is validated and
+    # normalized here too; a valid one comes back equal.
+    if isinstance(config, (Mapping, BenchmarkConfig)):
+        try:
+            config = define_benchmark_config(config)
+        except BenchmarkConfigError as exc:
+            raise BenchSetupError(f"{path}: {exc}") from None
+    if not isinstance(config, BenchmarkConfig):
+        raise BenchSetupError(
+            f"{path} must export a `config` created with define_benchmark_config "
+            "(with participants)."
+        )
+    task = getattr(module, "task", None)
+    if task is None:
+        task = getattr(module, "default", None)
+    if not callable(task):
+        raise BenchSetupError(f"{path} must export a `task` created with define_task.")
+    return BenchFile(path=path, config=config, task=task)
+
+
+def schedule_bench_file(
+    bench_file: BenchFile, args: RunArgs, environ: Mapping[str, str]
+) -> BenchmarkSchedule:
+    """The file's schedule; ``--bench-provider`` names this file does not declare are ignored
+    here (the session checks that every name is declared by at least one collected file)."""
+    providers = args.providers
+    if providers is not None:
+        declared = {p.name for p in bench_file.config.participants}
+        providers = tuple(n for n in providers if n in declared)
+    try:
+        return schedule_benchmark(bench_file.config, args, environ, providers=providers)
+    except (UnknownShapeError, UnknownParticipantError, ValueError) as exc:
+        raise BenchSetupError(f"{bench_file.path}: {exc}") from None
+
+
+@attrs.frozen
+class BenchIteration:
+    """What a bench item stands for: one participant's iteration at one schedule slot.
+
+    ``group_id`` names the pool the executor runs it in (one participant's iterations, or the
+    file's rounds with ``group_by="round"``); ``args`` are the file's custom flag values.
+    """
+
+    file_key: str
+    participant: Participant
+    slot: Slot
+    group_id: str
+    args: Mapping[str, str]
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """The iteration's identity in the executor and in records (never a node id)."""
+        return (self.file_key, self.participant.name, self.slot.index)

@@ -1,0 +1,81 @@
+"""The catalog: every bench file this process collected, with its schedule.
+
+Every role that collects (plain pytest, xdist controller and workers, ``--bench-check``) keeps one
+:class:`Catalog` in the config's stash; the collection nodes fill it, the controller and the check
+read it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from .._benchfile import BenchFile, schedule_bench_file
+from ..config import BenchmarkConfig
+from ..schedule import BenchmarkSchedule
+from .options import BenchOptions
+
+__all__ = ["Catalog"]
+
+_CATALOG_KEY = pytest.StashKey["Catalog"]()
+
+
+class Catalog:
+    """Collected bench files by file key, each with its schedule."""
+
+    def __init__(self, config: pytest.Config, options: BenchOptions) -> None:
+        self.config = config
+        self.options = options
+        self.environ: dict[str, str] = dict(os.environ)
+        self.files: dict[str, tuple[BenchFile, BenchmarkSchedule]] = {}
+
+    @classmethod
+    def install(cls, config: pytest.Config, options: BenchOptions) -> Catalog:
+        catalog = config.stash[_CATALOG_KEY] = cls(config, options)
+        return catalog
+
+    @classmethod
+    def of(cls, config: pytest.Config) -> Catalog:
+        return config.stash[_CATALOG_KEY]
+
+    def file_key(self, path: Path) -> str:
+        """A bench file's identity: its path relative to the rootdir (never a node id)."""
+        try:
+            return Path(path).resolve().relative_to(self.config.rootpath.resolve()).as_posix()
+        except ValueError:
+            return Path(path).resolve().as_posix()
+
+    def add(self, path: Path, bench_file: BenchFile) -> BenchmarkSchedule:
+        """Schedule a loaded bench file and keep it (raises ``BenchSetupError``)."""
+        schedule = schedule_bench_file(bench_file, self.options.run_args, self.environ)
+        self.files[self.file_key(path)] = (bench_file, schedule)
+        return schedule
+
+    def custom_args_for(self, config: BenchmarkConfig) -> dict[str, str]:
+        declared = {flag.lstrip("-") for flag in config.custom_cli_flags or ()}
+        return {k: v for k, v in self.options.custom_args.items() if k in declared}
+
+    def selection_errors(self) -> list[str]:
+        """Providers or custom args that no collected bench file declares."""
+        if not self.files:
+            return []
+        errors: list[str] = []
+        configs = [bench_file.config for bench_file, _ in self.files.values()]
+        providers = self.options.run_args.providers or ()
+        declared = list(dict.fromkeys(p.name for c in configs for p in c.participants))
+        unknown = [n for n in dict.fromkeys(providers) if n not in declared]
+        if unknown:
+            errors.append(
+                f"Unknown participant(s): {', '.join(unknown)}. Available: {', '.join(declared)}"
+            )
+        flags = {f.lstrip("-") for c in configs for f in c.custom_cli_flags or ()}
+        undeclared = [name for name in self.options.custom_args if name not in flags]
+        if undeclared:
+            known = ", ".join(sorted(f"--{f}" for f in flags)) or "none"
+            errors.append(
+                f"--bench-arg {', '.join(undeclared)}: not declared in any collected bench "
+                f"file's custom_cli_flags (declared: {known})"
+            )
+        return errors

@@ -1,0 +1,80 @@
+"""Collection: bench files become :class:`~.nodes.BenchModule` s, in every role that collects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .._benchfile import is_bench_path
+from .catalog import Catalog
+from .nodes import BenchModule
+
+__all__ = ["CollectionPlugin"]
+
+
+def _python_collects(file_path: Path, parent: pytest.Collector) -> bool:
+    """Whether pytest's python plugin will offer this file to ``pytest_pycollect_makemodule``."""
+    from _pytest.python import path_matches_patterns
+
+    return parent.session.isinitpath(file_path) or path_matches_patterns(
+        file_path, parent.config.getini("python_files")
+    )
+
+
+class CollectionPlugin:
+    """Claims bench files, checks the selection, and keeps a broken bench file from stopping
+    the others."""
+
+    def __init__(self, catalog: Catalog, *, runs_items: bool) -> None:
+        self.catalog = catalog
+        self.runs_items = runs_items
+        self.options = catalog.options
+        self.config = catalog.config
+        self._failed_collections = {"bench": 0, "other": 0}
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> BenchModule | None:
+        if not self.options.enabled or file_path.suffix != ".py":
+            return None
+        if not is_bench_path(file_path, self.options.file_patterns):
+            return None
+        if _python_collects(file_path, parent):
+            return None
+        return BenchModule.from_parent(parent, path=file_path)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pycollect_makemodule(self, module_path: Path, parent: pytest.Collector) -> Any:
+        # A bench file named on the command line (or matching python_files) reaches pytest's
+        # python plugin too; claiming it here collects it once, as a bench file.
+        if self.options.enabled and is_bench_path(module_path, self.options.file_patterns):
+            return BenchModule.from_parent(parent, path=module_path)
+        return None
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            path = Path(report.nodeid.partition("::")[0])
+            bench = is_bench_path(path, self.options.file_patterns)
+            self._failed_collections["bench" if bench else "other"] += 1
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self) -> None:
+        errors = self.catalog.selection_errors()
+        if errors:
+            raise pytest.UsageError("\n".join(errors))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        # A broken bench file must not stop the others (pytest stops on any collection error);
+        # the session still fails. Errors in ordinary test files keep pytest's behaviour.
+        failed = self._failed_collections
+        option = self.config.option
+        keep_going = self.runs_items and failed["bench"] and not failed["other"]
+        if keep_going and not option.continue_on_collection_errors:
+            option.continue_on_collection_errors = True
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                reporter.write_line(
+                    f"benchsdk: {failed['bench']} bench file(s) could not be collected (errors "
+                    "above); the other benchmarks run and the session fails."
+                )

@@ -1,0 +1,182 @@
+"""The pytest node classes of bench files: a bench module and its iteration items."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest._code.code import ExceptionInfo, TerminalRepr
+
+from .._benchfile import BenchFile, BenchIteration, BenchSetupError, item_name, load_bench_file
+from ..config import BenchmarkConfigError
+from ..context import IterationOutcome, is_task_error
+from ..schedule import BenchmarkSchedule
+from .catalog import Catalog
+from .fixtures import CONTEXT_FIXTURES
+from .runtime import ProcessRuntime
+
+__all__ = ["BenchItem", "BenchModule"]
+
+
+class BenchModule(pytest.Module):
+    """A bench file. Imports like a test module (so conftest fixtures, import modes and
+    module-level fixtures work) but yields benchmark items instead of test functions.
+
+    ``task_location`` caches where the task is defined, which every item of the file reports.
+    """
+
+    task_location: tuple[Path, int | None] | None = None
+
+    def _getobj(self) -> Any:
+        try:
+            return super()._getobj()  # type: ignore[no-untyped-call]
+        except BenchmarkConfigError as exc:
+            raise self.CollectError(f"{self.path}: {exc}") from None
+
+    def load(self) -> BenchFile:
+        """The module's exports (imports it; raises ``BenchSetupError``)."""
+        return load_bench_file(self.path, self.obj)
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        self.session._fixturemanager.parsefactories(self)
+        catalog = Catalog.of(self.config)
+        try:
+            bench_file = self.load()
+            schedule = catalog.add(self.path, bench_file)
+        except BenchSetupError as exc:
+            raise self.CollectError(str(exc)) from None
+        return list(self._items(catalog, bench_file, schedule))
+
+    def _items(
+        self, catalog: Catalog, bench_file: BenchFile, schedule: BenchmarkSchedule
+    ) -> Iterator[BenchItem]:
+        file_key = catalog.file_key(self.path)
+        args = catalog.custom_args_for(bench_file.config)
+        by_name = {p.name: p for p in schedule.file_config.participants}
+        concurrency = schedule.resolved.concurrency
+        if concurrency > 1:
+            self._check_distribution(concurrency)
+        # xdist_group is pytest-xdist's marker: apply it only where xdist registered it, so
+        # --strict-markers runs without xdist (-p no:xdist, or not installed) collect.
+        xdist = self.config.pluginmanager.hasplugin("xdist")
+        fixtureinfo = None  # the same task in the same module: compute it once, not per item
+        for name, slot, skipped in schedule.items():
+            round_mode = schedule.resolved.group_by == "round"
+            group_id = f"{file_key}::{'round' if round_mode else name}"
+            keywords = {name: True, **({slot.phase: True} if slot.phase else {})}
+            item = BenchItem.from_parent(
+                self,
+                name=item_name(name, slot),
+                callobj=bench_file.task,
+                keywords=keywords,
+                fixtureinfo=fixtureinfo,
+            )
+            fixtureinfo = item._fixtureinfo
+            item.bench = BenchIteration(
+                file_key=file_key,
+                participant=by_name[name],
+                slot=slot,
+                group_id=group_id,
+                args=args,
+            )
+            item.add_marker(pytest.mark.bench)
+            if xdist:
+                item.add_marker(pytest.mark.xdist_group(name=group_id))
+            if skipped is not None:
+                item.add_marker(pytest.mark.skip(reason=skipped.reason))
+            elif concurrency > 1:
+                self._check_fixture_scopes(item, concurrency)
+            yield item
+
+    def _check_distribution(self, concurrency: int) -> None:
+        # xdist resets --dist to "no" on its workers but records whether it was loadgroup.
+        if getattr(self.config, "workerinput", None) is None:
+            return
+        if not getattr(self.config.option, "loadgroup", False):
+            raise self.CollectError(
+                f"{self.path}: concurrency {concurrency} runs a participant's iterations "
+                "together, so they must stay on one xdist worker: run with --dist loadgroup, "
+                "or use --bench-concurrency 1."
+            )
+
+    def _check_fixture_scopes(self, item: BenchItem, concurrency: int) -> None:
+        defs = item._fixtureinfo.name2fixturedefs
+        for name in item.fixturenames:
+            if name in CONTEXT_FIXTURES or name == "request" or not defs.get(name):
+                continue
+            if defs[name][-1].scope == "function":
+                raise self.CollectError(
+                    f"{self.path}: the task uses the function-scoped fixture '{name}', but "
+                    f"concurrency {concurrency} runs several iterations at once, so it cannot "
+                    f"be set up per iteration. Give '{name}' a wider scope (e.g. "
+                    f'scope="module") or run with --bench-concurrency 1.'
+                )
+
+
+class BenchItem(pytest.Function):
+    """One iteration of one participant. Runs through the process's executor.
+
+    ``bench`` says which iteration; ``bench_outcome`` is set by :meth:`runtest` (the runner
+    attaches its record to the call report).
+    """
+
+    bench: BenchIteration
+    bench_outcome: IterationOutcome | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # pytest >= 9.2 keeps structured node ids and builds a Function's from its callspec;
+        # re-parsing "task[p1-0]" gives ours the same shape as a parametrized test's, which is
+        # what --lf, --deselect and the cache compare against.
+        node_id = getattr(self, "_id", None)
+        parse = getattr(type(node_id), "parse", None)
+        if callable(parse):
+            self._id = parse(str(node_id))
+
+    # pytest-xdist's --dist loadgroup tags items by assigning ``item._nodeid``, which pytest
+    # >= 9.2 no longer reads (it keeps ``_id``). Routing the assignment keeps each group on one
+    # worker there too; on older pytest this is simply where the node id lives.
+    @property
+    def _nodeid(self) -> str:
+        node_id = getattr(self, "_id", None)
+        if node_id is not None:
+            return str(node_id)
+        value: str = self.__dict__["_bench_nodeid"]
+        return value
+
+    @_nodeid.setter
+    def _nodeid(self, value: str) -> None:
+        node_id = getattr(self, "_id", None)
+        parse = getattr(type(node_id), "parse", None)
+        if callable(parse):
+            self._id = parse(value)
+        else:
+            self.__dict__["_bench_nodeid"] = value
+
+    def runtest(self) -> None:
+        _, schedule = Catalog.of(self.config).files[self.bench.file_key]
+        outcome = ProcessRuntime.of(self.config).run_item(self, schedule)
+        self.bench_outcome = outcome
+        if outcome.error is not None:
+            raise outcome.error
+
+    def repr_failure(  # type: ignore[override]
+        self, excinfo: ExceptionInfo[BaseException]
+    ) -> str | TerminalRepr:
+        if is_task_error(excinfo.value):
+            # A TaskError is the task's own verdict: show it as upstream prints it.
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        # Every item of a file shares the task's location; finding it is costly per item.
+        module = self.parent
+        assert isinstance(module, BenchModule)
+        cached = module.task_location
+        if cached is None:
+            path, lineno, _ = super().reportinfo()
+            cached = (Path(path), lineno)
+            module.task_location = cached
+        return cached[0], cached[1], self.name

@@ -1,0 +1,76 @@
+"""The resubmit role (``--bench-resubmit``): send what earlier sessions left in the store's
+outbox; collects nothing and runs nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from ..platform import RESUBMIT_COMMAND, AuthError, client_for, resolve_auth, resubmit
+from ..store import ResultStore
+from .options import BenchOptions
+
+__all__ = ["ResubmitPlugin"]
+
+
+class ResubmitPlugin:
+    """Replaces collection and the test loop with one pass over the outbox."""
+
+    def __init__(self, config: pytest.Config, options: BenchOptions, environ: dict[str, str]):
+        self.config = config
+        self.options = options
+        self.environ = environ
+        self.ok: bool | None = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> bool:
+        return True
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        self.ok = self._resubmit(self._write)
+        return True
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.ok is not None:
+            session.exitstatus = pytest.ExitCode.OK if self.ok else pytest.ExitCode.TESTS_FAILED
+
+    def _write(self, line: str) -> None:
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(line)
+
+    def _resubmit(self, write: Callable[[str], None]) -> bool:
+        """True when everything is delivered (or there was nothing to send)."""
+        path = self.options.store_path
+        if path is None or not path.exists():
+            write(f"benchsdk: no results store at {path}; nothing to resubmit.")
+            return True
+        with ResultStore(path) as store:
+            pending = store.outbox_runs_with_pending()
+            if not pending:
+                write(f"benchsdk: nothing to resubmit in {path}.")
+                return True
+            try:
+                auth = resolve_auth(
+                    base_url=self.options.base_url, api_key=self.options.api_key, env=self.environ
+                )
+            except AuthError as exc:
+                write(f"benchsdk: cannot resubmit: {exc}")
+                return False
+            write(f"benchsdk: resubmitting {len(pending)} run(s) from {path} ...")
+            with client_for(auth, env=self.environ) as client:
+                summary = resubmit(
+                    store, client, on_message=lambda line: write(f"benchsdk: {line}")
+                )
+        write(f"benchsdk: resubmit sent {summary.sent} upload(s).")
+        for line in summary.lines(str(path)):
+            write(f"benchsdk: {line}")
+        if summary.unsent:
+            write(
+                f"benchsdk: {summary.unsent} upload(s) are still unsent; run "
+                f"`{RESUBMIT_COMMAND}` again once the problem reported above is fixed."
+            )
+        return summary.ok

@@ -1,0 +1,95 @@
+"""The runner role: every process that executes bench items (plain pytest, xdist workers).
+
+It attaches each iteration's record to the item's call report, where the controller receives
+it through ``pytest_runtest_logreport`` (in this process, or from an xdist worker); at session
+end it hands over what finished in the background but never reported, and stops the executor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+
+import pytest
+
+from .._runs import RecordPayload
+from .nodes import BenchItem
+from .runtime import ProcessRuntime
+
+__all__ = ["RunnerPlugin", "attached_payload"]
+
+#: ``TestReport`` attribute holding the iteration's :class:`RecordPayload` as plain JSON, so it
+#: crosses xdist (and ``--report-log``) intact.
+REPORT_ATTRIBUTE = "benchsdk"
+
+
+def attached_payload(report: pytest.TestReport) -> dict[str, object] | None:
+    """The record payload (JSON) a call report carries, if it is a bench item's."""
+    data = getattr(report, REPORT_ATTRIBUTE, None)
+    return data if isinstance(data, dict) and report.when == "call" else None
+
+
+class RunnerPlugin:
+    """Runs bench items through this process's :class:`ProcessRuntime`.
+
+    ``hand_over`` receives the records of iterations whose items never reported (an early
+    stop: ``-x``, ``--maxfail``, Ctrl-C): the controller in this process, or xdist's
+    ``workeroutput`` on a worker.
+    """
+
+    def __init__(
+        self,
+        config: pytest.Config,
+        hand_over: Callable[[list[RecordPayload]], None],
+        *,
+        on_payload: Callable[[pytest.TestReport, RecordPayload], None] | None = None,
+    ) -> None:
+        self.config = config
+        self._hand_over = hand_over
+        self._on_payload = on_payload
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if call.when == "call" and isinstance(item, BenchItem) and item.bench_outcome is not None:
+            iteration = item.bench
+            payload = RecordPayload.of(
+                iteration.file_key, iteration.participant.name, item.bench_outcome
+            )
+            setattr(report, REPORT_ATTRIBUTE, payload.to_json())
+            if self._on_payload is not None:
+                self._on_payload(report, payload)
+        return report
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self) -> None:
+        # Iterations that finished in the background but whose items never reported are kept
+        # too; then whatever still runs is cancelled.
+        runtime = ProcessRuntime.started(self.config)
+        if runtime is None:
+            return
+        leftovers = runtime.unreported()
+        runtime.shutdown()
+        if leftovers:
+            self._hand_over(leftovers)
+
+    def pytest_unconfigure(self) -> None:
+        runtime = ProcessRuntime.started(self.config)
+        if runtime is not None:
+            runtime.shutdown()
+
+
+def hand_over_to_xdist(config: pytest.Config) -> Callable[[list[RecordPayload]], None]:
+    """On an xdist worker: leftovers travel to the controller in ``workeroutput``."""
+
+    def hand_over(leftovers: list[RecordPayload]) -> None:
+        workeroutput = getattr(config, "workeroutput", None)
+        if workeroutput is not None:
+            workeroutput[WORKEROUTPUT_KEY] = [p.to_json() for p in leftovers]
+
+    return hand_over
+
+
+#: ``workeroutput`` key of the records a worker hands over at its end.
+WORKEROUTPUT_KEY = "benchsdk_unreported"

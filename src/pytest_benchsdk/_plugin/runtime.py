@@ -1,0 +1,160 @@
+"""Items as views over a scheduled run: turn bench items into executor groups and run them.
+
+The first item of a group to reach its call phase decides how the group runs: with
+concurrency 1 every item runs its own iteration inside its own call (so function-scoped
+fixtures work); otherwise the whole group starts in the background and each item waits for
+its own iteration's outcome.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+import pytest
+
+from .._benchfile import BenchIteration
+from .._runs import RecordPayload
+from ..context import IterationOutcome, TaskContext
+from ..executor import Executor, GroupPlan, IterationSpec
+from ..schedule import BenchmarkSchedule
+from .fixtures import CONTEXT_FIXTURES, context_value
+
+__all__ = ["ProcessRuntime"]
+
+_RUNTIME_KEY = pytest.StashKey["ProcessRuntime"]()
+
+
+def _iteration_of(item: pytest.Item) -> BenchIteration | None:
+    iteration = getattr(item, "bench", None)
+    return iteration if isinstance(iteration, BenchIteration) else None
+
+
+def _make_invoke(
+    task: Callable[..., Any], argnames: tuple[str, ...], funcargs: Callable[[], Mapping[str, Any]]
+) -> Callable[[TaskContext], object]:
+    """A closure calling the user's task with its fixtures and this iteration's context."""
+
+    def invoke(ctx: TaskContext) -> object:
+        values = funcargs()
+        kwargs = {
+            name: context_value(ctx, name) if name in CONTEXT_FIXTURES else values[name]
+            for name in argnames
+        }
+        return task(**kwargs)
+
+    return invoke
+
+
+def _funcargs_of(
+    item: pytest.Function, *, snapshot: bool, own: pytest.Function
+) -> Callable[[], Mapping[str, Any]]:
+    """Fixture values for ``invoke``: read at call time (inline), or copied now (grouped —
+    pytest clears an item's funcargs at its teardown, while the group may still be running).
+    ``request`` is always the iteration's own item's request."""
+    request = own._request
+    if snapshot:
+        values = {**item.funcargs, "request": request}
+        return lambda: values
+    return lambda: {**item.funcargs, "request": request}
+
+
+class ProcessRuntime:
+    """This process's executor plus the group plans built from its selected items."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.executor = Executor()
+        self._plans: dict[str, GroupPlan] = {}
+        self._reported: set[Any] = set()
+
+    @classmethod
+    def of(cls, config: pytest.Config) -> ProcessRuntime:
+        runtime = config.stash.get(_RUNTIME_KEY, None)
+        if runtime is None:
+            runtime = config.stash[_RUNTIME_KEY] = cls(config)
+        return runtime
+
+    @classmethod
+    def started(cls, config: pytest.Config) -> ProcessRuntime | None:
+        """The runtime, if any item of this process ran."""
+        return config.stash.get(_RUNTIME_KEY, None)
+
+    def shutdown(self) -> None:
+        """Cancel what still runs and stop the executor."""
+        self.executor.cancel_all()
+        self.executor.shutdown()
+
+    def unreported(self) -> list[RecordPayload]:
+        """Outcomes of iterations that finished in the background but whose items never ran
+        their call phase (the session stopped early)."""
+        leftovers: list[RecordPayload] = []
+        for group_id in self._plans:
+            for key, future in self.executor.futures(group_id).items():
+                if key in self._reported or not future.done() or future.cancelled():
+                    continue
+                if future.exception() is None:
+                    file_key, participant, _ = cast("tuple[str, str, int]", key)
+                    leftovers.append(RecordPayload.of(file_key, participant, future.result()))
+        return leftovers
+
+    def run_item(self, item: pytest.Function, schedule: BenchmarkSchedule) -> IterationOutcome:
+        """Run (or wait for) the iteration of ``item``, whose file has ``schedule``."""
+        iteration = _iteration_of(item)
+        assert iteration is not None
+        plan = self._plan_for(item, iteration, schedule)
+        if plan.concurrency == 1:
+            outcome = self.executor.run_inline(plan, iteration.key)
+        else:
+            outcome = self.executor.start_group(plan)[iteration.key].result()
+        self._reported.add(iteration.key)
+        return outcome
+
+    def _plan_for(
+        self, trigger: pytest.Function, iteration: BenchIteration, schedule: BenchmarkSchedule
+    ) -> GroupPlan:
+        group_id = iteration.group_id
+        plan = self._plans.get(group_id)
+        if plan is not None:
+            return plan
+        members: list[tuple[pytest.Function, BenchIteration]] = []
+        for item in trigger.session.items:
+            member = _iteration_of(item)
+            if (
+                member is not None
+                and member.group_id == group_id
+                and item.get_closest_marker("skip") is None
+            ):
+                members.append((cast("pytest.Function", item), member))
+        resolved = schedule.resolved
+        inline = resolved.concurrency == 1
+        is_async = inspect.iscoroutinefunction(trigger.obj)
+        argnames = tuple(trigger._fixtureinfo.argnames)
+        specs: list[IterationSpec] = []
+        for ordinal, (item, member) in enumerate(members):
+            # Inline: each item's own fixtures (set up by now). Grouped: the trigger's fixtures,
+            # which are all wider than function scope (checked at collection).
+            funcargs = _funcargs_of(item if inline else trigger, snapshot=not inline, own=item)
+            specs.append(
+                IterationSpec(
+                    key=member.key,
+                    participant=member.participant,
+                    participant_name=member.participant.name,
+                    phase=member.slot.phase,
+                    task_index=member.slot.index,
+                    ordinal=ordinal,
+                    invoke=_make_invoke(trigger.obj, argnames, funcargs),
+                    is_async=is_async,
+                    args=member.args,
+                )
+            )
+        plan = GroupPlan.build(
+            group_id=group_id,
+            mode=resolved.group_by,
+            concurrency=resolved.concurrency,
+            stagger_delay_ms=resolved.stagger_delay_ms,
+            iterations=specs,
+        )
+        self._plans[group_id] = plan
+        return plan

@@ -1,0 +1,239 @@
+"""The controller's runs, without pytest: a bench file's run, the records that reach it, its
+scores and its JSON form.
+
+A :class:`RecordPayload` is one iteration's record in transit from the process that ran it to
+the controller (plain JSON, so it crosses xdist); a :class:`BenchmarkRun` is what the controller
+keeps for one bench file. :func:`scoring_spec_of` is the one place that turns a config's
+``on_score`` or declarative ``scoring`` into a :class:`~pytest_benchsdk.scoring.ScoringSpec`:
+scoring a run and ``--bench-check`` both use it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from ._benchfile import BenchFile
+from ._runenv import RunEnvironment
+from .config import BenchmarkConfig
+from .context import IterationOutcome
+from .records import ParticipantRecords, TaskRecord
+from .schedule import BenchmarkRunOutcome, BenchmarkSchedule, run_config_to_json
+from .scoring import (
+    ScoreResult,
+    ScoringSpec,
+    ScoringSpecError,
+    higher_is_better,
+    lower_is_better,
+    score,
+    scoring_config_to_spec,
+    validate_scoring_spec,
+)
+
+__all__ = [
+    "NO_INGEST_RUN_ID",
+    "BenchmarkRun",
+    "RecordPayload",
+    "resolve_awaitable",
+    "scoring_problem",
+    "scoring_spec_of",
+]
+
+#: The run id ``on_complete`` sees when nothing reached the platform (upstream's value).
+NO_INGEST_RUN_ID = "no-ingest"
+
+
+def resolve_awaitable(value: Any) -> Any:
+    """Await a coroutine returned by a user hook (``on_score``/``on_complete`` may be async)."""
+    if inspect.isawaitable(value):
+
+        async def wait() -> Any:
+            return await value
+
+        return asyncio.run(wait())
+    return value
+
+
+def scoring_spec_of(config: BenchmarkConfig) -> ScoringSpec | None:
+    """The config's scoring spec: ``on_score``'s, else the declarative ``scoring`` (with the
+    display units), else None. Raises :class:`ScoringSpecError` for a bad ``on_score``."""
+    if config.on_score is not None:
+        spec = resolve_awaitable(config.on_score(lower_is_better, higher_is_better))
+        if not isinstance(spec, ScoringSpec):
+            raise ScoringSpecError(
+                f"on_score must return a ScoringSpec (got {type(spec).__name__})"
+            )
+        return spec
+    if config.scoring is not None:
+        return scoring_config_to_spec(config.scoring, config.dimensions, config.display)
+    return None
+
+
+def scoring_problem(config: BenchmarkConfig) -> str | None:
+    """What is wrong with the config's scoring, if anything (upstream's check validates
+    ``on_score``'s spec too)."""
+    try:
+        spec = scoring_spec_of(config)
+        if spec is not None:
+            validate_scoring_spec(spec)
+    except Exception as exc:
+        return str(exc)
+    return None
+
+
+@attrs.frozen
+class RecordPayload:
+    """What a call report carries from the process that ran an iteration to the controller.
+
+    Plain JSON types only, so it survives xdist's report serialization.
+    """
+
+    file_key: str
+    participant: str
+    task_index: int
+    record: TaskRecord
+    log: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, file_key: str, participant: str, outcome: IterationOutcome) -> RecordPayload:
+        return cls(
+            file_key=file_key,
+            participant=participant,
+            task_index=outcome.record.task_index,
+            record=outcome.record,
+            log=tuple((line.level or "info", line.format()) for line in outcome.logs),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file_key,
+            "participant": self.participant,
+            "task_index": self.task_index,
+            "record": self.record.to_wire(),
+            "log": [list(line) for line in self.log],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RecordPayload:
+        return cls(
+            file_key=str(data["file"]),
+            participant=str(data["participant"]),
+            task_index=int(data["task_index"]),
+            record=TaskRecord.from_wire(data["record"]),
+            log=tuple((str(level), str(text)) for level, text in data.get("log", ())),
+        )
+
+
+@attrs.define
+class BenchmarkRun:
+    """One bench file's run on the controller: what was selected, what came back, the scores."""
+
+    file_key: str
+    bench_file: BenchFile
+    schedule: BenchmarkSchedule
+    selected: dict[str, set[int]]
+    local_run_id: str | None = None
+    platform_run_id: str | None = None
+    dashboard_url: str = ""
+    records: dict[str, dict[int, TaskRecord]] = attrs.Factory(dict)
+    logs: dict[str, list[tuple[str, str]]] = attrs.Factory(dict)
+    results: list[ScoreResult] | None = None
+    summary: dict[str, Any] | None = None
+    errors: list[str] = attrs.Factory(list)
+
+    @property
+    def config(self) -> BenchmarkConfig:
+        return self.schedule.config
+
+    def status(self, interrupted: bool) -> str:
+        """The store's run status: interrupted, failed (any failed record or error), passed."""
+        if interrupted:
+            return "interrupted"
+        failed = any(r.status != "success" for rs in self.records.values() for r in rs.values())
+        return "failed" if failed or self.errors else "passed"
+
+    @property
+    def participants(self) -> list[str]:
+        """Participants with selected items, in declared order."""
+        return [name for name in self.schedule.participant_names if self.selected.get(name)]
+
+    @property
+    def total_tasks(self) -> int:
+        return max((len(v) for v in self.selected.values()), default=0)
+
+    def add(self, payload: RecordPayload) -> None:
+        """Keep one record and its log lines in memory."""
+        self.records.setdefault(payload.participant, {})[payload.task_index] = payload.record
+        if payload.log:
+            self.logs.setdefault(payload.participant, []).extend(payload.log)
+
+    def participant_finished(self, participant: str) -> bool:
+        """Every selected iteration of the participant has its record."""
+        return len(self.records.get(participant, {})) >= len(self.selected.get(participant, ()))
+
+    def participant_records(self) -> tuple[ParticipantRecords, ...]:
+        return tuple(
+            ParticipantRecords(
+                participant=name,
+                records=tuple(r for _, r in sorted(self.records.get(name, {}).items())),
+            )
+            for name in self.participants
+        )
+
+    def outcome(self) -> BenchmarkRunOutcome:
+        return BenchmarkRunOutcome(
+            run_id=self.platform_run_id or NO_INGEST_RUN_ID,
+            dashboard_url=self.dashboard_url,
+            participants=self.participant_records(),
+            config=self.schedule.resolved,
+        )
+
+    def config_snapshot(self, environment: RunEnvironment) -> dict[str, Any]:
+        return run_config_to_json(
+            self.config, self.schedule.resolved, self.participants, environment.trigger_to_wire()
+        )
+
+    def score(self) -> list[ScoreResult] | None:
+        """Score rows of the records so far (None when the config declares no scoring).
+        Raises :class:`ScoringSpecError` for a bad scoring spec."""
+        spec = scoring_spec_of(self.config)
+        if spec is None:
+            return None
+        display = self.config.display
+        return score(self.outcome(), spec, display.metrics if display is not None else None)
+
+    def summary_payload(self, environment: RunEnvironment) -> dict[str, Any] | None:
+        """The run summary for the platform (upstream §6.6), once the run is scored."""
+        if self.results is None:
+            return None
+        payload: dict[str, Any] = {
+            "run": environment.to_wire(),
+            "results": [r.to_wire() for r in self.results],
+        }
+        if self.config.scoring is not None:
+            payload["scoring"] = self.config.scoring.to_wire()
+        return payload
+
+    def to_json(self, environment: RunEnvironment) -> dict[str, Any]:
+        """The run in ``--bench-json``."""
+        return {
+            "file": self.file_key,
+            "benchmarkSlug": self.config.benchmark_slug,
+            "benchmarkName": self.config.benchmark_name,
+            "localRunId": self.local_run_id,
+            "runId": self.platform_run_id,
+            "dashboardUrl": self.dashboard_url or None,
+            "config": self.config_snapshot(environment),
+            "skipped": [s.to_wire() for s in self.schedule.skipped],
+            "participants": [
+                {"participant": pr.participant, "records": [r.to_wire() for r in pr.records]}
+                for pr in self.participant_records()
+            ],
+            "scores": None if self.results is None else [r.to_wire() for r in self.results],
+            "summary": self.summary,
+            "errors": list(self.errors),
+        }
