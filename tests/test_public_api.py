@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from typing import Any
 
 import pytest
 
@@ -107,3 +108,52 @@ def test_star_import_matches_all() -> None:
     exec("from pytest_benchsdk import *", namespace)
     exported = {k for k in namespace if k != "__builtins__"}
     assert exported == set(PUBLIC_API)
+
+
+# The public modules (and the facade's one ``__module__`` loop) export classes and functions from.
+_PUBLIC_MODULES = ("config", "context", "executor", "records", "schedule", "scoring", "store")
+
+
+def _public_classes_and_functions() -> list[tuple[str, object]]:
+    modules = ["pytest_benchsdk", *(f"pytest_benchsdk.{m}" for m in _PUBLIC_MODULES)]
+    found: list[tuple[str, object]] = []
+    for module_name in modules:
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                found.append((f"{module_name}.{name}", obj))
+    return found
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in PUBLIC_API if inspect.isclass(getattr(pytest_benchsdk, n))]
+)
+def test_public_class_names_an_importable_public_module(name: str) -> None:
+    cls = getattr(pytest_benchsdk, name)
+    assert not cls.__module__.startswith("pytest_benchsdk._"), (name, cls.__module__)
+    assert getattr(importlib.import_module(cls.__module__), cls.__qualname__) is cls
+
+
+@pytest.mark.parametrize(("where", "obj"), _public_classes_and_functions())
+def test_public_modules_name_an_importable_public_home(where: str, obj: Any) -> None:
+    module_name = obj.__module__
+    assert module_name.startswith("pytest_benchsdk"), where
+    assert not module_name.startswith("pytest_benchsdk._"), (where, module_name)
+    home = importlib.import_module(module_name)
+    assert getattr(home, obj.__qualname__) is obj, where
+
+
+def test_task_error_and_config_error_pickle_by_their_public_path() -> None:
+    import pickle
+
+    from pytest_benchsdk.context import TaskError
+    from pytest_benchsdk.executor import GroupPlan, IterationSpec
+
+    assert TaskError.__module__ == "pytest_benchsdk.context"
+    assert (IterationSpec.__module__, GroupPlan.__module__) == ("pytest_benchsdk.executor",) * 2
+    err = TaskError("boom", code="quota", data={"n": 1})
+    assert b"pytest_benchsdk._" not in pickle.dumps(type(err))
+    assert repr(pickle.loads(pickle.dumps(err))) == repr(err)
+    config_error = pytest_benchsdk.BenchmarkConfigError
+    assert pickle.loads(pickle.dumps(config_error)) is config_error

@@ -10,8 +10,11 @@ The rest of the public API serves scoring saved results, reading the local store
 
 from __future__ import annotations
 
+import inspect
 from importlib.metadata import PackageNotFoundError, version
+from types import ModuleType
 
+from . import config, context, records, schedule, scoring, store
 from .config import (
     BenchmarkConfig,
     BenchmarkConfigError,
@@ -55,6 +58,28 @@ from .scoring import (
     validate_scoring_spec,
 )
 from .store import ResultStore
+
+
+def _name_public_homes(*modules: ModuleType) -> None:
+    """Set ``__module__`` of re-exported classes and functions (see the rule below)."""
+    private = f"{__name__}._"
+    for module in modules:
+        for name in vars(module)["__all__"]:
+            obj = getattr(module, name)
+            if (inspect.isclass(obj) or inspect.isfunction(obj)) and obj.__module__.startswith(
+                private
+            ):
+                obj.__module__ = module.__name__
+
+
+# The one place that sets ``__module__``. Rule: a class or function defined in a private module
+# (``pytest_benchsdk._x``) is named after the public module that re-exports it: the first module
+# below whose ``__all__`` lists it (``pytest_benchsdk.context.TaskError``, not
+# ``pytest_benchsdk._taskerror.TaskError``). Names defined in a public module keep their module.
+# Every name of this package's ``__all__`` comes from one of these modules, so reprs,
+# tracebacks, docs and pickles (which find a class by ``__module__`` + ``__qualname__``) always
+# name an importable public path that really exports the object.
+_name_public_homes(config, context, records, schedule, scoring, store)
 
 try:
     __version__ = version("pytest-benchsdk")

@@ -2,7 +2,8 @@
 
 Both :mod:`pytest_benchsdk.context` (records) and :mod:`pytest_benchsdk._steps` (step timeouts,
 step records) need these; keeping them here lets ``context`` import ``_steps`` without a cycle.
-The public home of these names is :mod:`pytest_benchsdk.context`.
+The public home of these names is :mod:`pytest_benchsdk.context`: the package facade
+(``pytest_benchsdk/__init__.py``) sets their ``__module__`` to it.
 """
 
 from __future__ import annotations
@@ -86,10 +87,6 @@ class TaskError(Exception):
                 self.timeout_ms,
             ),
         )
-
-
-# Tracebacks, reprs of the class and pickles name the public module, as before the split.
-TaskError.__module__ = "pytest_benchsdk.context"
 
 
 def _rebuild_task_error(

@@ -284,6 +284,19 @@ class TaskContext:
         options = StepOptions(str(name), timeout_ms, parallelism, capture_output)
         return self._steps.start(options, fn)
 
+    def _snapshot(self, started: float, completed: float) -> _IterationSnapshot:
+        """What the record of the iteration that ran from ``started`` to ``completed`` is
+        built from (the measures and step records as they are now)."""
+        return _IterationSnapshot(
+            task_index=self.task_index,
+            phase=self.phase,
+            clock=self.clock,
+            measures=self.measures,
+            steps=tuple(self._steps.records(completed)),
+            started=started,
+            completed=completed,
+        )
+
     # ---------------------------------------------------------------- logging
 
     def _write_log(self, level: str | None, message: str, meta: Mapping[str, Any] | None) -> None:
@@ -347,6 +360,26 @@ def _with_phase(data: dict[str, Any], phase: str | None) -> dict[str, Any]:
     return data
 
 
+@attrs.frozen(eq=False)
+class _IterationSnapshot:
+    """What an iteration's record is made of, read from its context when the task ended.
+
+    ``measures`` is a copy of the task-level measures and ``steps`` the framework's step
+    records at ``completed`` (:meth:`TaskContext._snapshot` takes both); ``started`` and
+    ``completed`` are :meth:`Clock.monotonic` readings. Later changes to the context (a step
+    left running on a thread) do not reach a snapshot, so a record built from it later (see
+    :class:`IterationOutcome`) is the record that would have been built at once.
+    """
+
+    task_index: int
+    phase: str | None
+    clock: Clock
+    measures: dict[str, Any]
+    steps: tuple[StepRecord, ...]
+    started: float
+    completed: float
+
+
 def _finish(
     ctx: TaskContext, *, started: float, completed: float, result: object = None
 ) -> IterationOutcome:
@@ -357,15 +390,11 @@ def _finish(
     """
     if result is not None:
         return build_record(ctx, started=started, completed=completed, result=result)
-    measures = ctx.measures
-    steps = ctx._steps.records(completed)
+    snapshot = ctx._snapshot(started, completed)
     logs = ctx.logs
-    task_index, phase, clock = ctx.task_index, ctx.phase, ctx.clock
 
     def build() -> TaskRecord:
-        return _assemble(
-            task_index, phase, clock, measures, steps, started, completed, None, None
-        ).record
+        return _assemble(snapshot).record
 
     return IterationOutcome(error=None, logs=logs, build=build)
 
@@ -383,47 +412,22 @@ def build_record(
     ``started``/``completed`` are :meth:`Clock.monotonic` readings; ``result`` is the task's
     return value (see :class:`TaskResult`), ``error`` the exception it raised (if any).
     """
-    outcome = _assemble(
-        ctx.task_index,
-        ctx.phase,
-        ctx.clock,
-        ctx.measures,
-        ctx._steps.records(completed),
-        started,
-        completed,
-        result,
-        error,
-    )
+    outcome = _assemble(ctx._snapshot(started, completed), result, error)
     return IterationOutcome(outcome.record, outcome.error, ctx.logs)
 
 
 def _assemble(
-    task_index: int,
-    phase: str | None,
-    clock: Clock,
-    measures: dict[str, Any],
-    steps: list[StepRecord],
-    started: float,
-    completed: float,
-    result: object,
-    error: BaseException | None,
+    snapshot: _IterationSnapshot, result: object = None, error: BaseException | None = None
 ) -> IterationOutcome:
     """:func:`build_record` on a snapshot of the context (the outcome's logs are left empty)."""
-    framework_steps = tuple(steps)
+    task_index, phase, clock = snapshot.task_index, snapshot.phase, snapshot.clock
+    measures, started, completed = snapshot.measures, snapshot.started, snapshot.completed
+    steps = list(snapshot.steps)
 
     def invalid_record(invalid: ValueError) -> IterationOutcome:
-        # Malformed steps (returned, or carried by a TaskError) fail the iteration readably.
-        return _assemble(
-            task_index,
-            phase,
-            clock,
-            measures,
-            [*framework_steps],
-            started,
-            completed,
-            None,
-            invalid,
-        )
+        # Malformed steps (returned, or carried by a TaskError) fail the iteration readably;
+        # the record keeps the framework's steps only.
+        return _assemble(snapshot, None, invalid)
 
     started_at = clock.iso(started)
     completed_at = clock.iso(completed)

@@ -17,8 +17,8 @@ cancellation without blocking interpreter exit).
 Typical use from the pytest plugin (main thread)::
 
     executor = Executor(on_log=..., on_outcome=...)
-    plan = GroupPlan(group_id=("e2b",), mode="participant", concurrency=4,
-                     stagger_delay_ms=0, iterations=specs)
+    plan = GroupPlan.build(group_id=("e2b",), mode="participant", concurrency=4,
+                           stagger_delay_ms=0, iterations=specs)  # "round": specs grouped
     futures = executor.start_group(plan)       # idempotent per group_id
     outcome = futures[item_key].result()       # in each item's call phase
     # concurrency == 1: outcome = executor.run_inline(plan, item_key)
@@ -37,12 +37,12 @@ import contextvars
 import logging
 import threading
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from typing import Any, Literal
 
 import attrs
 
 from pytest_benchsdk._clock import CLOCK, Clock
-from pytest_benchsdk._executorplan import GroupMode, GroupPlan, IterationSpec
 from pytest_benchsdk.context import (
     IterationOutcome,
     TaskContext,
@@ -54,6 +54,138 @@ from pytest_benchsdk.records import LogLine
 __all__ = ["Executor", "ExecutorShutdownError", "GroupMode", "GroupPlan", "IterationSpec"]
 
 _log = logging.getLogger("pytest_benchsdk.executor")
+
+
+# ------------------------------------------------------------------ what runs
+
+GroupMode = Literal["participant", "round"]
+
+
+@attrs.frozen(eq=False)
+class IterationSpec:
+    """One scheduled iteration (one pytest item's task run).
+
+    * ``key`` — any hashable identifying the iteration (e.g. ``(participant_name, task_index)``);
+      unique within a group; the futures returned by :meth:`Executor.start_group` use it.
+    * ``participant`` — the participant object handed to the task; ``participant_name`` its name
+      (used in step-timeout messages and for :class:`~pytest_benchsdk.records.LogLine` routing).
+    * ``phase`` — the phase name or None; ``task_index`` — the 0-based schedule index
+      (``ctx.task_index``, ``record.task_index``).
+    * ``ordinal`` — position of this iteration among its group's *selected* iterations (0-based);
+      the participant-mode stagger slot (``t0 + ordinal × stagger``).
+    * ``invoke(ctx)`` — calls the user task with the context (returns a value or an awaitable).
+    * ``is_async`` — run on the event loop (True) or on a thread (False).
+    * ``args`` — custom CLI flag values (``ctx.args``).
+    """
+
+    key: Hashable
+    participant: object
+    participant_name: str
+    phase: str | None
+    task_index: int
+    ordinal: int
+    invoke: Callable[[TaskContext], object]
+    is_async: bool
+    args: Mapping[str, str] = attrs.field(factory=dict)
+
+
+def _iterations_converter(value: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(item if isinstance(item, IterationSpec) else tuple(item) for item in value)
+
+
+@attrs.frozen(eq=False)
+class GroupPlan:
+    """A set of iterations run as one pool.
+
+    ``iterations``: participant mode — the group's specs in schedule order; round mode — a
+    sequence of rounds, each a sequence of specs in declared participant order.
+    ``concurrency`` (>= 1) bounds iterations in flight (within a round in round mode);
+    ``stagger_delay_ms`` (>= 0) is the ramp slot (participant) or the pause between rounds.
+    """
+
+    group_id: Hashable
+    mode: GroupMode
+    concurrency: int
+    stagger_delay_ms: float
+    iterations: tuple[IterationSpec | tuple[IterationSpec, ...], ...] = attrs.field(
+        converter=_iterations_converter
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if self.mode not in ("participant", "round"):
+            raise ValueError(f"GroupPlan.mode must be 'participant' or 'round' (got {self.mode!r})")
+        if not isinstance(self.concurrency, int) or self.concurrency < 1:
+            raise ValueError(
+                f"GroupPlan.concurrency must be an integer >= 1 (got {self.concurrency!r})"
+            )
+        if not self.stagger_delay_ms >= 0:
+            raise ValueError(
+                f"GroupPlan.stagger_delay_ms must be a number >= 0 (got {self.stagger_delay_ms!r})"
+            )
+        for item in self.iterations:
+            if self.mode == "participant" and not isinstance(item, IterationSpec):
+                raise TypeError("participant-mode GroupPlan.iterations must be IterationSpecs")
+            if self.mode == "round" and (
+                isinstance(item, IterationSpec)
+                or not all(isinstance(s, IterationSpec) for s in item)
+            ):
+                raise TypeError("round-mode GroupPlan.iterations must be rounds (lists of specs)")
+        keys = [spec.key for _, spec in self.indexed_specs()]
+        if len(set(keys)) != len(keys):
+            raise ValueError("GroupPlan iteration keys must be unique")
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        group_id: Hashable,
+        mode: str,
+        concurrency: int,
+        stagger_delay_ms: float,
+        iterations: Sequence[IterationSpec] | Sequence[Sequence[IterationSpec]],
+    ) -> GroupPlan:
+        """Build a plan from a group's specs: the one place that groups specs into rounds.
+
+        Like the constructor, but in round mode ``iterations`` may also be a *flat* sequence of
+        specs (what a scheduler naturally has for ``group_by="round"``): they are grouped into
+        rounds by ``task_index`` (ascending), keeping the given order (declared participant
+        order) within each round. ``mode`` is ``"participant"`` or ``"round"`` (anything else:
+        ``ValueError``); a sequence of rounds, or participant-mode specs, pass through as is::
+
+            plan = GroupPlan.build(group_id=gid, mode=resolved.group_by,
+                                   concurrency=resolved.concurrency,
+                                   stagger_delay_ms=resolved.stagger_delay_ms,
+                                   iterations=specs)  # flat, in schedule order
+        """
+        items = list(iterations)
+        if mode == "round" and items and all(isinstance(i, IterationSpec) for i in items):
+            rounds: dict[int, list[IterationSpec]] = {}
+            for spec in items:
+                assert isinstance(spec, IterationSpec)
+                rounds.setdefault(spec.task_index, []).append(spec)
+            items = [tuple(rounds[index]) for index in sorted(rounds)]
+        if mode not in ("participant", "round"):
+            raise ValueError(f"GroupPlan.mode must be 'participant' or 'round' (got {mode!r})")
+        return cls(
+            group_id=group_id,
+            mode="round" if mode == "round" else "participant",
+            concurrency=concurrency,
+            stagger_delay_ms=stagger_delay_ms,
+            iterations=items,
+        )
+
+    @property
+    def rounds(self) -> tuple[tuple[IterationSpec, ...], ...]:
+        """The rounds (round mode); participant mode: one round holding every spec."""
+        if self.mode == "round":
+            return tuple(r for r in self.iterations if isinstance(r, tuple))
+        return (tuple(s for s in self.iterations if isinstance(s, IterationSpec)),)
+
+    def indexed_specs(self) -> Iterator[tuple[int, IterationSpec]]:
+        """Every spec in run order with its round index (0 in participant mode)."""
+        for round_index, specs in enumerate(self.rounds):
+            for spec in specs:
+                yield round_index, spec
 
 
 class ExecutorShutdownError(RuntimeError):
