@@ -136,8 +136,6 @@ def test_log_line_format() -> None:
 
 
 def test_log_levels_meta_and_options_form() -> None:
-    seen: list[LogLine] = []
-
     def task(ctx: TaskContext) -> None:
         ctx.log("a")
         ctx.log("b", {"k": 1})
@@ -147,7 +145,8 @@ def test_log_levels_meta_and_options_form() -> None:
         ctx.log("f", {"level": "warn", "other": 1})  # other keys: metadata
         ctx.log("g", {"k": 1}, level="debug")
 
-    outcome = run_sync(task, task_index=7, on_log=seen.append)
+    outcome = run_sync(task, task_index=7)
+    seen = list(outcome.logs)
     assert [(line.level, line.message, line.meta) for line in outcome.logs] == [
         ("info", "a", None),
         ("info", "b", {"k": 1}),
@@ -157,7 +156,6 @@ def test_log_levels_meta_and_options_form() -> None:
         ("info", "f", {"level": "warn", "other": 1}),
         ("debug", "g", {"k": 1}),
     ]
-    assert seen == list(outcome.logs)
     assert all(line.task_index == 7 and ISO.match(line.timestamp) for line in seen)
     assert seen[1].format().endswith(' [task 7] [info] b {"k":1}')
 

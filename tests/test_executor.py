@@ -23,7 +23,6 @@ from pytest_benchsdk.executor import (
     GroupPlan,
     IterationSpec,
 )
-from pytest_benchsdk.records import LogLine
 
 WAIT = 30.0  # generous upper limit for anything that must eventually happen
 
@@ -307,22 +306,21 @@ def test_errors_are_outcomes_and_base_exceptions_fail_the_future(executor: Execu
         futures[("p", 1)].result(timeout=WAIT)
 
 
-def test_log_and_outcome_callbacks() -> None:
-    logs: list[tuple[str, LogLine]] = []
-    outcomes: list[tuple[Any, str]] = []
-    ex = Executor(
-        on_log=lambda name, line: logs.append((name, line)),
-        on_outcome=lambda s, o: outcomes.append((s.key, o.record.status)),
-    )
+def test_outcomes_carry_logs_and_records() -> None:
+    ex = Executor()
     try:
 
         async def task(ctx: TaskContext) -> None:
             ctx.log("hello", {"n": ctx.task_index})
 
         specs = [spec(i, task, participant="e2b") for i in range(2)]
-        results(ex.start_group(participant_plan(specs)))
+        futures = ex.start_group(participant_plan(specs))
+        results(futures)
+        done = {key: future.result() for key, future in futures.items()}
     finally:
         ex.shutdown()
+    logs = [("e2b", line) for key in sorted(done) for line in done[key].logs]
+    outcomes = [(key, done[key].record.status) for key in sorted(done)]
     assert [(name, line.message, line.meta) for name, line in logs] == [
         ("e2b", "hello", {"n": 0}),
         ("e2b", "hello", {"n": 1}),

@@ -151,9 +151,7 @@ class TaskContext:
     thread-safe (steps may run on helper threads).
 
     ``loop`` is the executor's event loop: a sync task whose step returns an awaitable has it
-    run there (without one, ``asyncio.run`` is used on the calling thread). ``on_log`` receives
-    every :class:`LogLine` as it is written (from any thread). ``log_task_index`` is the index
-    shown in log lines (default ``task_index``).
+    run there (without one, ``asyncio.run`` is used on the calling thread).
     """
 
     def __init__(
@@ -167,8 +165,6 @@ class TaskContext:
         is_async: bool = False,
         clock: Clock = CLOCK,
         loop: asyncio.AbstractEventLoop | None = None,
-        on_log: Callable[[LogLine], None] | None = None,
-        log_task_index: int | None = None,
     ) -> None:
         self.participant = participant
         self.participant_name = participant_name
@@ -178,8 +174,6 @@ class TaskContext:
         self.is_async = is_async
         self.clock = clock
         self.loop = loop
-        self._on_log = on_log
-        self._log_index = task_index if log_task_index is None else log_task_index
         self._lock = threading.Lock()
         self._measures: dict[str, Any] = {}
         self._logs: list[LogLine] = []
@@ -302,15 +296,13 @@ class TaskContext:
     def _write_log(self, level: str | None, message: str, meta: Mapping[str, Any] | None) -> None:
         line = LogLine(
             timestamp=self.clock.iso(),
-            task_index=self._log_index,
+            task_index=self.task_index,
             level=level,
             message=message,
             meta=dict(meta) if meta else None,
         )
         with self._lock:
             self._logs.append(line)
-        if self._on_log is not None:
-            self._on_log(line)
 
 
 def _is_log_options(value: object) -> bool:

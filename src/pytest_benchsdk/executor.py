@@ -16,7 +16,7 @@ cancellation without blocking interpreter exit).
 
 Typical use from the pytest plugin (main thread)::
 
-    executor = Executor(on_log=..., on_outcome=...)
+    executor = Executor()
     plan = GroupPlan.build(group_id=("e2b",), mode="participant", concurrency=4,
                            stagger_delay_ms=0, iterations=specs)  # "round": specs grouped
     futures = executor.start_group(plan)       # idempotent per group_id
@@ -34,7 +34,6 @@ import atexit
 import concurrent.futures as cf
 import contextlib
 import contextvars
-import logging
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
@@ -49,11 +48,9 @@ from pytest_benchsdk.context import (
     run_task,
     run_task_async,
 )
-from pytest_benchsdk.records import LogLine
 
 __all__ = ["Executor", "ExecutorShutdownError", "GroupMode", "GroupPlan", "IterationSpec"]
 
-_log = logging.getLogger("pytest_benchsdk.executor")
 
 
 # ------------------------------------------------------------------ what runs
@@ -68,7 +65,7 @@ class IterationSpec:
     * ``key`` — any hashable identifying the iteration (e.g. ``(participant_name, task_index)``);
       unique within a group; the futures returned by :meth:`Executor.start_group` use it.
     * ``participant`` — the participant object handed to the task; ``participant_name`` its name
-      (used in step-timeout messages and for :class:`~pytest_benchsdk.records.LogLine` routing).
+      (used in step-timeout messages).
     * ``phase`` — the phase name or None; ``task_index`` — the 0-based schedule index
       (``ctx.task_index``, ``record.task_index``).
     * ``ordinal`` — position of this iteration among its group's *selected* iterations (0-based);
@@ -221,24 +218,14 @@ def _settle(
 
 class Executor:
     """Runs iteration groups on a background event loop (see the module docstring).
-
-    ``on_log(participant_name, line)`` receives every task log line as it is written;
-    ``on_outcome(spec, outcome)`` every finished iteration before its future resolves. Both are
-    called from whichever thread produced the event (loop thread, a sync task's thread, or the
-    caller of :meth:`run_inline`) and must be thread-safe; exceptions they raise are logged
-    and otherwise ignored.
     """
 
     def __init__(
         self,
         *,
-        on_log: Callable[[str, LogLine], None] | None = None,
-        on_outcome: Callable[[IterationSpec, IterationOutcome], None] | None = None,
         clock: Clock = CLOCK,
     ) -> None:
         self.clock = clock
-        self._on_log = on_log
-        self._on_outcome = on_outcome
         self._lock = threading.RLock()
         self._groups: dict[Hashable, _Group] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -374,7 +361,6 @@ class Executor:
         except BaseException as exc:
             _settle(future, error=exc)
             raise
-        self._notify_outcome(spec, outcome)
         _settle(future, outcome)
         if future.cancelled():
             raise cf.CancelledError()
@@ -458,7 +444,6 @@ class Executor:
                 except BaseException as exc:
                     _settle(future, error=exc)
                     continue
-                self._notify_outcome(spec, outcome)
                 _settle(future, outcome)
 
         workers = min(group.plan.concurrency, len(specs))
@@ -477,16 +462,6 @@ class Executor:
     # ------------------------------------------------------------------ one iteration
 
     def _context(self, spec: IterationSpec, loop: asyncio.AbstractEventLoop) -> TaskContext:
-        on_log: Callable[[LogLine], None] | None = None
-        if self._on_log is not None:
-            sink, name = self._on_log, spec.participant_name
-
-            def on_log(line: LogLine) -> None:
-                try:
-                    sink(name, line)
-                except Exception:
-                    _log.exception("benchsdk on_log callback failed")
-
         return TaskContext(
             participant=spec.participant,
             participant_name=spec.participant_name,
@@ -496,7 +471,6 @@ class Executor:
             is_async=spec.is_async,
             clock=self.clock,
             loop=loop,
-            on_log=on_log,
         )
 
     async def _run_async(
@@ -546,14 +520,6 @@ class Executor:
             self._task_threads.add(thread)
         thread.start()
         return await result
-
-    def _notify_outcome(self, spec: IterationSpec, outcome: IterationOutcome) -> None:
-        if self._on_outcome is None:
-            return
-        try:
-            self._on_outcome(spec, outcome)
-        except Exception:
-            _log.exception("benchsdk on_outcome callback failed")
 
     # ------------------------------------------------------------------ stopping
 

@@ -538,7 +538,9 @@ def _get_all(datas: list[Any], key: object, default: object) -> list[Any]:
 
 
 @attrs.frozen
-class _Plan:
+class _ScoredMetric:
+    """A metric of the spec as one row scores it: its unit and trim resolved."""
+
     metric: MetricScoring
     unit: str
     trim: float
@@ -550,24 +552,27 @@ def _row(
     total: int,
     passed: int,
     samples: list[list[float]],
-    plans: Sequence[_Plan],
+    scored_metrics: Sequence[_ScoredMetric],
 ) -> ScoreResult:
-    """One result row from sorted per-metric samples (``samples[i]`` belongs to ``plans[i]``)."""
+    """One result row from sorted per-metric samples (``samples[i]`` belongs to
+    ``scored_metrics[i]``)."""
     success_rate = 0.0 if total == 0 else passed / total
     metric_sum: float = 0
     metrics: list[MetricResult] = []
-    for plan, values in zip(plans, samples, strict=True):
+    for scored_metric, values in zip(scored_metrics, samples, strict=True):
         if not values:
             continue  # no samples: dropped, weights not renormalised (upstream)
-        metric = plan.metric
-        stats = stats_of_sorted(values, plan.trim)
+        metric = scored_metric.metric
+        stats = stats_of_sorted(values, scored_metric.trim)
         w = metric.weights
         metric_sum += (
             w.median * score_stat(stats.median, metric)
             + w.p95 * score_stat(stats.p95, metric)
             + w.p99 * score_stat(stats.p99, metric)
         )
-        metrics.append(MetricResult(metric.name, plan.unit, stats.median, stats.p95, stats.p99))
+        metrics.append(
+            MetricResult(metric.name, scored_metric.unit, stats.median, stats.p95, stats.p99)
+        )
     composite = 0.0 if success_rate == 0 else js_round2(metric_sum * success_rate)
     return ScoreResult(
         provider=provider,
@@ -579,11 +584,13 @@ def _row(
     )
 
 
-def _sorted_samples(plans: Sequence[_Plan], passing: Sequence[TaskRecord]) -> list[list[float]]:
+def _sorted_samples(
+    scored_metrics: Sequence[_ScoredMetric], passing: Sequence[TaskRecord]
+) -> list[list[float]]:
     datas = [record.data or _EMPTY for record in passing]
     out = []
-    for plan in plans:
-        values = _collect(plan.metric, passing, datas)
+    for scored_metric in scored_metrics:
+        values = _collect(scored_metric.metric, passing, datas)
         values.sort()
         out.append(values)
     return out
@@ -618,7 +625,7 @@ def _group_identities(raws: list[object]) -> tuple[list[object], dict[object, ob
 def _score_participant(
     participant: ParticipantRecords,
     spec: ScoringSpec,
-    plans: Sequence[_Plan],
+    scored_metrics: Sequence[_ScoredMetric],
     base: JSONObject,
 ) -> list[ScoreResult]:
     provider = participant.participant
@@ -626,8 +633,8 @@ def _score_participant(
     group_by = spec.group_by
     if not group_by or not records:
         passing = list(itertools.compress(records, _passing_flags(records, spec)))
-        samples = _sorted_samples(plans, passing)
-        return [_row(provider, dict(base), len(records), len(passing), samples, plans)]
+        samples = _sorted_samples(scored_metrics, passing)
+        return [_row(provider, dict(base), len(records), len(passing), samples, scored_metrics)]
 
     # Each record's success is decided once and each sample list sorted once; the aggregate row
     # sorts the concatenation of the already sorted group lists, which timsort merges in
@@ -642,9 +649,9 @@ def _score_participant(
         passing_by[identity].append(record)
 
     rows: list[ScoreResult] = []
-    aggregate: list[list[float]] = [[] for _ in plans]
+    aggregate: list[list[float]] = [[] for _ in scored_metrics]
     for identity, passing in passing_by.items():
-        samples = _sorted_samples(plans, passing)
+        samples = _sorted_samples(scored_metrics, passing)
         for merged, values in zip(aggregate, samples, strict=True):
             merged.extend(values)
         dimensions = dict(base)
@@ -653,11 +660,13 @@ def _score_participant(
             converted = json_value(first_raw.get(identity, identity))
             if converted is not OMIT:
                 dimensions[group_by] = converted
-        rows.append(_row(provider, dimensions, totals[identity], len(passing), samples, plans))
+        rows.append(
+            _row(provider, dimensions, totals[identity], len(passing), samples, scored_metrics)
+        )
     for merged in aggregate:
         merged.sort()
     passed = sum(len(passing) for passing in passing_by.values())
-    rows.insert(0, _row(provider, dict(base), len(records), passed, aggregate, plans))
+    rows.insert(0, _row(provider, dict(base), len(records), passed, aggregate, scored_metrics))
     return rows
 
 
@@ -689,14 +698,14 @@ def score(
     validate_scoring_spec(spec)
     base = json_object(spec.dimensions if spec.dimensions is not None else {})
     units = _display_unit_map(display_metrics)
-    plans = []
+    scored_metrics = []
     for metric in spec.metrics:
         unit = metric.unit
         if unit is None:
             unit_key = metric.value if isinstance(metric.value, str) else metric.name
             unit = units.get(unit_key)
-        plans.append(
-            _Plan(
+        scored_metrics.append(
+            _ScoredMetric(
                 metric,
                 "" if unit is None else unit,
                 DEFAULT_TRIM if metric.trim is None else metric.trim,
@@ -704,7 +713,7 @@ def score(
         )
     results: list[ScoreResult] = []
     for participant in outcome.participants:
-        results.extend(_score_participant(participant, spec, plans, base))
+        results.extend(_score_participant(participant, spec, scored_metrics, base))
     return results
 
 
