@@ -17,9 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ._clock import iso_utc
-from ._js import js_json
-from ._storeschema import SchemaTooNewError, migrate
+from .._clock import iso_utc
+from .._js import js_json
+from ._schema import SchemaTooNewError, migrate
 
 __all__ = ["JSON", "StoreConnection", "StoreError", "UnknownRunError"]
 

@@ -40,12 +40,12 @@ from typing import Any
 
 import attrs
 
-from ._runenv import RunEnvironment
-from ._storedb import JSON, StoreError, UnknownRunError, _dumps, _now
-from ._storeoutbox import OUTBOX_STATES, OutboxEntry, OutboxMixin
-from ._storeschema import SCHEMA_VERSION
-from .records import ParticipantRecords, TaskRecord
-from .scoring import ScoreResult
+from .._runenv import RunEnvironment
+from ..records import ParticipantRecords, TaskRecord
+from ..scoring import ScoreResult
+from ._connection import JSON, StoreError, UnknownRunError, _dumps, _now
+from ._outbox import OUTBOX_STATES, OutboxEntry, OutboxMixin
+from ._schema import SCHEMA_VERSION
 
 __all__ = [
     "OUTBOX_STATES",
@@ -120,9 +120,9 @@ class ResultStore(OutboxMixin):
     written by a newer version; :class:`UnknownRunError` for an unknown run id.
 
     Opening the file and the transactions come from
-    :class:`~pytest_benchsdk._storedb.StoreConnection`, the outbox and per-run state methods
-    from :class:`~pytest_benchsdk._storeoutbox.OutboxMixin`; this class adds runs, records,
-    log lines and scores.
+    :class:`~pytest_benchsdk.store._connection.StoreConnection`, the outbox and per-run state
+    methods from :class:`~pytest_benchsdk.store._outbox.OutboxMixin`; this class adds runs,
+    records, log lines and scores.
     """
 
     def __enter__(self) -> ResultStore:

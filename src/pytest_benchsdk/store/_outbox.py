@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from ._storedb import JSON, StoreConnection, _dumps, _loads, _now
+from ._connection import JSON, StoreConnection, _dumps, _loads, _now
 
 __all__ = ["OUTBOX_STATES", "OutboxEntry", "OutboxMixin"]
 
