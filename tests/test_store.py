@@ -6,6 +6,7 @@ import json
 import math
 import multiprocessing
 import os
+import pickle
 import signal
 import sqlite3
 import subprocess
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 
+import pytest_benchsdk.store as store_package
 from pytest_benchsdk._runenv import RunEnvironment, Trigger
 from pytest_benchsdk.records import StepRecord, TaskRecord
 from pytest_benchsdk.scoring import ScoreResult
@@ -72,6 +74,54 @@ def record(index: int, status: str = "success", **data: Any) -> TaskRecord:
 def store(tmp_path: Path) -> Iterator[ResultStore]:
     with ResultStore(tmp_path / "results.sqlite3") as opened:
         yield opened
+
+
+# --- public interface -----------------------------------------------------------------------------
+
+STORE_API = [
+    "OUTBOX_STATES",
+    "RUN_STATUSES",
+    "SCHEMA_VERSION",
+    "OutboxEntry",
+    "ResultStore",
+    "StoreError",
+    "StoredRun",
+    "UnknownRunError",
+]
+
+
+def test_store_all_is_pinned_and_sorted() -> None:
+    assert list(store_package.__all__) == STORE_API
+    # sorted as ruff's RUF022 wants it: CONSTANTS first, then classes, each alphabetically
+    assert sorted(STORE_API, key=lambda name: (not name.isupper(), name)) == STORE_API
+    assert len(set(STORE_API)) == len(STORE_API)
+
+
+@pytest.mark.parametrize("name", STORE_API)
+def test_store_public_name_belongs_to_the_package(name: str) -> None:
+    value = getattr(store_package, name)
+    if isinstance(value, type):
+        assert value.__module__ == "pytest_benchsdk.store"
+        assert value.__qualname__ == name
+    else:  # constants carry no __module__
+        assert isinstance(value, (int, tuple))
+
+
+def test_store_public_classes_pickle_by_their_public_name(tmp_path: Path) -> None:
+    error = pickle.loads(pickle.dumps(UnknownRunError("no run 'x' in the results store")))
+    assert type(error) is UnknownRunError
+    assert str(error) == "no run 'x' in the results store"
+    with ResultStore(tmp_path / "results.sqlite3") as opened:
+        run_id = begin(opened)
+        opened.outbox_put(run_id, "record", "k", {"a": 1})
+        entry = opened.outbox_get("k")
+        run = opened.get_run(run_id)
+    assert pickle.loads(pickle.dumps(entry)) == entry
+    assert pickle.loads(pickle.dumps(run)) == run
+    for value in (error, entry, run):
+        data = pickle.dumps(value)
+        assert b"pytest_benchsdk.store" in data
+        assert b"pytest_benchsdk.store._" not in data  # never a private module's name
 
 
 # --- opening, schema, migrations ------------------------------------------------------------------

@@ -1,8 +1,10 @@
-"""Connection plumbing of the results store: opening the SQLite file, transactions, JSON columns.
+"""The results store's connection: opening the SQLite file, transactions, errors, JSON columns.
 
-Private to :mod:`pytest_benchsdk.store` (which re-exports :class:`StoreError` and
-:class:`UnknownRunError`); kept apart so the store's tables each live in a module of their own
-size. See :mod:`pytest_benchsdk.store` for the concurrency rules and the schema.
+Private to :mod:`pytest_benchsdk.store`, which re-exports :class:`StoreError` and
+:class:`UnknownRunError`. :class:`StoreConnection` knows nothing of the tables except that
+:func:`~pytest_benchsdk.store._schema.migrate` creates them; the queries live in
+:mod:`pytest_benchsdk.store._results`. See :mod:`pytest_benchsdk.store` for the concurrency
+rules and the schema.
 """
 
 from __future__ import annotations
@@ -17,14 +19,23 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ._clock import iso_utc
-from ._js import js_json
-from ._storeschema import SchemaTooNewError, migrate
+from .._clock import iso_utc
+from .._js import js_json
+from ._schema import SchemaTooNewError, migrate
 
-__all__ = ["JSON", "StoreConnection", "StoreError", "UnknownRunError"]
+__all__ = [
+    "BUSY_TIMEOUT_S",
+    "JSON",
+    "StoreConnection",
+    "StoreError",
+    "UnknownRunError",
+    "dump_json",
+    "load_json",
+    "now_iso",
+]
 
-# Seconds a writer waits for another process's write lock before giving up.
-_BUSY_TIMEOUT_S = 30.0
+#: Seconds a writer waits for another process's write lock before giving up.
+BUSY_TIMEOUT_S = 30.0
 
 JSON = Any
 """Any JSON-serialisable value (dicts, lists, str, int, float, bool, None)."""
@@ -41,22 +52,20 @@ class UnknownRunError(StoreError, KeyError):
         return str(self.args[0]) if self.args else "unknown run"
 
 
-# Both are public as pytest_benchsdk.store.*: keep that name in tracebacks, reprs and pickles.
-StoreError.__module__ = "pytest_benchsdk.store"
-UnknownRunError.__module__ = "pytest_benchsdk.store"
-
-
-def _now() -> str:
+def now_iso() -> str:
+    """The current time as stored in timestamp columns."""
     # Same shape as JS toISOString() and the records' timestamps: 2024-01-02T03:04:05.678Z.
     return iso_utc(time.time())
 
 
-def _dumps(value: JSON) -> str:
+def dump_json(value: JSON) -> str:
+    """The text stored in a JSON column for *value* (``"null"`` for ``None``)."""
     # js_json writes what JSON.stringify would (NaN → null), so stored text equals the wire text.
     return "null" if value is None else js_json(value)
 
 
-def _loads(text: str | None) -> JSON:
+def load_json(text: str | None) -> JSON:
+    """The value of a nullable JSON column (``None`` for SQL ``NULL``)."""
     return None if text is None else json.loads(text)
 
 
@@ -86,11 +95,15 @@ def _retry_while_locked(action: Callable[[], None], timeout_s: float) -> None:
 class StoreConnection:
     """One SQLite connection to a results store file, shared by threads under a lock.
 
-    The base of :class:`pytest_benchsdk.store.ResultStore`: opens (and creates or migrates)
-    the file, and gives the table methods committed write transactions and locked reads.
+    Held by :class:`pytest_benchsdk.store.ResultStore`: opens (and creates or migrates) the
+    file, and gives its methods committed write transactions (:meth:`write`) and locked reads
+    (:meth:`read`). Raises :class:`StoreError` when the file cannot be opened, is not a results
+    store, or was written by a newer version.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout_s: float = _BUSY_TIMEOUT_S):
+    def __init__(
+        self, path: str | os.PathLike[str], *, busy_timeout_s: float = BUSY_TIMEOUT_S
+    ) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
         try:
@@ -139,7 +152,7 @@ class StoreConnection:
             self._conn.close()
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> Iterator[sqlite3.Connection]:
         """One committed write transaction, holding the thread lock and SQLite's write lock."""
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
@@ -150,11 +163,7 @@ class StoreConnection:
                 raise
             self._conn.execute("COMMIT")
 
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """All rows of one query, read under the thread lock."""
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
-
-    @staticmethod
-    def _require_run(conn: sqlite3.Connection, run_id: str) -> None:
-        if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
-            raise UnknownRunError(f"no run {run_id!r} in the results store")

@@ -2,6 +2,8 @@
 
 Migration *i* takes a file from schema version *i* to *i + 1*; a new, empty file starts at 0.
 Migrations are only ever appended, never edited, so every released file can be upgraded.
+Private to :mod:`pytest_benchsdk.store`, which re-exports :data:`SCHEMA_VERSION` and describes
+the tables.
 """
 
 from __future__ import annotations

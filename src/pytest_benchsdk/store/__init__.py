@@ -1,0 +1,58 @@
+"""Local results store: every run, record, log line and score in one SQLite file, plus an outbox.
+
+The controller writes each record the moment it arrives, and every write commits before the call
+returns, so a crash (even ``SIGKILL``) right after :meth:`ResultStore.add_record` loses nothing.
+Platform traffic goes through the *outbox*: a durable queue of payloads the platform layer writes
+before it sends them and marks sent after a 2xx, so what fails can be resubmitted later.
+
+Concurrency: one :class:`ResultStore` may be used from several threads (pytest's main thread and
+the platform sender thread) — a lock serialises them. Several processes may share one file
+(sequential or simultaneous pytest runs): SQLite's WAL journal and a busy timeout serialise
+writers. WAL needs a local file system (not NFS/SMB).
+
+What is stored: run metadata (benchmark slug/name, file, resolved knobs, participants, config
+snapshot, :class:`~pytest_benchsdk._runenv.RunEnvironment`), records and scores as their wire
+(upstream camelCase) JSON, log lines, outbox payloads/responses and small per-run state values.
+The store never redacts: callers must never pass secrets (API keys, tokens, Authorization
+headers) in any argument, including outbox payloads, error texts and state values.
+
+Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`):
+
+* ``runs(id, run_id UNIQUE, benchmark_slug, benchmark_name, file, knobs, participants,
+  config_snapshot, environment, dry_run, session_id, status, started_at, finished_at,
+  platform_run_id, dashboard_url)`` — JSON columns hold compact JSON text.
+* ``records(run_id, participant, task_index, status, wire, received_at)``, primary key
+  ``(run_id, participant, task_index)``.
+* ``log_lines(id, run_id, participant, line)``.
+* ``scores(run_id, position, provider, wire)``, primary key ``(run_id, position)``.
+* ``outbox(id, run_id, kind, key UNIQUE, payload, depends_on, state, attempts, last_error,
+  response, created_at, updated_at, sent_at)``; ``state`` is one of :data:`OUTBOX_STATES`.
+* ``run_state(run_id, key, value, updated_at)``, primary key ``(run_id, key)``.
+
+Code: :mod:`._connection` opens the file and runs the transactions (and defines the errors),
+:mod:`._schema` creates and migrates the tables, :mod:`._results` holds :class:`ResultStore` with
+every query. Only the names in ``__all__`` here are public.
+"""
+
+from ._connection import StoreError, UnknownRunError
+from ._results import OUTBOX_STATES, RUN_STATUSES, OutboxEntry, ResultStore, StoredRun
+from ._schema import SCHEMA_VERSION
+
+__all__ = [
+    "OUTBOX_STATES",
+    "RUN_STATUSES",
+    "SCHEMA_VERSION",
+    "OutboxEntry",
+    "ResultStore",
+    "StoreError",
+    "StoredRun",
+    "UnknownRunError",
+]
+
+# The public classes live in private modules; name this package as their home in reprs,
+# tracebacks, pickles and docs (as httpx does).
+for _name in __all__:
+    _value = globals()[_name]
+    if isinstance(_value, type):
+        _value.__module__ = __name__
+del _name, _value

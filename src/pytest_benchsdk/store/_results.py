@@ -1,0 +1,510 @@
+"""The results store's :class:`ResultStore` and the rows it returns.
+
+Private to :mod:`pytest_benchsdk.store`, which re-exports every name in ``__all__`` here.
+:class:`ResultStore` holds one :class:`~pytest_benchsdk.store._connection.StoreConnection` and
+runs every query: runs, records, log lines and scores (the results themselves), and the outbox
+and per-run state values (the platform layer's bookkeeping). See :mod:`pytest_benchsdk.store`
+for the concurrency rules and the schema.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import uuid
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from types import TracebackType
+from typing import Any
+
+import attrs
+
+from .._runenv import RunEnvironment
+from ..records import ParticipantRecords, TaskRecord
+from ..scoring import ScoreResult
+from ._connection import (
+    BUSY_TIMEOUT_S,
+    JSON,
+    StoreConnection,
+    UnknownRunError,
+    dump_json,
+    load_json,
+    now_iso,
+)
+
+__all__ = ["OUTBOX_STATES", "RUN_STATUSES", "OutboxEntry", "ResultStore", "StoredRun"]
+
+#: Final statuses accepted by :meth:`ResultStore.finish_run`; a run in progress is ``"running"``.
+RUN_STATUSES = ("passed", "failed", "interrupted")
+
+
+@attrs.frozen
+class StoredRun:
+    """One run as kept in the store. ``status`` is ``"running"`` until :meth:`finish_run`."""
+
+    run_id: str
+    benchmark_slug: str
+    benchmark_name: str
+    file: str | None
+    knobs: dict[str, JSON]
+    participants: tuple[str, ...]
+    config_snapshot: dict[str, JSON]
+    environment: RunEnvironment
+    dry_run: bool
+    session_id: str | None
+    status: str
+    started_at: str
+    finished_at: str | None
+    platform_run_id: str | None
+    dashboard_url: str | None
+    record_count: int
+
+
+_RUN_COLUMNS = (
+    "run_id, benchmark_slug, benchmark_name, file, knobs, participants, config_snapshot, "
+    "environment, dry_run, session_id, status, started_at, finished_at, platform_run_id, "
+    "dashboard_url, (SELECT COUNT(*) FROM records r WHERE r.run_id = runs.run_id)"
+)
+
+
+def _run_from_row(row: Sequence[Any]) -> StoredRun:
+    return StoredRun(
+        run_id=row[0],
+        benchmark_slug=row[1],
+        benchmark_name=row[2],
+        file=row[3],
+        knobs=json.loads(row[4]),
+        participants=tuple(json.loads(row[5])),
+        config_snapshot=json.loads(row[6]),
+        environment=RunEnvironment.from_dict(json.loads(row[7])),
+        dry_run=bool(row[8]),
+        session_id=row[9],
+        status=row[10],
+        started_at=row[11],
+        finished_at=row[12],
+        platform_run_id=row[13],
+        dashboard_url=row[14],
+        record_count=int(row[15]),
+    )
+
+
+#: Outbox entry states. ``pending``: never tried; ``failed``: tried, will be retried;
+#: ``sent``: delivered (terminal); ``rejected``: permanently refused (terminal).
+OUTBOX_STATES = ("pending", "failed", "sent", "rejected")
+
+
+@attrs.frozen
+class OutboxEntry:
+    """One queued platform payload. ``payload``/``response`` are decoded JSON."""
+
+    id: int
+    run_id: str
+    kind: str
+    key: str
+    payload: JSON
+    depends_on: str | None
+    state: str
+    attempts: int
+    last_error: str | None
+    response: JSON
+    created_at: str
+    sent_at: str | None
+
+
+_OUTBOX_COLUMNS = (
+    "id, run_id, kind, key, payload, depends_on, state, attempts, last_error, response, "
+    "created_at, sent_at"
+)
+
+
+def _outbox_from_row(row: Sequence[Any]) -> OutboxEntry:
+    return OutboxEntry(
+        id=row[0],
+        run_id=row[1],
+        kind=row[2],
+        key=row[3],
+        payload=load_json(row[4]),
+        depends_on=row[5],
+        state=row[6],
+        attempts=row[7],
+        last_error=row[8],
+        response=load_json(row[9]),
+        created_at=row[10],
+        sent_at=row[11],
+    )
+
+
+class ResultStore:
+    """The local results store in one SQLite file (created with its parent directory).
+
+    Every method commits before it returns. Use as a context manager or call :meth:`close`.
+    Raises :class:`StoreError` when the file cannot be opened, is not a results store, or was
+    written by a newer version; :class:`UnknownRunError` for an unknown run id.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, busy_timeout_s: float = BUSY_TIMEOUT_S
+    ) -> None:
+        self._db = StoreConnection(path, busy_timeout_s=busy_timeout_s)
+        self.path = self._db.path
+
+    def close(self) -> None:
+        """Close the connection. Everything is already committed."""
+        self._db.close()
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ResultStore({str(self.path)!r})"
+
+    # --- connection -----------------------------------------------------------------------------
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.write()
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return self._db.read(sql, params)
+
+    @staticmethod
+    def _require_run(conn: sqlite3.Connection, run_id: str) -> None:
+        if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
+            raise UnknownRunError(f"no run {run_id!r} in the results store")
+
+    # --- runs -----------------------------------------------------------------------------------
+
+    def begin_run(
+        self,
+        *,
+        benchmark_slug: str,
+        benchmark_name: str,
+        file: str | None,
+        knobs: Mapping[str, JSON],
+        participants: Sequence[str],
+        config_snapshot: Mapping[str, JSON],
+        environment: RunEnvironment,
+        dry_run: bool,
+        session_id: str | None = None,
+    ) -> str:
+        """Record a new run (status ``"running"``) and return its local run id (uuid4 hex).
+
+        *participants* is the run's declared order, used by :meth:`participant_records`.
+        """
+        run_id = uuid.uuid4().hex
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO runs (run_id, benchmark_slug, benchmark_name, file, knobs, "
+                "participants, config_snapshot, environment, dry_run, session_id, started_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    benchmark_slug,
+                    benchmark_name,
+                    file,
+                    dump_json(dict(knobs)),
+                    dump_json(list(participants)),
+                    dump_json(dict(config_snapshot)),
+                    dump_json(environment.to_dict()),
+                    int(dry_run),
+                    session_id,
+                    now_iso(),
+                ),
+            )
+        return run_id
+
+    def finish_run(self, run_id: str, status: str) -> None:
+        """Set the final status (one of :data:`RUN_STATUSES`) and the finish time."""
+        if status not in RUN_STATUSES:
+            raise ValueError(f"run status must be one of {', '.join(RUN_STATUSES)}, got {status!r}")
+        self._update_run(run_id, "status = ?, finished_at = ?", (status, now_iso()))
+
+    def set_platform_run(
+        self, run_id: str, platform_run_id: str, dashboard_url: str | None
+    ) -> None:
+        """Remember the platform's run id and dashboard URL for a local run."""
+        self._update_run(
+            run_id, "platform_run_id = ?, dashboard_url = ?", (platform_run_id, dashboard_url)
+        )
+
+    def _update_run(self, run_id: str, assignments: str, params: tuple[Any, ...]) -> None:
+        with self._write() as conn:
+            cursor = conn.execute(
+                f"UPDATE runs SET {assignments} WHERE run_id = ?", (*params, run_id)
+            )
+            if cursor.rowcount == 0:
+                raise UnknownRunError(f"no run {run_id!r} in the results store")
+
+    def get_run(self, run_id: str) -> StoredRun:
+        """The run with this local id (:class:`UnknownRunError` if there is none)."""
+        rows = self._read(f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,))
+        if not rows:
+            raise UnknownRunError(f"no run {run_id!r} in the results store")
+        return _run_from_row(rows[0])
+
+    def list_runs(self, limit: int = 20, benchmark_slug: str | None = None) -> list[StoredRun]:
+        """Up to *limit* runs, newest first, optionally of one benchmark only."""
+        where, params = (
+            ("WHERE benchmark_slug = ?", [benchmark_slug]) if benchmark_slug else ("", [])
+        )
+        rows = self._read(
+            f"SELECT {_RUN_COLUMNS} FROM runs {where} ORDER BY id DESC LIMIT ?",
+            [*params, limit],
+        )
+        return [_run_from_row(row) for row in rows]
+
+    # --- records, logs, scores ------------------------------------------------------------------
+
+    def add_record(
+        self,
+        run_id: str,
+        participant: str,
+        record: TaskRecord,
+        log_lines: Sequence[str] = (),
+    ) -> None:
+        """Store a task record (its wire JSON), and the iteration's log lines if given, in one
+        transaction; committed when this returns.
+
+        Idempotent on ``(run_id, participant, record.task_index)``: a re-delivered record
+        replaces the earlier one (its log lines are appended again).
+        """
+        if isinstance(log_lines, str):
+            raise TypeError("log_lines must be a sequence of strings, not one string")
+        wire = dump_json(record.to_wire())
+        with self._write() as conn:
+            self._require_run(conn, run_id)
+            conn.execute(
+                "INSERT INTO records (run_id, participant, task_index, status, wire, received_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (run_id, participant, task_index) DO UPDATE SET "
+                "status = excluded.status, wire = excluded.wire, "
+                "received_at = excluded.received_at",
+                (run_id, participant, record.task_index, record.status, wire, now_iso()),
+            )
+            if log_lines:
+                conn.executemany(
+                    "INSERT INTO log_lines (run_id, participant, line) VALUES (?, ?, ?)",
+                    [(run_id, participant, line) for line in log_lines],
+                )
+
+    def participant_records(self, run_id: str) -> list[ParticipantRecords]:
+        """Records per participant, each participant's records by task index.
+
+        Participants come in the run's declared order (each one present, possibly with no
+        records), then any undeclared participant that has records, in order of first arrival.
+        """
+        by_participant: dict[str, list[tuple[int, str]]] = {
+            name: [] for name in self.get_run(run_id).participants
+        }
+        rows = self._read(
+            "SELECT participant, task_index, wire FROM records WHERE run_id = ? ORDER BY rowid",
+            (run_id,),
+        )
+        for name, task_index, wire in rows:
+            by_participant.setdefault(name, []).append((task_index, wire))
+        return [
+            ParticipantRecords(
+                name, tuple(TaskRecord.from_wire(json.loads(wire)) for _, wire in sorted(recs))
+            )
+            for name, recs in by_participant.items()
+        ]
+
+    def add_log_lines(self, run_id: str, participant: str, lines: Sequence[str]) -> None:
+        """Append formatted log lines of one participant (kept in the order given)."""
+        if isinstance(lines, str):
+            raise TypeError("lines must be a sequence of strings, not one string")
+        with self._write() as conn:
+            self._require_run(conn, run_id)
+            conn.executemany(
+                "INSERT INTO log_lines (run_id, participant, line) VALUES (?, ?, ?)",
+                [(run_id, participant, line) for line in lines],
+            )
+
+    def log_lines(self, run_id: str, participant: str) -> list[str]:
+        """All log lines of one participant in a run, in the order they were added."""
+        rows = self._read(
+            "SELECT line FROM log_lines WHERE run_id = ? AND participant = ? ORDER BY id",
+            (run_id, participant),
+        )
+        return [row[0] for row in rows]
+
+    def save_scores(self, run_id: str, results: Sequence[ScoreResult]) -> None:
+        """Store a run's score results (wire JSON), replacing any saved before, order kept."""
+        with self._write() as conn:
+            self._require_run(conn, run_id)
+            conn.execute("DELETE FROM scores WHERE run_id = ?", (run_id,))
+            conn.executemany(
+                "INSERT INTO scores (run_id, position, provider, wire) VALUES (?, ?, ?, ?)",
+                [
+                    (run_id, position, result.provider, dump_json(result.to_wire()))
+                    for position, result in enumerate(results)
+                ],
+            )
+
+    def scores(self, run_id: str) -> list[ScoreResult]:
+        """The run's saved score results in the order saved (empty if never scored)."""
+        rows = self._read("SELECT wire FROM scores WHERE run_id = ? ORDER BY position", (run_id,))
+        return [ScoreResult.from_wire(json.loads(row[0])) for row in rows]
+
+    # --- outbox ---------------------------------------------------------------------------------
+
+    def outbox_put(
+        self,
+        run_id: str,
+        kind: str,
+        key: str,
+        payload: JSON,
+        *,
+        depends_on: str | None = None,
+    ) -> int:
+        """Queue a payload (state ``pending``) and return its entry id.
+
+        Idempotent on *key* (unique in the whole store, so include the run id in it): a second
+        put with an existing key changes nothing and returns the existing entry's id.
+        *depends_on* is the key of an entry that must be sent first (see
+        :meth:`outbox_pending`).
+        """
+        payload_text = dump_json(payload)
+        with self._write() as conn:
+            existing = conn.execute("SELECT id FROM outbox WHERE key = ?", (key,)).fetchone()
+            if existing is not None:
+                return int(existing[0])
+            self._require_run(conn, run_id)
+            now = now_iso()
+            cursor = conn.execute(
+                "INSERT INTO outbox (run_id, kind, key, payload, depends_on, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run_id, kind, key, payload_text, depends_on, now, now),
+            )
+            assert cursor.lastrowid is not None
+            return cursor.lastrowid
+
+    def outbox_get(self, key: str) -> OutboxEntry | None:
+        """The entry with this key, or ``None``."""
+        rows = self._read(f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE key = ?", (key,))
+        return _outbox_from_row(rows[0]) if rows else None
+
+    def outbox_pending(
+        self, run_id: str | None = None, *, ready_only: bool = False
+    ) -> list[OutboxEntry]:
+        """Entries still to deliver (``pending`` or ``failed``), in insertion order.
+
+        With *ready_only*, entries whose ``depends_on`` entry is not ``sent`` yet (or does not
+        exist) are left out.
+        """
+        sql = f"SELECT {_OUTBOX_COLUMNS} FROM outbox o WHERE state IN ('pending', 'failed')"
+        params: list[Any] = []
+        if run_id is not None:
+            sql += " AND run_id = ?"
+            params.append(run_id)
+        if ready_only:
+            sql += (
+                " AND (depends_on IS NULL OR EXISTS (SELECT 1 FROM outbox d "
+                "WHERE d.key = o.depends_on AND d.state = 'sent'))"
+            )
+        return [_outbox_from_row(row) for row in self._read(sql + " ORDER BY id", params)]
+
+    def outbox_mark_sent(self, entry_id: int, response: JSON | None = None) -> None:
+        """Mark an entry delivered (terminal), keeping the decoded *response*; counts an attempt."""
+        now = now_iso()
+        with self._write() as conn:
+            self._entry_state(conn, entry_id)
+            conn.execute(
+                "UPDATE outbox SET state = 'sent', attempts = attempts + 1, response = ?, "
+                "sent_at = ?, updated_at = ? WHERE id = ?",
+                (dump_json(response), now, now, entry_id),
+            )
+
+    def outbox_mark_failed(self, entry_id: int, error: str, *, permanent: bool = False) -> None:
+        """Record a failed attempt: state ``failed`` (retried later) or, if *permanent*,
+        ``rejected``. *error* must not contain secrets. An entry already ``sent`` is left alone
+        (a late failure report from a racing sender never undoes a delivery).
+        """
+        with self._write() as conn:
+            if self._entry_state(conn, entry_id) == "sent":
+                return
+            conn.execute(
+                "UPDATE outbox SET state = ?, attempts = attempts + 1, last_error = ?, "
+                "updated_at = ? WHERE id = ?",
+                ("rejected" if permanent else "failed", error, now_iso(), entry_id),
+            )
+
+    @staticmethod
+    def _entry_state(conn: sqlite3.Connection, entry_id: int) -> str:
+        row = conn.execute("SELECT state FROM outbox WHERE id = ?", (entry_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"no outbox entry {entry_id} in the results store")
+        return str(row[0])
+
+    def outbox_counts(self, run_id: str | None = None) -> dict[str, int]:
+        """Number of entries per state; every state of :data:`OUTBOX_STATES` is present."""
+        sql = "SELECT state, COUNT(*) FROM outbox"
+        params: list[Any] = []
+        if run_id is not None:
+            sql += " WHERE run_id = ?"
+            params.append(run_id)
+        counts = dict.fromkeys(OUTBOX_STATES, 0)
+        counts.update(dict(self._read(sql + " GROUP BY state", params)))
+        return counts
+
+    def outbox_runs_with_pending(self) -> list[str]:
+        """Local run ids with entries still to deliver, oldest first."""
+        rows = self._read(
+            "SELECT run_id FROM outbox WHERE state IN ('pending', 'failed') "
+            "GROUP BY run_id ORDER BY MIN(id)"
+        )
+        return [row[0] for row in rows]
+
+    # --- per-run state --------------------------------------------------------------------------
+
+    def state_get(self, run_id: str, key: str, default: JSON = None) -> JSON:
+        """A value saved with :meth:`state_set`, or *default*."""
+        rows = self._read("SELECT value FROM run_state WHERE run_id = ? AND key = ?", (run_id, key))
+        return json.loads(rows[0][0]) if rows else default
+
+    def state_set(self, run_id: str, key: str, value: JSON) -> None:
+        """Save a small JSON value for a run (platform ids, worker ids, attempt ids…)."""
+        with self._write() as conn:
+            self._require_run(conn, run_id)
+            self._state_put(conn, run_id, key, value)
+
+    def state_increment(self, run_id: str, key: str, by: int = 1) -> int:
+        """Atomically add *by* to an integer value (missing counts as 0); return the new value.
+
+        Safe across threads and processes: use it for sequence numbers.
+        """
+        with self._write() as conn:
+            self._require_run(conn, run_id)
+            row = conn.execute(
+                "SELECT value FROM run_state WHERE run_id = ? AND key = ?", (run_id, key)
+            ).fetchone()
+            current = 0 if row is None else json.loads(row[0])
+            if not isinstance(current, int) or isinstance(current, bool):
+                raise TypeError(f"state {key!r} of run {run_id!r} is not an integer: {current!r}")
+            value = current + by
+            self._state_put(conn, run_id, key, value)
+            return value
+
+    def state_items(self, run_id: str) -> dict[str, JSON]:
+        """Every state value of a run."""
+        rows = self._read(
+            "SELECT key, value FROM run_state WHERE run_id = ? ORDER BY key", (run_id,)
+        )
+        return {key: json.loads(value) for key, value in rows}
+
+    @staticmethod
+    def _state_put(conn: sqlite3.Connection, run_id: str, key: str, value: JSON) -> None:
+        conn.execute(
+            "INSERT INTO run_state (run_id, key, value, updated_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, "
+            "updated_at = excluded.updated_at",
+            (run_id, key, dump_json(value), now_iso()),
+        )
