@@ -32,14 +32,25 @@ def _iteration_of(item: pytest.Item) -> BenchIteration | None:
 
 
 def _make_invoke(
-    task: Callable[..., Any], argnames: tuple[str, ...], funcargs: Callable[[], Mapping[str, Any]]
+    task: Callable[..., Any],
+    argnames: tuple[str, ...],
+    funcargs: Callable[[], Mapping[str, Any]],
+    request: Any,
 ) -> Callable[[TaskContext], object]:
-    """A closure calling the user's task with its fixtures and this iteration's context."""
+    """A closure calling the user's task with its fixtures and this iteration's context.
+
+    ``request`` is the iteration's own item's request: in a group started by another item,
+    that item's fixtures serve everyone, but ``request.node`` must still be this iteration's.
+    """
 
     def invoke(ctx: TaskContext) -> object:
         values = funcargs()
         kwargs = {
-            name: context_value(ctx, name) if name in CONTEXT_FIXTURES else values[name]
+            name: context_value(ctx, name)
+            if name in CONTEXT_FIXTURES
+            else request
+            if name == "request"
+            else values[name]
             for name in argnames
         }
         return task(**kwargs)
@@ -47,17 +58,13 @@ def _make_invoke(
     return invoke
 
 
-def _funcargs_of(
-    item: pytest.Function, *, snapshot: bool, own: pytest.Function
-) -> Callable[[], Mapping[str, Any]]:
+def _funcargs_of(item: pytest.Function, *, snapshot: bool) -> Callable[[], Mapping[str, Any]]:
     """Fixture values for ``invoke``: read at call time (inline), or copied now (grouped —
-    pytest clears an item's funcargs at its teardown, while the group may still be running).
-    ``request`` is always the iteration's own item's request."""
-    request = own._request
+    pytest clears an item's funcargs at its teardown, while the group may still be running)."""
     if snapshot:
-        values = {**item.funcargs, "request": request}
+        values = dict(item.funcargs)
         return lambda: values
-    return lambda: {**item.funcargs, "request": request}
+    return lambda: item.funcargs
 
 
 class ProcessRuntime:
@@ -131,11 +138,12 @@ class ProcessRuntime:
         inline = resolved.concurrency == 1
         is_async = inspect.iscoroutinefunction(trigger.obj)
         argnames = tuple(trigger._fixtureinfo.argnames)
+        shared = None if inline else _funcargs_of(trigger, snapshot=True)
         specs: list[IterationSpec] = []
         for ordinal, (item, member) in enumerate(members):
             # Inline: each item's own fixtures (set up by now). Grouped: the trigger's fixtures,
             # which are all wider than function scope (checked at collection).
-            funcargs = _funcargs_of(item if inline else trigger, snapshot=not inline, own=item)
+            funcargs = shared or _funcargs_of(item, snapshot=False)
             specs.append(
                 IterationSpec(
                     key=member.key,
@@ -144,7 +152,7 @@ class ProcessRuntime:
                     phase=member.slot.phase,
                     task_index=member.slot.index,
                     ordinal=ordinal,
-                    invoke=_make_invoke(trigger.obj, argnames, funcargs),
+                    invoke=_make_invoke(trigger.obj, argnames, funcargs, item._request),
                     is_async=is_async,
                     args=member.args,
                 )
