@@ -13,10 +13,10 @@ from ._session import BenchmarkRun, BenchSession, RecordPayload
 from .platform import (
     RESUBMIT_COMMAND,
     AuthError,
-    BenchmarkReport,
     CheckResult,
     DeliverySummary,
-    PlatformSession,
+    PlatformUploader,
+    RunUpload,
     check_connectivity,
     client_for,
     resolve_auth,
@@ -38,7 +38,7 @@ class PlatformBridge:
         store = state.open_store()
         assert store is not None, "platform reporting needs a store for its outbox"
         self.state = state
-        self.session = PlatformSession.open(
+        self.uploader = PlatformUploader.open(
             store,
             dry_run=state.options.dry_run,
             base_url=state.options.base_url,
@@ -47,15 +47,11 @@ class PlatformBridge:
             header_wait_s=HEADER_WAIT_S,
             on_message=lambda line: write(f"benchsdk: {line}"),
         )
-        self.reports: dict[str, BenchmarkReport] = {}
+        self.uploads: dict[str, RunUpload] = {}
         self.delivery: DeliverySummary | None = None
 
-    @property
-    def reporting(self) -> bool:
-        return self.session.reporting
-
     def header_lines(self) -> list[str]:
-        return self.session.header_lines()
+        return self.uploader.header_lines()
 
     def begin(self, run: BenchmarkRun) -> list[str]:
         """Open the platform run of one benchmark; returns its header lines."""
@@ -67,7 +63,7 @@ class PlatformBridge:
             benchmark_config["scoring"] = config.scoring.to_wire()
         if config.display is not None:
             benchmark_config["display"] = config.display.to_wire()
-        report = self.session.begin_benchmark(
+        upload = self.uploader.begin_benchmark(
             run.local_run_id,
             slug=config.benchmark_slug,
             name=config.benchmark_name,
@@ -78,40 +74,40 @@ class PlatformBridge:
             identity_is_ours=run.plan.identity_is_ours,
             run_key=self.state.options.run_args.run_key,
         )
-        self.reports[run.file_key] = report
-        self._sync_run_ids(run, report)
-        return report.header_lines()
+        self.uploads[run.file_key] = upload
+        self._sync_run_ids(run, upload)
+        return upload.header_lines()
 
-    def _sync_run_ids(self, run: BenchmarkRun, report: BenchmarkReport) -> None:
-        platform_run_id = report.platform_run_id
+    def _sync_run_ids(self, run: BenchmarkRun, upload: RunUpload) -> None:
+        platform_run_id = upload.platform_run_id
         if platform_run_id and platform_run_id != run.platform_run_id:
             run.platform_run_id = platform_run_id
-            run.dashboard_url = report.dashboard_url
+            run.dashboard_url = upload.dashboard_url
             store = self.state.store
             if store is not None and run.local_run_id is not None:
                 store.set_platform_run(run.local_run_id, platform_run_id, run.dashboard_url)
 
     def record(self, run: BenchmarkRun, payload: RecordPayload) -> None:
-        report = self.reports.get(run.file_key)
-        if report is None:
+        upload = self.uploads.get(run.file_key)
+        if upload is None:
             return
         for level, text in payload.log:
-            report.log(payload.participant, text, level)
-        report.record(payload.participant, payload.record)
+            upload.log(payload.participant, text, level)
+        upload.record(payload.participant, payload.record)
         if len(run.records.get(payload.participant, {})) >= len(
             run.selected.get(payload.participant, ())
         ):
-            report.participant_finished(payload.participant)
+            upload.participant_finished(payload.participant)
 
     def finish(self, run: BenchmarkRun) -> None:
-        report = self.reports.get(run.file_key)
-        if report is not None:
-            report.finish(run.summary)
-            self._sync_run_ids(run, report)
+        upload = self.uploads.get(run.file_key)
+        if upload is not None:
+            upload.finish(run.summary)
+            self._sync_run_ids(run, upload)
 
     def close(self) -> DeliverySummary:
         if self.delivery is None:
-            self.delivery = self.session.close(timeout=CLOSE_TIMEOUT_S)
+            self.delivery = self.uploader.close(timeout=CLOSE_TIMEOUT_S)
         return self.delivery
 
 
