@@ -48,3 +48,11 @@ __all__ = [
     "resolve_auth",
     "resubmit",
 ]
+
+# The public classes and functions say they live here (in reprs, tracebacks and docs), not in
+# the private modules that define them; constants have no ``__module__``.
+for _name in __all__:
+    _obj = globals()[_name]
+    if callable(_obj):
+        _obj.__module__ = __name__
+del _name, _obj
