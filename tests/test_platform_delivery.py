@@ -20,7 +20,7 @@ from platform_server import API_KEY, LoopbackPlatform, iter_lines
 from pytest_benchsdk.platform import (
     BenchmarkClient,
     DeliverySummary,
-    PlatformSession,
+    PlatformUploader,
     check_connectivity,
     resubmit,
 )
@@ -36,14 +36,14 @@ def _env(root: str, **extra: str) -> dict[str, str]:
     return {"BENCHMARKS_PLATFORM_API_KEY": API_KEY, "BENCHMARKS_PLATFORM_URL": root, **extra}
 
 
-def _open(store: ResultStore, root: str, home: Path, **options: Any) -> PlatformSession:
+def _open(store: ResultStore, root: str, home: Path, **options: Any) -> PlatformUploader:
     env = options.pop("env", None) or _env(root)
     options.setdefault("retry", FAST_RETRY)
     options.setdefault("batch_size", 2)
     options.setdefault("metrics_interval_s", 0.05)
     options.setdefault("heartbeat_interval_s", 30.0)
     options.setdefault("header_wait_s", 10.0)
-    return PlatformSession.open(store, dry_run=False, env=env, home=home, timeout=5.0, **options)
+    return PlatformUploader.open(store, dry_run=False, env=env, home=home, timeout=5.0, **options)
 
 
 def _record(index: int, status: str = "success") -> dict[str, Any]:
@@ -54,7 +54,7 @@ def _record(index: int, status: str = "success") -> dict[str, Any]:
 
 
 def run_benchmark(
-    session: PlatformSession,
+    uploader: PlatformUploader,
     store: ResultStore,
     participants: Mapping[str, int],
     *,
@@ -67,7 +67,7 @@ def run_benchmark(
     names = tuple(participants)
     local = new_local_run(store, SLUG, names)
     total = max(participants.values())
-    report = session.begin_benchmark(
+    upload = uploader.begin_benchmark(
         local,
         slug=SLUG,
         name="Sandbox TTI",
@@ -77,18 +77,18 @@ def run_benchmark(
         benchmark_config={"scoring": SCORING},
         run_key=run_key,
     )
-    header = session.header_lines() + report.header_lines()
+    header = uploader.header_lines() + upload.header_lines()
     for name, count in participants.items():
-        report.participant_started(name)
+        upload.participant_started(name)
         for index in range(count):
-            report.log(name, f"2024-01-01T00:00:00.000Z [task {index}] [info] hello {name}")
-            report.log(name, f"2024-01-01T00:00:00.000Z [task {index}] [debug] noisy", "debug")
+            upload.log(name, f"2024-01-01T00:00:00.000Z [task {index}] [info] hello {name}")
+            upload.log(name, f"2024-01-01T00:00:00.000Z [task {index}] [debug] noisy", "debug")
             status = "error" if name in failing and index == 0 else "success"
-            report.record(name, _record(index, status))
-        report.participant_finished(name)
+            upload.record(name, _record(index, status))
+        upload.participant_finished(name)
     body = {"run": {"triggeredBy": "manual"}, "results": [], "scoring": SCORING}
-    report.finish(body if summary else None)
-    return local, header, session.close(close_timeout)
+    upload.finish(body if summary else None)
+    return local, header, uploader.close(close_timeout)
 
 
 def assert_complete(
@@ -134,9 +134,9 @@ def outbox_all_sent(store: ResultStore, local: str) -> bool:
 def test_full_lifecycle(
     loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
 ) -> None:
-    session = _open(result_store, loopback_platform.root_url, tmp_path)
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path)
     parts = {"e2b": 5, "modal": 5}
-    local, header, summary = run_benchmark(session, result_store, parts, failing=["modal"])
+    local, header, summary = run_benchmark(uploader, result_store, parts, failing=["modal"])
     run_id = assert_complete(loopback_platform, parts, failing=["modal"])
     assert summary == DeliverySummary(sent=summary.sent, unsent=0)
     assert summary.ok
@@ -197,9 +197,9 @@ def test_keyed_runs_from_two_sequential_sessions_share_one_run(
     headers = []
     for name in ("e2b", "modal"):
         with ResultStore(tmp_path / "results.sqlite") as store:
-            session = _open(store, loopback_platform.root_url, tmp_path)
+            uploader = _open(store, loopback_platform.root_url, tmp_path)
             _, header, summary = run_benchmark(
-                session, store, {name: 3}, run_key="ci-42", summary=name == "modal"
+                uploader, store, {name: 3}, run_key="ci-42", summary=name == "modal"
             )
             assert summary.ok
             headers.append(header)
@@ -219,14 +219,14 @@ def test_identity_not_ours_touches_an_existing_benchmark(
     loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
 ) -> None:
     loopback_platform.benchmarks["other"] = {"id": "bm_x", "slug": "other", "name": "Other"}
-    session = _open(result_store, loopback_platform.root_url, tmp_path)
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path)
     for slug in ("other", "fresh"):
         local = new_local_run(result_store, slug)
-        session.begin_benchmark(
+        uploader.begin_benchmark(
             local, slug=slug, name="Mine", participants=[("e2b", 1)], total_tasks=1,
             run_config={}, benchmark_config={}, identity_is_ours=False,
         )  # fmt: skip
-    session.close(10)
+    uploader.close(10)
     assert [r.path for r in loopback_platform.calls("get_benchmark")] == [
         "/api/v1/benchmarks/other",
         "/api/v1/benchmarks/fresh",
@@ -238,22 +238,22 @@ def test_identity_not_ours_touches_an_existing_benchmark(
 def test_heartbeats_carry_progress(
     loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
 ) -> None:
-    session = _open(result_store, loopback_platform.root_url, tmp_path, heartbeat_interval_s=0.05)
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path, heartbeat_interval_s=0.05)
     local = new_local_run(result_store)
-    report = session.begin_benchmark(
+    upload = uploader.begin_benchmark(
         local, slug=SLUG, name="x", participants=[("e2b", 4)], total_tasks=4, run_config={}
     )
-    report.participant_started("e2b")
-    report.record("e2b", _record(0), in_flight=1)
-    report.record("e2b", _record(1, "error"), in_flight=1)
+    upload.participant_started("e2b")
+    upload.record("e2b", _record(0), in_flight=1)
+    upload.record("e2b", _record(1, "error"), in_flight=1)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         beats = [r.json for r in loopback_platform.calls("heartbeat")]
         if any(b["progressDone"] == 2 for b in beats):
             break
         time.sleep(0.05)
-    report.participant_finished("e2b")
-    session.close(10)
+    upload.participant_finished("e2b")
+    uploader.close(10)
     beat = next(b for b in beats if b["progressDone"] == 2)
     attempt = next(iter(loopback_platform.workers.values()))["attempts"][0]["id"]
     assert beat == {
@@ -271,8 +271,8 @@ def test_log_level_threshold_and_gzip(
     env = _env(
         loopback_platform.root_url, BENCHMARK_LOG_LEVEL="debug", BENCHMARK_LOG_COMPRESSION="gzip"
     )
-    session = _open(result_store, loopback_platform.root_url, tmp_path, env=env)
-    run_benchmark(session, result_store, {"e2b": 2})
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path, env=env)
+    run_benchmark(uploader, result_store, {"e2b": 2})
     (log,) = [a for a in loopback_platform.uploaded_artifacts() if a["kind"] == "coordinator.log"]
     assert log["contentType"] == "application/gzip"
     text = gzip.decompress(log["content"]).decode()
@@ -296,9 +296,9 @@ def test_each_endpoint_failing_transiently_loses_nothing(
     loopback_platform.fault(route, drop=True)
     loopback_platform.fault(route, status=429, retry_after="0")
     loopback_platform.fault(route, delay=0.5, status=502)
-    session = _open(result_store, loopback_platform.root_url, tmp_path)
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path)
     parts = {"e2b": 3, "modal": 3}
-    local, _, summary = run_benchmark(session, result_store, parts)
+    local, _, summary = run_benchmark(uploader, result_store, parts)
     assert summary.ok, summary
     assert_complete(loopback_platform, parts)
     assert outbox_all_sent(result_store, local)
@@ -310,9 +310,9 @@ def test_lost_answers_are_not_applied_twice(
     route: str, loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
 ) -> None:
     loopback_platform.fault(route, drop_after=True, times=2)
-    session = _open(result_store, loopback_platform.root_url, tmp_path)
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path)
     parts = {"e2b": 3}
-    _, _, summary = run_benchmark(session, result_store, parts)
+    _, _, summary = run_benchmark(uploader, result_store, parts)
     assert summary.ok, summary
     summaries = 3 if route == "summary" else 1  # the summary endpoint is a plain POST
     assert_complete(loopback_platform, parts, summaries=summaries)
@@ -325,8 +325,8 @@ def test_retry_after_is_honoured(
     loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
 ) -> None:
     loopback_platform.fault("events", status=429, retry_after="1")
-    session = _open(result_store, loopback_platform.root_url, tmp_path)
-    _, _, summary = run_benchmark(session, result_store, {"e2b": 1})
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path)
+    _, _, summary = run_benchmark(uploader, result_store, {"e2b": 1})
     assert summary.ok
     first, second = loopback_platform.calls("events")
     assert first.status == 429
@@ -363,8 +363,8 @@ def test_permanent_4xx_is_reported_and_not_retried(
         "summary", status=400, times=None, body={"error": "results[0] is missing compositeScore"}
     )
     messages: list[str] = []
-    session = _open(result_store, loopback_platform.root_url, tmp_path, on_message=messages.append)
-    local, _, summary = run_benchmark(session, result_store, {"e2b": 2})
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path, on_message=messages.append)
+    local, _, summary = run_benchmark(uploader, result_store, {"e2b": 2})
     assert len(loopback_platform.calls("summary")) == 1
     (rejected,) = summary.rejected
     assert rejected.startswith("summary: POST /benchmarks/sandbox-tti/runs/")
@@ -384,8 +384,8 @@ def test_unauthorized_stops_delivery_then_resubmit_delivers(
     loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
 ) -> None:
     loopback_platform.fault("events", status=401, times=None, body={"error": "token revoked"})
-    session = _open(result_store, loopback_platform.root_url, tmp_path)
-    local, _, summary = run_benchmark(session, result_store, {"e2b": 3})
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path)
+    local, _, summary = run_benchmark(uploader, result_store, {"e2b": 3})
     assert summary.stopped is not None
     assert "refused the credentials" in summary.stopped
     assert "token revoked" in summary.stopped
@@ -405,8 +405,8 @@ def test_refused_credentials_header_says_so(
     loopback_platform.fault(
         "upsert_benchmark", status=401, times=None, body={"error": "token revoked"}
     )
-    session = _open(result_store, loopback_platform.root_url, tmp_path)
-    local, header, summary = run_benchmark(session, result_store, {"e2b": 1}, close_timeout=3)
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path)
+    local, header, summary = run_benchmark(uploader, result_store, {"e2b": 1}, close_timeout=3)
     (line,) = header
     assert line.startswith("Platform refused the credentials (benchmark: ")
     assert "token revoked" in line
@@ -426,9 +426,9 @@ def test_platform_down_for_the_whole_run_then_resubmit(tmp_path: Path) -> None:
     root = down.root_url
     down.stop()  # nothing listens on this port any more
     store = ResultStore(tmp_path / "results.sqlite")
-    session = _open(store, root, tmp_path, header_wait_s=0.5)
+    uploader = _open(store, root, tmp_path, header_wait_s=0.5)
     parts = {"e2b": 3, "modal": 2}
-    local, header, summary = run_benchmark(session, store, parts, close_timeout=3)
+    local, header, summary = run_benchmark(uploader, store, parts, close_timeout=3)
     assert header[-1].startswith("Platform not reachable yet (")
     assert header[-1].endswith("or later with: pytest --bench-resubmit")
     counts = store.outbox_counts(local)
@@ -464,16 +464,16 @@ def test_offline_detection_bounds_the_session(tmp_path: Path) -> None:
     root = down.root_url
     down.stop()
     with ResultStore(tmp_path / "results.sqlite") as store:
-        session = _open(store, root, tmp_path, header_wait_s=5)
+        uploader = _open(store, root, tmp_path, header_wait_s=5)
         started = time.monotonic()
         local = new_local_run(store)
-        session.begin_benchmark(
+        uploader.begin_benchmark(
             local, slug=SLUG, name="x", participants=[("e2b", 1)], total_tasks=1, run_config={}
         )
         # offline_after_s is 1.5 in FAST_RETRY: the header wait ends when delivery stops.
-        assert session.stopped is not None
-        assert "has not answered successfully" in session.stopped
-        summary = session.close(60)
+        assert uploader.stopped is not None
+        assert "has not answered successfully" in uploader.stopped
+        summary = uploader.close(60)
         assert time.monotonic() - started < 30
         assert summary.unsent == 2
 
@@ -482,25 +482,25 @@ def test_offline_detection_bounds_the_session(tmp_path: Path) -> None:
 
 
 def test_dry_run_and_local_only(result_store: ResultStore, tmp_path: Path) -> None:
-    dry = PlatformSession.open(result_store, dry_run=True, env={}, home=tmp_path)
+    dry = PlatformUploader.open(result_store, dry_run=True, env={}, home=tmp_path)
     assert dry.mode == "dry-run"
     assert dry.header_lines() == ["Dry run: no platform ingest or reporting."]
-    local = PlatformSession.open(result_store, dry_run=False, env={}, home=tmp_path)
+    local = PlatformUploader.open(result_store, dry_run=False, env={}, home=tmp_path)
     assert local.mode == "local-only"
     (line,) = local.header_lines()
     assert line.startswith("Local only: no platform credentials found")
-    for session in (dry, local):
+    for uploader in (dry, local):
         run = new_local_run(result_store)
-        report = session.begin_benchmark(
+        upload = uploader.begin_benchmark(
             run, slug=SLUG, name="x", participants=[("e2b", 1)], total_tasks=1, run_config={}
         )
-        report.participant_started("e2b")
-        report.record("e2b", _record(0))
-        report.participant_finished("e2b")
-        report.finish({"run": {}, "results": []})
-        assert report.header_lines() == []
-        assert report.dashboard_url == ""
-        assert session.close(1) == DeliverySummary()
+        upload.participant_started("e2b")
+        upload.record("e2b", _record(0))
+        upload.participant_finished("e2b")
+        upload.finish({"run": {}, "results": []})
+        assert upload.header_lines() == []
+        assert upload.dashboard_url == ""
+        assert uploader.close(1) == DeliverySummary()
         assert result_store.outbox_counts(run)["pending"] == 0
 
 
@@ -514,11 +514,11 @@ def test_secret_never_reaches_store_or_output(
     loopback_platform.fault("summary", status=400, times=None, body=echo)
     loopback_platform.fault("events", status=503, times=1, body=echo)
     messages: list[str] = []
-    session = _open(result_store, loopback_platform.root_url, tmp_path, on_message=messages.append)
-    _, header, summary = run_benchmark(session, result_store, {"e2b": 2})
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path, on_message=messages.append)
+    _, header, summary = run_benchmark(uploader, result_store, {"e2b": 2})
     print("\n".join(header + summary.lines() + messages))
     assert "***" in summary.rejected[0]
-    assert repr(session.client) == f"BenchmarkClient(base_url={loopback_platform.api_url!r})"
+    assert repr(uploader.client) == f"BenchmarkClient(base_url={loopback_platform.api_url!r})"
     result_store.close()
     captured = capsys.readouterr()
     assert API_KEY not in captured.out + captured.err
@@ -550,25 +550,25 @@ _PROCESS_SCRIPT = """
 import json, os, sys
 sys.path.insert(0, os.environ["TESTS_DIR"])
 from platform_helpers import FAST_RETRY, new_local_run
-from pytest_benchsdk.platform import PlatformSession
+from pytest_benchsdk.platform import PlatformUploader
 from pytest_benchsdk.store import ResultStore
 
 store_path, name, run_key = sys.argv[1:4]
 with ResultStore(store_path) as store:
-    session = PlatformSession.open(store, dry_run=False, retry=FAST_RETRY, batch_size=2)
-    print("\\n".join(session.header_lines()))
+    uploader = PlatformUploader.open(store, dry_run=False, retry=FAST_RETRY, batch_size=2)
+    print("\\n".join(uploader.header_lines()))
     local = new_local_run(store, "sandbox-tti", (name,))
-    report = session.begin_benchmark(
+    upload = uploader.begin_benchmark(
         local, slug="sandbox-tti", name="Sandbox TTI", participants=[(name, 3)], total_tasks=3,
         run_config={"trigger": {"source": "manual"}}, run_key=run_key,
     )
-    print("\\n".join(report.header_lines()))
-    report.participant_started(name)
+    print("\\n".join(upload.header_lines()))
+    upload.participant_started(name)
     for index in range(3):
-        report.record(name, {"taskIndex": index, "status": "success", "latencyMs": 1.0})
-    report.participant_finished(name)
-    report.finish({"run": {"triggeredBy": "manual"}, "results": []})
-    summary = session.close(20)
+        upload.record(name, {"taskIndex": index, "status": "success", "latencyMs": 1.0})
+    upload.participant_finished(name)
+    upload.finish({"run": {"triggeredBy": "manual"}, "results": []})
+    summary = uploader.close(20)
     print(json.dumps({"ok": summary.ok, "sent": summary.sent}))
 """
 
@@ -609,22 +609,22 @@ def test_failing_heartbeats_are_never_fatal(
 ) -> None:
     loopback_platform.fault("heartbeat", status=500, times=None)
     loopback_platform.fault("heartbeat", drop=True, times=None)
-    session = _open(result_store, loopback_platform.root_url, tmp_path, heartbeat_interval_s=0.01)
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path, heartbeat_interval_s=0.01)
     local = new_local_run(result_store)
-    report = session.begin_benchmark(
+    upload = uploader.begin_benchmark(
         local, slug=SLUG, name="Sandbox TTI", participants=[("e2b", 2)], total_tasks=2,
         run_config={}, benchmark_config={"scoring": SCORING},
     )  # fmt: skip
-    report.participant_started("e2b")
-    report.log("e2b", "2024-01-01T00:00:00.000Z [task 0] [warn] slow", "warn")
-    report.record("e2b", _record(0))
+    upload.participant_started("e2b")
+    upload.log("e2b", "2024-01-01T00:00:00.000Z [task 0] [warn] slow", "warn")
+    upload.record("e2b", _record(0))
     deadline = time.monotonic() + 10
     while not loopback_platform.calls("heartbeat") and time.monotonic() < deadline:
         time.sleep(0.02)
-    report.record("e2b", _record(1))
-    report.participant_finished("e2b")
-    report.finish({"run": {}, "results": []})
-    summary = session.close(10)
+    upload.record("e2b", _record(1))
+    upload.participant_finished("e2b")
+    upload.finish({"run": {}, "results": []})
+    summary = uploader.close(10)
     assert summary.ok
     assert loopback_platform.calls("heartbeat")
     assert_complete(loopback_platform, {"e2b": 2})
@@ -634,8 +634,8 @@ def test_nothing_left_to_claim_blocks_only_that_participant(
     loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
 ) -> None:
     loopback_platform.fault("claim", status=200, body={"assignment": None})
-    session = _open(result_store, loopback_platform.root_url, tmp_path)
-    local, _, summary = run_benchmark(session, result_store, {"e2b": 3, "modal": 2})
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path)
+    local, _, summary = run_benchmark(uploader, result_store, {"e2b": 3, "modal": 2})
     (run_id,) = loopback_platform.runs
     (rejected,) = summary.rejected
     assert rejected.startswith(

@@ -245,7 +245,7 @@ def test_a_lost_answer_is_not_stored_twice(
     reason="Known limitation (README): a claim whose answer is lost is retried, finds no "
     "pending worker and is "
     "rejected, so the participant's records, log, metrics and completion never reach the "
-    "platform (platform/_operations.py, _perform 'claim')",
+    "platform (platform/_operations.py, _claim_worker)",
     strict=True,
 )
 def test_a_lost_claim_answer_loses_nothing(
@@ -264,8 +264,8 @@ def test_a_lost_claim_answer_loses_nothing(
 @pytest.mark.xfail(
     reason="Known limitation (README): a run creation whose answer is lost is retried "
     "without an idempotency key "
-    "and creates a second, empty run on the platform (_lifecycle.begin_benchmark sends no "
-    "runKey unless --bench-run-key is given)",
+    "and creates a second, empty run on the platform (RunUpload.queue_run_creation sends "
+    "no runKey unless --bench-run-key is given)",
     strict=True,
 )
 def test_a_lost_run_creation_answer_creates_one_run(

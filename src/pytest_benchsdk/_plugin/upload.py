@@ -11,7 +11,7 @@ from typing import Any
 
 from .._runenv import RunEnvironment
 from .._runs import BenchmarkRun, RecordPayload
-from ..platform import BenchmarkReport, DeliverySummary, PlatformSession
+from ..platform import DeliverySummary, PlatformUploader, RunUpload
 from ..store import ResultStore
 from .options import BenchOptions
 
@@ -28,7 +28,7 @@ class PlatformLink:
 
     def __init__(
         self,
-        uploader: PlatformSession,
+        uploader: PlatformUploader,
         store: ResultStore | None,
         environment: RunEnvironment,
         run_key: str | None,
@@ -37,7 +37,7 @@ class PlatformLink:
         self.store = store
         self.environment = environment
         self.run_key = run_key
-        self.uploads: dict[str, BenchmarkReport] = {}
+        self.uploads: dict[str, RunUpload] = {}
         self.delivery: DeliverySummary | None = None
 
     @classmethod
@@ -50,7 +50,7 @@ class PlatformLink:
         write: Callable[[str], None],
     ) -> PlatformLink:
         """Resolve the mode and credentials (``write`` shows delivery messages)."""
-        uploader = PlatformSession.open(
+        uploader = PlatformUploader.open(
             store,
             dry_run=options.dry_run,
             base_url=options.base_url,
@@ -90,7 +90,7 @@ class PlatformLink:
         self._sync_run_ids(run, upload)
         return upload.header_lines()
 
-    def _sync_run_ids(self, run: BenchmarkRun, upload: BenchmarkReport) -> None:
+    def _sync_run_ids(self, run: BenchmarkRun, upload: RunUpload) -> None:
         platform_run_id = upload.platform_run_id
         if platform_run_id and platform_run_id != run.platform_run_id:
             run.platform_run_id = platform_run_id

@@ -2,10 +2,11 @@
 
 The plugin uses the facade only:
 
-* :meth:`PlatformSession.open` once per session (controller), :meth:`PlatformSession.header_lines`
-  for the header, :meth:`PlatformSession.begin_benchmark` per benchmark → :class:`BenchmarkReport`
-  (``participant_started`` / ``record`` / ``log`` / ``participant_finished`` / ``finish``),
-  :meth:`PlatformSession.close` at the end → :class:`DeliverySummary`.
+* :meth:`PlatformUploader.open` once per pytest session (controller),
+  :meth:`PlatformUploader.header_lines` for the header, :meth:`PlatformUploader.begin_benchmark`
+  per benchmark → :class:`RunUpload` (``participant_started`` / ``record`` / ``log`` /
+  ``participant_finished`` / ``finish``), :meth:`PlatformUploader.close` at the end →
+  :class:`DeliverySummary`.
 * :func:`resubmit` for ``--bench-resubmit``; :func:`check_connectivity` for ``--bench-check``.
 
 Everything the platform should receive is written to the results store's outbox before it is
@@ -19,8 +20,9 @@ from ._client import BenchmarkClient, encode_segment
 from ._connect import CheckResult, check_connectivity, client_for
 from ._delivery import RESUBMIT_COMMAND, DeliverySummary, OutboxStore, RetryPolicy, resubmit
 from ._errors import AuthError, BenchmarkApiError, PlatformConnectionError, redact
-from ._lifecycle import BenchmarkReport, PlatformSession
 from ._metrics import METRIC_KEYS, SystemMetricsCollector
+from ._run_upload import RunUpload
+from ._uploader import PlatformUploader
 
 __all__ = [
     "METRIC_KEYS",
@@ -28,14 +30,14 @@ __all__ = [
     "AuthError",
     "BenchmarkApiError",
     "BenchmarkClient",
-    "BenchmarkReport",
     "CheckResult",
     "CliAuth",
     "DeliverySummary",
     "OutboxStore",
     "PlatformConnectionError",
-    "PlatformSession",
+    "PlatformUploader",
     "RetryPolicy",
+    "RunUpload",
     "SystemMetricsCollector",
     "check_connectivity",
     "client_for",
@@ -46,3 +48,11 @@ __all__ = [
     "resolve_auth",
     "resubmit",
 ]
+
+# The public classes and functions say they live here (in reprs, tracebacks and docs), not in
+# the private modules that define them; constants have no ``__module__``.
+for _name in __all__:
+    _obj = globals()[_name]
+    if callable(_obj):
+        _obj.__module__ = __name__
+del _name, _obj

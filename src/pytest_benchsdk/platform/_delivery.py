@@ -2,7 +2,7 @@
 
 Every operation of a run's lifecycle (benchmark upsert, run creation, participant registration,
 worker plan and claim, event batches, artifacts, complete/fail, run summary) is an outbox entry
-written *before* it is sent and marked sent after a 2xx (see :mod:`._lifecycle` for the
+written *before* it is sent and marked sent after a 2xx (see :mod:`._run_upload` for the
 entries, :mod:`._operations` for the requests). The :class:`Sender` delivers entries in
 insertion order; an entry that needs an id produced by an earlier one (the platform run id, the
 worker and attempt ids) names that entry as ``depends_on`` and reads the id from the store's
@@ -29,7 +29,7 @@ import attrs
 
 from ._client import BenchmarkClient
 from ._errors import BenchmarkApiError, PlatformConnectionError, platform_message
-from ._operations import _Blocked, _kind_label, _perform, _Reject
+from ._operations import Blocked, Reject, kind_label, perform
 from ._outbox import OutboxEntryLike, OutboxStore
 
 __all__ = [
@@ -128,7 +128,6 @@ class Sender:
         retry: RetryPolicy | None = None,
         run_ids: set[str] | None = None,
         on_message: Callable[[str], None] | None = None,
-        sleep: Callable[[float], None] | None = None,
     ) -> None:
         self.store = store
         self.client = client
@@ -147,7 +146,6 @@ class Sender:
         self._failures = 0
         self._failing_since: float | None = None
         self._retry_after: float | None = None
-        self._sleep = sleep
 
     # -- public -----------------------------------------------------------------------------
 
@@ -166,7 +164,7 @@ class Sender:
         return self._credentials_refused
 
     def add_run(self, run_id: str) -> None:
-        """Own ``run_id`` too (the session adds each benchmark's local run)."""
+        """Own ``run_id`` too (the uploader adds each benchmark's local run)."""
         with self._cond:
             if self.run_ids is not None:
                 self.run_ids.add(run_id)
@@ -270,12 +268,9 @@ class Sender:
             remaining = until - time.monotonic()
             if remaining <= 0:
                 return True
-            if self._sleep is not None:
-                self._sleep(remaining)
-            else:
-                with self._cond:
-                    # close() only shortens the deadline; it never cuts a backoff short.
-                    self._cond.wait(remaining)
+            with self._cond:
+                # close() only shortens the deadline; it never cuts a backoff short.
+                self._cond.wait(remaining)
             if self._deadline is not None and until > self._deadline:
                 return False
 
@@ -323,16 +318,16 @@ class Sender:
     def _attempt(self, entry: OutboxEntryLike) -> None:
         self._retry_after = None
         try:
-            response = _perform(self.store, self.client, entry)
-        except _Blocked as exc:
+            response = perform(self.store, self.client, entry)
+        except Blocked as exc:
             self.store.outbox_mark_failed(entry.id, str(exc), permanent=True)
             self._blocked += 1
             return
-        except _Reject as exc:
+        except Reject as exc:
             self._reject(entry, str(exc))
             return
         except BenchmarkApiError as exc:
-            message = f"{_kind_label(entry)}: {platform_message(exc)}"
+            message = f"{kind_label(entry)}: {platform_message(exc)}"
             if exc.transient:
                 self._transient(entry, message, exc.retry_after)
             elif exc.status in (401, 403):
@@ -346,10 +341,10 @@ class Sender:
                 self._reject(entry, message)
             return
         except PlatformConnectionError as exc:
-            self._transient(entry, f"{_kind_label(entry)}: {exc}", None)
+            self._transient(entry, f"{kind_label(entry)}: {exc}", None)
             return
         except (ValueError, KeyError, TypeError) as exc:
-            self._reject(entry, f"{_kind_label(entry)}: {self.client.redact(str(exc))}")
+            self._reject(entry, f"{kind_label(entry)}: {self.client.redact(str(exc))}")
             return
         self.store.outbox_mark_sent(entry.id, response)
         self._sent += 1

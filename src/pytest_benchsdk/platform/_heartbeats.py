@@ -1,7 +1,8 @@
 """Best-effort worker heartbeats for the participants of the running benchmarks.
 
-Private to the platform package; :class:`._lifecycle.PlatformSession` owns one
-:class:`_Heartbeats`. Heartbeats are telemetry: sent directly (never through the outbox), and a
+Private to the platform package; :class:`._uploader.PlatformUploader` owns one
+:class:`Heartbeats`, and each :class:`._run_upload.RunUpload` adds and discards its started
+participants. Heartbeats are telemetry: sent directly (never through the outbox), and a
 failed one is dropped because the next one carries the same counters.
 """
 
@@ -10,33 +11,26 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ._client import BenchmarkClient
 from ._errors import BenchmarkApiError, PlatformConnectionError
 
-__all__: list[str] = []
+__all__ = ["Heartbeats"]
 
 
-# Protocols rather than imports of the report and session classes: they import this module.
-class _ParticipantProgress(Protocol):
-    @property
-    def heartbeat_due(self) -> bool: ...
-
-
-class _Report(Protocol):
-    """What heartbeats read from a :class:`._report.BenchmarkReport`."""
+# Protocols rather than imports of the run upload and uploader classes: they import this module.
+class _RunUpload(Protocol):
+    """What heartbeats read from a :class:`._run_upload.RunUpload`."""
 
     @property
     def slug(self) -> str: ...
-    @property
-    def _participants(self) -> Mapping[str, _ParticipantProgress]: ...
-    def _heartbeat_body(self, name: str) -> tuple[str, str, dict[str, Any]] | None: ...
+    def heartbeat_due(self, name: str) -> bool: ...
+    def heartbeat_body(self, name: str) -> tuple[str, str, dict[str, Any]] | None: ...
 
 
-class _Session(Protocol):
-    """What heartbeats read from a :class:`._lifecycle.PlatformSession`."""
+class _Uploader(Protocol):
+    """What heartbeats read from a :class:`._uploader.PlatformUploader`."""
 
     @property
     def stopped(self) -> str | None: ...
@@ -44,22 +38,23 @@ class _Session(Protocol):
     def client(self) -> BenchmarkClient | None: ...
 
 
-class _Heartbeats:
+class Heartbeats:
     """Best-effort heartbeats: every ``interval_s`` per active participant, and soon after
     progress (coalesced, at most one request in flight). Failures are ignored.
     """
 
-    def __init__(self, session: _Session, interval_s: float) -> None:
-        self._session = session
+    def __init__(self, uploader: _Uploader, interval_s: float) -> None:
+        self._uploader = uploader
         self._interval = interval_s
-        self._active: dict[tuple[int, str], tuple[_Report, float]] = {}
+        self._active: dict[tuple[int, str], tuple[_RunUpload, float]] = {}
         self._cond = threading.Condition()
         self._closed = False
         self._thread: threading.Thread | None = None
 
-    def add(self, report: _Report, name: str) -> None:
+    def add(self, upload: _RunUpload, name: str) -> None:
+        """Send heartbeats for the participant ``name`` of ``upload`` (it has started)."""
         with self._cond:
-            self._active[(id(report), name)] = (report, 0.0)
+            self._active[(id(upload), name)] = (upload, 0.0)
             if self._thread is None and not self._closed:
                 self._thread = threading.Thread(
                     target=self._loop, name="benchsdk-heartbeat", daemon=True
@@ -67,15 +62,18 @@ class _Heartbeats:
                 self._thread.start()
             self._cond.notify_all()
 
-    def discard(self, report: _Report, name: str) -> None:
+    def discard(self, upload: _RunUpload, name: str) -> None:
+        """Stop the heartbeats of the participant ``name`` of ``upload`` (it has finished)."""
         with self._cond:
-            self._active.pop((id(report), name), None)
+            self._active.pop((id(upload), name), None)
 
     def poke(self) -> None:
+        """A participant made progress: send its heartbeat soon."""
         with self._cond:
             self._cond.notify_all()
 
     def close(self) -> None:
+        """Stop the heartbeat thread (waits up to 5 s for a request in flight)."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
@@ -93,28 +91,28 @@ class _Heartbeats:
                     return
                 now = time.monotonic()
                 due = [
-                    (key, report, name)
-                    for (key, (report, last)) in self._active.items()
+                    (key, upload, name)
+                    for (key, (upload, last)) in self._active.items()
                     for name in [key[1]]
                     if now - last >= self._interval
-                    or (report._participants[name].heartbeat_due and now - last >= 0.25)
+                    or (upload.heartbeat_due(name) and now - last >= 0.25)
                 ]
-            if self._session.stopped:
+            if self._uploader.stopped:
                 continue
-            for key, report, name in due:
+            for key, upload, name in due:
                 with self._cond:
                     if key in self._active:
-                        self._active[key] = (report, time.monotonic())
-                self._send(report, name)
+                        self._active[key] = (upload, time.monotonic())
+                self._send(upload, name)
 
-    def _send(self, report: _Report, name: str) -> None:
-        target = report._heartbeat_body(name)
+    def _send(self, upload: _RunUpload, name: str) -> None:
+        target = upload.heartbeat_body(name)
         if target is None:
             return
         run_id, worker_id, body = target
-        client = self._session.client
+        client = self._uploader.client
         if client is None:
             return
         # Telemetry: never fatal; the next heartbeat carries the same counters.
         with contextlib.suppress(BenchmarkApiError, PlatformConnectionError, ValueError):
-            client.heartbeat(report.slug, run_id, worker_id, body)
+            client.heartbeat(upload.slug, run_id, worker_id, body)

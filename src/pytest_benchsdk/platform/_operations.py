@@ -1,7 +1,8 @@
 """The operations behind outbox entries: one platform request (or two) per entry kind.
 
-Private to the platform package: :class:`._delivery.Sender` calls :func:`_perform` for each
-entry and turns what it raises into retries, rejections or a stop. An operation reads the ids
+Private to the platform package: :class:`._delivery.Sender` calls :func:`perform` for each
+entry and turns what it raises into retries, rejections (:class:`Reject`, :class:`Blocked`) or
+a stop. :data:`OPERATIONS` maps each entry kind to its operation. An operation reads the ids
 produced by earlier entries (platform run, worker assignment) from the store's per-run state
 and saves the ids it produces there, so a replay by :func:`._delivery.resubmit` needs nothing
 else.
@@ -10,25 +11,26 @@ else.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._client import BenchmarkClient
 from ._errors import BenchmarkApiError
 from ._outbox import STATE_RUN, OutboxEntryLike, OutboxStore, worker_state_key
 
-__all__ = ["dashboard_url"]
+__all__ = ["OPERATIONS", "Blocked", "Operation", "Reject", "dashboard_url", "kind_label", "perform"]
 
 
-class _Reject(Exception):
+class Reject(Exception):
     """The entry cannot be delivered, ever (message for people)."""
 
 
-class _Blocked(_Reject):
+class Blocked(Reject):
     """An entry this one needs was rejected, so this one cannot be sent either."""
 
 
-def _kind_label(entry: OutboxEntryLike) -> str:
+def kind_label(entry: OutboxEntryLike) -> str:
+    """How messages name an entry: its kind, participant and batch number (``events e2b #3``)."""
     payload = entry.payload if isinstance(entry.payload, Mapping) else {}
     participant = payload.get("participant")
     label = entry.kind + (f" {participant}" if participant else "")
@@ -37,19 +39,19 @@ def _kind_label(entry: OutboxEntryLike) -> str:
     return label
 
 
-def _platform_run(store: OutboxStore, entry: OutboxEntryLike) -> dict[str, Any]:
+def _platform_run_id(store: OutboxStore, entry: OutboxEntryLike) -> str:
     run = store.state_get(entry.run_id, STATE_RUN)
     if not isinstance(run, dict) or not run.get("id"):
-        raise _Blocked(f"{_kind_label(entry)}: not sent because the platform run was never created")
-    return run
+        raise Blocked(f"{kind_label(entry)}: not sent because the platform run was never created")
+    return str(run["id"])
 
 
 def _assignment(store: OutboxStore, entry: OutboxEntryLike) -> dict[str, Any]:
     participant = entry.payload["participant"]
     assignment = store.state_get(entry.run_id, worker_state_key(participant))
     if not isinstance(assignment, dict) or not assignment.get("workerId"):
-        raise _Blocked(
-            f"{_kind_label(entry)}: not sent because no platform worker was claimed for "
+        raise Blocked(
+            f"{kind_label(entry)}: not sent because no platform worker was claimed for "
             f"{participant}"
         )
     return assignment
@@ -63,127 +65,158 @@ def dashboard_url(api_base_url: str, org_slug: str | None, slug: str, run_id: st
     return f"{root}/{org_slug}/benchmarks/{slug}/runs/{run_id}"
 
 
-def _perform(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
+#: One entry's operation: its platform request(s); returns the response kept with the entry.
+Operation = Callable[[OutboxStore, BenchmarkClient, OutboxEntryLike], Any]
+
+
+def _upsert_benchmark(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
     payload: Mapping[str, Any] = entry.payload
     slug: str = payload["slug"]
-    kind = entry.kind
-    if kind == "benchmark":
-        initialize = bool(payload.get("identityIsOurs", True))
-        if not initialize:
-            try:
-                client.get_benchmark(slug)
-            except BenchmarkApiError as exc:
-                if exc.status != 404:
-                    raise
-                initialize = True
-        body: dict[str, Any] = {}
-        if initialize:
-            body["name"] = payload["name"]
-            if payload.get("config"):
-                body["config"] = payload["config"]
-        return {"benchmark": client.upsert_benchmark(slug, body)}
-    if kind == "run":
-        data = client.create_run(slug, payload["body"])
-        run = data.get("run") or {}
-        if not run.get("id"):
-            raise _Reject(f"{_kind_label(entry)}: the platform answered without a run id")
-        org = data.get("organizationSlug")
-        url = dashboard_url(client.base_url, org, slug, str(run["id"]))
-        state = {
-            "id": str(run["id"]),
-            "name": run.get("name"),
-            "organizationSlug": org,
-            "dashboardUrl": url,
-        }
-        store.state_set(entry.run_id, STATE_RUN, state)
-        store.set_platform_run(entry.run_id, str(run["id"]), url)
-        return {"run": {"id": run["id"], "name": run.get("name")}, "organizationSlug": org}
-    run_id = str(_platform_run(store, entry)["id"])
-    if kind == "participant":
+    initialize = bool(payload.get("identityIsOurs", True))
+    if not initialize:
+        try:
+            client.get_benchmark(slug)
+        except BenchmarkApiError as exc:
+            if exc.status != 404:
+                raise
+            initialize = True
+    body: dict[str, Any] = {}
+    if initialize:
+        body["name"] = payload["name"]
+        if payload.get("config"):
+            body["config"] = payload["config"]
+    return {"benchmark": client.upsert_benchmark(slug, body)}
+
+
+def _create_run(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
+    payload: Mapping[str, Any] = entry.payload
+    slug: str = payload["slug"]
+    data = client.create_run(slug, payload["body"])
+    run = data.get("run") or {}
+    if not run.get("id"):
+        raise Reject(f"{kind_label(entry)}: the platform answered without a run id")
+    org = data.get("organizationSlug")
+    url = dashboard_url(client.base_url, org, slug, str(run["id"]))
+    state = {
+        "id": str(run["id"]),
+        "name": run.get("name"),
+        "organizationSlug": org,
+        "dashboardUrl": url,
+    }
+    store.state_set(entry.run_id, STATE_RUN, state)
+    store.set_platform_run(entry.run_id, str(run["id"]), url)
+    return {"run": {"id": run["id"], "name": run.get("name")}, "organizationSlug": org}
+
+
+def _upsert_participant(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
+    payload: Mapping[str, Any] = entry.payload
+    slug: str = payload["slug"]
+    run_id = _platform_run_id(store, entry)
+    return {
+        "participant": client.upsert_participant(
+            slug, run_id, payload["participant"], payload.get("body") or {}
+        )
+    }
+
+
+def _plan_workers(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
+    payload: Mapping[str, Any] = entry.payload
+    slug: str = payload["slug"]
+    run_id = _platform_run_id(store, entry)
+    try:
         return {
-            "participant": client.upsert_participant(
+            "workers": client.plan_workers(
                 slug, run_id, payload["participant"], payload.get("body") or {}
             )
         }
-    if kind == "plan":
-        try:
-            return {
-                "workers": client.plan_workers(
-                    slug, run_id, payload["participant"], payload.get("body") or {}
-                )
-            }
-        except BenchmarkApiError as exc:
-            # Already planned: by an earlier attempt whose answer was lost, or (run key) by
-            # another process; the claim decides whether a worker is left for us.
-            if exc.status == 409:
-                return {"alreadyPlanned": True}
-            raise
-    if kind == "claim":
-        assignment = client.claim_worker(
-            slug, run_id, payload["participant"], payload.get("body") or {}
+    except BenchmarkApiError as exc:
+        # Already planned: by an earlier attempt whose answer was lost, or (run key) by
+        # another process; the claim decides whether a worker is left for us.
+        if exc.status == 409:
+            return {"alreadyPlanned": True}
+        raise
+
+
+def _claim_worker(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
+    payload: Mapping[str, Any] = entry.payload
+    slug: str = payload["slug"]
+    run_id = _platform_run_id(store, entry)
+    assignment = client.claim_worker(
+        slug, run_id, payload["participant"], payload.get("body") or {}
+    )
+    if assignment is None:
+        raise Reject(
+            f"{kind_label(entry)}: No pending worker to claim for run {run_id} — it may "
+            "already be fully claimed."
         )
-        if assignment is None:
-            raise _Reject(
-                f"{_kind_label(entry)}: No pending worker to claim for run {run_id} — it may "
-                "already be fully claimed."
-            )
-        store.state_set(entry.run_id, worker_state_key(payload["participant"]), assignment)
-        return {"workerId": assignment.get("workerId"), "attemptId": assignment.get("attemptId")}
-    if kind == "summary":
-        result = client.submit_run_summary(slug, run_id, payload["body"])
-        return result if isinstance(result, dict) else {}
+    store.state_set(entry.run_id, worker_state_key(payload["participant"]), assignment)
+    return {"workerId": assignment.get("workerId"), "attemptId": assignment.get("attemptId")}
+
+
+def _submit_summary(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
+    payload: Mapping[str, Any] = entry.payload
+    slug: str = payload["slug"]
+    run_id = _platform_run_id(store, entry)
+    result = client.submit_run_summary(slug, run_id, payload["body"])
+    return result if isinstance(result, dict) else {}
+
+
+def _submit_events(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
+    payload: Mapping[str, Any] = entry.payload
+    slug: str = payload["slug"]
+    run_id = _platform_run_id(store, entry)
     assignment = _assignment(store, entry)
     worker_id = str(assignment["workerId"])
     attempt_id = str(assignment["attemptId"])
-    if kind == "events":
-        start = int((assignment.get("taskRange") or {}).get("start") or 0)
-        records = [
-            {**r, "taskIndex": int(r["taskIndex"]) + start} if start else r
-            for r in payload["records"]
-        ]
-        result = client.submit_task_results(
-            slug,
-            run_id,
-            worker_id,
-            {
-                "attemptId": attempt_id,
-                "sequenceNumber": payload["sequenceNumber"],
-                "isFinal": bool(payload["isFinal"]),
-                "records": records,
-            },
-        )
-        return result if isinstance(result, dict) else {}
-    if kind == "artifact":
-        return _upload_artifact(store, client, entry, slug, run_id, worker_id, attempt_id)
-    if kind == "finish":
-        try:
-            if payload.get("failed"):
-                return client.fail_worker(
-                    slug,
-                    run_id,
-                    worker_id,
-                    attempt_id,
-                    payload.get("errorCode") or "Error",
-                    payload.get("errorMessage") or "One or more tasks failed",
-                )
-            return client.complete_worker(slug, run_id, worker_id, attempt_id)
-        except BenchmarkApiError as exc:
-            if exc.status == 409:  # already finished by an attempt whose answer was lost
-                return {"alreadyFinished": True}
-            raise
-    raise _Reject(f"unknown outbox entry kind {kind!r}")
+    start = int((assignment.get("taskRange") or {}).get("start") or 0)
+    records = [
+        {**r, "taskIndex": int(r["taskIndex"]) + start} if start else r for r in payload["records"]
+    ]
+    result = client.submit_task_results(
+        slug,
+        run_id,
+        worker_id,
+        {
+            "attemptId": attempt_id,
+            "sequenceNumber": payload["sequenceNumber"],
+            "isFinal": bool(payload["isFinal"]),
+            "records": records,
+        },
+    )
+    return result if isinstance(result, dict) else {}
 
 
-def _upload_artifact(
-    store: OutboxStore,
-    client: BenchmarkClient,
-    entry: OutboxEntryLike,
-    slug: str,
-    run_id: str,
-    worker_id: str,
-    attempt_id: str,
-) -> Any:
-    payload = entry.payload
+def _finish_worker(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
+    payload: Mapping[str, Any] = entry.payload
+    slug: str = payload["slug"]
+    run_id = _platform_run_id(store, entry)
+    assignment = _assignment(store, entry)
+    worker_id = str(assignment["workerId"])
+    attempt_id = str(assignment["attemptId"])
+    try:
+        if payload.get("failed"):
+            return client.fail_worker(
+                slug,
+                run_id,
+                worker_id,
+                attempt_id,
+                payload.get("errorCode") or "Error",
+                payload.get("errorMessage") or "One or more tasks failed",
+            )
+        return client.complete_worker(slug, run_id, worker_id, attempt_id)
+    except BenchmarkApiError as exc:
+        if exc.status == 409:  # already finished by an attempt whose answer was lost
+            return {"alreadyFinished": True}
+        raise
+
+
+def _upload_artifact(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
+    payload: Mapping[str, Any] = entry.payload
+    slug: str = payload["slug"]
+    run_id = _platform_run_id(store, entry)
+    assignment = _assignment(store, entry)
+    worker_id = str(assignment["workerId"])
+    attempt_id = str(assignment["attemptId"])
     body = payload["body"]
     content = base64.b64decode(body) if payload.get("encoding") == "base64" else body.encode()
     content_type = payload.get("contentType") or "application/octet-stream"
@@ -202,7 +235,7 @@ def _upload_artifact(
         create["metadata"] = {**(payload.get("metadata") or {}), "sizeBytes": len(content)}
         created = client.create_artifact(slug, run_id, worker_id, create)
         if not created.get("uploadUrl"):
-            raise _Reject("Benchmark artifact upload URL is missing.")
+            raise Reject("Benchmark artifact upload URL is missing.")
         store.state_set(entry.run_id, upload_key, created)
     try:
         client.upload_presigned(str(created["uploadUrl"]), content, content_type)
@@ -216,3 +249,28 @@ def _upload_artifact(
         raise
     artifact_id = created.get("artifactId") or (created.get("artifact") or {}).get("id")
     return {"artifactId": artifact_id, "sizeBytes": len(content)}
+
+
+#: The operation of each outbox entry kind.
+OPERATIONS: Mapping[str, Operation] = {
+    "benchmark": _upsert_benchmark,
+    "run": _create_run,
+    "participant": _upsert_participant,
+    "plan": _plan_workers,
+    "claim": _claim_worker,
+    "summary": _submit_summary,
+    "events": _submit_events,
+    "artifact": _upload_artifact,
+    "finish": _finish_worker,
+}
+
+
+def perform(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
+    """Send one outbox entry: its kind's operation. Raises :class:`Reject` (never deliverable,
+    also for an unknown kind), :class:`Blocked` (an entry it needs was rejected), or the
+    client's errors (:class:`BenchmarkApiError`, connection errors) for the sender to judge.
+    """
+    operation = OPERATIONS.get(entry.kind)
+    if operation is None:
+        raise Reject(f"unknown outbox entry kind {entry.kind!r}")
+    return operation(store, client, entry)

@@ -1,9 +1,17 @@
-"""One benchmark's platform report: the plugin's events turned into chained outbox entries.
+"""One benchmark run's platform uploads: the plugin's events turned into chained outbox entries.
 
-Private to the platform package; :class:`._lifecycle.PlatformSession` creates a
-:class:`BenchmarkReport` per benchmark and :mod:`._lifecycle` re-exports it. Per participant the
-report keeps its place in the chain, the records not yet batched, the progress counters that
-heartbeats send and the ``worker.log`` lines.
+Private to the platform package; :meth:`._uploader.PlatformUploader.begin_benchmark` creates a
+:class:`RunUpload` per benchmark (= one local run in the store) and the package re-exports it.
+The entries are chained so that each one is sent after the one it needs:
+
+``benchmark`` → ``run`` (→ ``participant`` per participant with a run key) → per participant
+``plan`` → ``claim`` → ``events`` #0, #1, … (the last ``isFinal``) → ``artifact`` log →
+``artifact`` system-metrics → ``finish`` (complete or fail); and ``summary`` after ``run``.
+
+Sequence numbers and ``isFinal`` are fixed when a batch is queued, so a replay sends the same
+batch. Per participant the upload keeps its place in the chain, the records not yet batched,
+the progress counters that heartbeats send (:meth:`RunUpload.heartbeat_due`,
+:meth:`RunUpload.heartbeat_body`) and the ``worker.log`` lines.
 """
 
 from __future__ import annotations
@@ -13,22 +21,25 @@ import gzip
 import socket
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import attrs
 
 from ..records import LOG_LEVELS
-from ._heartbeats import _Heartbeats
+from ._heartbeats import Heartbeats
 from ._metrics import SystemMetricsCollector, samples_to_ndjson
 from ._outbox import STATE_RUN, OutboxStore, worker_state_key
 
-__all__ = ["BenchmarkReport"]
+__all__ = ["RunUpload"]
+
+#: Queued records are sent at least this often (seconds), as upstream does.
+_FLUSH_INTERVAL_S = 30.0
 
 
-# A protocol rather than an import of PlatformSession: _lifecycle imports this module.
-class _Session(Protocol):
-    """What a report reads from its :class:`._lifecycle.PlatformSession`."""
+# A protocol rather than an import of PlatformUploader: _uploader imports this module.
+class _Uploader(Protocol):
+    """The settings a run upload reads from its :class:`._uploader.PlatformUploader`."""
 
     @property
     def store(self) -> OutboxStore: ...
@@ -37,8 +48,6 @@ class _Session(Protocol):
     @property
     def batch_size(self) -> int: ...
     @property
-    def flush_interval_s(self) -> float: ...
-    @property
     def log_level(self) -> str: ...
     @property
     def max_log_lines(self) -> int: ...
@@ -46,9 +55,6 @@ class _Session(Protocol):
     def log_compression(self) -> str | None: ...
     @property
     def metrics(self) -> SystemMetricsCollector | None: ...
-    @property
-    def _heartbeats(self) -> _Heartbeats: ...
-    def _wake(self) -> None: ...
 
 
 def _wire(record: Any) -> dict[str, Any]:
@@ -78,28 +84,33 @@ class _Participant:
     heartbeat_due: bool = False
 
 
-class BenchmarkReport:
-    """Platform reporting of one benchmark run. All methods are cheap and never raise for
+class RunUpload:
+    """The platform uploads of one benchmark run. All methods are cheap and never raise for
     platform problems; they queue outbox entries that a background sender delivers.
 
     In dry run and local-only mode the same object exists and does nothing (``active`` False).
+    ``heartbeats`` sends the progress of the started participants; ``wake`` tells the sender
+    that entries were queued.
     """
 
     def __init__(
         self,
-        session: _Session,
+        uploader: _Uploader,
         local_run_id: str,
         slug: str,
         participants: Iterable[tuple[str, int]],
         *,
         active: bool,
-        header: list[str] | None = None,
+        heartbeats: Heartbeats,
+        wake: Callable[[], None],
     ) -> None:
-        self._session = session
+        self._uploader = uploader
+        self._heartbeats = heartbeats
+        self._wake = wake
         self.local_run_id = local_run_id
         self.slug = slug
         self.active = active
-        self._header = header or []
+        self._header: list[str] = []
         self._lock = threading.RLock()
         self._participants = {name: _Participant(name, int(total)) for name, total in participants}
         self._run_key: str = f"{local_run_id}/run"
@@ -113,12 +124,17 @@ class BenchmarkReport:
         """
         return list(self._header)
 
+    def set_header_lines(self, lines: Iterable[str]) -> None:
+        """Set what :meth:`header_lines` returns (the uploader decides it once the run entry is
+        sent or the wait for it ends)."""
+        self._header = list(lines)
+
     @property
     def dashboard_url(self) -> str:
         """The run's dashboard URL, or ``""`` while the platform run does not exist."""
         if not self.active:
             return ""
-        state = self._session.store.state_get(self.local_run_id, STATE_RUN)
+        state = self._uploader.store.state_get(self.local_run_id, STATE_RUN)
         return str(state.get("dashboardUrl") or "") if isinstance(state, dict) else ""
 
     @property
@@ -126,8 +142,55 @@ class BenchmarkReport:
         """The platform's run id once created."""
         if not self.active:
             return None
-        state = self._session.store.state_get(self.local_run_id, STATE_RUN)
+        state = self._uploader.store.state_get(self.local_run_id, STATE_RUN)
         return str(state["id"]) if isinstance(state, dict) and state.get("id") else None
+
+    # -- run creation -----------------------------------------------------------------------
+
+    def queue_run_creation(
+        self,
+        *,
+        name: str,
+        total_tasks: int,
+        run_config: Mapping[str, Any],
+        benchmark_config: Mapping[str, Any] | None,
+        identity_is_ours: bool,
+        run_key: str | None,
+    ) -> str:
+        """Queue the benchmark upsert and the run creation (with ``run_key``: the keyed run and
+        one participant registration per participant); returns the run entry's key.
+        """
+        bench_key = self._put(
+            None,
+            "benchmark",
+            "benchmark",
+            {
+                "name": name,
+                "config": dict(benchmark_config or {}),
+                "identityIsOurs": identity_is_ours,
+            },
+            None,
+        )
+        if run_key:
+            body: dict[str, Any] = {"runKey": run_key, "config": dict(run_config)}
+        else:
+            body = {
+                "totalTasks": total_tasks,
+                "workerCount": 1,
+                "participants": list(self._participants),
+                "config": dict(run_config),
+            }
+        run_entry = self._put(None, "run", "run", {"body": body}, bench_key)
+        if run_key:
+            for part in self._participants.values():
+                self._put(
+                    part,
+                    "participant",
+                    f"participant/{part.name}",
+                    {"participant": part.name, "body": {"totalTasks": part.total}},
+                    run_entry,
+                )
+        return run_entry
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -140,12 +203,12 @@ class BenchmarkReport:
         depends_on: str | None,
     ) -> str:
         key = f"{self.local_run_id}/{suffix}"
-        self._session.store.outbox_put(
+        self._uploader.store.outbox_put(
             self.local_run_id, kind, key, {"slug": self.slug, **payload}, depends_on=depends_on
         )
         if part is not None:
             part.chain = key
-        self._session._wake()
+        self._wake()
         return key
 
     def _part(self, name: str) -> _Participant:
@@ -160,7 +223,7 @@ class BenchmarkReport:
         else:
             # Keep the newest record back so the last batch can always carry isFinal.
             batch, part.buffer = part.buffer[:-1], part.buffer[-1:]
-        size = self._session.batch_size
+        size = self._uploader.batch_size
         while batch:
             chunk, batch = batch[:size], batch[size:]
             is_final = final and not batch
@@ -193,7 +256,7 @@ class BenchmarkReport:
             part.started = True
             base = part.chain or self._run_key
             self._put(part, "plan", f"plan/{name}", {"participant": name, "body": {}}, base)
-            process_key = self._session.env.get("HOSTNAME") or socket.gethostname() or "local"
+            process_key = self._uploader.env.get("HOSTNAME") or socket.gethostname() or "local"
             self._put(
                 part,
                 "claim",
@@ -204,12 +267,12 @@ class BenchmarkReport:
                 },
                 part.chain,
             )
-            collector = self._session.metrics
+            collector = self._uploader.metrics
             if collector is not None:
                 part.metrics_from = len(collector.samples)
                 collector.sample()
             part.heartbeat_due = True
-        self._session._heartbeats.add(self, name)
+        self._heartbeats.add(self, name)
 
     def record(self, name: str, record: Any, *, in_flight: int = 0) -> None:
         """One finished iteration (a ``TaskRecord`` or its wire dict): queued for the platform
@@ -228,12 +291,12 @@ class BenchmarkReport:
                 part.errors += 1
                 part.failed = True
             part.in_flight = in_flight
-            size = self._session.batch_size
-            overdue = time.monotonic() - part.last_flush >= self._session.flush_interval_s
+            size = self._uploader.batch_size
+            overdue = time.monotonic() - part.last_flush >= _FLUSH_INTERVAL_S
             if len(part.buffer) > size or (overdue and len(part.buffer) > 1):
                 self._flush(part, final=False)
             part.heartbeat_due = True
-        self._session._heartbeats.poke()
+        self._heartbeats.poke()
 
     def log(self, name: str, line: str, level: str = "info") -> None:
         """One ``log()`` line (already formatted), kept if at or above ``BENCHMARK_LOG_LEVEL``;
@@ -242,11 +305,11 @@ class BenchmarkReport:
         if not self.active:
             return
         level = level if level in LOG_LEVELS else "info"
-        if LOG_LEVELS.index(level) < LOG_LEVELS.index(self._session.log_level):
+        if LOG_LEVELS.index(level) < LOG_LEVELS.index(self._uploader.log_level):
             return
         with self._lock:
             part = self._part(name)
-            if len(part.log) >= self._session.max_log_lines:
+            if len(part.log) >= self._uploader.max_log_lines:
                 part.log_truncated = True
                 return
             part.log.append(line)
@@ -265,7 +328,7 @@ class BenchmarkReport:
                 self.participant_started(name)
             part.finished = True
             self._finish_participant(part, part.failed if failed is None else failed)
-        self._session._heartbeats.discard(self, name)
+        self._heartbeats.discard(self, name)
 
     def _finish_participant(
         self, part: _Participant, failed: bool, error: tuple[str, str] | None = None
@@ -274,7 +337,7 @@ class BenchmarkReport:
         if part.log:
             lines = part.log + (["... (worker log truncated)"] if part.log_truncated else [])
             text = "\n".join(lines) + "\n"
-            if self._session.log_compression == "gzip":
+            if self._uploader.log_compression == "gzip":
                 body = base64.b64encode(gzip.compress(text.encode())).decode()
                 content_type, encoding = "application/gzip", "base64"
             else:
@@ -293,7 +356,7 @@ class BenchmarkReport:
                 },
                 part.chain,
             )
-        collector = self._session.metrics
+        collector = self._uploader.metrics
         if collector is not None:
             collector.sample()
             samples = collector.samples[part.metrics_from :]
@@ -343,15 +406,23 @@ class BenchmarkReport:
                         True,
                         ("Interrupted", "The pytest session ended before all tasks finished"),
                     )
-                    self._session._heartbeats.discard(self, part.name)
+                    self._heartbeats.discard(self, part.name)
             if summary is not None:
                 self._put(None, "summary", "summary", {"body": dict(summary)}, self._run_key)
 
     # -- heartbeats -------------------------------------------------------------------------
 
-    def _heartbeat_body(self, name: str) -> tuple[str, str, dict[str, Any]] | None:
-        assignment = self._session.store.state_get(self.local_run_id, worker_state_key(name))
-        run = self._session.store.state_get(self.local_run_id, STATE_RUN)
+    def heartbeat_due(self, name: str) -> bool:
+        """The participant made progress that no heartbeat has carried yet."""
+        part = self._participants.get(name)
+        return part is not None and part.heartbeat_due
+
+    def heartbeat_body(self, name: str) -> tuple[str, str, dict[str, Any]] | None:
+        """``(platform run id, worker id, body)`` of the participant's next heartbeat, and its
+        progress counts as carried; ``None`` while the run or the worker does not exist yet.
+        """
+        assignment = self._uploader.store.state_get(self.local_run_id, worker_state_key(name))
+        run = self._uploader.store.state_get(self.local_run_id, STATE_RUN)
         if not isinstance(assignment, dict) or not isinstance(run, dict):
             return None
         with self._lock:
