@@ -71,6 +71,20 @@ def test_dry_run_flags(pytester: pytest.Pytester, flag: str) -> None:
     assert run.dry_run is True
 
 
+def test_dry_run_without_a_store_writes_nothing(pytester: pytest.Pytester) -> None:
+    # No store and no platform: the run is scored and printed, and no file is left behind.
+    pytester.makepyfile(bench_x=bench(config='participants=[Participant("p1")], iterations=2'))
+    before = set(pytester.path.rglob("*"))
+    result = pytester.runpytest_inprocess(
+        "--bench", "--bench-dry-run", "--bench-no-store", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=2)
+    assert result.stdout.lines.count("benchsdk: Dry run: no platform ingest or reporting.") == 1
+    assert "Results stored in" not in result.stdout.str()
+    created = {p for p in set(pytester.path.rglob("*")) - before if "__pycache__" not in p.parts}
+    assert created == set()
+
+
 @pytest.mark.parametrize(("value", "dry"), [("1", True), ("TRUE", True), ("0", False)])
 def test_dry_run_env(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, value: str, dry: bool
@@ -385,7 +399,9 @@ def test_store_ini_option(pytester: pytest.Pytester) -> None:
 
 def test_no_store(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=bench())
-    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "--bench-no-store")
+    result = pytester.runpytest_inprocess(
+        "--bench", "--bench-dry-run", "--bench-no-store", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(passed=4)
     assert "Results stored in" not in result.stdout.str()
     assert not store_path(pytester).exists()
