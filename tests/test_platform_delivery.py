@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -24,6 +25,7 @@ from pytest_benchsdk.platform import (
     check_connectivity,
     resubmit,
 )
+from pytest_benchsdk.platform._delivery import Sender
 from pytest_benchsdk.store import ResultStore
 
 pytest_plugins = ["platform_fixtures"]
@@ -419,6 +421,43 @@ def test_refused_credentials_header_says_so(
     counts = result_store.outbox_counts(local)
     assert counts["sent"] == 0
     assert summary.unsent == counts["pending"] + counts["failed"] > 0
+
+
+def test_close_right_after_an_empty_look_still_delivers(
+    loopback_platform: LoopbackPlatform, result_store: ResultStore
+) -> None:
+    """close() lands between the sender finding nothing to send and its check for close: what
+    was queued before close() is still delivered (the sender used to quit with it unsent)."""
+    local = new_local_run(result_store)
+    looked, closed = threading.Event(), threading.Event()
+
+    class EmptyLookOutlivesClose:
+        """The store, except that the first empty look answers only after close() began."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(result_store, name)
+
+        def outbox_pending(self, run_id: str | None = None, **kw: Any) -> list[Any]:
+            entries = result_store.outbox_pending(run_id, **kw)
+            if not entries and not looked.is_set():
+                looked.set()
+                closed.wait(10)
+            return entries
+
+    summaries: list[DeliverySummary] = []
+    with BenchmarkClient(base_url=loopback_platform.api_url, api_key=API_KEY) as client:
+        sender = Sender(EmptyLookOutlivesClose(), client, retry=FAST_RETRY, run_ids={local})
+        sender.start()
+        assert looked.wait(10)
+        payload = {"slug": SLUG, "name": "Sandbox TTI", "identityIsOurs": True}
+        result_store.outbox_put(local, "benchmark", f"{local}/benchmark", payload)
+        closer = threading.Thread(target=lambda: summaries.append(sender.close(10)))
+        closer.start()
+        time.sleep(0.3)  # close() has set its flag long before: it only waits for the thread
+        closed.set()
+        closer.join(30)
+    assert summaries == [DeliverySummary(sent=1, unsent=0)]
+    assert list(loopback_platform.benchmarks) == [SLUG]
 
 
 def test_platform_down_for_the_whole_run_then_resubmit(tmp_path: Path) -> None:

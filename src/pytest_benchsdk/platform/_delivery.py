@@ -292,12 +292,17 @@ class Sender:
             left = self._time_left()
             if left is not None and left <= 0:
                 return
+            # Read before looking: entries queued before close() are then visible to the look,
+            # so finding none means none is left (close() right after the look: look again).
+            with self._cond:
+                closing = self._closing
             entry = self._next_entry()
             if entry is None:
+                if closing:
+                    return
                 with self._cond:
-                    if self._closing:
-                        return
-                    self._cond.wait(0.2)
+                    if not self._closing:
+                        self._cond.wait(0.2)
                 continue
             try:
                 self._attempt(entry)
