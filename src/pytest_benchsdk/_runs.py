@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -35,13 +35,71 @@ from .scoring import (
 )
 
 __all__ = [
+    "MIN_SECRET_LENGTH",
     "NO_INGEST_RUN_ID",
+    "REDACTED",
     "BenchmarkRun",
     "RecordPayload",
+    "participant_secrets",
+    "redact_text",
+    "redact_value",
     "resolve_awaitable",
     "scoring_problem",
     "scoring_spec_of",
 ]
+
+#: What a secret's value is replaced with wherever the plugin writes text.
+REDACTED = "***"
+#: Values shorter than this are not redacted: replacing "1" or "true" everywhere would
+#: garble every record and say nothing about the secret anyway.
+MIN_SECRET_LENGTH = 6
+
+
+def participant_secrets(
+    config: BenchmarkConfig, *environs: Mapping[str, str]
+) -> tuple[str, ...]:
+    """The values of every env var a participant of *config* requires (from the first
+    environment that sets it, and every other one too), at least :data:`MIN_SECRET_LENGTH`
+    characters long, longest first (so a secret containing another is replaced whole)."""
+    names: list[str] = []
+    for participant in config.participants:
+        required: object = participant.required_env_vars
+        if isinstance(required, str):  # kept as given when validation reports it
+            names.append(required)
+        elif isinstance(required, (tuple, list)):
+            names.extend(str(name) for name in required)
+    values = {
+        environ[name]
+        for name in names
+        for environ in environs
+        if isinstance(environ.get(name), str) and len(environ[name]) >= MIN_SECRET_LENGTH
+    }
+    return tuple(sorted(values, key=lambda v: (-len(v), v)))
+
+
+def redact_text(text: str, secrets: Sequence[str]) -> str:
+    """*text* with every secret replaced by :data:`REDACTED`."""
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def redact_value(value: Any, secrets: Sequence[str]) -> Any:
+    """A JSON value with every secret in its strings (keys included) redacted."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        return redact_text(value, secrets)
+    if isinstance(value, Mapping):
+        return {redact_text(str(k), secrets): redact_value(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_value(v, secrets) for v in value]
+    return value
+
+
+def _contains_secret(texts: Iterable[str], secrets: Sequence[str]) -> bool:
+    return any(secret in text for text in texts for secret in secrets)
 
 #: The run id ``on_complete`` sees when nothing reached the platform (upstream's value).
 NO_INGEST_RUN_ID = "no-ingest"
@@ -62,6 +120,7 @@ def scoring_spec_of(config: BenchmarkConfig) -> ScoringSpec | None:
     """The config's scoring spec: ``on_score``'s, else the declarative ``scoring`` (with the
     display units), else None. Raises :class:`ScoringSpecError` for a bad ``on_score``."""
     if config.on_score is not None:
+        _check_on_score_signature(config.on_score)
         spec = resolve_awaitable(config.on_score(lower_is_better, higher_is_better))
         if not isinstance(spec, ScoringSpec):
             raise ScoringSpecError(
@@ -71,6 +130,23 @@ def scoring_spec_of(config: BenchmarkConfig) -> ScoringSpec | None:
     if config.scoring is not None:
         return scoring_config_to_spec(config.scoring, config.dimensions, config.display)
     return None
+
+
+def _check_on_score_signature(on_score: Any) -> None:
+    """``on_score`` is called as ``on_score(lower_is_better, higher_is_better)``: say so
+    instead of a bare ``TypeError`` when it cannot take those two arguments."""
+    try:
+        signature = inspect.signature(on_score)
+    except (TypeError, ValueError):
+        return  # a builtin or C callable: let the call itself tell
+    try:
+        signature.bind(lower_is_better, higher_is_better)
+    except TypeError as exc:
+        raise ScoringSpecError(
+            f"on_score is called as on_score(lower_is_better, higher_is_better) and must "
+            f"return a ScoringSpec; {getattr(on_score, '__name__', 'it')}{signature} "
+            f"cannot take those two arguments ({exc})"
+        ) from None
 
 
 def scoring_problem(config: BenchmarkConfig) -> str | None:
@@ -85,6 +161,19 @@ def scoring_problem(config: BenchmarkConfig) -> str | None:
     return None
 
 
+def _strings(value: Any) -> Iterable[str]:
+    """Every string in a JSON value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
 @attrs.frozen
 class RecordPayload:
     """What a call report carries from the process that ran an iteration to the controller.
@@ -97,6 +186,22 @@ class RecordPayload:
     task_index: int
     record: TaskRecord
     log: tuple[tuple[str, str], ...] = ()
+
+    def redacted(self, secrets: Sequence[str]) -> RecordPayload:
+        """This payload with every secret in its record and log lines replaced by
+        :data:`REDACTED` (itself when none occurs)."""
+        if not secrets:
+            return self
+        wire = self.record.to_wire()
+        record = self.record
+        if _contains_secret(_strings(wire), secrets):
+            record = TaskRecord.from_wire(redact_value(wire, secrets))
+        log = self.log
+        if _contains_secret((text for _, text in log), secrets):
+            log = tuple((level, redact_text(text, secrets)) for level, text in log)
+        if record is self.record and log is self.log:
+            return self
+        return attrs.evolve(self, record=record, log=log)
 
     @classmethod
     def of(cls, file_key: str, participant: str, outcome: IterationOutcome) -> RecordPayload:
@@ -144,17 +249,21 @@ class BenchmarkRun:
     results: list[ScoreResult] | None = None
     summary: dict[str, Any] | None = None
     errors: list[str] = attrs.Factory(list)
+    #: Items of this run that failed without a failed record (setup or teardown errors, a
+    #: crashed xdist worker, an item stopped by a BaseException).
+    failed_items: int = 0
 
     @property
     def config(self) -> BenchmarkConfig:
         return self.schedule.config
 
     def status(self, interrupted: bool) -> str:
-        """The store's run status: interrupted, failed (any failed record or error), passed."""
+        """The store's run status: interrupted, failed (any failed record or item, or an
+        error), passed."""
         if interrupted:
             return "interrupted"
         failed = any(r.status != "success" for rs in self.records.values() for r in rs.values())
-        return "failed" if failed or self.errors else "passed"
+        return "failed" if failed or self.errors or self.failed_items else "passed"
 
     @property
     def participants(self) -> list[str]:

@@ -7,27 +7,53 @@ platform, scores, calls ``on_complete`` and renders the summary.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .._benchfile import BenchFile, item_name
+from .._js import js_json
 from .._runenv import RunEnvironment, collect_run_environment
-from .._runs import BenchmarkRun, RecordPayload, resolve_awaitable
+from .._runs import (
+    BenchmarkRun,
+    RecordPayload,
+    participant_secrets,
+    redact_text,
+    resolve_awaitable,
+)
 from ..schedule import BenchmarkSchedule
 from ..scoring import ScoringSpecError
-from ..store import ResultStore
+from ..store import ResultStore, StoreError
 from .catalog import Catalog
 from .nodes import BenchItem, BenchModule
+from .options import unwritable_reason
 from .runner import WORKEROUTPUT_KEY, attached_payload
 from .terminal import run_header_lines, summary_lines
 from .upload import PlatformLink
 
 __all__ = ["ControllerPlugin"]
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` of an exception (``SystemExit: 4``, ``OverflowError: ...``)."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _bench_item_of(nodeid: str) -> tuple[str, str] | None:
+    """``(path, "task[...]")`` of a bench item's node id (xdist's loadgroup may append
+    ``@<group>``), else None."""
+    path, sep, name = nodeid.partition("::")
+    if sep and name.startswith("task[") and "]" in name:
+        return path, name[: name.rindex("]") + 1]
+    return None
 
 
 class ControllerPlugin:
@@ -45,6 +71,15 @@ class ControllerPlugin:
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         # Payloads of reports made in this process, to skip parsing their JSON back.
         self._local: dict[int, RecordPayload] = {}
+        # Local run ids whose final status is in the store.
+        self._finished: set[str] = set()
+        # Why the store stopped taking writes (a full disk, say); the session stops then.
+        self._store_broken: str | None = None
+        # A KeyboardInterrupt during the session end: skip the user's hooks still to come.
+        self._stopping = False
+        # Failures at the session end that belong to no one benchmark (the JSON file).
+        self.session_errors: list[str] = []
+        self._secrets: dict[str, tuple[str, ...]] = {}
 
     # -- state -------------------------------------------------------------------------------
 
@@ -65,7 +100,12 @@ class ControllerPlugin:
                 self._scratch = tempfile.TemporaryDirectory(prefix="benchsdk-")
                 path = Path(self._scratch.name) / "outbox.sqlite3"
             if path is not None:
-                self.store = ResultStore(path)
+                try:
+                    self.store = ResultStore(path)
+                except StoreError as exc:
+                    # Before any iteration runs: a usage error (exit status 4), not an
+                    # INTERNALERROR.
+                    raise pytest.UsageError(f"--bench-store: {exc}") from None
         return self.store
 
     def _write(self, line: str) -> None:
@@ -85,8 +125,23 @@ class ControllerPlugin:
 
     # -- collection: open the runs -----------------------------------------------------------
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self._session = session
+        if self.config.option.collectonly:
+            return
+        # Check the store before collection and before xdist starts its workers: an
+        # existing file is opened (and validated) now, a new one must be creatable.
+        path = self.options.store_path
+        if path is not None:
+            if os.path.lexists(path):
+                self.open_store()
+            else:
+                problem = unwritable_reason(path)
+                if problem is not None:
+                    raise pytest.UsageError(
+                        f"--bench-store: cannot use results store {path}: {problem}"
+                    )
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.config.option.collectonly:
@@ -118,10 +173,9 @@ class ControllerPlugin:
         """Open a run for every bench file with selected items (after deselection)."""
         selected: dict[str, list[str]] = {}
         for nodeid in nodeids:
-            path, sep, name = nodeid.partition("::")
-            if sep and name.startswith("task[") and "]" in name:
-                # xdist's loadgroup appends "@<group>" to node ids.
-                selected.setdefault(path, []).append(name[: name.rindex("]") + 1])
+            parts = _bench_item_of(nodeid)
+            if parts is not None:
+                selected.setdefault(parts[0], []).append(parts[1])
         started: list[BenchmarkRun] = []
         for nodeid_path, names in selected.items():
             file_key = self.catalog.file_key(self.config.rootpath / nodeid_path)
@@ -161,9 +215,30 @@ class ControllerPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = attached_payload(report)
         if data is None:
+            if report.failed:
+                self._item_failed(report.nodeid)
             return
         payload = self._local.pop(id(report), None)
         self.keep(payload if payload is not None else RecordPayload.from_json(data))
+
+    def _item_failed(self, nodeid: str) -> None:
+        """A bench item failed without a record (setup, teardown, a crashed worker, a
+        BaseException): its run did not pass."""
+        parts = _bench_item_of(nodeid)
+        if parts is None:
+            return
+        run = self.runs.get(self.catalog.file_key(self.config.rootpath / parts[0]))
+        if run is not None:
+            run.failed_items += 1
+
+    def secrets_of(self, run: BenchmarkRun) -> tuple[str, ...]:
+        """The values the run's participants require from the environment (redacted
+        wherever the controller writes text)."""
+        secrets = self._secrets.get(run.file_key)
+        if secrets is None:
+            secrets = participant_secrets(run.config, self.catalog.environ, os.environ)
+            self._secrets[run.file_key] = secrets
+        return secrets
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
@@ -180,22 +255,55 @@ class ControllerPlugin:
         run = self.runs.get(payload.file_key)
         if run is None:
             return
+        # Records from this process's runner are redacted already; leftovers and xdist's
+        # hand-overs are redacted here (a no-op when nothing matches).
+        payload = payload.redacted(self.secrets_of(run))
         run.add(payload)
+        if self._store_broken is not None:
+            return
         if self.store is not None and run.local_run_id is not None:
-            self.store.add_record(
-                run.local_run_id,
-                payload.participant,
-                payload.record,
-                log_lines=[text for _, text in payload.log],
-            )
+            try:
+                self.store.add_record(
+                    run.local_run_id,
+                    payload.participant,
+                    payload.record,
+                    log_lines=[text for _, text in payload.log],
+                )
+            except Exception as exc:  # a full disk, an I/O error: stop, keep what committed
+                self._store_failed(exc)
+                return
         if self.platform is not None:
-            self.platform.record(run, payload)
-        self.config.hook.pytest_benchsdk_record(
-            config=self.config,
-            benchmark=run.config.benchmark_slug,
-            participant=payload.participant,
-            record=payload.record,
+            try:
+                self.platform.record(run, payload)
+            except Exception as exc:
+                self._add_error(run, f"platform upload failed: {describe(exc)}")
+        try:
+            self.config.hook.pytest_benchsdk_record(
+                config=self.config,
+                benchmark=run.config.benchmark_slug,
+                participant=payload.participant,
+                record=payload.record,
+            )
+        except pytest.exit.Exception:
+            raise  # pytest.exit() in the hook stops the session, as in any hook
+        except Exception as exc:
+            self._add_error(run, f"pytest_benchsdk_record hook failed: {describe(exc)}")
+
+    def _add_error(self, run: BenchmarkRun, message: str) -> None:
+        message = redact_text(message, self.secrets_of(run))
+        if message not in run.errors:
+            run.errors.append(message)
+
+    def _store_failed(self, exc: BaseException) -> None:
+        """The store stopped taking writes: end the session (what was committed stays)."""
+        path = self.store.path if self.store is not None else self.options.store_path
+        self._store_broken = (
+            f"the results store {path} failed: {describe(exc)}; the records committed "
+            "before stay in it, the run is marked interrupted"
         )
+        self._write(f"benchsdk: ERROR {self._store_broken}")
+        if self._session is not None:
+            self._session.shouldstop = f"benchsdk: {self._store_broken}"
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_teststatus(
@@ -214,66 +322,158 @@ class ControllerPlugin:
     # -- session end -------------------------------------------------------------------------
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Finish every run. Each piece (scoring, hooks, ``on_complete``, the platform
+        summary, the store status, the JSON file, delivery) is isolated: a failure is
+        reported under its benchmark, fails the session, and the rest still happens."""
         if not self.runs:
             return
         interrupted = (
-            exitstatus == pytest.ExitCode.INTERRUPTED
+            exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
             or bool(session.shouldstop)
             or bool(session.shouldfail)
+            or self._store_broken is not None
         )
         failed = False
         for run in self.runs.values():
             self._finish_run(run)
-            failed = failed or bool(run.errors)
             if self.platform is not None:
-                self.platform.finish(run)
-            if self.store is not None and run.local_run_id is not None:
-                self.store.finish_run(run.local_run_id, run.status(interrupted))
+                self._guard(run, "platform summary", partial(self.platform.finish, run))
+            self._store_status(run, interrupted or self._stopping)
+            failed = failed or bool(run.errors)
         if self.options.json_path is not None:
-            self._write_json(self.options.json_path)
+            try:
+                self._write_json(self.options.json_path)
+            except BaseException as exc:
+                self.session_errors.append(
+                    f"--bench-json {self.options.json_path}: cannot write: {describe(exc)}"
+                )
         if self.platform is not None:
-            delivery = self.platform.close()
-            if self.options.strict_upload and not delivery.ok:
-                failed = True
-        if failed and session.exitstatus == pytest.ExitCode.OK:
+            try:
+                # TODO(issue 9 #13, merge): with the platform branch's
+                # PlatformLink.close(*, interrupted, timeout_s), call
+                # self.platform.close(interrupted=interrupted or self._stopping,
+                #                     timeout_s=self.options.upload_timeout_s).
+                delivery = self.platform.close()
+                if self.options.strict_upload and not delivery.ok:
+                    failed = True
+            except BaseException as exc:
+                self.session_errors.append(f"platform delivery failed: {describe(exc)}")
+        if self._store_broken is not None:
+            self.session_errors.append(self._store_broken)
+        if self._stopping and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+        if (failed or self.session_errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def _finish_run(self, run: BenchmarkRun) -> None:
-        """Score the run (if it declares scoring) and call ``on_complete``."""
-        config = run.config
+    def _guard(self, run: BenchmarkRun, what: str, action: Callable[[], object]) -> bool:
+        """Run one piece of a run's finish; a failure becomes an error of the run."""
         try:
-            results = run.score()
+            action()
+            return True
+        except KeyboardInterrupt:
+            self._stopping = True
+            self._add_error(run, f"{what} interrupted (KeyboardInterrupt)")
         except ScoringSpecError as exc:
-            run.errors.append(f"scoring failed: {exc}")
+            self._add_error(run, f"{what} failed: {exc}")
+        except BaseException as exc:
+            self._add_error(run, f"{what} failed: {describe(exc)}")
+        return False
+
+    def _store_status(self, run: BenchmarkRun, interrupted: bool) -> None:
+        store = self.store
+        run_id = run.local_run_id
+        if store is None or run_id is None or run_id in self._finished:
             return
+        try:
+            store.finish_run(run_id, run.status(interrupted))
+            self._finished.add(run_id)
+        except BaseException as exc:
+            self._add_error(run, f"cannot store the run's status: {describe(exc)}")
+
+    def _finish_run(self, run: BenchmarkRun) -> None:
+        """Score the run (if it declares scoring) and call ``on_complete``; a scoring spec
+        error skips ``on_complete``, as upstream."""
+        if self._stopping:
+            return
+        config = run.config
+        results: list[Any] | None = None
+
+        def score() -> None:
+            nonlocal results
+            results = run.score()
+
+        try:
+            score()
+        except ScoringSpecError as exc:
+            self._add_error(run, f"scoring failed: {exc}")
+            return
+        except KeyboardInterrupt:
+            self._stopping = True
+            self._add_error(run, "scoring interrupted (KeyboardInterrupt)")
+            return
+        except BaseException as exc:
+            self._add_error(run, f"scoring failed: {describe(exc)}")
         if results is not None:
-            self.config.hook.pytest_benchsdk_scores(
-                config=self.config, benchmark=config.benchmark_slug, results=results
+            scored = results
+            run.results = scored
+            self._guard(
+                run,
+                "pytest_benchsdk_scores hook",
+                lambda: self.config.hook.pytest_benchsdk_scores(
+                    config=self.config, benchmark=config.benchmark_slug, results=scored
+                ),
             )
-            run.results = results
-            if self.store is not None and run.local_run_id is not None:
-                self.store.save_scores(run.local_run_id, results)
-            summary = run.summary_payload(self.environment)
-            if summary is not None:
-                self.config.hook.pytest_benchsdk_summary(
-                    config=self.config, benchmark=config.benchmark_slug, summary=summary
+            store = self.store
+            run_id = run.local_run_id
+            if store is not None and run_id is not None and self._store_broken is None:
+                self._guard(run, "storing the scores", lambda: store.save_scores(run_id, scored))
+            summary: dict[str, Any] | None = None
+
+            def make_summary() -> None:
+                nonlocal summary
+                summary = run.summary_payload(self.environment)
+
+            if self._guard(run, "run summary", make_summary) and summary is not None:
+                payload = summary
+                self._guard(
+                    run,
+                    "pytest_benchsdk_summary hook",
+                    lambda: self.config.hook.pytest_benchsdk_summary(
+                        config=self.config, benchmark=config.benchmark_slug, summary=payload
+                    ),
                 )
             run.summary = summary
-        if config.on_complete is not None:
-            try:
-                resolve_awaitable(config.on_complete(run.outcome()))
-            except Exception as exc:  # the user's hook fails the run, as upstream
-                run.errors.append(f"on_complete failed: {type(exc).__name__}: {exc}")
+        if config.on_complete is not None and not self._stopping:
+            on_complete = config.on_complete
+            # The user's hook fails the run, as upstream; SystemExit included.
+            self._guard(
+                run, "on_complete", lambda: resolve_awaitable(on_complete(run.outcome()))
+            )
+
+    def _run_json(self, run: BenchmarkRun) -> dict[str, Any]:
+        try:
+            return run.to_json(self.environment)
+        except Exception as exc:
+            self._add_error(run, f"--bench-json: cannot export the run: {describe(exc)}")
+            return {
+                "file": run.file_key,
+                "benchmarkSlug": run.config.benchmark_slug,
+                "localRunId": run.local_run_id,
+                "errors": list(run.errors),
+            }
 
     def _write_json(self, path: Path) -> None:
         document = {
             "version": 1,
             "environment": self.environment.to_dict(),
             "dryRun": self.options.dry_run,
-            "benchmarks": [run.to_json(self.environment) for run in self.runs.values()],
+            "benchmarks": [self._run_json(run) for run in self.runs.values()],
         }
+        # Strict JSON: NaN and Infinity are written as null, like the records the platform
+        # receives (JSON.stringify's rule), so every JSON reader parses the file.
+        text = js_json(document, indent=2)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        path.write_text(text + "\n", encoding="utf-8")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.runs:
@@ -281,6 +481,8 @@ class ControllerPlugin:
         terminalreporter.section("benchmarks")
         for line in summary_lines(self.runs.values(), self.options):
             terminalreporter.write_line(line)
+        for error in self.session_errors:
+            terminalreporter.write_line(f"ERROR {error}", red=True)
         delivery = self.platform.delivery if self.platform is not None else None
         if delivery is not None:
             store = self.options.store_path
@@ -294,6 +496,14 @@ class ControllerPlugin:
                 )
 
     def pytest_unconfigure(self) -> None:
+        # The last resort, when the session end did not get there (an error before or in
+        # pytest_sessionfinish): stop delivery before the store closes under it, and leave
+        # no run "running".
+        if self.platform is not None and self.platform.delivery is None:
+            with contextlib.suppress(Exception):  # nothing left to report it to
+                self.platform.close()
+        for run in self.runs.values():
+            self._store_status(run, interrupted=True)
         if self.store is not None:
             self.store.close()
             self.store = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import attrs
 import pytest
@@ -20,9 +21,17 @@ from ..schedule import (
     parse_text,
 )
 
-__all__ = ["DEFAULT_STORE", "BenchOptions", "add_options"]
+__all__ = [
+    "DEFAULT_STORE",
+    "DEFAULT_UPLOAD_TIMEOUT_S",
+    "BenchOptions",
+    "add_options",
+    "unwritable_reason",
+]
 
 DEFAULT_STORE = ".benchmarks/benchsdk.sqlite3"
+#: How long the session end waits for platform deliveries by default (seconds).
+DEFAULT_UPLOAD_TIMEOUT_S = 30.0
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -133,6 +142,17 @@ def add_options(parser: pytest.Parser) -> None:
         help="Fail the session when results could not be delivered to the platform "
         "(ini: bench_strict_upload).",
     )
+    add(
+        "--bench-upload-timeout",
+        metavar="SECONDS",
+        help="How long the session end waits for platform deliveries before leaving the rest "
+        "to --bench-resubmit (default 30; ini: bench_upload_timeout).",
+    )
+    parser.addini(
+        "bench_upload_timeout",
+        default="",
+        help="Seconds the session end waits for platform deliveries (default 30).",
+    )
     parser.addini(
         "bench_strict_upload",
         type="bool",
@@ -169,6 +189,7 @@ class BenchOptions:
     api_key: str | None = attrs.field(default=None, repr=False)
     resubmit: bool = False
     strict_upload: bool = False
+    upload_timeout_s: float = DEFAULT_UPLOAD_TIMEOUT_S
 
     @classmethod
     def from_config(
@@ -181,6 +202,8 @@ class BenchOptions:
         try:
             run_args = _run_args(config, env)
             custom_args = _custom_args(opt("bench_arg"))
+            base_url = _base_url(opt("bench_base_url"))
+            upload_timeout_s = _upload_timeout(config)
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
         store_path: Path | None = None
@@ -190,6 +213,11 @@ class BenchOptions:
             if not store_path.is_absolute():
                 store_path = config.rootpath / store_path
         json_raw = opt("bench_json")
+        json_path = Path(json_raw).absolute() if json_raw else None
+        if json_path is not None:
+            problem = unwritable_reason(json_path)
+            if problem is not None:
+                raise pytest.UsageError(f"--bench-json {json_raw}: {problem}")
         return cls(
             enabled=enabled,
             file_patterns=tuple(config.getini("bench_files")),
@@ -197,13 +225,66 @@ class BenchOptions:
             dry_run=run_args.no_ingest,
             check=bool(opt("bench_check")),
             custom_args=custom_args,
-            json_path=Path(json_raw).absolute() if json_raw else None,
+            json_path=json_path,
             store_path=store_path,
-            base_url=opt("bench_base_url") or None,
+            base_url=base_url,
             api_key=opt("bench_api_key") or None,
             resubmit=bool(opt("bench_resubmit")),
             strict_upload=bool(opt("bench_strict_upload") or config.getini("bench_strict_upload")),
+            upload_timeout_s=upload_timeout_s,
         )
+
+
+def unwritable_reason(path: Path) -> str | None:
+    """Why a file cannot be written at *path* (None when it can, as far as can be told
+    without writing): it is a directory or not a regular file, or its nearest existing
+    parent is not a directory or not writable. Creates nothing."""
+    if path.is_dir():
+        return "is a directory; give a file path"
+    if path.exists():
+        if not path.is_file():
+            return "is not a regular file; give a file path"
+        if not os.access(path, os.W_OK):
+            return "is not writable"
+        return None
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"cannot create its directory: {parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot write in {parent} (permission denied or read-only)"
+    return None
+
+
+def _base_url(raw: object) -> str | None:
+    """``--bench-base-url``: an http(s) URL with a host, else a usage error (not a long
+    transient wait at the end of the session)."""
+    if raw is None or str(raw).strip() == "":
+        return None
+    value = str(raw).strip()
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            f'--bench-base-url expects an http(s) URL with a host, like '
+            f'https://platform.computesdk.com (got "{value}")'
+        )
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise ValueError(f'--bench-base-url has an invalid port (got "{value}")') from None
+    return value
+
+
+def _upload_timeout(config: pytest.Config) -> float:
+    raw = config.getoption("bench_upload_timeout")
+    flag = "--bench-upload-timeout"
+    if raw is None:
+        raw = config.getini("bench_upload_timeout")
+        flag = "bench_upload_timeout (ini)"
+    if raw is None or str(raw).strip() == "":
+        return DEFAULT_UPLOAD_TIMEOUT_S
+    return float(parse_non_negative_number(flag, str(raw)))
 
 
 def _run_args(config: pytest.Config, env: Mapping[str, str]) -> RunArgs:

@@ -7,11 +7,13 @@ end it hands over what finished in the background but never reported, and stops 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+import os
+from collections.abc import Callable, Generator, Sequence
 
 import pytest
 
-from .._runs import RecordPayload
+from .._runs import RecordPayload, participant_secrets, redact_text
+from .catalog import Catalog
 from .nodes import BenchItem
 from .runtime import ProcessRuntime
 
@@ -46,21 +48,43 @@ class RunnerPlugin:
         self.config = config
         self._hand_over = hand_over
         self._on_payload = on_payload
+        self._secrets_by_file: dict[str, tuple[str, ...]] = {}
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        if call.when == "call" and isinstance(item, BenchItem) and item.bench_outcome is not None:
+        if not isinstance(item, BenchItem):
+            return report
+        # The one place where an item's text leaves for the terminal, junitxml, xdist and the
+        # controller: the values of the env vars participants require are redacted here.
+        secrets = self._secrets(item)
+        if secrets:
+            redact_report(report, secrets)
+        if call.when == "call" and item.bench_outcome is not None:
             iteration = item.bench
             payload = RecordPayload.of(
                 iteration.file_key, iteration.participant.name, item.bench_outcome
-            )
+            ).redacted(secrets)
             setattr(report, REPORT_ATTRIBUTE, payload.to_json())
             if self._on_payload is not None:
                 self._on_payload(report, payload)
         return report
+
+    def _secrets(self, item: BenchItem) -> tuple[str, ...]:
+        file_key = item.bench.file_key
+        secrets = self._secrets_by_file.get(file_key)
+        if secrets is None:
+            catalog = Catalog.of(self.config)
+            entry = catalog.files.get(file_key)
+            secrets = (
+                ()
+                if entry is None
+                else participant_secrets(entry[0].config, catalog.environ, os.environ)
+            )
+            self._secrets_by_file[file_key] = secrets
+        return secrets
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self) -> None:
@@ -78,6 +102,25 @@ class RunnerPlugin:
         runtime = ProcessRuntime.started(self.config)
         if runtime is not None:
             runtime.shutdown()
+
+
+def redact_report(report: pytest.TestReport, secrets: Sequence[str]) -> None:
+    """Replace every secret in the report's failure text, captured sections and user
+    properties (what the terminal, ``--showlocals``, junitxml and xdist see)."""
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        path, lineno, reason = longrepr
+        report.longrepr = (path, lineno, redact_text(str(reason), secrets))
+    elif longrepr is not None:
+        text = str(longrepr)
+        redacted = redact_text(text, secrets)
+        if redacted != text:
+            report.longrepr = redacted
+    report.sections = [(title, redact_text(content, secrets)) for title, content in report.sections]
+    report.user_properties = [
+        (name, redact_text(value, secrets) if isinstance(value, str) else value)
+        for name, value in report.user_properties
+    ]
 
 
 def hand_over_to_xdist(config: pytest.Config) -> Callable[[list[RecordPayload]], None]:

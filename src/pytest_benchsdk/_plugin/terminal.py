@@ -118,6 +118,16 @@ def _latency_rows(run: BenchmarkRun) -> list[list[str]]:
     return rows
 
 
+def _tables(run: BenchmarkRun) -> list[str]:
+    lines = [f"  {knobs_line(run)}"]
+    if run.participants:
+        lines.extend(_table(_latency_rows(run)))
+    if run.results is not None:
+        lines.append("  Scores:")
+        lines.extend(_table(_score_rows(run, run.results), indent="    "))
+    return lines
+
+
 def summary_lines(runs: Iterable[BenchmarkRun], options: BenchOptions) -> list[str]:
     """The ``benchmarks`` section at session end: per run its knobs, latencies, scores,
     skipped participants, errors and dashboard link; then where the results went."""
@@ -126,12 +136,10 @@ def summary_lines(runs: Iterable[BenchmarkRun], options: BenchOptions) -> list[s
     for run in runs:
         title = f"{run.config.benchmark_name} ({run.config.benchmark_slug}) [{run.file_key}]"
         lines.append(title)
-        lines.append(f"  {knobs_line(run)}")
-        if run.participants:
-            lines.extend(_table(_latency_rows(run)))
-        if run.results is not None:
-            lines.append("  Scores:")
-            lines.extend(_table(_score_rows(run, run.results), indent="    "))
+        try:
+            lines.extend(_tables(run))
+        except Exception as exc:  # one run's odd figures never hide the other runs
+            lines.append(f"  ERROR summary failed: {type(exc).__name__}: {exc}")
         for skipped in run.schedule.skipped:
             lines.append(f"  Skipped {skipped.name}: missing {', '.join(skipped.missing)}")
         for error in run.errors:

@@ -92,6 +92,61 @@ def _retry_while_locked(action: Callable[[], None], timeout_s: float) -> None:
         delay = min(delay * 2, 0.2)
 
 
+#: Permissions of a store file and of the directories the store creates: owner only, since
+#: records and log lines can hold anything a task logs.
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def _unusable_reason(path: Path) -> str | None:
+    """Why *path* cannot be a writable store, as far as can be told before SQLite opens it
+    (SQLite's own messages for these cases say little: "unable to open database file")."""
+    if path.is_dir():
+        return "it is a directory; give a file path (e.g. .benchmarks/benchsdk.sqlite3)"
+    if path.exists():
+        if not path.is_file():
+            return "it is not a regular file; give a file path"
+        if not os.access(path, os.R_OK | os.W_OK):
+            return "it is read-only; make it writable or choose another path"
+        # SQLite keeps its -wal and -shm files next to the store.
+        if not os.access(path.parent, os.W_OK | os.X_OK):
+            return f"its directory {path.parent} is read-only; SQLite needs to write there"
+        return None
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"cannot create its directory: {parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot create it in {parent} (permission denied or read-only)"
+    return None
+
+
+def _create_private(path: Path) -> None:
+    """Create the store's missing directories (0o700) and the file itself (0o600), so that
+    SQLite (which gives its -wal and -shm files the store's permissions) never creates
+    them readable by others. Existing directories and files are left as they are."""
+    missing: list[Path] = []
+    parent = path.parent
+    while not parent.exists():
+        missing.append(parent)
+        parent = parent.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            continue  # another process made it meanwhile: it is theirs to keep
+        os.chmod(directory, DIR_MODE)  # whatever the umask
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    except FileExistsError:
+        return
+    try:
+        os.fchmod(fd, FILE_MODE)
+    finally:
+        os.close(fd)
+
+
 class StoreConnection:
     """One SQLite connection to a results store file, shared by threads under a lock.
 
@@ -106,8 +161,11 @@ class StoreConnection:
     ) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
+        problem = _unusable_reason(self.path)
+        if problem is not None:
+            raise StoreError(f"cannot open results store {self.path}: {problem}")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(self.path)
             # isolation_level=None: autocommit; multi-statement writes use explicit
             # BEGIN IMMEDIATE so no write ever waits in an implicit, still-open transaction.
             self._conn = sqlite3.connect(
@@ -132,11 +190,15 @@ class StoreConnection:
             raise StoreError(f"{self.path}: {exc}") from exc
         except sqlite3.DatabaseError as exc:
             self._conn.close()
-            hint = (
-                f"another process kept it locked for more than {busy_timeout_s:g} s"
-                if "locked" in str(exc) or "busy" in str(exc)
-                else "is it a pytest-benchsdk store? move it away or choose another path"
-            )
+            text = str(exc)
+            if "locked" in text or "busy" in text:
+                hint = f"another process kept it locked for more than {busy_timeout_s:g} s"
+            elif "readonly" in text or "read-only" in text:
+                hint = "it is read-only; make it writable or choose another path"
+            elif "disk is full" in text or "disk I/O" in text:
+                hint = "no space left on the device? free some or choose another path"
+            else:
+                hint = "is it a pytest-benchsdk store? move it away or choose another path"
             raise StoreError(f"cannot use results store {self.path}: {exc} ({hint})") from exc
         except BaseException:
             self._conn.close()
