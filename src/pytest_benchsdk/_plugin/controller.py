@@ -80,6 +80,7 @@ class ControllerPlugin:
         # Failures at the session end that belong to no one benchmark (the JSON file).
         self.session_errors: list[str] = []
         self._secrets: dict[str, tuple[str, ...]] = {}
+        self._json_written = False
 
     # -- state -------------------------------------------------------------------------------
 
@@ -343,6 +344,7 @@ class ControllerPlugin:
         if self.options.json_path is not None:
             try:
                 self._write_json(self.options.json_path)
+                self._json_written = True
             except BaseException as exc:
                 self.session_errors.append(
                     f"--bench-json {self.options.json_path}: cannot write: {describe(exc)}"
@@ -479,7 +481,9 @@ class ControllerPlugin:
         if not self.runs:
             return
         terminalreporter.section("benchmarks")
-        for line in summary_lines(self.runs.values(), self.options):
+        for line in summary_lines(
+            self.runs.values(), self.options, json_written=self._json_written
+        ):
             terminalreporter.write_line(line)
         for error in self.session_errors:
             terminalreporter.write_line(f"ERROR {error}", red=True)

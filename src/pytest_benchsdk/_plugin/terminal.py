@@ -128,7 +128,9 @@ def _tables(run: BenchmarkRun) -> list[str]:
     return lines
 
 
-def summary_lines(runs: Iterable[BenchmarkRun], options: BenchOptions) -> list[str]:
+def summary_lines(
+    runs: Iterable[BenchmarkRun], options: BenchOptions, *, json_written: bool = True
+) -> list[str]:
     """The ``benchmarks`` section at session end: per run its knobs, latencies, scores,
     skipped participants, errors and dashboard link; then where the results went."""
     runs = list(runs)
@@ -150,6 +152,6 @@ def summary_lines(runs: Iterable[BenchmarkRun], options: BenchOptions) -> list[s
     store = options.store_path
     if store is not None and any(run.local_run_id for run in runs):
         lines.append(f"Results stored in {store}")
-    if options.json_path is not None:
+    if options.json_path is not None and json_written:
         lines.append(f"Results written to {options.json_path}")
     return lines

@@ -9,6 +9,7 @@ rules and the schema.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -221,9 +222,21 @@ class StoreConnection:
             try:
                 yield self._conn
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                # SQLite rolls back by itself on some errors (SQLITE_FULL, SQLITE_IOERR):
+                # a second ROLLBACK would replace the real error by "no transaction is active".
+                if self._conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
+            try:
+                self._conn.execute("COMMIT")
+            except BaseException:
+                # A failed COMMIT (a full disk) leaves the transaction open: end it, or every
+                # later write would fail with "cannot start a transaction within a transaction".
+                if self._conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
+                raise
 
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """All rows of one query, read under the thread lock."""
