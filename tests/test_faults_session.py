@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from platform_server import API_KEY
 from plugin_helpers import SCORING, bench, read_json, store_path, stored_runs
 from pytest_benchsdk import ResultStore
 from pytest_benchsdk._plugin.options import BenchOptions
@@ -571,3 +572,56 @@ def test_bench_json_writes_nan_and_infinity_as_null(pytester: pytest.Pytester) -
     (record,) = doc["benchmarks"][0]["participants"][0]["records"]
     assert record["data"] == {"nan": None, "inf": None, "ninf": None, "ok": 1.5}
     assert read_json(out) == doc
+
+
+# -- against the loopback platform -----------------------------------------------------------
+
+
+def test_a_failing_on_complete_still_delivers_everything(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from platform_e2e_helpers import E2E_BENCH, assert_delivered, bench_args, use_platform
+    from platform_server import LoopbackPlatform
+
+    with LoopbackPlatform(tokens=(API_KEY,)) as server:
+        use_platform(monkeypatch)
+        pytester.makepyfile(
+            bench_x=E2E_BENCH,
+            bench_y=bench(
+                'participants=[Participant("p1")], iterations=2,\non_complete=on_complete',
+                prelude="def on_complete(outcome):\n    raise SystemExit(4)\n",
+                slug="broken",
+            ),
+        )
+        result = pytester.runpytest_inprocess(*bench_args(server))
+        assert result.ret == pytest.ExitCode.TESTS_FAILED
+        text = result.stdout.str() + result.stderr.str()
+        assert "INTERNALERROR" not in text
+        assert "closed database" not in text
+        result.stdout.fnmatch_lines(["  ERROR on_complete failed: SystemExit: 4"])
+        assert_delivered(server, pytester)  # also: nothing left pending in the outbox
+        assert _statuses(pytester) == {"demo": "passed", "broken": "failed"}
+
+
+def test_secrets_never_reach_the_platform(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from platform_e2e_helpers import bench_args, use_platform
+    from platform_server import LoopbackPlatform, iter_lines
+
+    with LoopbackPlatform(tokens=(API_KEY,)) as server:
+        use_platform(monkeypatch)
+        monkeypatch.setenv("PSECRET", SECRET)
+        pytester.makepyfile(bench_x=SECRET_BENCH)
+        result = pytester.runpytest_inprocess(*bench_args(server))
+        result.assert_outcomes(failed=2)
+        bodies = [call.body for call in server.calls()]
+        assert bodies
+        assert all(SECRET.encode() not in body for body in bodies)
+        records = [record for _, record in server.records()]
+        assert len(records) == 2
+        assert SECRET not in json.dumps(records)
+        artifacts = server.uploaded_artifacts()
+        assert artifacts
+        for artifact in artifacts:
+            assert all(SECRET not in line for line in iter_lines(artifact["content"]))
