@@ -315,10 +315,17 @@ def _check_full_store_session(result: pytest.RunResult, path: Path) -> None:
     assert run.record_count < 6
 
 
-def test_store_filling_up_mid_run_stops_the_session(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("xdist", [False, True], ids=["plain", "xdist"])
+def test_store_filling_up_mid_run_stops_the_session(
+    pytester: pytest.Pytester, xdist: bool
+) -> None:
     pytester.makepyfile(bench_x=BIG_LOGS)
     pytester.makeconftest(FULL_AFTER_FIRST)
-    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run")
+    if xdist:
+        pytest.importorskip("xdist")
+        result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "-n", "1")
+    else:
+        result = pytester.runpytest_inprocess("--bench", "--bench-dry-run")
     _check_full_store_session(result, store_path(pytester))
 
 

@@ -303,8 +303,13 @@ class ControllerPlugin:
             "before stay in it, the run is marked interrupted"
         )
         self._write(f"benchsdk: ERROR {self._store_broken}")
+        reason = f"benchsdk: {self._store_broken}"
         if self._session is not None:
-            self._session.shouldstop = f"benchsdk: {self._store_broken}"
+            self._session.shouldstop = reason
+        # pytest-xdist's controller loop watches its own flag, not the session's.
+        dsession = self.config.pluginmanager.get_plugin("dsession")
+        if dsession is not None and hasattr(dsession, "shouldstop"):
+            dsession.shouldstop = reason
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_teststatus(
