@@ -34,7 +34,7 @@ from typing import Any, Final
 import attrs
 
 from pytest_benchsdk._clock import CLOCK, Clock
-from pytest_benchsdk._js import is_number, to_json_value
+from pytest_benchsdk._js import JSONConversionError, is_number, to_json_value
 from pytest_benchsdk._steps import ACTIVE_STEP, StepOptions, StepRunner, finite, is_step_outcome
 from pytest_benchsdk._taskerror import TaskError, error_code_of, is_task_error
 from pytest_benchsdk.records import LOG_LEVELS, LogLevel, LogLine, StepRecord, TaskRecord
@@ -209,7 +209,7 @@ class TaskContext:
         fails the iteration."""
         merged: dict[str, Any] = dict(data) if data is not None else {}
         merged.update(values)
-        merged = to_json_value(merged, "measure()")
+        merged = _json_or_raise(merged, "measure()")
         active = ACTIVE_STEP.get()
         with self._lock:
             if active is not None and active[0] is self._steps and active[1].status == "running":
@@ -239,7 +239,7 @@ class TaskContext:
             inner = meta.get("meta")
             resolved_meta = inner if isinstance(inner, Mapping) else None
         if resolved_meta:
-            resolved_meta = to_json_value(resolved_meta, "log() meta")
+            resolved_meta = _json_or_raise(resolved_meta, "log() meta")
         if level is not None:
             if level not in LOG_LEVELS:
                 raise ValueError(
@@ -312,6 +312,15 @@ class TaskContext:
         )
         with self._lock:
             self._logs.append(line)
+
+
+def _json_or_raise(value: Mapping[str, Any], path: str) -> dict[str, Any]:
+    try:
+        converted: dict[str, Any] = to_json_value(value, path)
+    except JSONConversionError as exc:
+        # Raised where the task called measure()/log(): the conversion's own frames say nothing.
+        raise exc.with_traceback(None) from None
+    return converted
 
 
 def _is_log_options(value: object) -> bool:
