@@ -462,3 +462,138 @@ def test_huge_config_knobs_fail_collection_fast(pytester: pytest.Pytester) -> No
     result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "--bench-no-store")
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # a collection error, at once
     result.stdout.fnmatch_lines(["*iterations: must be at most 1,000,000*"])
+
+
+# --- #14 bounded waits for what tasks leave running -------------------------------------------
+
+
+def _spec(index: int, invoke: Any, *, is_async: bool = False) -> Any:
+    from pytest_benchsdk.executor import IterationSpec
+
+    return IterationSpec(
+        key=("p", index),
+        participant=Participant("p"),
+        participant_name="p",
+        phase=None,
+        task_index=index,
+        ordinal=index,
+        invoke=invoke,
+        is_async=is_async,
+    )
+
+
+def _plan(specs: list[Any], concurrency: int) -> Any:
+    from pytest_benchsdk.executor import GroupPlan
+
+    return GroupPlan(
+        group_id="g",
+        mode="participant",
+        concurrency=concurrency,
+        stagger_delay_ms=0,
+        iterations=specs,
+    )
+
+
+def test_shutdown_does_not_wait_for_stuck_sync_iterations_and_names_them() -> None:
+    import threading
+    import time
+
+    from pytest_benchsdk.executor import Executor
+
+    release = threading.Event()
+    started = threading.Event()
+
+    def stuck(ctx: TaskContext) -> None:
+        started.set()
+        release.wait(120)
+
+    executor = Executor()
+    try:
+        executor.start_group(_plan([_spec(0, stuck), _spec(1, stuck)], concurrency=2))
+        assert started.wait(30)
+        begun = time.monotonic()
+        abandoned = executor.shutdown(timeout=60, thread_grace=0.2)
+        # before: joined each stuck thread up to `timeout` (5 s per session at Ctrl-C / -x)
+        assert time.monotonic() - begun < 20
+        assert any(
+            line.startswith("iteration p #0: its sync task was still running") for line in abandoned
+        ), abandoned
+        assert executor.abandoned_threads == ()  # daemon task threads do not block exit
+    finally:
+        release.set()
+
+
+def test_non_daemon_threads_left_by_a_task_are_reported() -> None:
+    import threading
+
+    from pytest_benchsdk.executor import Executor
+
+    release = threading.Event()
+
+    def leaky(ctx: TaskContext) -> None:
+        threading.Thread(target=release.wait, args=(120,), name="leaky-worker").start()
+
+    executor = Executor()
+    try:
+        plan = _plan([_spec(0, leaky)], concurrency=1)
+        assert executor.run_inline(plan, ("p", 0)).error is None
+        abandoned = executor.shutdown(thread_grace=0.1)
+        assert abandoned == [
+            "thread 'leaky-worker' (non-daemon), started during iteration p #0, was still running"
+        ]
+        assert [t.name for t in executor.abandoned_threads] == ["leaky-worker"]
+    finally:
+        release.set()
+
+
+def test_leaked_non_daemon_thread_does_not_keep_pytest_alive(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        bench_x=bench(
+            'participants=[Participant("p1")], iterations=1',
+            """
+            import threading
+            import time
+
+            @define_task
+            def task(measure):
+                threading.Thread(target=time.sleep, args=(3600,), name="forever").start()
+                measure(value=1)
+            """,
+        )
+    )
+    # before: the interpreter joined the thread at exit, for an hour
+    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", timeout=60)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        [
+            "benchsdk: abandoned 1 thing(s) still running at session end*",
+            "  thread 'forever' (non-daemon), started during iteration p1 #0, was still running",
+        ]
+    )
+    result.stderr.fnmatch_lines(["*exiting without waiting for 1 non-daemon thread(s)*forever*"])
+    (run,) = stored_runs(store_path(pytester))
+    assert run.record_count == 1
+
+
+def test_exit_first_at_concurrency_2_names_the_abandoned_iteration(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        bench_x=bench(
+            'participants=[Participant("p1")], iterations=2, concurrency=2',
+            """
+            import time
+
+            @define_task
+            def task(task_index):
+                if task_index == 1:
+                    time.sleep(3600)
+                assert False, "first fails"
+            """,
+        )
+    )
+    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "-x", timeout=60)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["  iteration p1 #1: its sync task was still running (thread 'benchsdk-task-p1-1')*"]
+    )
