@@ -137,8 +137,10 @@ def test_group_plan_validation_and_round_building() -> None:
     ]
     with pytest.raises(ValueError, match="concurrency must be an integer >= 1"):
         participant_plan([], concurrency=0)
-    with pytest.raises(ValueError, match="stagger_delay_ms must be a number >= 0"):
+    with pytest.raises(ValueError, match="stagger_delay_ms must be a number from 0 to"):
         participant_plan([], stagger=-1)
+    with pytest.raises(ValueError, match=r"from 0 to 3,600,000 \(one hour; got 1e\+300\)"):
+        participant_plan([], stagger=1e300)  # overflowed time.sleep / hung asyncio.sleep
     with pytest.raises(ValueError, match="keys must be unique"):
         participant_plan([spec(0, noop), spec(0, noop)])
     with pytest.raises(TypeError, match="round-mode"):

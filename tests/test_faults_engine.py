@@ -310,6 +310,33 @@ def test_base_exceptions_leave_error_records(pytester: pytest.Pytester, concurre
     assert run.record_count == 10
 
 
+def test_base_exceptions_in_async_tasks_leave_records() -> None:
+    import asyncio
+
+    from pytest_benchsdk.context import run_task_async
+
+    class Custom(BaseException):
+        pass
+
+    async def task(ctx: TaskContext) -> None:
+        ctx.measure(before=1)
+        raise Custom("async base")
+
+    ctx = TaskContext(
+        participant=Participant("p"), participant_name="p", task_index=0, is_async=True
+    )
+    outcome = asyncio.run(run_task_async(ctx, task))
+    assert isinstance(outcome.error, Custom)
+    assert outcome.record.error_code == "Custom"
+    assert outcome.record.data == {"before": 1, "errorMessage": "async base"}
+
+    async def cancelled(ctx: TaskContext) -> None:
+        raise asyncio.CancelledError
+
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(run_task_async(ctx, cancelled))
+
+
 def test_keyboard_interrupt_keeps_what_finished(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         bench_x=bench(

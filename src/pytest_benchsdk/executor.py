@@ -42,6 +42,7 @@ from typing import Any, Literal
 import attrs
 
 from pytest_benchsdk._clock import CLOCK, Clock
+from pytest_benchsdk._config_validate import MAX_STAGGER_DELAY_MS
 from pytest_benchsdk.context import (
     IterationOutcome,
     TaskContext,
@@ -115,9 +116,10 @@ class GroupPlan:
             raise ValueError(
                 f"GroupPlan.concurrency must be an integer >= 1 (got {self.concurrency!r})"
             )
-        if not self.stagger_delay_ms >= 0:
+        if not 0 <= self.stagger_delay_ms <= MAX_STAGGER_DELAY_MS:
             raise ValueError(
-                f"GroupPlan.stagger_delay_ms must be a number >= 0 (got {self.stagger_delay_ms!r})"
+                f"GroupPlan.stagger_delay_ms must be a number from 0 to "
+                f"{MAX_STAGGER_DELAY_MS:,} (one hour; got {self.stagger_delay_ms!r})"
             )
         for item in self.iterations:
             if self.mode == "participant" and not isinstance(item, IterationSpec):
