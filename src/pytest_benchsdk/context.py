@@ -337,18 +337,17 @@ def _is_log_options(value: object) -> bool:
 
 
 def _coerce_step(step: StepRecord | Mapping[str, Any]) -> StepRecord:
-    wire: Any = step.to_wire() if isinstance(step, StepRecord) else step
-    if not isinstance(wire, Mapping):
-        return StepRecord.from_wire(wire)  # raises the readable ValueError
-    data = wire.get("data")
-    if data is not None and isinstance(data, Mapping):
-        wire = {**wire, "data": to_json_value(data, f"step {_step_name_of(wire)} data")}
+    """A returned (or TaskError-carried) step as a record, its ``data`` converted to JSON."""
+    if isinstance(step, StepRecord):
+        if step.data is None:
+            return step
+        return attrs.evolve(step, data=to_json_value(step.data, f"step {step.name!r} data"))
+    wire: Any = step
+    if isinstance(wire, Mapping) and isinstance(wire.get("data"), Mapping):
+        name = wire.get("name")
+        where = f"step {name!r} data" if isinstance(name, str) else "step data"
+        wire = {**wire, "data": to_json_value(wire["data"], where)}
     return StepRecord.from_wire(dict(wire))
-
-
-def _step_name_of(wire: Mapping[str, Any]) -> str:
-    name = wire.get("name")
-    return repr(name) if isinstance(name, str) else "?"
 
 
 def _coerce_result(value: object) -> TaskResult:

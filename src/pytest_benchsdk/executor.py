@@ -340,6 +340,7 @@ class Executor:
         if future.cancelled():
             raise cf.CancelledError()
         loop = self._ensure_loop()
+        before = set(threading.enumerate())
         try:
             if spec.is_async:
                 # Register under the lock so a concurrent cancel_all() either sees this run or
@@ -359,17 +360,15 @@ class Executor:
                         self._inline_futures.discard(inner)
             else:
                 ctx = self._context(spec, loop)
-                before = set(threading.enumerate())
-                try:
-                    outcome = contextvars.copy_context().run(run_task, ctx, spec.invoke)
-                finally:
-                    self._note_spawned(spec, before)
+                outcome = contextvars.copy_context().run(run_task, ctx, spec.invoke)
         except (KeyboardInterrupt, cf.CancelledError, asyncio.CancelledError):
             future.cancel()
             raise
         except BaseException as exc:
             _settle(future, error=exc)
             raise
+        finally:
+            self._note_spawned(spec, before)
         _settle(future, outcome)
         if future.cancelled():
             raise cf.CancelledError()
