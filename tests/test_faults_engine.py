@@ -593,7 +593,7 @@ def test_leaked_non_daemon_thread_does_not_keep_pytest_alive(pytester: pytest.Py
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
         [
-            "benchsdk: abandoned 1 thing(s) still running at session end*",
+            "benchsdk: abandoned 1 thread(s) still running benchmark code at session end*",
             "  thread 'forever' (non-daemon), started during iteration p1 #0, was still running",
         ]
     )

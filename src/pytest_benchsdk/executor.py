@@ -539,6 +539,7 @@ class Executor:
         ]
         if spawned:
             with self._lock:
+                self._spawned = {t: s for t, s in self._spawned.items() if t.is_alive()}
                 for thread in spawned:
                     if thread not in self._task_threads:
                         self._spawned.setdefault(thread, spec)

@@ -86,8 +86,8 @@ class RunnerPlugin:
 
     def _say_abandoned(self, abandoned: Sequence[str]) -> None:
         lines = [
-            f"benchsdk: abandoned {len(abandoned)} thing(s) still running at session end "
-            "(a thread cannot be stopped; nothing waits for them):",
+            f"benchsdk: abandoned {len(abandoned)} thread(s) still running benchmark code at "
+            "session end (Python cannot stop a thread; nothing waits for them):",
             *(f"  {line}" for line in abandoned),
         ]
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
