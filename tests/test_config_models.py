@@ -67,11 +67,11 @@ def test_participant_equality_and_hash() -> None:
 
 def test_participant_repr() -> None:
     assert repr(Participant("e2b", required_env_vars=["K"], region="eu")) == (
-        "Participant('e2b', required_env_vars=('K',), region='eu')"
+        "Participant('e2b', required_env_vars=('K',), region=<str>)"
     )
     assert repr(Participant("local")) == "Participant('local')"
-    source = SimpleNamespace(name="x")
-    assert repr(Participant.coerce(source)) == "Participant.coerce(namespace(name='x'))"
+    source = SimpleNamespace(name="x", token="sk-secret")
+    assert repr(Participant.coerce(source)) == "Participant('x', source=<SimpleNamespace>)"
 
 
 def test_coerce_dict_snake_and_camel() -> None:

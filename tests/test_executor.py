@@ -137,8 +137,10 @@ def test_group_plan_validation_and_round_building() -> None:
     ]
     with pytest.raises(ValueError, match="concurrency must be an integer >= 1"):
         participant_plan([], concurrency=0)
-    with pytest.raises(ValueError, match="stagger_delay_ms must be a number >= 0"):
+    with pytest.raises(ValueError, match="stagger_delay_ms must be a number from 0 to"):
         participant_plan([], stagger=-1)
+    with pytest.raises(ValueError, match=r"from 0 to 3,600,000 \(one hour; got 1e\+300\)"):
+        participant_plan([], stagger=1e300)  # overflowed time.sleep / hung asyncio.sleep
     with pytest.raises(ValueError, match="keys must be unique"):
         participant_plan([spec(0, noop), spec(0, noop)])
     with pytest.raises(TypeError, match="round-mode"):
@@ -283,9 +285,14 @@ def test_sync_task_step_returning_awaitable_runs_on_the_loop(executor: Executor)
     assert loops == ["benchsdk-loop"]
 
 
-def test_errors_are_outcomes_and_base_exceptions_fail_the_future(executor: Executor) -> None:
+def test_errors_and_base_exceptions_are_outcomes_interrupts_fail_the_future(
+    executor: Executor,
+) -> None:
     class Skip(BaseException):
         pass
+
+    def interrupted(ctx: TaskContext) -> None:
+        raise KeyboardInterrupt
 
     def failing(ctx: TaskContext) -> None:
         raise TaskError("boom", code="probe_failed")
@@ -294,7 +301,12 @@ def test_errors_are_outcomes_and_base_exceptions_fail_the_future(executor: Execu
         raise Skip("skip me")
 
     plan = participant_plan(
-        [spec(0, failing, is_async=False), spec(1, skipping, is_async=False)], concurrency=2
+        [
+            spec(0, failing, is_async=False),
+            spec(1, skipping, is_async=False),
+            spec(2, interrupted, is_async=False),
+        ],
+        concurrency=2,
     )
     futures = executor.start_group(plan)
     outcome = futures[("p", 0)].result(timeout=WAIT)
@@ -302,8 +314,14 @@ def test_errors_are_outcomes_and_base_exceptions_fail_the_future(executor: Execu
     assert outcome.record.error_code == "probe_failed"
     assert isinstance(outcome.error, TaskError)
     assert not outcome.ok
-    with pytest.raises(Skip):
-        futures[("p", 1)].result(timeout=WAIT)
+    # A BaseException is the iteration's error, with a record (issue 9 #4) ...
+    skipped = futures[("p", 1)].result(timeout=WAIT)
+    assert isinstance(skipped.error, Skip)
+    assert skipped.record.error_code == "Skip"
+    assert skipped.record.data == {"errorMessage": "skip me"}
+    # ... but KeyboardInterrupt keeps its meaning: no record, the waiter gets it.
+    with pytest.raises(KeyboardInterrupt):
+        futures[("p", 2)].result(timeout=WAIT)
 
 
 def test_outcomes_carry_logs_and_records() -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from pytest_benchsdk._config_read import (
     DISPLAY_KEYS,
@@ -38,7 +38,30 @@ from pytest_benchsdk._config_read import (
 )
 from pytest_benchsdk._js import is_nonblank_str, js_to_fixed, js_typeof
 
-__all__ = ["TOP_LEVEL_FIELDS", "config_issues", "display_error", "scoring_error"]
+__all__ = [
+    "MAX_CONCURRENCY",
+    "MAX_ITERATIONS",
+    "MAX_STAGGER_DELAY_MS",
+    "TOP_LEVEL_FIELDS",
+    "config_issues",
+    "display_error",
+    "scoring_error",
+]
+
+#: Iterations per participant (all phases together): each is one pytest item, collected up
+#: front, so a schedule larger than this only exhausts memory before anything runs.
+MAX_ITERATIONS: Final = 1_000_000
+#: Iterations in flight at once (each sync one holds a thread).
+MAX_CONCURRENCY: Final = 10_000
+#: The stagger between iteration starts (or rounds): one hour.
+MAX_STAGGER_DELAY_MS: Final = 3_600_000
+
+#: Why the bounds are what they are (appended to the messages).
+ITERATIONS_WHY: Final = (
+    "each iteration of a participant is one pytest item, and every item is collected before "
+    "the first one runs"
+)
+CONCURRENCY_WHY: Final = "iterations in flight at once; each sync one holds a thread"
 
 Issue = tuple[str, str]
 
@@ -272,6 +295,12 @@ def _check_participants(participants: object, add: Any) -> None:
         name = get_field(participant, "name")
         if not is_nonblank_str(name):
             add(f"participants[{i}].name", "must be a non-empty string")
+        elif name in (".", ".."):
+            add(
+                f"participants[{i}].name",
+                f"must not be '{name}': the name is a path segment of the platform's URLs, "
+                f"where '{name}' would address another endpoint",
+            )
         elif name in seen:
             add(f"participants[{i}].name", f"duplicate participant name: {name}")
         else:
@@ -288,6 +317,7 @@ def _check_phases(phases: object, add: Any) -> None:
         add("phases", "must be a non-empty array")
         return
     seen: set[str] = set()
+    total = 0
     for i, phase in enumerate(phases):
         if not is_js_object(phase):
             add(f"phases[{i}]", "must be an object")
@@ -305,8 +335,22 @@ def _check_phases(phases: object, add: Any) -> None:
                     f"phases['{name}'].iterations",
                     f"must be an integer >= 1 (got {show(iterations)})",
                 )
+            elif iterations > MAX_ITERATIONS:
+                add(
+                    f"phases['{name}'].iterations",
+                    f"must be at most {MAX_ITERATIONS:,} (got {show(iterations)}): "
+                    + ITERATIONS_WHY,
+                )
+            else:
+                total += iterations
         for key in _unexpected_keys(phase, PHASE_KEYS):
             add(f"phases[{i}]", f"contains unexpected key: '{key}'")
+    if total > MAX_ITERATIONS:
+        add(
+            "phases",
+            f"must have at most {MAX_ITERATIONS:,} iterations in all (got {total:,}): "
+            + ITERATIONS_WHY,
+        )
 
 
 def _check_shapes(shapes: object, add: Any) -> None:
@@ -327,6 +371,11 @@ def _check_shapes(shapes: object, add: Any) -> None:
         stagger = get_field(shape, "stagger_delay_ms", "staggerDelayMs")
         if stagger is not None and not is_number_at_least_zero(stagger):
             add(f"{path}.stagger_delay_ms", f"must be a number >= 0 (got {show(stagger)})")
+        elif stagger is not None and stagger > MAX_STAGGER_DELAY_MS:
+            add(
+                f"{path}.stagger_delay_ms",
+                f"must be at most {MAX_STAGGER_DELAY_MS:,} (one hour; got {show(stagger)})",
+            )
         for key in _unexpected_keys(shape, SHAPE_KEYS):
             add(path, f"contains unexpected key: '{key}'")
 
@@ -361,13 +410,23 @@ def config_issues(config: object) -> list[Issue]:
         if given("iterations") is not None:
             add("iterations", "phases and iterations are mutually exclusive")
         _check_phases(given("phases"), add)
-    for name in ("iterations", "concurrency"):
+    for name, maximum, why in (
+        ("iterations", MAX_ITERATIONS, ITERATIONS_WHY),
+        ("concurrency", MAX_CONCURRENCY, CONCURRENCY_WHY),
+    ):
         value = given(name)
         if value is not None and not is_int_at_least(value, 1):
             add(name, f"must be an integer >= 1 (got {show(value)})")
+        elif value is not None and value > maximum:
+            add(name, f"must be at most {maximum:,} (got {show(value)}): {why}")
     stagger = given("stagger_delay_ms")
     if stagger is not None and not is_number_at_least_zero(stagger):
         add("stagger_delay_ms", f"must be a number >= 0 (got {show(stagger)})")
+    elif stagger is not None and stagger > MAX_STAGGER_DELAY_MS:
+        add(
+            "stagger_delay_ms",
+            f"must be at most {MAX_STAGGER_DELAY_MS:,} (one hour; got {show(stagger)})",
+        )
     group_by = given("group_by")
     if group_by is not None and not (
         isinstance(group_by, str) and group_by in ("participant", "round")

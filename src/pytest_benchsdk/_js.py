@@ -12,15 +12,24 @@ platform) may use it.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import datetime
+import enum
 import json
 import math
+import re
+import uuid
 from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
+from pathlib import PurePath
 from typing import Any, Final
 
 __all__ = [
     "JS_WHITESPACE",
+    "MAX_JSON_DEPTH",
     "OMIT",
+    "JSONConversionError",
     "JSONObject",
     "group_identity",
     "is_js_integer",
@@ -36,6 +45,7 @@ __all__ = [
     "js_typeof",
     "json_object",
     "json_value",
+    "to_json_value",
 ]
 
 JSONObject = dict[str, Any]
@@ -275,3 +285,151 @@ def js_strict_equal(a: object, b: object) -> bool:
     if isinstance(a, str) and isinstance(b, str):
         return a == b
     return a is b
+
+
+# --- task data handed over: one conversion rule ----------------------------------------------
+
+#: How deep record data and log meta may nest (containers inside containers).
+MAX_JSON_DEPTH: Final = 100
+
+
+class JSONConversionError(TypeError):
+    """A value handed over by a task (``measure``, returned data, ``TaskError(data=...)``, log
+    meta) that has no JSON form; the message names its key path and its type."""
+
+
+_IDENTIFIER_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+
+
+def _child_path(path: str, key: str) -> str:
+    if _IDENTIFIER_KEY.fullmatch(key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def _json_key(key: object, path: str) -> str:
+    # Object keys are strings in JavaScript: String(key) for primitives, like {[1]: x}.
+    if isinstance(key, str):
+        return str(key)
+    if key is None:
+        return "null"
+    if isinstance(key, (bool, int, float)):
+        return js_string(key)
+    if isinstance(key, tuple) and all(
+        k is None or isinstance(k, (str, bool, int, float)) for k in key
+    ):
+        return js_string(key)  # String([1, 2]) is "1,2"
+    raise JSONConversionError(
+        f"{path or 'value'} has a key of type {type(key).__name__} ({_safe_repr(key)}); "
+        "JSON object keys must be strings (str, int, float, bool and None keys are converted)"
+    )
+
+
+def _safe_repr(value: object) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = object.__repr__(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def to_json_value(value: object, path: str = "") -> Any:
+    """The JSON form of data a task hands over (record data and log meta), or
+    :class:`JSONConversionError` naming the key ``path`` and the type that has none.
+
+    The rule, applied once where the task hands data over, so the store, ``--bench-json``,
+    the terminal and the platform see the same data:
+
+    * JSON values pass unchanged: ``None``, ``bool``, ``str``, ``int``, ``float`` (NaN and
+      Infinity stay floats in records; the JSON writers turn them into ``null``), dicts with
+      string keys, lists. Subclasses become the plain type.
+    * Converted as ``JSON.stringify`` would where that is meaningful: ``datetime`` / ``date`` /
+      ``time`` → ISO 8601 string (``toJSON``); non-string keys → ``String(key)`` (``1`` →
+      ``"1"``, ``(1, 2)`` → ``"1,2"``); tuples, sets and frozensets → lists (sets sorted when
+      their items can be sorted); objects with ``to_wire()`` or ``toJSON()`` → what that
+      returns; dataclass and attrs instances → an object of their fields; an ``Enum`` → its
+      value; ``Decimal`` → a number; ``UUID`` and paths → their text; numpy scalars and arrays
+      → numbers and lists (``item()`` / ``tolist()``).
+    * ``bytes`` / ``bytearray`` / ``memoryview`` → text: UTF-8 decoded, with ``\\xNN``
+      escapes for bytes that are not UTF-8 (``b"ok\\xff"`` → ``"ok\\\\xff"``).
+    * Anything else fails: functions, other objects, circular references and nesting deeper
+      than :data:`MAX_JSON_DEPTH` levels.
+    """
+    return _convert(value, path, 0, set())
+
+
+def _convert(value: object, path: str, depth: int, active: set[int]) -> Any:
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    if isinstance(value, enum.Enum):
+        return _convert(value.value, path, depth, active)
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", errors="backslashreplace")
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, (uuid.UUID, PurePath)):
+        return str(value)
+    where = path or "value"
+    if depth >= MAX_JSON_DEPTH:
+        if len(where) > 80:
+            where = where[:60] + "..." + where[-12:]
+        raise JSONConversionError(
+            f"{where} is nested deeper than {MAX_JSON_DEPTH} levels "
+            f"(a {type(value).__name__} at that depth); flatten the data"
+        )
+    marker = id(value)
+    if marker in active:
+        raise JSONConversionError(
+            f"{where} is a circular reference (a {type(value).__name__} containing itself); "
+            "JSON cannot hold cycles"
+        )
+    active.add(marker)
+    try:
+        return _convert_container(value, path, depth, active)
+    finally:
+        active.discard(marker)
+
+
+def _convert_container(value: object, path: str, depth: int, active: set[int]) -> Any:
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = _json_key(key, path)
+            out[name] = _convert(item, _child_path(path, name), depth + 1, active)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_convert(item, f"{path}[{i}]", depth + 1, active) for i, item in enumerate(value)]
+    if isinstance(value, (set, frozenset)):
+        items = list(value)
+        with contextlib.suppress(TypeError):  # mixed types keep iteration order
+            items = sorted(items)
+        return [_convert(item, f"{path}[{i}]", depth + 1, active) for i, item in enumerate(items)]
+    for hook in ("to_wire", "toJSON", "tolist"):
+        method = getattr(value, hook, None)
+        if callable(method) and not isinstance(value, type):
+            return _convert(method(), path, depth + 1, active)
+    item = getattr(value, "item", None)
+    if hasattr(value, "dtype") and callable(item):
+        return _convert(item(), path, depth + 1, active)  # a numpy scalar
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return _convert(fields, path, depth, active)
+    attrs_fields = getattr(type(value), "__attrs_attrs__", None)
+    if attrs_fields is not None:
+        fields = {a.name: getattr(value, a.name) for a in attrs_fields}
+        return _convert(fields, path, depth, active)
+    raise JSONConversionError(
+        f"{path or 'value'} is of type {type(value).__name__} ({_safe_repr(value)}), which has "
+        "no JSON form; pass numbers, strings, booleans, None, lists or dicts (or an object "
+        "with to_wire())"
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from pytest_benchsdk._js import js_json, js_string
+from pytest_benchsdk._js import js_json, js_string, to_json_value
 from pytest_benchsdk.records import StepRecord
 
 __all__ = ["TaskError", "error_code_of", "is_task_error"]
@@ -61,7 +61,7 @@ class TaskError(Exception):
         if self.timeout_ms is not None:
             text += f"\n  timeoutMs: {js_string(self.timeout_ms)}"
         if self.data:
-            text += f"\n  data: {js_json(self.data, 2)}"
+            text += f"\n  data: {_data_text(self.data)}"
         return text
 
     def __repr__(self) -> str:
@@ -87,6 +87,17 @@ class TaskError(Exception):
                 self.timeout_ms,
             ),
         )
+
+
+def _data_text(data: Mapping[str, Any]) -> str:
+    # str() of an error must never raise: data without a JSON form is shown as Python sees it.
+    try:
+        return js_json(to_json_value(data), 2)
+    except (TypeError, ValueError, RecursionError):
+        try:
+            return repr(data)
+        except Exception:
+            return f"<{type(data).__name__}>"
 
 
 def _rebuild_task_error(

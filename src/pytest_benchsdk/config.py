@@ -141,13 +141,16 @@ class Participant:
         return hash((self.name, self.required_env_vars))
 
     def __repr__(self) -> str:
-        source = self.__dict__.get("_source")
-        if source is not None:
-            return f"Participant.coerce({source!r})"
+        # Extras often hold credentials (token=os.environ[...]) and a repr ends up in
+        # tracebacks, junitxml and logs: show the name, the env var *names* and only the names
+        # and types of the extras, never their values.
         parts = [repr(self.name)]
         if self.required_env_vars:
             parts.append(f"required_env_vars={self.required_env_vars!r}")
-        parts.extend(f"{k}={v!r}" for k, v in self.__dict__["_extra"].items())
+        parts.extend(f"{k}=<{type(v).__name__}>" for k, v in self.__dict__["_extra"].items())
+        source = self.__dict__.get("_source")
+        if source is not None:
+            parts.append(f"source=<{type(source).__name__}>")
         return f"Participant({', '.join(parts)})"
 
 

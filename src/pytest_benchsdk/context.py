@@ -34,7 +34,7 @@ from typing import Any, Final
 import attrs
 
 from pytest_benchsdk._clock import CLOCK, Clock
-from pytest_benchsdk._js import is_number
+from pytest_benchsdk._js import JSONConversionError, is_number, to_json_value
 from pytest_benchsdk._steps import ACTIVE_STEP, StepOptions, StepRunner, finite, is_step_outcome
 from pytest_benchsdk._taskerror import TaskError, error_code_of, is_task_error
 from pytest_benchsdk.records import LOG_LEVELS, LogLevel, LogLine, StepRecord, TaskRecord
@@ -201,9 +201,15 @@ class TaskContext:
 
     def measure(self, data: Mapping[str, Any] | None = None, /, **values: Any) -> None:
         """Shallow-merge ``data`` and keyword ``values`` into the active step's data, or into the
-        task's measures outside any step. ``measure({"a": 1})`` and ``measure(a=1)`` are equal."""
+        task's measures outside any step. ``measure({"a": 1})`` and ``measure(a=1)`` are equal.
+
+        Values are converted to their JSON form now (see :func:`pytest_benchsdk._js.to_json_value`:
+        a ``datetime`` becomes its ISO text, a set a list ...); a value without one raises
+        :class:`~pytest_benchsdk._js.JSONConversionError` (a ``TypeError``) naming its key, which
+        fails the iteration."""
         merged: dict[str, Any] = dict(data) if data is not None else {}
         merged.update(values)
+        merged = _json_or_raise(merged, "measure()")
         active = ACTIVE_STEP.get()
         with self._lock:
             if active is not None and active[0] is self._steps and active[1].status == "running":
@@ -222,7 +228,8 @@ class TaskContext:
 
         Upstream's options form works too: ``log("x", {"level": "warn", "meta": {...}})`` — a
         non-empty mapping whose keys are only ``level``/``meta`` with a valid level is read as
-        options; any other mapping is metadata.
+        options; any other mapping is metadata. ``meta`` is converted to JSON like
+        ``measure`` values (a value without a JSON form raises, failing the iteration).
         """
         resolved_level: str = "info"
         resolved_meta: Mapping[str, Any] | None = meta
@@ -231,6 +238,8 @@ class TaskContext:
             resolved_level = meta.get("level") or "info"
             inner = meta.get("meta")
             resolved_meta = inner if isinstance(inner, Mapping) else None
+        if resolved_meta:
+            resolved_meta = _json_or_raise(resolved_meta, "log() meta")
         if level is not None:
             if level not in LOG_LEVELS:
                 raise ValueError(
@@ -305,6 +314,15 @@ class TaskContext:
             self._logs.append(line)
 
 
+def _json_or_raise(value: Mapping[str, Any], path: str) -> dict[str, Any]:
+    try:
+        converted: dict[str, Any] = to_json_value(value, path)
+    except JSONConversionError as exc:
+        # Raised where the task called measure()/log(): the conversion's own frames say nothing.
+        raise exc.with_traceback(None) from None
+    return converted
+
+
 def _is_log_options(value: object) -> bool:
     if not isinstance(value, Mapping) or len(value) == 0:
         return False
@@ -319,9 +337,17 @@ def _is_log_options(value: object) -> bool:
 
 
 def _coerce_step(step: StepRecord | Mapping[str, Any]) -> StepRecord:
+    """A returned (or TaskError-carried) step as a record, its ``data`` converted to JSON."""
     if isinstance(step, StepRecord):
-        return step
-    return StepRecord.from_wire(dict(step))
+        if step.data is None:
+            return step
+        return attrs.evolve(step, data=to_json_value(step.data, f"step {step.name!r} data"))
+    wire: Any = step
+    if isinstance(wire, Mapping) and isinstance(wire.get("data"), Mapping):
+        name = wire.get("name")
+        where = f"step {name!r} data" if isinstance(name, str) else "step data"
+        wire = {**wire, "data": to_json_value(wire["data"], where)}
+    return StepRecord.from_wire(dict(wire))
 
 
 def _coerce_result(value: object) -> TaskResult:
@@ -416,7 +442,7 @@ def _assemble(
     measures, started, completed = snapshot.measures, snapshot.started, snapshot.completed
     steps = list(snapshot.steps)
 
-    def invalid_record(invalid: ValueError) -> IterationOutcome:
+    def invalid_record(invalid: Exception) -> IterationOutcome:
         # Malformed steps (returned, or carried by a TaskError) fail the iteration readably;
         # the record keeps the framework's steps only.
         return _assemble(snapshot, None, invalid)
@@ -430,7 +456,14 @@ def _assemble(
         task_result = _coerce_result(result)
         data = dict(measures)  # measures stay as they are for the implicit step
         if task_result.data:
-            data.update(task_result.data)
+            try:
+                data.update(to_json_value(task_result.data, "returned data"))
+            except TypeError as exc:
+                invalid: Exception = TypeError(
+                    f"task returned data that cannot be recorded: {exc}"
+                )
+                invalid.__cause__ = exc
+                return invalid_record(invalid)
         data = _with_phase(data, phase)
         returned = task_result.latency_ms
         if returned is not None and is_number(returned) and finite(returned):
@@ -447,7 +480,13 @@ def _assemble(
             code = getattr(error, "code", None)
             error_code = code if isinstance(code, str) else "TaskError"
             extra = getattr(error, "data", None)
-            data = _with_phase({**measures, **dict(extra or {})}, phase)
+            try:
+                extra = to_json_value(dict(extra or {}), "TaskError data")
+            except (TypeError, ValueError) as exc:
+                invalid = TypeError(f"TaskError carries data that cannot be recorded: {exc}")
+                invalid.__cause__ = error
+                return invalid_record(invalid)
+            data = _with_phase({**measures, **extra}, phase)
             try:
                 steps.extend(_coerce_step(s) for s in getattr(error, "steps", None) or ())
             except (TypeError, ValueError) as exc:
@@ -456,7 +495,7 @@ def _assemble(
                 return invalid_record(invalid)
         else:
             error_code = error_code_of(error)
-            data = _with_phase({**measures, "errorMessage": str(error)}, phase)
+            data = _with_phase({**measures, "errorMessage": _message_of(error)}, phase)
     if not steps:
         implicit: dict[str, Any] = {"error_code": error_code}
         if measures:
@@ -488,12 +527,32 @@ def _assemble(
     return IterationOutcome(record=record, error=error)
 
 
+def _message_of(error: BaseException) -> str:
+    try:
+        return str(error)
+    except Exception:  # a hostile __str__ must not lose the record
+        return f"<{type(error).__name__}: str() failed>"
+
+
+def stops_the_run(error: BaseException) -> bool:
+    """Whether ``error`` stops the run instead of failing one iteration: Ctrl-C
+    (``KeyboardInterrupt``) and the executor's cancellation (``asyncio.CancelledError``).
+
+    Every other exception a task raises, ``BaseException`` s included (``SystemExit``,
+    ``GeneratorExit``, pytest's ``fail``/``skip`` outcomes, custom ones), ends the iteration
+    with an error record whose ``errorCode`` is the class name (or its ``code``) and whose
+    ``data.errorMessage`` is ``str(error)``; the outcome keeps the exception for the caller.
+    """
+    return isinstance(error, (KeyboardInterrupt, asyncio.CancelledError))
+
+
 def run_task(ctx: TaskContext, invoke: Callable[[TaskContext], object]) -> IterationOutcome:
     """Run ``invoke(ctx)`` on the calling thread and build its record.
 
-    An awaitable returned by ``invoke`` is run on ``ctx.loop`` (or ``asyncio.run``). Exceptions
-    (``Exception`` subclasses) become error records; ``BaseException`` (KeyboardInterrupt,
-    pytest's skip/exit outcomes, cancellation) propagates without a record.
+    An awaitable returned by ``invoke`` is run on ``ctx.loop`` (or ``asyncio.run``). Every
+    exception the task raises becomes an error record, ``BaseException`` s included, except
+    ``KeyboardInterrupt`` and cancellation (see :func:`stops_the_run`), which propagate
+    without a record.
     """
 
     def body() -> IterationOutcome:
@@ -502,7 +561,9 @@ def run_task(ctx: TaskContext, invoke: Callable[[TaskContext], object]) -> Itera
         started = ctx.clock.monotonic()
         try:
             result = ctx._steps.resolve_blocking(invoke(ctx), None, None)
-        except Exception as exc:
+        except BaseException as exc:
+            if stops_the_run(exc):
+                raise
             return build_record(ctx, started=started, completed=ctx.clock.monotonic(), error=exc)
         return _finish(ctx, started=started, completed=ctx.clock.monotonic(), result=result)
 
@@ -513,7 +574,8 @@ async def run_task_async(
     ctx: TaskContext, invoke: Callable[[TaskContext], object]
 ) -> IterationOutcome:
     """Run ``invoke(ctx)`` in the running event loop (awaiting what it returns) and build its
-    record. ``asyncio.CancelledError`` and other ``BaseException`` s propagate."""
+    record. Like :func:`run_task`: only ``asyncio.CancelledError`` and ``KeyboardInterrupt``
+    propagate; every other exception becomes an error record."""
     token = ACTIVE_STEP.set(None)
     current_token = _CURRENT.set(ctx)
     started = ctx.clock.monotonic()
@@ -521,7 +583,9 @@ async def run_task_async(
         result = invoke(ctx)
         if inspect.isawaitable(result):
             result = await result
-    except Exception as exc:
+    except BaseException as exc:
+        if stops_the_run(exc):
+            raise
         return build_record(ctx, started=started, completed=ctx.clock.monotonic(), error=exc)
     finally:
         _CURRENT.reset(current_token)

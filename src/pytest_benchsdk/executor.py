@@ -42,6 +42,7 @@ from typing import Any, Literal
 import attrs
 
 from pytest_benchsdk._clock import CLOCK, Clock
+from pytest_benchsdk._config_validate import MAX_STAGGER_DELAY_MS
 from pytest_benchsdk.context import (
     IterationOutcome,
     TaskContext,
@@ -115,9 +116,10 @@ class GroupPlan:
             raise ValueError(
                 f"GroupPlan.concurrency must be an integer >= 1 (got {self.concurrency!r})"
             )
-        if not self.stagger_delay_ms >= 0:
+        if not 0 <= self.stagger_delay_ms <= MAX_STAGGER_DELAY_MS:
             raise ValueError(
-                f"GroupPlan.stagger_delay_ms must be a number >= 0 (got {self.stagger_delay_ms!r})"
+                f"GroupPlan.stagger_delay_ms must be a number from 0 to "
+                f"{MAX_STAGGER_DELAY_MS:,} (one hour; got {self.stagger_delay_ms!r})"
             )
         for item in self.iterations:
             if self.mode == "participant" and not isinstance(item, IterationSpec):
@@ -230,9 +232,12 @@ class Executor:
         self._groups: dict[Hashable, _Group] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
-        self._task_threads: set[threading.Thread] = set()
+        self._task_threads: dict[threading.Thread, IterationSpec] = {}
         self._inline_futures: set[cf.Future[IterationOutcome]] = set()
+        # Non-daemon threads a task left running, with the iteration during which they started.
+        self._spawned: dict[threading.Thread, IterationSpec] = {}
         self._closed = False
+        self.abandoned_threads: tuple[threading.Thread, ...] = ()
 
     # ------------------------------------------------------------------ loop management
 
@@ -335,6 +340,7 @@ class Executor:
         if future.cancelled():
             raise cf.CancelledError()
         loop = self._ensure_loop()
+        before = set(threading.enumerate())
         try:
             if spec.is_async:
                 # Register under the lock so a concurrent cancel_all() either sees this run or
@@ -361,6 +367,8 @@ class Executor:
         except BaseException as exc:
             _settle(future, error=exc)
             raise
+        finally:
+            self._note_spawned(spec, before)
         _settle(future, outcome)
         if future.cancelled():
             raise cf.CancelledError()
@@ -498,14 +506,16 @@ class Executor:
         def body() -> None:
             outcome: IterationOutcome | None = None
             error: BaseException | None = None
+            before = set(threading.enumerate())
             try:
                 if not result.cancelled():
                     outcome = run_task(ctx, spec.invoke)
             except BaseException as exc:  # handed to the loop
                 error = exc
             finally:
+                self._note_spawned(spec, before)
                 with self._lock:
-                    self._task_threads.discard(threading.current_thread())
+                    self._task_threads.pop(threading.current_thread(), None)
             # RuntimeError: the loop is closed; the iteration was abandoned at shutdown.
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(deliver, outcome, error)
@@ -517,9 +527,22 @@ class Executor:
             daemon=True,
         )
         with self._lock:
-            self._task_threads.add(thread)
+            self._task_threads[thread] = spec
         thread.start()
         return await result
+
+    def _note_spawned(self, spec: IterationSpec, before: set[threading.Thread]) -> None:
+        """Remember the non-daemon threads that appeared while ``spec`` ran and still run (with
+        concurrency > 1 another iteration running at the same time may have started them)."""
+        spawned = [
+            t for t in threading.enumerate() if t not in before and not t.daemon and t.is_alive()
+        ]
+        if spawned:
+            with self._lock:
+                self._spawned = {t: s for t, s in self._spawned.items() if t.is_alive()}
+                for thread in spawned:
+                    if thread not in self._task_threads:
+                        self._spawned.setdefault(thread, spec)
 
     # ------------------------------------------------------------------ stopping
 
@@ -541,12 +564,18 @@ class Executor:
         for future in inline:
             future.cancel()
 
-    def shutdown(self, timeout: float = 5.0) -> None:
-        """Cancel everything, stop the loop and join the threads that end within ``timeout``
-        seconds. Leaves no asyncio task running. Idempotent; safe at interpreter exit."""
+    def shutdown(self, timeout: float = 5.0, *, thread_grace: float = 0.5) -> list[str]:
+        """Cancel everything, stop the loop (async tasks get up to ``timeout`` seconds to
+        unwind) and give the threads still running user code ``thread_grace`` seconds to end.
+
+        Returns what was abandoned, one line each: sync iterations still running on their
+        (daemon) threads, and non-daemon threads that tasks started and left running (kept in
+        :attr:`abandoned_threads`: the interpreter would wait for those at exit). Leaves no
+        asyncio task running. Idempotent (later calls return ``[]``); safe at interpreter exit.
+        """
         with self._lock:
             if self._closed:
-                return
+                return []
             self.cancel_all()
             self._closed = True
             loop, thread = self._loop, self._loop_thread
@@ -555,7 +584,7 @@ class Executor:
         if loop is not None and thread is not None:
             if threading.current_thread() is thread:
                 loop.stop()  # called from a callback on the loop: stop after this iteration
-                return
+                return []
             try:
                 drained = asyncio.run_coroutine_threadsafe(_drain(loop, timeout), loop)
                 drained.result(max(0.0, deadline - time.monotonic()) + 0.5)
@@ -564,16 +593,38 @@ class Executor:
             with contextlib.suppress(RuntimeError):  # already closed
                 loop.call_soon_threadsafe(loop.stop)
             thread.join(max(0.0, deadline - time.monotonic()))
+        grace_end = time.monotonic() + max(0.0, min(thread_grace, timeout))
         with self._lock:
-            threads = list(self._task_threads)
-        for task_thread in threads:
-            task_thread.join(max(0.0, deadline - time.monotonic()))
+            task_threads = dict(self._task_threads)
+            spawned = dict(self._spawned)
+        for waited in [*task_threads, *spawned]:
+            waited.join(max(0.0, grace_end - time.monotonic()))
+        abandoned: list[str] = []
+        for task_thread, spec in task_threads.items():
+            if task_thread.is_alive():
+                abandoned.append(
+                    f"iteration {_iteration_name(spec)}: its sync task was still running "
+                    f"(thread {task_thread.name!r}); its result is dropped"
+                )
+        leaked = [t for t in spawned if t.is_alive()]
+        for leaked_thread in leaked:
+            abandoned.append(
+                f"thread {leaked_thread.name!r} (non-daemon), started during iteration "
+                f"{_iteration_name(spawned[leaked_thread])}, was still running"
+            )
+        self.abandoned_threads = tuple(leaked)
+        return abandoned
 
     def __enter__(self) -> Executor:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.shutdown()
+
+
+def _iteration_name(spec: IterationSpec) -> str:
+    phase = f" ({spec.phase})" if spec.phase else ""
+    return f"{spec.participant_name} #{spec.task_index}{phase}"
 
 
 async def _drain(loop: asyncio.AbstractEventLoop, timeout: float) -> None:

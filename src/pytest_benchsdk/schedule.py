@@ -13,6 +13,13 @@ from typing import Any
 
 import attrs
 
+from ._config_validate import (
+    CONCURRENCY_WHY,
+    ITERATIONS_WHY,
+    MAX_CONCURRENCY,
+    MAX_ITERATIONS,
+    MAX_STAGGER_DELAY_MS,
+)
 from ._js import js_string
 from .config import BenchmarkConfig, Participant
 from .records import ParticipantRecords
@@ -190,23 +197,44 @@ def parse_slug(flag: str, value: str) -> str:
     return value
 
 
-def parse_positive_int(flag: str, value: str) -> int:
-    """An integer >= 1, with JavaScript ``Number()`` parsing as upstream."""
+#: The bounds of the knob flags (the config fields' bounds), with why.
+_FLAG_BOUNDS: dict[str, tuple[float, str]] = {
+    "--bench-iterations": (MAX_ITERATIONS, ITERATIONS_WHY),
+    "--bench-concurrency": (MAX_CONCURRENCY, CONCURRENCY_WHY),
+    "--bench-stagger-delay-ms": (MAX_STAGGER_DELAY_MS, "one hour, in milliseconds"),
+}
+
+
+def _check_bound(flag: str, value: str, number: float, maximum: float | None) -> None:
+    why = ""
+    if maximum is None and flag in _FLAG_BOUNDS:
+        maximum, why = _FLAG_BOUNDS[flag]
+    if maximum is not None and number > maximum:
+        reason = f": {why}" if why else ""
+        raise ValueError(f'{flag} expects at most {maximum:,} (got "{value}"){reason}')
+
+
+def parse_positive_int(flag: str, value: str, maximum: int | None = None) -> int:
+    """An integer >= 1, with JavaScript ``Number()`` parsing as upstream, and at most
+    ``maximum`` (default: the flag's bound, e.g. 1,000,000 for ``--bench-iterations``)."""
     if value.strip() == "":
         raise ValueError(f"{flag} expects a value")
     number = _js_number(value)
     if not (math.isfinite(number) and number.is_integer() and number >= 1):
         raise ValueError(f'{flag} expects an integer >= 1 (got "{value}")')
+    _check_bound(flag, value, number, maximum)
     return int(number)
 
 
-def parse_non_negative_number(flag: str, value: str) -> float:
-    """A finite number >= 0, with JavaScript ``Number()`` parsing as upstream."""
+def parse_non_negative_number(flag: str, value: str, maximum: float | None = None) -> float:
+    """A finite number >= 0, with JavaScript ``Number()`` parsing as upstream, and at most
+    ``maximum`` (default: the flag's bound, 3,600,000 for ``--bench-stagger-delay-ms``)."""
     if value.strip() == "":
         raise ValueError(f"{flag} expects a value")
     number = _js_number(value)
     if not (math.isfinite(number) and number >= 0):
         raise ValueError(f'{flag} expects a number >= 0 (got "{value}")')
+    _check_bound(flag, value, number, maximum)
     return int(number) if number.is_integer() else number
 
 
@@ -299,8 +327,25 @@ def merge_config(config: BenchmarkConfig, args: RunArgs) -> tuple[ResolvedRunCon
     providers = args.providers if args.providers is not None else config.default_providers
     if not (isinstance(iterations, int) and iterations >= 1):
         raise ValueError(f"iterations must be an integer >= 1 (got {js_string(iterations)})")
+    if iterations > MAX_ITERATIONS:
+        where = (
+            f" ({len(phases)} phases of {phase_iterations:,})"
+            if phases and phase_iterations
+            else ""
+        )
+        raise ValueError(
+            f"iterations must be at most {MAX_ITERATIONS:,} per participant "
+            f"(got {iterations:,}{where}): {ITERATIONS_WHY}"
+        )
     if not (isinstance(concurrency, int) and concurrency >= 1):
         raise ValueError(f"concurrency must be an integer >= 1 (got {js_string(concurrency)})")
+    if concurrency > MAX_CONCURRENCY:
+        raise ValueError(f"concurrency must be at most {MAX_CONCURRENCY:,} (got {concurrency:,})")
+    if not (0 <= stagger <= MAX_STAGGER_DELAY_MS):
+        raise ValueError(
+            f"stagger_delay_ms must be a number from 0 to {MAX_STAGGER_DELAY_MS:,} "
+            f"(one hour; got {js_string(stagger)})"
+        )
     resolved = ResolvedRunConfig(
         iterations=iterations,
         concurrency=concurrency,

@@ -158,9 +158,13 @@ class BenchItem(pytest.Function):
     def runtest(self) -> None:
         _, schedule = Catalog.of(self.config).files[self.bench.file_key]
         outcome = ProcessRuntime.of(self.config).run_item(self, schedule)
-        self.bench_outcome = outcome
-        if outcome.error is not None:
-            raise outcome.error
+        error = outcome.error
+        # pytest.skip() inside a task keeps pytest's meaning: the iteration is skipped and
+        # leaves no record (like a participant skipped for missing env vars); every other
+        # exception, BaseExceptions included, fails the item and keeps its error record.
+        self.bench_outcome = None if isinstance(error, pytest.skip.Exception) else outcome
+        if error is not None:
+            raise error
 
     def repr_failure(  # type: ignore[override]
         self, excinfo: ExceptionInfo[BaseException]

@@ -7,7 +7,11 @@ end it hands over what finished in the background but never reported, and stops 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
+import threading
+import time
 from collections.abc import Callable, Generator, Sequence
 
 import pytest
@@ -87,16 +91,34 @@ class RunnerPlugin:
         return secrets
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Iterations that finished in the background but whose items never reported are kept
         # too; then whatever still runs is cancelled.
         runtime = ProcessRuntime.started(self.config)
         if runtime is None:
             return
         leftovers = runtime.unreported()
-        runtime.shutdown()
+        abandoned = runtime.shutdown()
         if leftovers:
             self._hand_over(leftovers)
+        if abandoned:
+            self._say_abandoned(abandoned)
+        threads = runtime.executor.abandoned_threads
+        if threads:
+            _exit_without_waiting_for(threads, session)
+
+    def _say_abandoned(self, abandoned: Sequence[str]) -> None:
+        lines = [
+            f"benchsdk: abandoned {len(abandoned)} thread(s) still running benchmark code at "
+            "session end (Python cannot stop a thread; nothing waits for them):",
+            *(f"  {line}" for line in abandoned),
+        ]
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            for line in lines:
+                reporter.write_line(line, yellow=True)
+        else:
+            sys.stderr.write("\n".join(lines) + "\n")
 
     def pytest_unconfigure(self) -> None:
         runtime = ProcessRuntime.started(self.config)
@@ -121,6 +143,43 @@ def redact_report(report: pytest.TestReport, secrets: Sequence[str]) -> None:
         (name, redact_text(value, secrets) if isinstance(value, str) else value)
         for name, value in report.user_properties
     ]
+
+
+#: How long the interpreter's exit still waits for threads that tasks left running.
+EXIT_GRACE_SECONDS = 2.0
+
+
+def _exit_without_waiting_for(threads: Sequence[threading.Thread], session: pytest.Session) -> None:
+    """Bound the interpreter's wait for non-daemon threads that tasks left running.
+
+    Python joins every non-daemon thread at exit, forever. Just before that join (a
+    ``threading`` exit hook, after pytest has written everything), wait up to
+    :data:`EXIT_GRACE_SECONDS` for these threads, then end the process with the session's exit
+    status without waiting for the rest.
+    """
+    register = getattr(threading, "_register_atexit", None)
+    if register is None:  # pragma: no cover - every supported Python has it
+        return
+
+    def guard() -> None:
+        deadline = time.monotonic() + EXIT_GRACE_SECONDS
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        alive = [t.name for t in threads if t.is_alive()]
+        if not alive:
+            return
+        with contextlib.suppress(Exception):
+            sys.stderr.write(
+                f"benchsdk: exiting without waiting for {len(alive)} non-daemon thread(s) "
+                f"that benchmark tasks left running: {', '.join(alive)}\n"
+            )
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(int(session.exitstatus))
+
+    with contextlib.suppress(RuntimeError):  # already shutting down
+        register(guard)
 
 
 def hand_over_to_xdist(config: pytest.Config) -> Callable[[list[RecordPayload]], None]:

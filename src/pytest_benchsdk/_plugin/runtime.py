@@ -88,10 +88,11 @@ class ProcessRuntime:
         """The runtime, if any item of this process ran."""
         return config.stash.get(_RUNTIME_KEY, None)
 
-    def shutdown(self) -> None:
-        """Cancel what still runs and stop the executor."""
+    def shutdown(self) -> list[str]:
+        """Cancel what still runs and stop the executor; what was abandoned, one line each
+        (see :meth:`Executor.shutdown`; the leaked threads are ``executor.abandoned_threads``)."""
         self.executor.cancel_all()
-        self.executor.shutdown()
+        return self.executor.shutdown()
 
     def unreported(self) -> list[RecordPayload]:
         """Outcomes of iterations that finished in the background but whose items never ran
