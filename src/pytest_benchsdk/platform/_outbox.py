@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-__all__ = ["STATE_RUN", "OutboxEntryLike", "OutboxStore", "worker_state_key"]
+from ..records import ParticipantRecords
+
+__all__ = [
+    "STATE_RUN",
+    "OutboxEntryLike",
+    "OutboxStore",
+    "OutboxTargetLike",
+    "worker_state_key",
+]
 
 
 class OutboxEntryLike(Protocol):
@@ -34,6 +42,17 @@ class OutboxEntryLike(Protocol):
     def last_error(self) -> str | None: ...
 
 
+class OutboxTargetLike(Protocol):
+    """The fields of :class:`pytest_benchsdk.store.OutboxTarget` the platform layer reads."""
+
+    @property
+    def url(self) -> str | None: ...
+    @property
+    def org(self) -> str | None: ...
+    @property
+    def lease_holder(self) -> str | None: ...
+
+
 class OutboxStore(Protocol):
     """The part of :class:`pytest_benchsdk.store.ResultStore` the platform layer uses."""
 
@@ -53,6 +72,22 @@ class OutboxStore(Protocol):
     def set_platform_run(
         self, run_id: str, platform_run_id: str, dashboard_url: str | None
     ) -> None: ...
+    def state_items(self, run_id: str) -> dict[str, Any]: ...
+    def outbox_entries(
+        self, run_id: str, state: str | None = None
+    ) -> Sequence[OutboxEntryLike]: ...
+    def outbox_reset(
+        self, run_id: str | None = None, states: Sequence[str] = ("rejected",)
+    ) -> int: ...
+    def outbox_unfinished_runs(self) -> list[str]: ...
+    def outbox_runs_with_rejected(self) -> list[str]: ...
+    def outbox_target(self, run_id: str) -> OutboxTargetLike | None: ...
+    def outbox_set_target(self, run_id: str, url: str, org: str | None) -> None: ...
+    def outbox_lease(self, run_id: str, holder: str, ttl_s: float = 60.0) -> str | None: ...
+    def outbox_release(self, run_id: str, holder: str) -> None: ...
+    def participant_records(self, run_id: str) -> Sequence[ParticipantRecords]: ...
+    def finish_run(self, run_id: str, status: str) -> None: ...
+    def get_run(self, run_id: str) -> Any: ...
 
 
 #: State key holding the platform run (id, name, organization slug, dashboard URL).
