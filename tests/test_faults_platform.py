@@ -29,7 +29,7 @@ from platform_e2e_helpers import (  # noqa: E402
     use_platform,
 )
 from platform_helpers import new_local_run  # noqa: E402
-from platform_server import API_KEY, LoopbackPlatform  # noqa: E402
+from platform_server import API_KEY, LoopbackPlatform, iter_lines  # noqa: E402
 from plugin_helpers import bench, store_path, stored_records, stored_runs  # noqa: E402
 from pytest_benchsdk.store import ResultStore  # noqa: E402
 
@@ -159,6 +159,16 @@ def test_killed_session_then_resubmit_delivers_every_stored_record_once(
         counts = store.outbox_counts()
         assert counts["pending"] == counts["failed"] == counts["rejected"] == 0
         assert store.get_run(local.run_id).status == "interrupted"
+        # The worker.log is rebuilt from the stored log lines.
+        for worker in workers:
+            (log,) = [
+                a
+                for a in server.uploaded_artifacts(run_id)
+                if a["workerId"] == worker["id"] and a["kind"] == "coordinator.log"
+            ]
+            stored = store.log_lines(local.run_id, worker["participant"])
+            assert list(iter_lines(log["content"])) == stored
+            assert len(stored) == len(server_records(server, run_id)[worker["participant"]])
 
     # A second resubmit finds nothing and sends nothing.
     requests = len(server.requests)

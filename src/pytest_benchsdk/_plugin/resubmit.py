@@ -78,6 +78,7 @@ class ResubmitPlugin:
                     on_message=lambda line: write(f"benchsdk: {line}"),
                     other_platform=self.options.resubmit_other_platform,
                     rejected=self.options.resubmit_rejected,
+                    log_level=(self.environ.get("BENCHMARK_LOG_LEVEL") or "info").strip().lower(),
                 )
         write(f"benchsdk: resubmit sent {summary.sent} upload(s).")
         for line in summary.lines(str(path)):

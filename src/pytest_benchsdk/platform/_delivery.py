@@ -517,6 +517,7 @@ def resubmit(
     on_message: Callable[[str], None] | None = None,
     other_platform: bool = False,
     rejected: bool = False,
+    log_level: str = "info",
 ) -> DeliverySummary:
     """Send everything still queued in ``store`` (every run, or ``run_ids``), inline.
 
@@ -527,7 +528,8 @@ def resubmit(
     Only runs whose delivery lease this call gets are sent (another process delivering a run
     → skipped, said in ``skipped``). A run recorded for another platform (URL or org) than
     ``client``'s is refused unless ``other_platform``: then its whole lifecycle is replayed
-    there. ``rejected``: entries the platform rejected before are sent again.
+    there. ``rejected``: entries the platform rejected before are sent again. ``log_level``:
+    the lowest level of the log lines in a recovered participant's ``worker.log``.
     """
     if run_ids is not None:
         candidates = list(dict.fromkeys(run_ids))
@@ -577,7 +579,7 @@ def resubmit(
         if rejected:
             store.outbox_reset(run_id, ("rejected",))
         if run_id in unfinished:
-            recover_run(store, run_id)
+            recover_run(store, run_id, log_level=log_level)
         owned.add(run_id)
     sender = Sender(
         store, client, retry=retry, run_ids=owned, on_message=on_message, holder=holder

@@ -103,7 +103,12 @@ class Heartbeats:
                 with self._cond:
                     if key in self._active:
                         self._active[key] = (upload, time.monotonic())
-                self._send(upload, name)
+                    if self._is_closed():
+                        return
+                # Telemetry must never kill the thread with a traceback, also when the session
+                # closed the store under it after an interrupted close.
+                with contextlib.suppress(Exception):
+                    self._send(upload, name)
 
     def _send(self, upload: _RunUpload, name: str) -> None:
         target = upload.heartbeat_body(name)

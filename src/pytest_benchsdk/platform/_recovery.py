@@ -13,15 +13,18 @@ queued batch; the last new batch is ``isFinal``), and a ``finish`` entry: ``comp
 iteration ran and succeeded, else ``fail`` — ``Interrupted`` when iterations are missing (the
 session ended before they ran), ``Error`` when all ran and one failed. Nothing already queued is
 queued again, so a resubmit delivers every stored record exactly once. What only the dead
-session held (the ``worker.log`` and system-metrics artifacts, the run summary, which needs the
-scores) is not recreated; the log lines stay in the store.
+session held (the system-metrics samples, the run summary, which needs the scores) is not
+recreated; the ``worker.log`` artifact is rebuilt from the stored log lines (at or above
+``log_level``) when the session had not queued it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..records import LOG_LEVELS
 from ._outbox import OutboxEntryLike, OutboxStore
 
 __all__ = ["INTERRUPTED_CODE", "recover_run"]
@@ -30,17 +33,30 @@ __all__ = ["INTERRUPTED_CODE", "recover_run"]
 INTERRUPTED_CODE = "Interrupted"
 
 
+_LEVEL = re.compile(r"^\S+ \[task \d+\] \[(\w+)\] ")
+
+
+def _kept(line: str, log_level: str) -> bool:
+    found = _LEVEL.match(line)
+    level = found.group(1) if found and found.group(1) in LOG_LEVELS else "info"
+    return LOG_LEVELS.index(level) >= LOG_LEVELS.index(log_level)
+
+
 def _participant_of(entry: OutboxEntryLike) -> str | None:
     payload = entry.payload if isinstance(entry.payload, Mapping) else {}
     name = payload.get("participant")
     return name if isinstance(name, str) else None
 
 
-def recover_run(store: OutboxStore, run_id: str, *, batch_size: int = 1000) -> list[str]:
+def recover_run(
+    store: OutboxStore, run_id: str, *, batch_size: int = 1000, log_level: str = "info"
+) -> list[str]:
     """Queue the missing end of every unfinished participant of ``run_id``; returns their names.
 
     Also marks the stored run ``interrupted`` if it is still ``running``.
     """
+    if log_level not in LOG_LEVELS:
+        log_level = "info"
     entries = list(store.outbox_entries(run_id))
     keys = {entry.key for entry in entries}
     run_key = f"{run_id}/run"
@@ -98,6 +114,20 @@ def recover_run(store: OutboxStore, run_id: str, *, batch_size: int = 1000) -> l
                 {"sequenceNumber": sequence, "isFinal": not missing, "records": chunk},
             )
             sequence += 1
+        if not any(e.key == f"{run_id}/artifact/{name}/log" for e in own):
+            lines = [line for line in store.log_lines(run_id, name) if _kept(line, log_level)]
+            if lines:
+                put(
+                    "artifact",
+                    f"artifact/{name}/log",
+                    {
+                        "kind": "coordinator.log",
+                        "contentType": "text/plain",
+                        "name": "worker.log",
+                        "body": "\n".join(lines) + "\n",
+                        "encoding": "text",
+                    },
+                )
         done = len(records)
         errors = sum(1 for r in records if r.get("status") != "success")
         complete_run = total is not None and done >= total
