@@ -381,7 +381,7 @@ def test_store_lease_is_exclusive_and_freed_by_a_dead_holder(tmp_path: Path) -> 
 
 # -- 13: Ctrl-C while the platform is unreachable -----------------------------------------------
 
-_CONTROLLER_PASSES_INTERRUPTED = "interrupted=" in inspect.getsource(
+_CONTROLLER_PASSES_INTERRUPTED = ".close(interrupted=" in inspect.getsource(
     __import__("pytest_benchsdk._plugin.controller", fromlist=["ControllerPlugin"])
 )
 
@@ -513,3 +513,66 @@ def test_resubmitted_workers_heartbeat_too(
     assert pytester.runpytest_inprocess(*bench_args(server, "--bench-resubmit")).ret == 0
     assert_delivered(server, pytester)
     _assert_heartbeats(server)
+
+
+# -- the store's side: schema 2, targets, reset, unfinished runs -------------------------------
+
+
+def test_a_schema_1_store_is_upgraded_and_keeps_its_outbox(tmp_path: Path) -> None:
+    import sqlite3
+
+    from pytest_benchsdk.store import _schema
+
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statement in _schema._split_statements(_schema._MIGRATIONS[0]):
+        conn.execute(statement)
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    with ResultStore(path) as store:
+        run = new_local_run(store)
+        store.outbox_put(run, "benchmark", f"{run}/benchmark", {"slug": "s"})
+        assert store.outbox_target(run) is None  # a run queued before schema 2: no target
+        store.outbox_set_target(run, "http://a/api/v1", "acme")
+        target = store.outbox_target(run)
+        assert target is not None
+        assert (target.url, target.org, target.lease_holder) == ("http://a/api/v1", "acme", None)
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    conn.close()
+
+
+def test_rejected_entries_are_listed_and_reset(result_store: ResultStore) -> None:
+    run = new_local_run(result_store)
+    first = result_store.outbox_put(run, "benchmark", f"{run}/benchmark", {"slug": "s"})
+    second = result_store.outbox_put(run, "run", f"{run}/run", {"slug": "s"})
+    result_store.outbox_mark_failed(first, "400 nope", permanent=True)
+    result_store.outbox_mark_sent(second)
+    assert result_store.outbox_runs_with_rejected() == [run]
+    (rejected,) = result_store.outbox_entries(run, "rejected")
+    assert (rejected.id, rejected.last_error) == (first, "400 nope")
+    assert result_store.outbox_runs_with_pending() == []
+    assert result_store.outbox_reset(run) == 1
+    assert [e.id for e in result_store.outbox_pending(run)] == [first]
+    assert result_store.outbox_entries(run, "sent")[0].id == second
+
+
+def test_unfinished_runs_are_those_with_a_participant_left_open(result_store: ResultStore) -> None:
+    from pytest_benchsdk.records import TaskRecord
+
+    def record(index: int) -> TaskRecord:
+        return TaskRecord.from_wire({"taskIndex": index, "status": "success"})
+
+    local_only = new_local_run(result_store, participants=("a",))
+    result_store.add_record(local_only, "a", record(0))  # no outbox: never reported
+    killed = new_local_run(result_store, participants=("a", "b"))
+    result_store.outbox_put(killed, "run", f"{killed}/run", {"slug": "s"})
+    result_store.add_record(killed, "a", record(0))
+    finished = new_local_run(result_store, participants=("a",))
+    result_store.outbox_put(finished, "run", f"{finished}/run", {"slug": "s"})
+    result_store.add_record(finished, "a", record(0))
+    result_store.outbox_put(finished, "finish", f"{finished}/finish/a", {"slug": "s"})
+    claimed = new_local_run(result_store, participants=("a",))
+    result_store.outbox_put(claimed, "run", f"{claimed}/run", {"slug": "s"})
+    result_store.outbox_put(claimed, "claim", f"{claimed}/claim/a", {"participant": "a"})
+    assert result_store.outbox_unfinished_runs() == [killed, claimed]

@@ -542,15 +542,17 @@ class ResultStore:
         return [row[0] for row in rows]
 
     def outbox_unfinished_runs(self) -> list[str]:
-        """Runs reported through the outbox (they have a ``run`` entry) with a participant whose
-        lifecycle was never closed: it has records or a ``claim`` entry but no
+        """Runs reported through the outbox (they have a ``<run>/run`` entry) with a participant
+        whose lifecycle was never closed: it has records or a ``claim`` entry but no
         ``<run>/finish/<participant>`` entry (the session ended without finishing it, e.g.
         killed). Oldest first.
         """
+        # Every lookup goes through an index: the records' primary key, the outbox's unique key.
         rows = self._read(
             "SELECT u.run_id FROM ("
-            " SELECT r.run_id AS run_id FROM records r"
-            " WHERE EXISTS (SELECT 1 FROM outbox o WHERE o.run_id = r.run_id AND o.kind = 'run')"
+            " SELECT r.run_id AS run_id"
+            " FROM (SELECT DISTINCT run_id, participant FROM records) r"
+            " WHERE EXISTS (SELECT 1 FROM outbox o WHERE o.key = r.run_id || '/run')"
             " AND NOT EXISTS (SELECT 1 FROM outbox f"
             "  WHERE f.key = r.run_id || '/finish/' || r.participant)"
             " UNION"
