@@ -427,7 +427,9 @@ def test_ctrl_c_with_the_platform_unreachable_ends_at_once(
             proc.kill()
     assert elapsed < 15, output
     assert "Traceback" not in output
-    assert RESUBMIT in output
+    assert "Platform delivery stopped: interrupted: delivery stopped at once" in output
+    assert f"platform upload(s) not delivered; they are kept in {store_path(pytester)}. " \
+        f"Send them later with: {RESUBMIT}" in output
     server.clear_faults()
     again = pytester.runpytest_inprocess("--bench-resubmit", "--bench-base-url", server.root_url)
     assert again.ret == 0, again.stdout.str()
@@ -448,7 +450,9 @@ def test_second_ctrl_c_during_delivery_stops_it_without_a_traceback(
     assert elapsed < 15, output
     assert "Traceback" not in output
     assert "_delivery.py" not in output
-    assert RESUBMIT in output
+    assert "Platform delivery stopped: interrupted: delivery stopped at once" in output
+    assert f"platform upload(s) not delivered; they are kept in {store_path(pytester)}. " \
+        f"Send them later with: {RESUBMIT}" in output
     server.clear_faults()
     again = pytester.runpytest_inprocess("--bench-resubmit", "--bench-base-url", server.root_url)
     assert again.ret == 0, again.stdout.str()
