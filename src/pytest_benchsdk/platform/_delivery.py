@@ -228,13 +228,17 @@ class Sender:
         if not force and time.monotonic() - self._renewed < LEASE_TTL_S / 3:
             return
         self._renewed = time.monotonic()
-        for run_id in sorted(self.run_ids or ()):
+        for run_id in self._owned():
             self.store.outbox_lease(run_id, self.holder, LEASE_TTL_S)
 
     def release_leases(self) -> None:
         """Give back the delivery leases of the owned runs."""
-        for run_id in sorted(self.run_ids or ()):
+        for run_id in self._owned():
             self.store.outbox_release(run_id, self.holder)
+
+    def _owned(self) -> list[str]:
+        with self._cond:  # add_run() may add one from another thread
+            return sorted(self.run_ids or ())
 
     def wake(self) -> None:
         """New entries were queued."""
