@@ -139,12 +139,16 @@ def test_killed_session_then_resubmit_delivers_every_stored_record_once(
             proc.kill()
     local = _only_local_run(path)
     assert 8 <= local.record_count < 60
-    # The original failure: the records waited in memory, the platform has none of them.
-    assert server.records() == []
+    # The original failure: the records waited in memory, the platform has none of them. (A
+    # SIGTERM that pytest one day turns into an orderly stop may deliver some itself.)
+    before = server.records()
+    if sig == signal.SIGKILL:
+        assert before == []
 
     result = pytester.runpytest_inprocess("--bench-resubmit", "--bench-base-url", server.root_url)
     assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines([f"benchsdk: resubmitting 1 run(s) from {path} ..."])
+    if not before:
+        result.stdout.fnmatch_lines([f"benchsdk: resubmitting 1 run(s) from {path} ..."])
     run_id = _assert_stored_records_delivered_once(server, path)
 
     # The started worker is finished: failed as Interrupted (not every iteration ran), after a
