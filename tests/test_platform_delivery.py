@@ -375,7 +375,11 @@ def test_permanent_4xx_is_reported_and_not_retried(
     )
     assert summary.unsent == 0
     assert not summary.ok
-    assert summary.lines() == [f"Platform rejected: {rejected}"]
+    assert summary.lines() == [
+        f"Platform rejected: {rejected}",
+        "Rejected uploads stay in the local store; once the cause is fixed, send them again "
+        "with: pytest --bench-resubmit --bench-resubmit-rejected",
+    ]
     assert messages == [f"Platform rejected: {rejected}"]
     assert result_store.outbox_counts(local)["rejected"] == 1
     # Everything else arrived.
@@ -485,7 +489,13 @@ def test_platform_down_for_the_whole_run_then_resubmit(tmp_path: Path) -> None:
         ResultStore(tmp_path / "results.sqlite") as reopened,
         BenchmarkClient(base_url=server.api_url, api_key=API_KEY) as client,
     ):
-        first = resubmit(reopened, client, retry=FAST_RETRY, timeout=30)
+        # The platform is back on another port: another URL than the run was reported to.
+        refused = resubmit(reopened, client, retry=FAST_RETRY, timeout=30)
+        assert not refused.ok
+        assert refused.sent == 0
+        assert "--bench-resubmit-to-other-platform" in refused.skipped[0]
+        assert server.requests == []
+        first = resubmit(reopened, client, retry=FAST_RETRY, timeout=30, other_platform=True)
         assert first.ok
         assert first.sent == summary.unsent
         assert_complete(server, parts)

@@ -83,6 +83,7 @@ STORE_API = [
     "RUN_STATUSES",
     "SCHEMA_VERSION",
     "OutboxEntry",
+    "OutboxTarget",
     "ResultStore",
     "StoreError",
     "StoredRun",

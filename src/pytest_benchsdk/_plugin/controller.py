@@ -356,11 +356,12 @@ class ControllerPlugin:
                 )
         if self.platform is not None:
             try:
-                # TODO(issue 9 #13, merge): with the platform branch's
-                # PlatformLink.close(*, interrupted, timeout_s), call
-                # self.platform.close(interrupted=interrupted or self._stopping,
-                #                     timeout_s=self.options.upload_timeout_s).
-                delivery = self.platform.close()
+                # After Ctrl-C (or a broken store) delivery stops at once: everything stays in
+                # the outbox for --bench-resubmit.
+                delivery = self.platform.close(
+                    interrupted=interrupted or self._stopping,
+                    timeout_s=self.options.upload_timeout_s,
+                )
                 if self.options.strict_upload and not delivery.ok:
                     failed = True
             except BaseException as exc:
@@ -510,7 +511,7 @@ class ControllerPlugin:
         # no run "running".
         if self.platform is not None and self.platform.delivery is None:
             with contextlib.suppress(Exception):  # nothing left to report it to
-                self.platform.close()
+                self.platform.close(interrupted=True)
         for run in self.runs.values():
             self._store_status(run, interrupted=True)
         if self.store is not None:

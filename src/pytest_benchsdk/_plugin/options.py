@@ -171,6 +171,20 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini(
         "bench_store", default="", help=f"Local results store path (default: {DEFAULT_STORE})."
     )
+    # -- resubmit: other platform, rejected uploads (issue 9, platform side) --
+    add(
+        "--bench-resubmit-to-other-platform",
+        action="store_true",
+        default=False,
+        help="With --bench-resubmit: send runs that were reported to another platform URL or "
+        "org to this one (their whole lifecycle is replayed there).",
+    )
+    add(
+        "--bench-resubmit-rejected",
+        action="store_true",
+        default=False,
+        help="With --bench-resubmit: send uploads the platform rejected before again.",
+    )
 
 
 @attrs.frozen
@@ -190,6 +204,8 @@ class BenchOptions:
     resubmit: bool = False
     strict_upload: bool = False
     upload_timeout_s: float = DEFAULT_UPLOAD_TIMEOUT_S
+    resubmit_other_platform: bool = False
+    resubmit_rejected: bool = False
 
     @classmethod
     def from_config(
@@ -232,6 +248,8 @@ class BenchOptions:
             resubmit=bool(opt("bench_resubmit")),
             strict_upload=bool(opt("bench_strict_upload") or config.getini("bench_strict_upload")),
             upload_timeout_s=upload_timeout_s,
+            resubmit_other_platform=bool(opt("bench_resubmit_to_other_platform")),
+            resubmit_rejected=bool(opt("bench_resubmit_rejected")),
         )
 
 

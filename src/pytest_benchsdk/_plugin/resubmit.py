@@ -49,7 +49,16 @@ class ResubmitPlugin:
             write(f"benchsdk: no results store at {path}; nothing to resubmit.")
             return True
         with ResultStore(path) as store:
-            pending = store.outbox_runs_with_pending()
+            rejected = store.outbox_runs_with_rejected() if self.options.resubmit_rejected else []
+            pending = list(
+                dict.fromkeys(
+                    [
+                        *store.outbox_runs_with_pending(),
+                        *store.outbox_unfinished_runs(),
+                        *rejected,
+                    ]
+                )
+            )
             if not pending:
                 write(f"benchsdk: nothing to resubmit in {path}.")
                 return True
@@ -63,7 +72,13 @@ class ResubmitPlugin:
             write(f"benchsdk: resubmitting {len(pending)} run(s) from {path} ...")
             with client_for(auth, env=self.environ) as client:
                 summary = resubmit(
-                    store, client, on_message=lambda line: write(f"benchsdk: {line}")
+                    store,
+                    client,
+                    run_ids=pending,
+                    on_message=lambda line: write(f"benchsdk: {line}"),
+                    other_platform=self.options.resubmit_other_platform,
+                    rejected=self.options.resubmit_rejected,
+                    log_level=(self.environ.get("BENCHMARK_LOG_LEVEL") or "info").strip().lower(),
                 )
         write(f"benchsdk: resubmit sent {summary.sent} upload(s).")
         for line in summary.lines(str(path)):

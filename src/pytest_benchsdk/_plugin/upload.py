@@ -115,7 +115,18 @@ class PlatformLink:
             upload.finish(run.summary)
             self._sync_run_ids(run, upload)
 
-    def close(self) -> DeliverySummary:
+    def close(
+        self, *, interrupted: bool = False, timeout_s: float = CLOSE_TIMEOUT_S
+    ) -> DeliverySummary:
+        """Deliver what is queued for at most ``timeout_s`` seconds and summarise (once).
+
+        ``interrupted`` (the session was interrupted, e.g. Ctrl-C): send nothing more; what is
+        unsent stays in the outbox and the summary names the resubmit command. A Ctrl-C while
+        waiting for delivery stops it the same way (no traceback).
+        """
         if self.delivery is None:
-            self.delivery = self.uploader.close(timeout=CLOSE_TIMEOUT_S)
+            try:
+                self.delivery = self.uploader.close(timeout=timeout_s, interrupted=interrupted)
+            except KeyboardInterrupt:
+                self.delivery = self.uploader.close(timeout=0, interrupted=True)
         return self.delivery

@@ -12,17 +12,31 @@ per-run state when it is sent, so the whole lifecycle can be replayed later by
 Failures: connection errors, timeouts, 429 and 5xx are retried with exponential backoff and
 jitter (``Retry-After`` honoured); after ``RetryPolicy.offline_after_s`` without any success
 the sender stops for this session (everything stays in the outbox). 401/403 stop the session's
-delivery too (fix the credentials, then resubmit). Other 4xx reject the entry permanently with
-the platform's message. Idempotency: each entry has a unique key and is sent until one attempt
-succeeds; an event batch keeps its sequence number, so a batch whose 2xx was lost is answered
-``duplicate`` by the platform instead of being stored twice.
+delivery too (fix the credentials, then resubmit). A 404 is no verdict on the data (the run or
+worker is unknown to *this* platform: a wrong URL, another org): the entry stays queued and the
+run is put aside for the session. Other 4xx reject the entry with the platform's message; a
+rejected entry stays in the store (``ResultStore.outbox_entries(run_id, "rejected")``) and
+``--bench-resubmit --bench-resubmit-rejected`` sends it again.
+
+One process delivers a run at a time: the sender holds the run's *delivery lease* in the store
+(:meth:`pytest_benchsdk.store.ResultStore.outbox_lease`), renewed while it runs and given back
+at the end; a killed holder frees it at once on the same host, elsewhere after
+:data:`LEASE_TTL_S`. Each outbox run also remembers the platform (API base URL and org) it is
+reported to; :func:`resubmit` refuses to send a run to another platform unless asked to.
+
+Idempotency: each entry has a unique key and is sent until one attempt succeeds; an event batch
+keeps its sequence number, so a batch whose 2xx was lost is answered ``duplicate`` by the
+platform instead of being stored twice.
 """
 
 from __future__ import annotations
 
+import os
 import random
+import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 
 import attrs
@@ -30,9 +44,11 @@ import attrs
 from ._client import BenchmarkClient
 from ._errors import BenchmarkApiError, PlatformConnectionError, platform_message
 from ._operations import Blocked, Reject, kind_label, perform
-from ._outbox import OutboxEntryLike, OutboxStore
+from ._outbox import STATE_RUN, OutboxEntryLike, OutboxStore, worker_state_key
+from ._recovery import recover_run
 
 __all__ = [
+    "LEASE_TTL_S",
     "DeliverySummary",
     "OutboxEntryLike",
     "OutboxStore",
@@ -43,6 +59,23 @@ __all__ = [
 
 #: What to run to send what is left; shown whenever something stays undelivered.
 RESUBMIT_COMMAND = "pytest --bench-resubmit"
+#: How to send rejected uploads again (after fixing what the platform complained about).
+RESUBMIT_REJECTED_COMMAND = "pytest --bench-resubmit --bench-resubmit-rejected"
+#: The option that lets a resubmit send runs to another platform than the one they were for.
+OTHER_PLATFORM_OPTION = "--bench-resubmit-to-other-platform"
+#: Seconds a delivery lease lasts without renewal (it is renewed every third of that).
+LEASE_TTL_S = 60.0
+
+
+def new_lease_holder() -> str:
+    """A delivery-lease holder id: ``<host>|<pid>|<random>`` (the store checks the pid)."""
+    return f"{socket.gethostname()}|{os.getpid()}|{uuid.uuid4().hex[:8]}"
+
+
+def describe_holder(holder: str) -> str:
+    """``process 123 on host-a`` for a lease holder id."""
+    host, _, rest = holder.partition("|")
+    return f"process {rest.partition('|')[0]} on {host}"
 
 
 @attrs.frozen
@@ -81,11 +114,18 @@ class DeliverySummary:
     rejected: tuple[str, ...] = ()
     stopped: str | None = None
     blocked: int = 0
+    #: Runs not delivered on purpose, with why (another platform, another process delivering).
+    skipped: tuple[str, ...] = ()
+    #: Runs put aside because the platform answered 404 for them (kept queued).
+    unknown: tuple[str, ...] = ()
+    #: Runs that another process was delivering (this one left them alone).
+    busy: int = 0
 
     @property
     def ok(self) -> bool:
-        """Everything that was queued has been delivered."""
-        return self.unsent == 0 and not self.rejected
+        """Everything that was queued has been delivered (or is being delivered by another
+        process right now)."""
+        return self.unsent == 0 and not self.rejected and len(self.skipped) == self.busy
 
     def lines(self, store_path: str | None = None) -> list[str]:
         """Terminal lines for people (empty when there was nothing to do)."""
@@ -94,6 +134,13 @@ class DeliverySummary:
             out.append(f"Platform delivery stopped: {self.stopped}")
         for message in self.rejected:
             out.append(f"Platform rejected: {message}")
+        out.extend(self.skipped)
+        out.extend(self.unknown)
+        if self.rejected:
+            out.append(
+                "Rejected uploads stay in the local store; once the cause is fixed, send them "
+                f"again with: {RESUBMIT_REJECTED_COMMAND}"
+            )
         if self.blocked:
             out.append(
                 f"{self.blocked} dependent platform upload(s) were not sent because of the "
@@ -128,12 +175,17 @@ class Sender:
         retry: RetryPolicy | None = None,
         run_ids: set[str] | None = None,
         on_message: Callable[[str], None] | None = None,
+        holder: str | None = None,
     ) -> None:
         self.store = store
         self.client = client
         self.retry = retry or RetryPolicy()
         self.run_ids = run_ids
+        self.holder = holder or new_lease_holder()
         self._on_message = on_message
+        self._parked: dict[str, str] = {}  # run id -> why (a 404: unknown to this platform)
+        self._abandoned = False
+        self._renewed = time.monotonic()
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closing = False
@@ -164,11 +216,29 @@ class Sender:
         return self._credentials_refused
 
     def add_run(self, run_id: str) -> None:
-        """Own ``run_id`` too (the uploader adds each benchmark's local run)."""
+        """Own ``run_id`` too (the uploader adds each benchmark's local run) and take its
+        delivery lease (a new run's lease is free)."""
+        self.store.outbox_lease(run_id, self.holder, LEASE_TTL_S)
         with self._cond:
             if self.run_ids is not None:
                 self.run_ids.add(run_id)
             self._cond.notify_all()
+
+    def _renew_leases(self, force: bool = False) -> None:
+        if not force and time.monotonic() - self._renewed < LEASE_TTL_S / 3:
+            return
+        self._renewed = time.monotonic()
+        for run_id in self._owned():
+            self.store.outbox_lease(run_id, self.holder, LEASE_TTL_S)
+
+    def release_leases(self) -> None:
+        """Give back the delivery leases of the owned runs."""
+        for run_id in self._owned():
+            self.store.outbox_release(run_id, self.holder)
+
+    def _owned(self) -> list[str]:
+        with self._cond:  # add_run() may add one from another thread
+            return sorted(self.run_ids or ())
 
     def wake(self) -> None:
         """New entries were queued."""
@@ -192,6 +262,8 @@ class Sender:
                 state = entry.state if entry is not None else None
                 if state in ("sent", "rejected") or self._stopped:
                     return state
+                if entry is not None and entry.run_id in self._parked:
+                    return state
                 remaining = end - time.monotonic()
                 if remaining <= 0:
                     return state
@@ -209,7 +281,27 @@ class Sender:
             self._thread.join(max(0.0, timeout) + in_flight + 1)
         else:
             self.drain(timeout)
+        self.release_leases()
         return self.summary()
+
+    def abandon(self, reason: str, wait_s: float = 0.5) -> DeliverySummary:
+        """Stop delivering at once (Ctrl-C): whatever is unsent stays in the outbox. Waits at
+        most ``wait_s`` for the thread; a request in flight is left to finish or fail on its
+        own (its entry is retried by the next resubmit; nothing is sent twice)."""
+        with self._cond:
+            self._abandoned = True
+            self._closing = True
+            self._deadline = time.monotonic()
+            if not self._stopped:
+                self._stopped = reason
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(max(0.0, wait_s))
+        try:
+            self.release_leases()
+            return self.summary()
+        except Exception:  # the store is busy with the thread's last write: say what we know
+            return DeliverySummary(sent=self._sent, stopped=self._stopped)
 
     def drain(self, timeout: float) -> DeliverySummary:
         """Deliver inline until nothing is left, delivery stops, or ``timeout`` passes."""
@@ -233,6 +325,7 @@ class Sender:
             rejected=tuple(self._rejected),
             stopped=self._stopped,
             blocked=self._blocked,
+            unknown=tuple(self._parked.values()),
         )
 
     # -- loop -------------------------------------------------------------------------------
@@ -246,6 +339,8 @@ class Sender:
         """The oldest entry whose dependency is sent or rejected (rejected: it decides itself)."""
         best: OutboxEntryLike | None = None
         for run_id in self._runs():
+            if run_id in self._parked:
+                continue
             for entry in self.store.outbox_pending(run_id):
                 if entry.depends_on is not None:
                     dep = self.store.outbox_get(entry.depends_on)
@@ -280,6 +375,8 @@ class Sender:
         try:
             self._loop()
         except Exception as exc:
+            if self._abandoned:  # the session is ending without us (Ctrl-C): stay quiet
+                return
             self._stopped = self.client.redact(f"internal error: {type(exc).__name__}: {exc}")
             self._emit(f"Platform delivery stopped: {self._stopped}")
             with self._cond:
@@ -287,8 +384,9 @@ class Sender:
 
     def _loop(self) -> None:
         while True:
-            if self._stopped:
+            if self._stopped or self._abandoned:
                 return
+            self._renew_leases()
             left = self._time_left()
             if left is not None and left <= 0:
                 return
@@ -307,6 +405,8 @@ class Sender:
             try:
                 self._attempt(entry)
             except _Stop as stop:
+                if self._is_abandoned():
+                    return
                 self._stopped = str(stop)
                 self._emit(f"Platform delivery stopped: {stop}")
             finally:
@@ -315,6 +415,9 @@ class Sender:
             backoff = self.retry.delay(self._failures, self._retry_after) if self._failures else 0
             if backoff and not self._stopped and not self._pause(backoff):
                 return
+
+    def _is_abandoned(self) -> bool:
+        return self._abandoned
 
     def _emit(self, line: str) -> None:
         if self._on_message is not None:
@@ -335,6 +438,8 @@ class Sender:
             message = f"{kind_label(entry)}: {platform_message(exc)}"
             if exc.transient:
                 self._transient(entry, message, exc.retry_after)
+            elif exc.status == 404:
+                self._unknown(entry, message)
             elif exc.status in (401, 403):
                 self.store.outbox_mark_failed(entry.id, message)
                 self._credentials_refused = message
@@ -353,6 +458,21 @@ class Sender:
             return
         self.store.outbox_mark_sent(entry.id, response)
         self._sent += 1
+        self._failures = 0
+        self._failing_since = None
+
+    def _unknown(self, entry: OutboxEntryLike, message: str) -> None:
+        """A 404: this platform does not know the run, worker or benchmark (a wrong URL, or
+        another org). Not a verdict on the data: the entry stays queued and the run is put
+        aside for the rest of this delivery."""
+        self.store.outbox_mark_failed(entry.id, message)
+        note = (
+            f"Platform at {self.client.base_url} answered 404 ({message}); the run's uploads "
+            "stay queued. Is this the platform the run was reported to? Send them with "
+            f"{RESUBMIT_COMMAND} --bench-base-url <the right platform URL>"
+        )
+        self._parked[entry.run_id] = note
+        self._emit(note)
         self._failures = 0
         self._failing_since = None
 
@@ -378,6 +498,19 @@ class Sender:
             )
 
 
+def _same_platform(stored: str | None, current: str | None) -> bool:
+    return stored is None or current is None or stored.rstrip("/") == current.rstrip("/")
+
+
+def _retarget(store: OutboxStore, run_id: str) -> None:
+    """Make a run deliverable to another platform: forget the old platform's ids and put every
+    entry back to pending, so the whole lifecycle is replayed there in order."""
+    for key in store.state_items(run_id):
+        if key == STATE_RUN or key.startswith((worker_state_key(""), "upload:")):
+            store.state_set(run_id, key, None)
+    store.outbox_reset(run_id, ("sent", "failed", "rejected"))
+
+
 def resubmit(
     store: OutboxStore,
     client: BenchmarkClient,
@@ -386,12 +519,77 @@ def resubmit(
     retry: RetryPolicy | None = None,
     run_ids: Sequence[str] | None = None,
     on_message: Callable[[str], None] | None = None,
+    other_platform: bool = False,
+    rejected: bool = False,
+    log_level: str = "info",
 ) -> DeliverySummary:
     """Send everything still queued in ``store`` (every run, or ``run_ids``), inline.
 
     Replays whatever part of each run's lifecycle never reached the platform, in order; entries
-    already sent are never sent again. Returns what was sent, what is left and what was rejected.
+    already sent are never sent again. A run whose session ended without finishing it (killed)
+    first gets the rest of its lifecycle from the stored records (:mod:`._recovery`).
+
+    Only runs whose delivery lease this call gets are sent (another process delivering a run
+    → skipped, said in ``skipped``). A run recorded for another platform (URL or org) than
+    ``client``'s is refused unless ``other_platform``: then its whole lifecycle is replayed
+    there. ``rejected``: entries the platform rejected before are sent again. ``log_level``:
+    the lowest level of the log lines in a recovered participant's ``worker.log``.
     """
-    runs = set(run_ids) if run_ids is not None else set(store.outbox_runs_with_pending())
-    sender = Sender(store, client, retry=retry, run_ids=runs, on_message=on_message)
-    return sender.drain(timeout)
+    if run_ids is not None:
+        candidates = list(dict.fromkeys(run_ids))
+    else:
+        candidates = list(
+            dict.fromkeys(
+                [
+                    *store.outbox_runs_with_pending(),
+                    *store.outbox_unfinished_runs(),
+                    *(store.outbox_runs_with_rejected() if rejected else ()),
+                ]
+            )
+        )
+    holder = new_lease_holder()
+    owned: set[str] = set()
+    skipped: list[str] = []
+    busy = 0
+    current_org = client.org_slug or client.org_id
+    unfinished = set(store.outbox_unfinished_runs())
+    for run_id in candidates:
+        other = store.outbox_lease(run_id, holder, LEASE_TTL_S)
+        if other is not None:
+            busy += 1
+            skipped.append(
+                f"Run {run_id}: {describe_holder(other)} is delivering it right now; left to "
+                "that process."
+            )
+            continue
+        target = store.outbox_target(run_id)
+        stored_url = target.url if target is not None else None
+        stored_org = target.org if target is not None else None
+        if not (
+            _same_platform(stored_url, client.base_url) and _same_platform(stored_org, current_org)
+        ):
+            if not other_platform:
+                where = str(stored_url) + (f" (org {stored_org})" if stored_org else "")
+                here = client.base_url + (f" (org {current_org})" if current_org else "")
+                skipped.append(
+                    f"Run {run_id} was reported to {where}, not {here}: not sent. Pass "
+                    f"--bench-base-url for that platform, or {OTHER_PLATFORM_OPTION} to send "
+                    "the whole run to this one."
+                )
+                store.outbox_release(run_id, holder)
+                continue
+            _retarget(store, run_id)
+        store.outbox_set_target(run_id, client.base_url, current_org)
+        if rejected:
+            store.outbox_reset(run_id, ("rejected",))
+        if run_id in unfinished:
+            recover_run(store, run_id, log_level=log_level)
+        owned.add(run_id)
+    sender = Sender(
+        store, client, retry=retry, run_ids=owned, on_message=on_message, holder=holder
+    )
+    try:
+        summary = sender.drain(timeout) if owned else DeliverySummary()
+    finally:
+        sender.release_leases()
+    return attrs.evolve(summary, skipped=tuple(skipped), busy=busy)

@@ -72,13 +72,13 @@ class Heartbeats:
         with self._cond:
             self._cond.notify_all()
 
-    def close(self) -> None:
-        """Stop the heartbeat thread (waits up to 5 s for a request in flight)."""
+    def close(self, wait_s: float = 5.0) -> None:
+        """Stop the heartbeat thread (waits up to ``wait_s`` for a request in flight)."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
         if self._thread is not None:
-            self._thread.join(5)
+            self._thread.join(wait_s)
 
     def _is_closed(self) -> bool:
         return self._closed
@@ -103,7 +103,12 @@ class Heartbeats:
                 with self._cond:
                     if key in self._active:
                         self._active[key] = (upload, time.monotonic())
-                self._send(upload, name)
+                    if self._is_closed():
+                        return
+                # Telemetry must never kill the thread with a traceback, also when the session
+                # closed the store under it after an interrupted close.
+                with contextlib.suppress(Exception):
+                    self._send(upload, name)
 
     def _send(self, upload: _RunUpload, name: str) -> None:
         target = upload.heartbeat_body(name)

@@ -11,11 +11,12 @@ else.
 from __future__ import annotations
 
 import base64
+import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._client import BenchmarkClient
-from ._errors import BenchmarkApiError
+from ._errors import BenchmarkApiError, PlatformConnectionError
 from ._outbox import STATE_RUN, OutboxEntryLike, OutboxStore, worker_state_key
 
 __all__ = ["OPERATIONS", "Blocked", "Operation", "Reject", "dashboard_url", "kind_label", "perform"]
@@ -63,6 +64,23 @@ def dashboard_url(api_base_url: str, org_slug: str | None, slug: str, run_id: st
     if root.endswith("/api/v1"):
         root = root[: -len("/api/v1")]
     return f"{root}/{org_slug}/benchmarks/{slug}/runs/{run_id}"
+
+
+def _heartbeat(
+    client: BenchmarkClient,
+    slug: str,
+    run_id: str,
+    assignment: Mapping[str, Any],
+    progress: Mapping[str, Any] | None,
+) -> None:
+    """One best-effort heartbeat of a claimed worker attempt (telemetry: never fatal)."""
+    body: dict[str, Any] = {"attemptId": assignment.get("attemptId")}
+    if progress:
+        body.update(
+            {k: int(v) for k, v in progress.items() if k.startswith("progress") and v is not None}
+        )
+    with contextlib.suppress(BenchmarkApiError, PlatformConnectionError, ValueError):
+        client.heartbeat(slug, run_id, str(assignment["workerId"]), body)
 
 
 #: One entry's operation: its platform request(s); returns the response kept with the entry.
@@ -150,6 +168,16 @@ def _claim_worker(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntr
             "already be fully claimed."
         )
     store.state_set(entry.run_id, worker_state_key(payload["participant"]), assignment)
+    # Upstream heartbeats at once when a worker starts: progress 0 of the claimed range.
+    count = (assignment.get("taskRange") or {}).get("count")
+    total = int(count) if isinstance(count, int) else int(payload.get("total") or 0)
+    _heartbeat(
+        client,
+        slug,
+        run_id,
+        assignment,
+        {"progressDone": 0, "progressInFlight": 0, "progressErrors": 0, "progressTotal": total},
+    )
     return {"workerId": assignment.get("workerId"), "attemptId": assignment.get("attemptId")}
 
 
@@ -193,6 +221,8 @@ def _finish_worker(store: OutboxStore, client: BenchmarkClient, entry: OutboxEnt
     assignment = _assignment(store, entry)
     worker_id = str(assignment["workerId"])
     attempt_id = str(assignment["attemptId"])
+    # The final counters before the worker ends (also when the run is replayed by a resubmit).
+    _heartbeat(client, slug, run_id, assignment, payload.get("progress"))
     try:
         if payload.get("failed"):
             return client.fail_worker(

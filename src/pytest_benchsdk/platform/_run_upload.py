@@ -255,7 +255,15 @@ class RunUpload:
                 return
             part.started = True
             base = part.chain or self._run_key
-            self._put(part, "plan", f"plan/{name}", {"participant": name, "body": {}}, base)
+            # "total" (not sent): the participant's iteration count, for the claim's heartbeat
+            # and for a resubmit that finishes a participant its session never finished.
+            self._put(
+                part,
+                "plan",
+                f"plan/{name}",
+                {"participant": name, "body": {}, "total": part.total},
+                base,
+            )
             process_key = self._uploader.env.get("HOSTNAME") or socket.gethostname() or "local"
             self._put(
                 part,
@@ -264,6 +272,7 @@ class RunUpload:
                 {
                     "participant": name,
                     "body": {"processKind": "process", "processKey": process_key},
+                    "total": part.total,
                 },
                 part.chain,
             )
@@ -384,6 +393,13 @@ class RunUpload:
                 "failed": bool(failed or error),
                 "errorCode": code,
                 "errorMessage": message,
+                # The final heartbeat's counters, sent before completing or failing.
+                "progress": {
+                    "progressDone": part.done,
+                    "progressInFlight": 0,
+                    "progressErrors": part.errors,
+                    "progressTotal": part.total or part.done,
+                },
             },
             part.chain,
         )

@@ -200,6 +200,9 @@ class PlatformUploader:
         )
         if sender is None:
             return upload
+        client = sender.client
+        org = client.org_slug or client.org_id
+        self.store.outbox_set_target(local_run_id, client.base_url, org)
         sender.add_run(local_run_id)
         run_entry = upload.queue_run_creation(
             name=name,
@@ -249,18 +252,39 @@ class PlatformUploader:
             f"when it answers, or later with: {RESUBMIT_COMMAND}"
         ]
 
-    def close(self, timeout: float = 30.0) -> DeliverySummary:
+    def close(self, timeout: float = 30.0, *, interrupted: bool = False) -> DeliverySummary:
         """Finish every open run upload, deliver what is queued for at most ``timeout`` seconds,
         stop the threads, and summarise (``unsent`` > 0 means: run ``pytest --bench-resubmit``).
+
+        ``interrupted`` (Ctrl-C): queue the ends of the open uploads but send nothing more;
+        everything unsent stays in the outbox. A ``KeyboardInterrupt`` while waiting for
+        delivery does the same instead of escaping.
         """
+        if interrupted:
+            return self._abandon()
+        try:
+            for upload in self._uploads:
+                upload.finish(None)
+            self._heartbeats.close()
+            if self.metrics is not None:
+                self.metrics.stop()
+            if self._sender is None:
+                return DeliverySummary()
+            summary = self._sender.close(timeout)
+        except KeyboardInterrupt:
+            return self._abandon()
+        if self.client is not None:
+            self.client.close()
+        return summary
+
+    def _abandon(self) -> DeliverySummary:
         for upload in self._uploads:
             upload.finish(None)
-        self._heartbeats.close()
+        self._heartbeats.close(wait_s=0.2)
         if self.metrics is not None:
             self.metrics.stop()
         if self._sender is None:
             return DeliverySummary()
-        summary = self._sender.close(timeout)
-        if self.client is not None:
-            self.client.close()
-        return summary
+        return self._sender.abandon(
+            "interrupted: delivery stopped at once; everything unsent stays in the outbox"
+        )

@@ -28,6 +28,9 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`):
 * ``outbox(id, run_id, kind, key UNIQUE, payload, depends_on, state, attempts, last_error,
   response, created_at, updated_at, sent_at)``; ``state`` is one of :data:`OUTBOX_STATES`.
 * ``run_state(run_id, key, value, updated_at)``, primary key ``(run_id, key)``.
+* ``outbox_runs(run_id PRIMARY KEY, platform_url, platform_org, lease_holder, lease_expires,
+  updated_at)`` (schema 2): the platform a run's outbox goes to, and the delivery lease (one
+  process delivers a run at a time; :meth:`ResultStore.outbox_lease`).
 
 Code: :mod:`._connection` opens the file and runs the transactions (and defines the errors),
 :mod:`._schema` creates and migrates the tables, :mod:`._results` holds :class:`ResultStore` with
@@ -35,7 +38,14 @@ every query. Only the names in ``__all__`` here are public.
 """
 
 from ._connection import StoreError, UnknownRunError
-from ._results import OUTBOX_STATES, RUN_STATUSES, OutboxEntry, ResultStore, StoredRun
+from ._results import (
+    OUTBOX_STATES,
+    RUN_STATUSES,
+    OutboxEntry,
+    OutboxTarget,
+    ResultStore,
+    StoredRun,
+)
 from ._schema import SCHEMA_VERSION
 
 __all__ = [
@@ -43,6 +53,7 @@ __all__ = [
     "RUN_STATUSES",
     "SCHEMA_VERSION",
     "OutboxEntry",
+    "OutboxTarget",
     "ResultStore",
     "StoreError",
     "StoredRun",

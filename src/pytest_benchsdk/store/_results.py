@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -33,7 +35,14 @@ from ._connection import (
     now_iso,
 )
 
-__all__ = ["OUTBOX_STATES", "RUN_STATUSES", "OutboxEntry", "ResultStore", "StoredRun"]
+__all__ = [
+    "OUTBOX_STATES",
+    "RUN_STATUSES",
+    "OutboxEntry",
+    "OutboxTarget",
+    "ResultStore",
+    "StoredRun",
+]
 
 #: Final statuses accepted by :meth:`ResultStore.finish_run`; a run in progress is ``"running"``.
 RUN_STATUSES = ("passed", "failed", "interrupted")
@@ -110,6 +119,36 @@ class OutboxEntry:
     response: JSON
     created_at: str
     sent_at: str | None
+
+
+@attrs.frozen
+class OutboxTarget:
+    """The platform an outbox run is reported to (``url``: the API base; ``org``: the org slug
+    or id when known) and who holds its delivery lease (``lease_holder``, ``None`` if free).
+    """
+
+    run_id: str
+    url: str | None
+    org: str | None
+    lease_holder: str | None
+
+
+def _holder_alive(holder: str, expires: float | None, now: float) -> bool:
+    """Whether a lease holder may still be delivering: on this host, while its process lives
+    (a killed holder frees the lease at once); elsewhere, until the lease expires."""
+    host, _, rest = holder.partition("|")
+    pid_text = rest.partition("|")[0]
+    if host == socket.gethostname() and pid_text.isdigit():
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        except OSError:
+            return expires is not None and expires > now
+        return True
+    return expires is not None and expires > now
 
 
 _OUTBOX_COLUMNS = (
@@ -462,6 +501,131 @@ class ResultStore:
             "GROUP BY run_id ORDER BY MIN(id)"
         )
         return [row[0] for row in rows]
+
+    def outbox_entries(self, run_id: str, state: str | None = None) -> list[OutboxEntry]:
+        """Every entry of a run (optionally only those in *state*), in insertion order.
+
+        ``outbox_entries(run_id, "rejected")`` shows what the platform refused and why
+        (``last_error``); :meth:`outbox_reset` makes it sendable again.
+        """
+        sql = f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE run_id = ?"
+        params: list[Any] = [run_id]
+        if state is not None:
+            sql += " AND state = ?"
+            params.append(state)
+        return [_outbox_from_row(row) for row in self._read(sql + " ORDER BY id", params)]
+
+    def outbox_reset(
+        self, run_id: str | None = None, states: Sequence[str] = ("rejected",)
+    ) -> int:
+        """Put entries in *states* (default: ``rejected``) back to ``pending`` so the next
+        delivery or ``--bench-resubmit`` sends them again; returns how many. Their
+        ``last_error`` is kept until the next attempt.
+        """
+        wanted = [s for s in states if s in OUTBOX_STATES]
+        if not wanted:
+            return 0
+        marks = ", ".join("?" for _ in wanted)
+        sql = f"UPDATE outbox SET state = 'pending', updated_at = ? WHERE state IN ({marks})"
+        params: list[Any] = [now_iso(), *wanted]
+        if run_id is not None:
+            sql += " AND run_id = ?"
+            params.append(run_id)
+        with self._write() as conn:
+            return int(conn.execute(sql, params).rowcount)
+
+    def outbox_runs_with_rejected(self) -> list[str]:
+        """Local run ids with entries the platform rejected, oldest first."""
+        rows = self._read(
+            "SELECT run_id FROM outbox WHERE state = 'rejected' GROUP BY run_id ORDER BY MIN(id)"
+        )
+        return [row[0] for row in rows]
+
+    def outbox_unfinished_runs(self) -> list[str]:
+        """Runs reported through the outbox (they have a ``<run>/run`` entry) with a participant
+        whose lifecycle was never closed: it has records or a ``claim`` entry but no
+        ``<run>/finish/<participant>`` entry (the session ended without finishing it, e.g.
+        killed). Oldest first.
+        """
+        # Every lookup goes through an index: the records' primary key, the outbox's unique key.
+        rows = self._read(
+            "SELECT u.run_id FROM ("
+            " SELECT r.run_id AS run_id"
+            " FROM (SELECT DISTINCT run_id, participant FROM records) r"
+            " WHERE EXISTS (SELECT 1 FROM outbox o WHERE o.key = r.run_id || '/run')"
+            " AND NOT EXISTS (SELECT 1 FROM outbox f"
+            "  WHERE f.key = r.run_id || '/finish/' || r.participant)"
+            " UNION"
+            " SELECT c.run_id AS run_id FROM outbox c WHERE c.kind = 'claim'"
+            " AND NOT EXISTS (SELECT 1 FROM outbox f"
+            "  WHERE f.key = replace(c.key, '/claim/', '/finish/'))"
+            ") u JOIN runs ON runs.run_id = u.run_id GROUP BY u.run_id ORDER BY MIN(runs.id)"
+        )
+        return [row[0] for row in rows]
+
+    # --- outbox runs: platform target and delivery lease ----------------------------------------
+
+    def outbox_target(self, run_id: str) -> OutboxTarget | None:
+        """The platform recorded for a run's outbox, or ``None`` (never recorded: a store
+        written before schema version 2, or a run not reported)."""
+        rows = self._read(
+            "SELECT platform_url, platform_org, lease_holder, lease_expires FROM outbox_runs "
+            "WHERE run_id = ?",
+            (run_id,),
+        )
+        if not rows:
+            return None
+        url, org, holder, expires = rows[0]
+        if holder is not None and not _holder_alive(holder, expires, time.time()):
+            holder = None
+        return OutboxTarget(run_id, url, org, holder)
+
+    def outbox_set_target(self, run_id: str, url: str, org: str | None) -> None:
+        """Record the platform (API base URL, org slug or id) a run's outbox is sent to."""
+        with self._write() as conn:
+            self._require_run(conn, run_id)
+            conn.execute(
+                "INSERT INTO outbox_runs (run_id, platform_url, platform_org, updated_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
+                "platform_url = excluded.platform_url, platform_org = excluded.platform_org, "
+                "updated_at = excluded.updated_at",
+                (run_id, url, org, now_iso()),
+            )
+
+    def outbox_lease(self, run_id: str, holder: str, ttl_s: float = 60.0) -> str | None:
+        """Take (or renew) the delivery lease of a run for *holder* (``<host>|<pid>|<token>``);
+        ``None`` when it is ours now, else the id of the live holder.
+
+        A holder on this host keeps the lease while its process lives; one on another host
+        until *ttl_s* after its last renewal. Only the lease holder delivers a run's outbox.
+        """
+        now = time.time()
+        with self._write() as conn:
+            self._require_run(conn, run_id)
+            row = conn.execute(
+                "SELECT lease_holder, lease_expires FROM outbox_runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is not None:
+                current, expires = row
+                if current not in (None, holder) and _holder_alive(current, expires, now):
+                    return str(current)
+            conn.execute(
+                "INSERT INTO outbox_runs (run_id, lease_holder, lease_expires, updated_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
+                "lease_holder = excluded.lease_holder, lease_expires = excluded.lease_expires, "
+                "updated_at = excluded.updated_at",
+                (run_id, holder, now + ttl_s, now_iso()),
+            )
+        return None
+
+    def outbox_release(self, run_id: str, holder: str) -> None:
+        """Give the delivery lease of a run back (only if *holder* holds it)."""
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE outbox_runs SET lease_holder = NULL, lease_expires = NULL, "
+                "updated_at = ? WHERE run_id = ? AND lease_holder = ?",
+                (now_iso(), run_id, holder),
+            )
 
     # --- per-run state --------------------------------------------------------------------------
 

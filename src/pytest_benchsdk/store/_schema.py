@@ -13,7 +13,7 @@ import sqlite3
 __all__ = ["SCHEMA_VERSION", "SchemaTooNewError", "migrate"]
 
 #: Version of the schema this module writes.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class SchemaTooNewError(Exception):
@@ -89,8 +89,21 @@ CREATE TABLE run_state (
 );
 """
 
+# Version 2: per outbox run, the platform it is reported to (so a resubmit to another platform
+# is refused unless asked for) and the delivery lease (one process delivers a run at a time).
+_MIGRATION_2 = """
+CREATE TABLE outbox_runs (
+    run_id        TEXT PRIMARY KEY REFERENCES runs (run_id),
+    platform_url  TEXT,
+    platform_org  TEXT,
+    lease_holder  TEXT,
+    lease_expires REAL,
+    updated_at    TEXT NOT NULL
+);
+"""
+
 # Index i holds the script taking the schema from version i to i + 1. Append, never edit.
-_MIGRATIONS: tuple[str, ...] = (_MIGRATION_1,)
+_MIGRATIONS: tuple[str, ...] = (_MIGRATION_1, _MIGRATION_2)
 assert len(_MIGRATIONS) == SCHEMA_VERSION
 
 
