@@ -452,6 +452,32 @@ def test_second_ctrl_c_during_delivery_stops_it_without_a_traceback(
     _assert_stored_records_delivered_once(server, store_path(pytester))
 
 
+def test_upload_timeout_bounds_the_wait_for_an_unreachable_platform(
+    pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The documented knob: the session end waits --bench-upload-timeout seconds for delivery,
+    # then leaves the rest in the outbox (the platform here answers every request after 20 s).
+    server = loopback_platform
+    use_platform(monkeypatch)
+    server.fault("*", delay=20, status=503, times=None)
+    pytester.makepyfile(bench_x=bench('participants=[Participant("p1")], iterations=2'))
+    start = time.monotonic()
+    proc = _spawn(pytester, *bench_args(server, "--bench-upload-timeout", "1"))
+    try:
+        output = proc.communicate(timeout=90)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    elapsed = time.monotonic() - start
+    # header wait (5 s) + the 1 s delivery wait + start-up; without the knob it is ~35 s
+    assert elapsed < 20, output
+    assert f"Send them later with: {RESUBMIT}" in output
+    server.clear_faults()
+    again = pytester.runpytest_inprocess("--bench-resubmit", "--bench-base-url", server.root_url)
+    assert again.ret == 0, again.stdout.str()
+    _assert_stored_records_delivered_once(server, store_path(pytester))
+
+
 # -- 15: heartbeats ----------------------------------------------------------------------------
 
 

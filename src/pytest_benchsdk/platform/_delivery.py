@@ -276,9 +276,14 @@ class Sender:
                 self._closing = True
                 self._deadline = time.monotonic() + max(0.0, timeout)
                 self._cond.notify_all()
-            # One request may be in flight when the deadline passes: allow its own timeout.
-            in_flight = self.client.timeout.read or 30.0
-            self._thread.join(max(0.0, timeout) + in_flight + 1)
+            # The wait is the user's bound (--bench-upload-timeout): a request still in flight
+            # when it runs out is abandoned like at Ctrl-C; its entry stays queued.
+            self._thread.join(max(0.0, timeout) + 1.0)
+            if self._thread.is_alive():
+                return self.abandon(
+                    f"the delivery wait ({timeout:g} s) ran out with a request in flight",
+                    wait_s=0.0,
+                )
         else:
             self.drain(timeout)
         self.release_leases()
