@@ -66,8 +66,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(fixtures, "benchsdk-fixtures")
     options = BenchOptions.from_config(config)
     if options.enabled:
-        # What implied --bench (a named bench file, an option on the command line) is not what
-        # xdist workers receive: they get the controller's options, so say it there.
+        # xdist workers get the controller's options, not its command line (what implied
+        # --bench): record the decision in the options so they take the same role.
         config.option.bench = True
     if options.resubmit:
         _register_resubmit(config, options)
