@@ -551,7 +551,7 @@ def test_check_validates_without_running(
     assert report == {
         "file": "bench_x.py",
         "benchmarkSlug": "demo",
-        "apiOk": True,
+        "apiOk": None,  # a dry run checks no platform
         "envOk": True,
         "participants": {
             "requested": ["p2", "gated"],
@@ -627,5 +627,5 @@ def test_check_stays_in_one_process_under_xdist(pytester: pytest.Pytester) -> No
         "-p", "xdist", "-n", "2", "--bench", "--bench-check", "--bench-dry-run"
     )
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(['  "file": "bench_x.py",', '  "apiOk": true,'])
+    result.stdout.fnmatch_lines(['  "file": "bench_x.py",', '  "apiOk": null,'])
     result.stdout.no_fnmatch_line("*workers*")

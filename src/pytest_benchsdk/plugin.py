@@ -7,7 +7,9 @@ that own their hooks (the model is pytest-xdist's ``plugin.py`` with ``dsession.
 ========================  =====================================================================
 role                      plugins
 ========================  =====================================================================
-no ``--bench``            none (only the fixtures, which explain that they need ``--bench``)
+no ``--bench``            :class:`UncollectedBenchFiles` (one hint line when bench files were
+                          left out, unless a ``--bench*`` option is set; the fixtures explain
+                          that they need ``--bench``)
 ``--bench-resubmit``      :class:`~._plugin.resubmit.ResubmitPlugin`
 ``--bench-check``         :class:`~._plugin.collection.CollectionPlugin`,
                           :class:`~._plugin.check.CheckPlugin`
@@ -15,19 +17,27 @@ xdist worker              collection, :class:`~._plugin.runner.RunnerPlugin`
 controller                collection, runner, :class:`~._plugin.controller.ControllerPlugin`
 ========================  =====================================================================
 
+``--bench`` is also implied by the ini's ``bench = true``, by ``--bench-check``, by a
+command-line argument naming a bench file (a path or a node id, as an IDE runs one item) and by
+the options in :data:`~._plugin.options.IMPLYING_OPTIONS` given on the command line.
+
 The controller is the process without ``workerinput``: plain pytest, or xdist's controller
 (whose runner stays idle, as it runs no item). Everything else is in :mod:`._plugin`; this
 module only imports it when ``--bench`` (or a run-nothing mode) asks for it, so a plain test
-run pays nothing.
+run pays next to nothing (the hint's pattern match per collected ``.py`` file).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from . import hookspecs
+from ._benchfile import is_bench_path
 from ._plugin import fixtures
-from ._plugin.options import BenchOptions, add_options
+from ._plugin.options import BenchOptions, add_options, bench_option_given
 
 __all__: list[str] = []
 
@@ -55,10 +65,54 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "bench: a benchmark iteration run by pytest-benchsdk")
     config.pluginmanager.register(fixtures, "benchsdk-fixtures")
     options = BenchOptions.from_config(config)
+    if options.enabled:
+        # xdist workers get the controller's options, not its command line (what implied
+        # --bench): record the decision in the options so they take the same role.
+        config.option.bench = True
     if options.resubmit:
         _register_resubmit(config, options)
     elif options.enabled or options.check:
         _register_collecting_roles(config, options)
+    elif not bench_option_given(config):
+        # Whoever set a --bench* option (addopts included) knows about --bench: no hint.
+        config.pluginmanager.register(
+            UncollectedBenchFiles(config, options.file_patterns), "benchsdk-uncollected"
+        )
+
+
+class UncollectedBenchFiles:
+    """Without ``--bench``: count the bench files collection passes over and say, in one line
+    at the end, how to run them (a newcomer who forgot ``--bench`` otherwise sees only "no tests
+    ran"). Under xdist the workers collect; they hand their count to the controller."""
+
+    def __init__(self, config: pytest.Config, patterns: tuple[str, ...]) -> None:
+        self.config = config
+        self.patterns = patterns
+        self.paths: set[Path] = set()
+        self.worker_count = 0
+
+    def pytest_collect_file(self, file_path: Path) -> None:
+        if file_path.suffix == ".py" and is_bench_path(file_path, self.patterns):
+            self.paths.add(file_path)
+
+    def pytest_sessionfinish(self) -> None:
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:
+            workeroutput["benchsdk_uncollected"] = len(self.paths)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any) -> None:
+        output = getattr(node, "workeroutput", None) or {}
+        self.worker_count = max(self.worker_count, int(output.get("benchsdk_uncollected", 0)))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        count = max(len(self.paths), self.worker_count)
+        if count and self.config.getoption("verbose") > -2:
+            terminalreporter.write_line(
+                f"benchsdk: {count} bench file(s) not collected "
+                f"({', '.join(self.patterns)}); run with --bench or set bench = true in the ini"
+            )
 
 
 def _register_resubmit(config: pytest.Config, options: BenchOptions) -> None:

@@ -244,11 +244,20 @@ def parse_group_by(flag: str, value: str) -> str:
     return value
 
 
-def parse_providers(values: Iterable[str]) -> tuple[str, ...]:
-    """Repeatable comma lists: trimmed, empties dropped, in the order given."""
+def parse_providers(values: Iterable[str], flag: str = "--bench-provider") -> tuple[str, ...]:
+    """Repeatable comma lists: trimmed, empties dropped, in the order given. Values that name
+    no participant at all (``--bench-provider ''``) are an error: upstream would select
+    nobody and exit 0, which reads as success."""
+    given = list(values)
     names: list[str] = []
-    for value in values:
+    for value in given:
         names.extend(part.strip() for part in value.split(",") if part.strip())
+    if given and not names:
+        shown = ", ".join(f'"{value}"' for value in given)
+        raise ValueError(
+            f"{flag} names no participant (got {shown}): give one or more names, e.g. "
+            f"{flag} a,b, or leave it out to run the file's default participants"
+        )
     return tuple(names)
 
 

@@ -11,9 +11,13 @@ import pytest
 from .._runs import scoring_problem
 from .catalog import Catalog
 
-__all__ = ["CHECK_FAILED", "CheckPlugin"]
+__all__ = ["CHECK_FAILED", "NOT_CHECKED", "CheckPlugin"]
 
 CHECK_FAILED = "Benchmark check failed. See warnings above for details."
+NOT_CHECKED = (
+    '[benchsdk] Platform connectivity not checked (dry run): "apiOk" is null; '
+    "no credentials are needed."
+)
 
 
 class CheckPlugin:
@@ -31,11 +35,13 @@ class CheckPlugin:
             session.testsfailed += 1
         return True
 
-    def _platform_probe(self) -> tuple[bool, bool, list[str]]:
-        """Upstream's ``apiOk`` / ``envOk`` and the warnings."""
+    def _platform_probe(self) -> tuple[bool | None, bool, list[str]]:
+        """Upstream's ``apiOk`` / ``envOk`` and the warnings. A dry run contacts no platform:
+        ``apiOk`` is ``None`` (upstream says ``true`` although nothing was checked) and
+        ``envOk`` is true, as no credentials are needed."""
         options = self.catalog.options
         if options.dry_run:
-            return True, True, []
+            return None, True, [NOT_CHECKED]
         from ..platform import check_connectivity  # httpx: only when the check needs it
 
         result = check_connectivity(
@@ -55,7 +61,7 @@ class CheckPlugin:
                 reporter.write_line(line)
 
         api_ok, env_ok, warnings = self._platform_probe()
-        ok = api_ok and env_ok
+        ok = api_ok is not False and env_ok
         for warning in warnings:
             write(warning)
         for file_key, (bench_file, schedule) in self.catalog.files.items():

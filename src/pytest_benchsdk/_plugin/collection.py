@@ -33,6 +33,7 @@ class CollectionPlugin:
         self.options = catalog.options
         self.config = catalog.config
         self._failed_collections = {"bench": 0, "other": 0}
+        self._kept_going = False
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> BenchModule | None:
         if not self.options.enabled or file_path.suffix != ".py":
@@ -72,9 +73,13 @@ class CollectionPlugin:
         keep_going = self.runs_items and failed["bench"] and not failed["other"]
         if keep_going and not option.continue_on_collection_errors:
             option.continue_on_collection_errors = True
-            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-            if reporter is not None:
-                reporter.write_line(
-                    f"benchsdk: {failed['bench']} bench file(s) could not be collected (errors "
-                    "above); the other benchmarks run and the session fails."
-                )
+            self._kept_going = True
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        # Here, right after pytest's ERRORS section, "above" is true.
+        if self._kept_going:
+            terminalreporter.write_line(
+                f"benchsdk: {self._failed_collections['bench']} bench file(s) could not be "
+                "collected (errors above); the other benchmarks ran and the session fails."
+            )

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import attrs
 import pytest
 
+from .._benchfile import is_bench_path
 from ..schedule import (
     RunArgs,
     is_env_no_ingest,
@@ -24,14 +25,38 @@ from ..schedule import (
 __all__ = [
     "DEFAULT_STORE",
     "DEFAULT_UPLOAD_TIMEOUT_S",
+    "IMPLYING_OPTIONS",
     "BenchOptions",
     "add_options",
+    "bench_option_given",
     "unwritable_reason",
 ]
 
 DEFAULT_STORE = ".benchmarks/benchsdk.sqlite3"
 #: How long the session end waits for platform deliveries by default (seconds).
 DEFAULT_UPLOAD_TIMEOUT_S = 30.0
+
+#: Options that only make sense for benchmarks: given on the command line, each implies
+#: ``--bench``. Not from the ini's ``addopts`` or ``PYTEST_ADDOPTS`` (kept there, e.g. to keep
+#: every run offline, they must not turn a test run into a bench run), and not the options
+#: that configure where results go (store, platform, upload), which may well sit there too.
+#: ``--bench-check`` implies ``--bench`` wherever it comes from (it runs nothing else).
+IMPLYING_OPTIONS = (
+    "--bench-provider",
+    "--bench-dry-run",
+    "--bench-no-ingest",
+    "--bench-check",
+    "--bench-iterations",
+    "--bench-concurrency",
+    "--bench-stagger-delay-ms",
+    "--bench-group-by",
+    "--bench-shape",
+    "--bench-arg",
+    "--bench-json",
+    "--bench-run-key",
+    "--bench-benchmark",
+    "--bench-name",
+)
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -214,7 +239,14 @@ class BenchOptions:
         """Parse and validate; a bad value raises :class:`pytest.UsageError` with its flag."""
         env = os.environ if environ is None else environ
         opt = config.getoption
-        enabled = bool(opt("bench") or config.getini("bench"))
+        file_patterns = tuple(config.getini("bench_files"))
+        enabled = bool(
+            opt("bench")
+            or config.getini("bench")
+            or opt("bench_check")
+            or _implying_option(config.invocation_params.args)
+            or _names_bench_file(config, file_patterns)
+        )
         try:
             run_args = _run_args(config, env)
             custom_args = _custom_args(opt("bench_arg"))
@@ -236,7 +268,7 @@ class BenchOptions:
                 raise pytest.UsageError(f"--bench-json {json_raw}: {problem}")
         return cls(
             enabled=enabled,
-            file_patterns=tuple(config.getini("bench_files")),
+            file_patterns=file_patterns,
             run_args=run_args,
             dry_run=run_args.no_ingest,
             check=bool(opt("bench_check")),
@@ -251,6 +283,39 @@ class BenchOptions:
             resubmit_other_platform=bool(opt("bench_resubmit_to_other_platform")),
             resubmit_rejected=bool(opt("bench_resubmit_rejected")),
         )
+
+
+def bench_option_given(config: pytest.Config) -> bool:
+    """Whether any ``--bench*`` option is set, from wherever (the command line, ``addopts``,
+    ``PYTEST_ADDOPTS``): every default is empty, ``None`` or ``False``. (pytest-benchmark's
+    options are ``benchmark_*``, which this does not match.)"""
+    return any(value for name, value in vars(config.option).items() if name.startswith("bench_"))
+
+
+def _implying_option(args: Sequence[object]) -> str | None:
+    """The first option of :data:`IMPLYING_OPTIONS` among the command-line arguments (pytest's
+    parser takes no abbreviations, so the spelled-out forms are all there is)."""
+    for raw in args:
+        arg = str(raw)
+        if arg == "--":
+            break
+        name = arg.partition("=")[0]
+        if name in IMPLYING_OPTIONS:
+            return name
+    return None
+
+
+def _names_bench_file(config: pytest.Config, patterns: tuple[str, ...]) -> str | None:
+    """The first command-line argument (a path or a node id) that names a bench file: pytest
+    collects any file you name, so a bench file named there is collected as a bench file."""
+    if config.args_source is not pytest.Config.ArgsSource.ARGS:
+        return None  # testpaths or the invocation directory: nothing was named
+    for arg in config.args:
+        path = Path(str(arg).partition("::")[0])
+        named = path.suffix == ".py" and is_bench_path(path, patterns)
+        if named and not (config.invocation_params.dir / path).is_dir():
+            return str(arg)
+    return None
 
 
 def unwritable_reason(path: Path) -> str | None:
