@@ -225,7 +225,7 @@ def _tables(run: BenchmarkRun, *, interrupted: bool) -> list[str]:
     if done < planned:
         if interrupted:
             lines.append(f"  Interrupted: {done}/{planned} planned iterations ran")
-        else:
+        elif done:
             lines.append(
                 f"  {done}/{planned} planned iterations left a record (the others were "
                 "skipped or failed before their task ran)"
