@@ -70,7 +70,8 @@ def test_phases_get_their_own_rows_under_each_participant(pytester: pytest.Pytes
     # phase's records alone and no score.
     scores_at = section.index("  Scores:")
     rows = [_cells(line) for line in section[scores_at + 2 : scores_at + 8]]
-    composites = {r["provider"]: r["compositeScore"] for r in read_json(out)["benchmarks"][0]["scores"]}
+    run_json = read_json(out)["benchmarks"][0]
+    composites = {r["provider"]: r["compositeScore"] for r in run_json["scores"]}
     assert rows == [
         ["1", "fast", "100%", "10.0/40.0/40.0", f"{composites['fast']:.2f}"],
         ["phase=cold", "100%", "40.0/40.0/40.0"],
@@ -80,10 +81,10 @@ def test_phases_get_their_own_rows_under_each_participant(pytester: pytest.Pytes
         ["phase=warm", "100%", "30.0/30.0/30.0"],
     ]
     # The composites are upstream's: score() on the same records gives the same numbers.
-    records = read_json(out)["benchmarks"][0]["participants"]
+    weights = {"median": 0.6, "p95": 0.25, "p99": 0.15}
     outcome_rows = score(
-        _outcome(records),
-        {"metrics": [{"name": "value", "ceiling": 100, "weights": {"median": 0.6, "p95": 0.25, "p99": 0.15}}]},
+        _outcome(run_json["participants"]),
+        {"metrics": [{"name": "value", "ceiling": 100, "weights": weights}]},
     )
     assert {r.provider: r.composite_score for r in outcome_rows} == composites
 
