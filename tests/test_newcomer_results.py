@@ -276,22 +276,35 @@ def test_all_skipped_prints_no_empty_tables(
     assert "  Skipped g: missing BSDK_T_NONE" in section
 
 
-def test_an_interrupted_session_shows_done_of_planned(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize(
+    ("stop", "args", "done", "a_row"),
+    [
+        ("assert task_index != 2", ["-x"], 3, ["3/5", "2/3"]),
+        # Ctrl-C while iteration 2 runs: it leaves no record.
+        ("if task_index == 2:\n        raise KeyboardInterrupt", [], 2, ["2/5", "2/2"]),
+    ],
+    ids=["-x", "ctrl-c"],
+)
+def test_an_interrupted_session_shows_done_of_planned(
+    pytester: pytest.Pytester, stop: str, args: list[str], done: int, a_row: list[str]
+) -> None:
     pytester.makepyfile(
         bench_x=bench(
             'participants=[Participant("a"), Participant("b")], iterations=5, concurrency=1',
-            "@define_task\ndef task(task_index):\n    assert task_index != 2\n",
+            f"@define_task\ndef task(task_index):\n    {stop}\n",
         )
     )
-    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "-x")
-    result.assert_outcomes(passed=2, failed=1)
+    # A subprocess: in process, the KeyboardInterrupt would reach this session too.
+    result = pytester.runpytest_subprocess(
+        "--bench", "--bench-dry-run", "-p", "no:cacheprovider", *args
+    )
     section = _section(result)
-    assert "  Interrupted: 3/10 planned iterations ran" in section
+    assert f"  Interrupted: {done}/10 planned iterations ran" in section
     header = next(line for line in section if "latency med/p95/p99" in line)
     assert _cells(header)[:3] == ["participant", "ran", "success"]
     rows = {_cells(line)[0]: _cells(line)[1:3] for line in section if line.startswith("  a ")}
     rows.update({_cells(line)[0]: _cells(line)[1:3] for line in section if line.startswith("  b ")})
-    assert rows == {"a": ["3/5", "2/3"], "b": ["0/5", "0/0"]}
+    assert rows == {"a": a_row, "b": ["0/5", "0/0"]}
 
 
 def test_a_complete_run_has_no_ran_column(pytester: pytest.Pytester) -> None:
