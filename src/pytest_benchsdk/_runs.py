@@ -41,6 +41,7 @@ __all__ = [
     "BenchmarkRun",
     "RecordPayload",
     "participant_secrets",
+    "record_phase",
     "redact_text",
     "redact_value",
     "resolve_awaitable",
@@ -233,6 +234,12 @@ class RecordPayload:
         )
 
 
+def record_phase(record: TaskRecord) -> object:
+    """The record's phase (``data["phase"]``, set by the plugin; None without phases)."""
+    data = record.data
+    return data.get("phase") if isinstance(data, Mapping) else None
+
+
 @attrs.define
 class BenchmarkRun:
     """One bench file's run on the controller: what was selected, what came back, the scores."""
@@ -242,11 +249,18 @@ class BenchmarkRun:
     schedule: BenchmarkSchedule
     selected: dict[str, set[int]]
     local_run_id: str | None = None
+    #: False when ``local_run_id`` names a run in a temporary outbox (``--bench-no-store``):
+    #: ``on_complete`` then gets no ``store_run_id``.
+    local_run_kept: bool = True
     platform_run_id: str | None = None
     dashboard_url: str = ""
     records: dict[str, dict[int, TaskRecord]] = attrs.Factory(dict)
     logs: dict[str, list[tuple[str, str]]] = attrs.Factory(dict)
     results: list[ScoreResult] | None = None
+    #: With phases, each phase's rows scored like :attr:`results` on that phase's records
+    #: alone (aggregate rows only; their composites are not shown): for the terminal's
+    #: per-phase rows. Empty without phases or scoring.
+    phase_results: dict[str, list[ScoreResult]] = attrs.Factory(dict)
     summary: dict[str, Any] | None = None
     errors: list[str] = attrs.Factory(list)
     #: Items of this run that failed without a failed record (setup or teardown errors, a
@@ -293,12 +307,40 @@ class BenchmarkRun:
             for name in self.participants
         )
 
+    @property
+    def planned_tasks(self) -> int:
+        """Iterations selected for this session, all participants together."""
+        return sum(len(self.selected.get(name, ())) for name in self.participants)
+
+    @property
+    def done_tasks(self) -> int:
+        """Iterations whose record arrived, all participants together."""
+        return sum(len(self.records.get(name, {})) for name in self.participants)
+
+    @property
+    def phases(self) -> list[str]:
+        """The schedule's phase names in order; empty for a benchmark with fewer than two
+        (one phase is the whole run)."""
+        names = list(dict.fromkeys(s.phase for s in self.schedule.slots if s.phase is not None))
+        return names if len(names) > 1 else []
+
+    def phase_records(self, phase: str) -> tuple[ParticipantRecords, ...]:
+        """:meth:`participant_records` restricted to one phase (``record.data["phase"]``)."""
+        return tuple(
+            ParticipantRecords(
+                participant=pr.participant,
+                records=tuple(r for r in pr.records if record_phase(r) == phase),
+            )
+            for pr in self.participant_records()
+        )
+
     def outcome(self) -> BenchmarkRunOutcome:
         return BenchmarkRunOutcome(
             run_id=self.platform_run_id or NO_INGEST_RUN_ID,
             dashboard_url=self.dashboard_url,
             participants=self.participant_records(),
             config=self.schedule.resolved,
+            store_run_id=self.local_run_id if self.local_run_kept else None,
         )
 
     def config_snapshot(self, environment: RunEnvironment) -> dict[str, Any]:
@@ -308,12 +350,31 @@ class BenchmarkRun:
 
     def score(self) -> list[ScoreResult] | None:
         """Score rows of the records so far (None when the config declares no scoring).
-        Raises :class:`ScoringSpecError` for a bad scoring spec."""
+        Raises :class:`ScoringSpecError` for a bad scoring spec.
+
+        With phases, also fills :attr:`phase_results` with the same spec (``on_score`` is
+        called once); a failure there only leaves them empty, never the scores."""
         spec = scoring_spec_of(self.config)
         if spec is None:
             return None
         display = self.config.display
-        return score(self.outcome(), spec, display.metrics if display is not None else None)
+        display_metrics = display.metrics if display is not None else None
+        results = score(self.outcome(), spec, display_metrics)
+        self.phase_results = {}
+        if self.phases:
+            per_phase = attrs.evolve(spec, group_by=None)
+            try:
+                self.phase_results = {
+                    phase: score(
+                        attrs.evolve(self.outcome(), participants=self.phase_records(phase)),
+                        per_phase,
+                        display_metrics,
+                    )
+                    for phase in self.phases
+                }
+            except Exception:  # the user's success/value callables: upstream's rows still stand
+                self.phase_results = {}
+        return results
 
     def summary_payload(self, environment: RunEnvironment) -> dict[str, Any] | None:
         """The run summary for the platform (upstream §6.6), once the run is scored."""

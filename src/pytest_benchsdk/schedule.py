@@ -127,12 +127,19 @@ class SkippedParticipant:
 
 @attrs.frozen
 class BenchmarkRunOutcome:
-    """What ``on_complete`` receives and ``score`` reads (upstream ``BenchmarkRunOutcome``)."""
+    """What ``on_complete`` receives and ``score`` reads (upstream ``BenchmarkRunOutcome``).
+
+    ``run_id`` is upstream's (the platform's run, ``"no-ingest"`` when nothing reached it);
+    ``store_run_id`` (keyword only, ours) is the run's id in the local results store, for
+    ``ResultStore(...).participant_records(outcome.store_run_id)``; None with
+    ``--bench-no-store`` (or when the outcome was not built by the plugin).
+    """
 
     run_id: str
     dashboard_url: str
     participants: tuple[ParticipantRecords, ...]
     config: ResolvedRunConfig
+    store_run_id: str | None = attrs.field(default=None, kw_only=True)
 
 
 class UnknownParticipantError(ValueError):

@@ -8,7 +8,6 @@ platform, scores, calls ``on_complete`` and renders the summary.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import tempfile
 from collections.abc import Callable, Sequence
@@ -35,7 +34,7 @@ from .catalog import Catalog
 from .nodes import BenchItem, BenchModule
 from .options import unwritable_reason
 from .runner import WORKEROUTPUT_KEY, attached_payload
-from .terminal import run_header_lines, summary_lines
+from .terminal import run_header_lines, summary_lines, verbose_detail
 from .upload import PlatformLink
 
 __all__ = ["ControllerPlugin"]
@@ -81,6 +80,8 @@ class ControllerPlugin:
         self.session_errors: list[str] = []
         self._secrets: dict[str, tuple[str, ...]] = {}
         self._json_written = False
+        # The session stopped early (Ctrl-C, -x, --maxfail, a broken store): the summary says so.
+        self._interrupted = False
 
     # -- state -------------------------------------------------------------------------------
 
@@ -191,6 +192,8 @@ class ControllerPlugin:
             if not chosen and not schedule.skipped:
                 continue
             run = BenchmarkRun(file_key, bench_file, schedule, chosen)
+            # With --bench-no-store the store is a temporary outbox: on_complete gets no id.
+            run.local_run_kept = self.options.store_path is not None
             self.runs[file_key] = run
             store = self.open_store()
             if store is not None and chosen:
@@ -320,7 +323,8 @@ class ControllerPlugin:
             return None
         record = data.get("record", {})
         assert isinstance(record, dict)
-        detail = json.dumps(record.get("data", {}), separators=(",", ":"), ensure_ascii=False)
+        # Rounded for reading; the stored record keeps full precision.
+        detail = verbose_detail(record.get("data", {}))
         if report.passed:
             return "passed", ".", (f"PASSED {detail}", {"green": True})
         return None
@@ -339,6 +343,7 @@ class ControllerPlugin:
             or bool(session.shouldfail)
             or self._store_broken is not None
         )
+        self._interrupted = interrupted
         failed = False
         for run in self.runs.values():
             self._finish_run(run)
@@ -488,7 +493,10 @@ class ControllerPlugin:
             return
         terminalreporter.section("benchmarks")
         for line in summary_lines(
-            self.runs.values(), self.options, json_written=self._json_written
+            self.runs.values(),
+            self.options,
+            json_written=self._json_written,
+            interrupted=self._interrupted or self._stopping,
         ):
             terminalreporter.write_line(line)
         for error in self.session_errors:

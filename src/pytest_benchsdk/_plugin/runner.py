@@ -8,6 +8,7 @@ end it hands over what finished in the background but never reported, and stops 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 import threading
@@ -16,7 +17,7 @@ from collections.abc import Callable, Generator, Sequence
 
 import pytest
 
-from .._runs import RecordPayload, participant_secrets, redact_text
+from .._runs import RecordPayload, participant_secrets, record_phase, redact_text
 from .catalog import Catalog
 from .nodes import BenchItem
 from .runtime import ProcessRuntime
@@ -72,6 +73,7 @@ class RunnerPlugin:
                 iteration.file_key, iteration.participant.name, item.bench_outcome
             ).redacted(secrets)
             setattr(report, REPORT_ATTRIBUTE, payload.to_json())
+            _describe_iteration(item, report, payload)
             if self._on_payload is not None:
                 self._on_payload(report, payload)
         return report
@@ -124,6 +126,33 @@ class RunnerPlugin:
         runtime = ProcessRuntime.started(self.config)
         if runtime is not None:
             runtime.shutdown()
+
+
+def _describe_iteration(item: BenchItem, report: pytest.TestReport, payload: RecordPayload) -> None:
+    """What junitxml (and ``--report-log``) show of an iteration.
+
+    Its participant, phase, status, ``latency_ms`` and ``errorCode`` become user properties:
+    on the item, which pytest copies into the teardown report junitxml reads them from (under
+    xdist too), and on the call report. The call report's ``duration`` becomes the iteration's
+    own latency: at concurrency > 1 an item's call phase only waits for an iteration that ran
+    alongside others, so pytest's measure of it (junitxml's ``time``, ``--durations``) says
+    nothing about the iteration.
+    """
+    record = payload.record
+    phase = record_phase(record)
+    properties: list[tuple[str, object]] = [("participant", payload.participant)]
+    if isinstance(phase, str):
+        properties.append(("phase", phase))
+    properties.append(("status", record.status))
+    latency = record.latency_ms
+    if isinstance(latency, (int, float)) and not isinstance(latency, bool):
+        properties.append(("latency_ms", latency))
+        if math.isfinite(latency) and latency >= 0:
+            report.duration = latency / 1000
+    if isinstance(record.error_code, str):
+        properties.append(("errorCode", record.error_code))
+    item.user_properties.extend(properties)
+    report.user_properties.extend(properties)
 
 
 def redact_report(report: pytest.TestReport, secrets: Sequence[str]) -> None:

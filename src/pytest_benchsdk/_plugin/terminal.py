@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from .._runs import BenchmarkRun
+from .._runs import BenchmarkRun, record_phase
 from ..records import TaskRecord
 from ..scoring import ScoreResult, compute_stats
 from .options import BenchOptions
 
-__all__ = ["knobs_line", "run_header_lines", "summary_lines"]
+__all__ = [
+    "MAX_NAME_WIDTH",
+    "knobs_line",
+    "readable",
+    "run_header_lines",
+    "summary_lines",
+    "terminal_text",
+    "verbose_detail",
+]
+
+#: Names (participants, group values, metrics) longer than this are cut with an ellipsis in
+#: the summary's tables, so one long name does not pad every row.
+MAX_NAME_WIDTH = 40
 
 
 def knobs_line(run: BenchmarkRun) -> str:
@@ -22,12 +36,56 @@ def knobs_line(run: BenchmarkRun) -> str:
     )
 
 
+def terminal_text(text: object) -> str:
+    """``str(text)`` on one terminal line: characters that are not printable (a newline, a
+    tab, an escape sequence) are written as Python escapes (``\\n``)."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+def _name(text: object) -> str:
+    """A name in a table cell: on one line, cut to :data:`MAX_NAME_WIDTH` with an ellipsis."""
+    text = terminal_text(text)
+    return text if len(text) <= MAX_NAME_WIDTH else text[: MAX_NAME_WIDTH - 1] + "\u2026"
+
+
+def readable(value: Any) -> Any:
+    """A JSON value with its floats rounded for reading: 3 significant digits, never fewer
+    than the integer part (``0.48585…`` → ``0.486``, ``22.84…`` → ``22.8``, ``1234.5`` →
+    ``1234``), like the summary's tables. Ints, bools, strings and non-finite floats stay."""
+    if isinstance(value, float):
+        if not math.isfinite(value) or value == 0:
+            return value
+        decimals = max(0, 2 - math.floor(math.log10(abs(value))))
+        rounded = round(value, decimals)
+        return int(rounded) if decimals == 0 and abs(rounded) < 1e15 else rounded
+    if isinstance(value, Mapping):
+        return {key: readable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [readable(item) for item in value]
+    return value
+
+
+def verbose_detail(data: object) -> str:
+    """A record's ``data`` after ``PASSED`` in ``-v`` lines: compact JSON, numbers rounded
+    by :func:`readable` (the stored record keeps full precision), on one line."""
+    text = json.dumps(readable(data), separators=(",", ":"), ensure_ascii=False, default=str)
+    return terminal_text(text)
+
+
 def run_header_lines(run: BenchmarkRun) -> list[str]:
     """A benchmark's lines in the session header: name, knobs, warnings, skipped."""
-    lines = [f"benchsdk: {run.config.benchmark_name} [{run.file_key}]", f"  {knobs_line(run)}"]
-    lines.extend(f"  {warning}" for warning in run.schedule.warnings)
+    lines = [
+        f"benchsdk: {terminal_text(run.config.benchmark_name)} [{run.file_key}]",
+        f"  {knobs_line(run)}",
+    ]
+    lines.extend(f"  {terminal_text(warning)}" for warning in run.schedule.warnings)
     for skipped in run.schedule.skipped:
-        lines.append(f"  Skipping {skipped.name}: missing {', '.join(skipped.missing)}")
+        lines.append(
+            f"  Skipping {terminal_text(skipped.name)}: missing {', '.join(skipped.missing)}"
+        )
     return lines
 
 
@@ -62,12 +120,41 @@ def _success(records: Sequence[TaskRecord]) -> str:
     return f"{ok}/{len(records)}"
 
 
+def _phase_label(phase: str) -> str:
+    return f"  phase={_name(phase)}"
+
+
+def _metric_cells(row: ScoreResult, metric_names: Sequence[str]) -> list[str]:
+    by_name = {m.name: m for m in row.metrics}
+    cells = []
+    for name in metric_names:
+        m = by_name.get(name)
+        cells.append("-" if m is None else f"{_stat(m.median)}/{_stat(m.p95)}/{_stat(m.p99)}")
+    return cells
+
+
+def _phase_score_rows(
+    run: BenchmarkRun, participant: str, metric_names: Sequence[str]
+) -> list[list[str]]:
+    """The participant's per-phase rows under its scores: success rate and metric stats of
+    each phase's records alone (no composite: the ranked score is the participant's)."""
+    rows = []
+    for phase, results in run.phase_results.items():
+        row = next((r for r in results if r.provider == participant), None)
+        if row is None:
+            continue
+        success = "-" if row.skipped else f"{row.success_rate:.0%}"
+        rows.append(["", _phase_label(phase), success, *_metric_cells(row, metric_names), ""])
+    return rows
+
+
 def _score_rows(run: BenchmarkRun, results: list[ScoreResult]) -> list[list[str]]:
     metric_names = list(dict.fromkeys(m.name for r in results for m in r.metrics))
     units = {m.name: m.unit for r in results for m in r.metrics}
     header = ["#", "participant", "success"]
     header += [
-        f"{name} med/p95/p99" + (f" ({units[name]})" if units.get(name) else "")
+        f"{_name(name)} med/p95/p99"
+        + (f" ({terminal_text(units[name])})" if units.get(name) else "")
         for name in metric_names
     ]
     header.append("score")
@@ -81,18 +168,15 @@ def _score_rows(run: BenchmarkRun, results: list[ScoreResult]) -> list[list[str]
     rows = [header]
     for rank, first in enumerate(ranking, start=1):
         for index, row in enumerate(r for r in results if r.provider == first.provider):
-            label = first.provider
+            label = _name(first.provider)
             if index > 0 and group_by is not None:
-                label = f"  {group_by}={row.dimensions.get(group_by, '(none)')}"
+                value = row.dimensions.get(group_by, "(none)")
+                label = f"  {_name(group_by)}={_name(value)}"
             cells = [str(rank) if index == 0 else "", label, f"{row.success_rate:.0%}"]
-            by_name = {m.name: m for m in row.metrics}
-            for name in metric_names:
-                m = by_name.get(name)
-                cells.append(
-                    "-" if m is None else f"{_stat(m.median)}/{_stat(m.p95)}/{_stat(m.p99)}"
-                )
+            cells.extend(_metric_cells(row, metric_names))
             cells.append("skipped" if row.skipped else f"{row.composite_score:.2f}")
             rows.append(cells)
+        rows.extend(_phase_score_rows(run, first.provider, metric_names))
     return rows
 
 
@@ -101,49 +185,89 @@ def _group_key(run: BenchmarkRun) -> str | None:
     return scoring.group_by if scoring is not None and run.config.on_score is None else None
 
 
-def _latency_rows(run: BenchmarkRun) -> list[list[str]]:
-    rows = [["participant", "success", "latency med/p95/p99 (ms)"]]
+def _latency_cell(records: Sequence[TaskRecord]) -> str:
+    latencies = [r.latency_ms for r in records if isinstance(r.latency_ms, (int, float))]
+    if not latencies:
+        return "-"
+    stats = compute_stats(latencies)
+    return f"{_stat(stats.median)}/{_stat(stats.p95)}/{_stat(stats.p99)}"
+
+
+def _latency_rows(run: BenchmarkRun, *, with_ran: bool) -> list[list[str]]:
+    """Participants' success and latency stats, each followed by its phases' rows; with
+    ``with_ran``, a ``ran`` column of done/planned iterations."""
+    header = ["participant", "success", "latency med/p95/p99 (ms)"]
+    if with_ran:
+        header.insert(1, "ran")
+    rows = [header]
+    phase_of_slot = {slot.index: slot.phase for slot in run.schedule.slots}
+    phases = run.phases
     for pr in run.participant_records():
-        latencies = [r.latency_ms for r in pr.records if isinstance(r.latency_ms, (int, float))]
-        stats = compute_stats(latencies) if latencies else None
-        rows.append(
-            [
-                pr.participant,
-                _success(pr.records),
-                "-"
-                if stats is None
-                else f"{_stat(stats.median)}/{_stat(stats.p95)}/{_stat(stats.p99)}",
-            ]
-        )
+        selected = run.selected.get(pr.participant, set())
+        parts: list[tuple[str, Sequence[TaskRecord], int]] = [
+            (_name(pr.participant), pr.records, len(selected))
+        ]
+        for phase in phases:
+            planned = sum(1 for index in selected if phase_of_slot.get(index) == phase)
+            in_phase = [r for r in pr.records if record_phase(r) == phase]
+            parts.append((_phase_label(phase), in_phase, planned))
+        for label, records, planned in parts:
+            row = [label, _success(records), _latency_cell(records)]
+            if with_ran:
+                row.insert(1, f"{len(records)}/{planned}")
+            rows.append(row)
     return rows
 
 
-def _tables(run: BenchmarkRun) -> list[str]:
+def _tables(run: BenchmarkRun, *, interrupted: bool) -> list[str]:
     lines = [f"  {knobs_line(run)}"]
-    if run.participants:
-        lines.extend(_table(_latency_rows(run)))
-    if run.results is not None:
+    done, planned = run.done_tasks, run.planned_tasks
+    if done < planned:
+        if interrupted:
+            lines.append(f"  Interrupted: {done}/{planned} planned iterations ran")
+        elif done:
+            lines.append(
+                f"  {done}/{planned} planned iterations left a record (the others were "
+                "skipped or failed before their task ran)"
+            )
+    if done == 0:
+        # Every participant skipped (missing env vars, pytest.skip) or nothing ran before the
+        # session stopped: no table of empty rows.
+        lines.append("  No participant ran.")
+        return lines
+    lines.extend(_table(_latency_rows(run, with_ran=done < planned)))
+    if run.results:
         lines.append("  Scores:")
         lines.extend(_table(_score_rows(run, run.results), indent="    "))
     return lines
 
 
 def summary_lines(
-    runs: Iterable[BenchmarkRun], options: BenchOptions, *, json_written: bool = True
+    runs: Iterable[BenchmarkRun],
+    options: BenchOptions,
+    *,
+    json_written: bool = True,
+    interrupted: bool = False,
 ) -> list[str]:
-    """The ``benchmarks`` section at session end: per run its knobs, latencies, scores,
-    skipped participants, errors and dashboard link; then where the results went."""
+    """The ``benchmarks`` section at session end: per run its knobs, latencies (with each
+    phase's rows), scores, skipped participants, errors and dashboard link; then where the
+    results went. ``interrupted``: the session stopped early (Ctrl-C, ``-x``, ``--maxfail``)."""
     runs = list(runs)
     lines: list[str] = []
     for run in runs:
-        title = f"{run.config.benchmark_name} ({run.config.benchmark_slug}) [{run.file_key}]"
+        title = (
+            f"{terminal_text(run.config.benchmark_name)} ({run.config.benchmark_slug}) "
+            f"[{run.file_key}]"
+        )
         lines.append(title)
         try:
-            lines.extend(_tables(run))
+            lines.extend(_tables(run, interrupted=interrupted))
         except Exception as exc:  # one run's odd figures never hide the other runs
             lines.append(f"  ERROR summary failed: {type(exc).__name__}: {exc}")
         for skipped in run.schedule.skipped:
-            lines.append(f"  Skipped {skipped.name}: missing {', '.join(skipped.missing)}")
+            lines.append(
+                f"  Skipped {terminal_text(skipped.name)}: missing {', '.join(skipped.missing)}"
+            )
         for error in run.errors:
             lines.append(f"  ERROR {error}")
         if run.dashboard_url:
