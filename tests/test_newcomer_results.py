@@ -117,8 +117,7 @@ def test_no_phase_rows_without_phases(pytester: pytest.Pytester) -> None:
 # -- 4: junitxml -----------------------------------------------------------------------------
 
 JUNIT = bench(
-    'participants=[Participant("p1")], phases=[Phase("cold", 1), Phase("warm", 3)],\n'
-    "concurrency=4",
+    'participants=[Participant("p1")], phases=[Phase("cold", 1), Phase("warm", 3)],\nconcurrency=4',
     """
     import time
 
@@ -340,3 +339,13 @@ def test_long_and_multiline_names_stay_on_one_short_line(
     assert sum(1 for line in section if _cells(line)[1:2] == ["multi\\nline"]) == 1
     assert "  Skipped gone\\nname: missing BSDK_T_NONE" in section
     assert not any(line.startswith(("line", "name")) for line in result.stdout.lines)
+
+
+def test_newline_in_a_participant_name_keeps_v_lines_whole(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_x=bench('participants=[Participant("a\\nb")], iterations=1'))
+    result = pytester.runpytest_inprocess(
+        "--bench", "--bench-dry-run", "-v", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([r"bench_x.py::task[[]a\nb-0[]] PASSED*"])
+    assert not any(line.startswith("b-0]") for line in result.stdout.lines)

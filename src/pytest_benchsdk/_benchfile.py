@@ -51,10 +51,19 @@ def is_bench_path(path: Path, patterns: Iterable[str]) -> bool:
     return False
 
 
+def _printable(text: str) -> str:
+    # A node id is one line of terminal output (and a junitxml attribute): non-printable
+    # characters such as a newline in a participant's name are written as escapes, as pytest
+    # does for parametrize ids.
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
 def item_name(participant: str, slot: Slot) -> str:
     """``task[<participant>-<phase>-<task_index>]`` (no phase part without phases)."""
     parts = [participant] + ([slot.phase] if slot.phase is not None else []) + [str(slot.index)]
-    return f"task[{'-'.join(parts)}]"
+    return f"task[{'-'.join(_printable(part) for part in parts)}]"
 
 
 @attrs.frozen
