@@ -495,7 +495,7 @@ def test_deprecated_concurrency_alias_warns_and_is_recorded() -> None:
             'step "s" parallel_invocations must be an integer >= 1 (got 1.5)',
         ),
         ({"timeout_ms": -1}, 'step "s" timeout_ms must be a number >= 0 (got -1)'),
-        ({"timeout_ms": float("nan")}, 'step "s" timeout_ms must be a number >= 0 (got NaN)'),
+        ({"timeout_ms": float("nan")}, 'step "s" timeout_ms must be a number >= 0 (got nan)'),
     ],
 )
 def test_step_option_validation_fails_the_step(options: dict[str, Any], message: str) -> None:

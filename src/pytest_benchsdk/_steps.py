@@ -25,7 +25,7 @@ from typing import Any, Final, Protocol
 import attrs
 
 from pytest_benchsdk._clock import Clock
-from pytest_benchsdk._js import is_js_integer, is_number, js_string
+from pytest_benchsdk._js import is_js_integer, is_number, py_value
 from pytest_benchsdk._taskerror import TaskError, error_code_of, is_task_error
 from pytest_benchsdk.records import StepRecord
 
@@ -356,7 +356,7 @@ class StepRunner:
         if parallelism is not None and (not is_js_integer(parallelism) or parallelism < 1):
             raise ValueError(
                 f'step "{options.name}" parallel_invocations must be an integer >= 1 '
-                f"(got {js_string(parallelism)})"
+                f"(got {py_value(parallelism)})"
             )
         timeout_ms = options.timeout_ms
         if timeout_ms is not None and (
@@ -364,7 +364,7 @@ class StepRunner:
         ):
             raise ValueError(
                 f'step "{options.name}" timeout_ms must be a number >= 0 '
-                f"(got {js_string(timeout_ms)})"
+                f"(got {py_value(timeout_ms)})"
             )
         count = int(parallelism) if parallelism is not None else 1
         return count, (float(timeout_ms) if timeout_ms is not None else None)
@@ -374,7 +374,7 @@ class StepRunner:
         participant = self._host.participant_name
         who = f' for participant "{participant}"' if participant else ""
         return TaskError(
-            f'Step "{name}" timed out after {js_string(timeout_ms)}ms{who}',
+            f'Step "{name}" timed out after {py_value(timeout_ms)}ms{who}',
             code="step_timeout",
             step=name,
             timeout_ms=timeout_ms,

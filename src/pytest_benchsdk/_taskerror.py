@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from pytest_benchsdk._js import js_json, js_string, to_json_value
+from pytest_benchsdk._js import js_json, py_value, to_json_value
 from pytest_benchsdk.records import StepRecord
 
 __all__ = ["TaskError", "error_code_of", "is_task_error"]
@@ -59,7 +59,7 @@ class TaskError(Exception):
         if self.step:
             text += f"\n  step: {self.step}"
         if self.timeout_ms is not None:
-            text += f"\n  timeoutMs: {js_string(self.timeout_ms)}"
+            text += f"\n  timeoutMs: {py_value(self.timeout_ms)}"
         if self.data:
             text += f"\n  data: {_data_text(self.data)}"
         return text
