@@ -82,7 +82,7 @@ def test_task_error_str_is_upstream_to_string() -> None:
         "[TaskError (storage_error)] boom\n"
         "  step: put\n"
         "  timeoutMs: 50\n"
-        '  data: {\n  "file_size": "1MB",\n  "n": 2\n}'
+        '  data: {"file_size":"1MB","n":2}'
     )
     assert str(TaskError("plain")) == "[TaskError] plain"
     assert str(TaskError("x", data={})) == "[TaskError] x"
@@ -616,7 +616,7 @@ def test_task_error_record() -> None:
     record = outcome.record
     assert record.status == "error"
     assert record.error_code == "storage_error"
-    assert record.data == {"m": 1, "file_size": "1MB", "phase": "1MB"}
+    assert record.data == {"m": 1, "file_size": "1MB", "errorMessage": "boom", "phase": "1MB"}
     assert record.steps == (pre,)
     assert isinstance(outcome.error, TaskError)
     assert outcome.error.__traceback__ is not None
@@ -628,7 +628,7 @@ def test_task_error_without_code_and_implicit_step_error_code() -> None:
 
     data = wire(run_sync(task))
     assert data["errorCode"] == "TaskError"
-    assert data["data"] == {"mode": "cold"}
+    assert data["data"] == {"mode": "cold", "errorMessage": "x"}
     assert data["steps"][0]["errorCode"] == "TaskError"
     assert data["steps"][0]["status"] == "error"
     assert "data" not in data["steps"][0]

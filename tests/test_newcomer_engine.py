@@ -18,6 +18,7 @@ from pytest_benchsdk.config import (
     validate_benchmark_config,
     validate_scoring_config,
 )
+from pytest_benchsdk.context import TaskContext, TaskError, run_task
 from pytest_benchsdk.schedule import RunArgs, merge_config
 from pytest_benchsdk.scoring import ScoringSpecError
 
@@ -107,3 +108,36 @@ def test_uneven_phases_warning_names_bench_iterations() -> None:
     assert warnings == [
         "--bench-iterations is ignored because this benchmark sizes its phases individually."
     ]
+
+
+# --- #9 TaskError display and record ------------------------------------------------------
+
+
+def test_task_error_data_is_one_line() -> None:
+    err = TaskError("boom", code="c", data={"nested": {"a": [1, 2]}, "text": "two\nlines"})
+    lines = str(err).splitlines()
+    assert lines == ["[TaskError (c)] boom", '  data: {"nested":{"a":[1,2]},"text":"two\\nlines"}']
+
+
+def test_task_error_message_is_kept_in_the_record() -> None:
+    def task(ctx: TaskContext) -> None:
+        ctx.measure(before=1)
+        raise TaskError("quota exceeded", code="quota", data={"limit": 3})
+
+    ctx = TaskContext(participant=None, participant_name="p", task_index=0, phase="cold")
+    record = run_task(ctx, task).record
+    assert record.error_code == "quota"
+    assert record.data == {
+        "before": 1,
+        "limit": 3,
+        "errorMessage": "quota exceeded",
+        "phase": "cold",
+    }
+
+
+def test_task_error_without_message_adds_no_error_message() -> None:
+    def task(ctx: TaskContext) -> None:
+        raise TaskError(code="quota")
+
+    ctx = TaskContext(participant=None, participant_name="p", task_index=0)
+    assert run_task(ctx, task).record.data is None

@@ -22,14 +22,16 @@ class TaskError(Exception):
 
     ``TaskError(message, *, code=None, data=None, steps=None, step=None, timeout_ms=None)``.
     The record of a task that raises it gets ``status='error'``, ``error_code = code`` (or
-    ``'TaskError'`` when ``code`` is None) and ``data = measures ∪ data ∪ {phase}``; ``steps``
-    (pre-measured :class:`StepRecord` s or their wire dicts) are appended to the record's steps.
-    ``str(err)`` is upstream's ``toString()``::
+    ``'TaskError'`` when ``code`` is None) and ``data = measures ∪ data ∪ {errorMessage} ∪
+    {phase}`` (``errorMessage`` is the message, when it is not empty); ``steps`` (pre-measured
+    :class:`StepRecord` s or their wire dicts) are appended to the record's steps.
+    ``str(err)`` is upstream's ``toString()`` with the data on one line (upstream: JSON with a
+    2-space indent, whose continuation lines do not line up)::
 
         [TaskError (code)] message
           step: <step>
           timeoutMs: <n>
-          data: <JSON, 2-space indent>
+          data: {"key":"value"}
     """
 
     name: Final = "TaskError"
@@ -92,7 +94,7 @@ class TaskError(Exception):
 def _data_text(data: Mapping[str, Any]) -> str:
     # str() of an error must never raise: data without a JSON form is shown as Python sees it.
     try:
-        return js_json(to_json_value(data), 2)
+        return js_json(to_json_value(data))
     except (TypeError, ValueError, RecursionError):
         try:
             return repr(data)

@@ -486,7 +486,12 @@ def _assemble(
                 invalid = TypeError(f"TaskError carries data that cannot be recorded: {exc}")
                 invalid.__cause__ = error
                 return invalid_record(invalid)
-            data = _with_phase({**measures, **extra}, phase)
+            data = {**measures, **extra}
+            message = _task_error_message(error)
+            if message:
+                # Upstream's worker keeps it too (its runner does not): why the iteration failed.
+                data["errorMessage"] = message
+            data = _with_phase(data, phase)
             try:
                 steps.extend(_coerce_step(s) for s in getattr(error, "steps", None) or ())
             except (TypeError, ValueError) as exc:
@@ -525,6 +530,14 @@ def _assemble(
         **record_kwargs,
     )
     return IterationOutcome(record=record, error=error)
+
+
+def _task_error_message(error: BaseException) -> str:
+    # A TaskError's bare message (str() is the decorated display form).
+    message = getattr(error, "message", None)
+    if isinstance(message, str):
+        return message
+    return _message_of(error)
 
 
 def _message_of(error: BaseException) -> str:
