@@ -177,9 +177,10 @@ def test_steps_log_success_failure_and_captured_output() -> None:
     lines = [line.format().split(" ", 1)[1] for line in run_sync(task, task_index=2).logs]
     assert lines == [
         "[task 2] [info] exec",
-        "[task 2] exec stdout: one",
-        "[task 2] exec stdout: two",
-        "[task 2] exec stderr: warn",
+        # upstream writes these without a level; ours carry one, by stream
+        "[task 2] [info] exec stdout: one",
+        "[task 2] [info] exec stdout: two",
+        "[task 2] [warn] exec stderr: warn",
         "[task 2] [info] quiet",
         "[task 2] [info] list",
         "[task 2] [error] bad\n  error: nope",

@@ -141,3 +141,21 @@ def test_task_error_without_message_adds_no_error_message() -> None:
 
     ctx = TaskContext(participant=None, participant_name="p", task_index=0)
     assert run_task(ctx, task).record.data is None
+
+
+# --- #11 captured process output carries a level ------------------------------------------
+
+
+def test_captured_output_lines_have_levels_by_stream() -> None:
+    def task(ctx: TaskContext) -> None:
+        ctx.step("exec", lambda: {"stdout": "ok", "stderr": "careful", "error": "failed"})
+
+    ctx = TaskContext(participant=None, participant_name="p", task_index=4)
+    logs = run_task(ctx, task).logs
+    assert [(line.level, line.message) for line in logs] == [
+        ("info", "exec"),
+        ("info", "exec stdout: ok"),
+        ("warn", "exec stderr: careful"),
+        ("error", "exec error: failed"),
+    ]
+    assert logs[2].format().endswith(" [task 4] [warn] exec stderr: careful")

@@ -57,6 +57,10 @@ def is_step_outcome(value: object) -> bool:
     return any(isinstance(value.get(k), str) for k in ("stdout", "stderr", "error"))
 
 
+#: The log level of a line copied from a step's captured process output, by stream.
+_OUTPUT_LEVELS: Final = {"stdout": "info", "stderr": "warn", "error": "error"}
+
+
 def _step_error_code(exc: BaseException) -> str:
     # Runner rule for step records: TaskError -> code ?? name, else getErrorCode.
     if is_task_error(exc):
@@ -341,14 +345,17 @@ class StepRunner:
             self._write_log("error", f"{state.name}\n  error: {_error_message(exc)}", None)
 
     def _log_outcome(self, step_name: str, outcome: Mapping[str, Any]) -> None:
+        # Upstream writes these lines without a level; ours carry one (stdout info, stderr
+        # warn, error error) so the log can be filtered like every other line.
         for stream in ("stdout", "stderr", "error"):
             text = outcome.get(stream)
             if not isinstance(text, str) or not text.strip():
                 continue
+            level = _OUTPUT_LEVELS[stream]
             for raw in text.split("\n"):
                 line = raw.rstrip()
                 if line:
-                    self._write_log(None, f"{step_name} {stream}: {line}", None)
+                    self._write_log(level, f"{step_name} {stream}: {line}", None)
 
     def validate(self, options: StepOptions) -> tuple[int, float | None]:
         """``(invocation count, timeout_ms)``; ValueError for an invalid option."""
