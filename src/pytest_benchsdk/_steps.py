@@ -497,8 +497,8 @@ class StepRunner:
             return await self._invoke_on_thread(options, fn, timeout_ms)
         started = time.perf_counter()
         result = fn()
+        self._check_blocking(options.name, time.perf_counter() - started)
         if not inspect.isawaitable(result):
-            self._check_blocking(options.name, time.perf_counter() - started)
             return result
         if timeout_ms is None:
             return await result
