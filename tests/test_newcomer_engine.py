@@ -336,3 +336,15 @@ def test_session_sync_step_times_out_without_stalling_other_participants(
     assert records["slow"][0]["errorCode"] == "step_timeout"
     assert records["fast"][0]["status"] == "success"
     assert [s["name"] for s in records["fast"][0]["steps"]] == ["think"]
+
+
+def test_a_given_coroutine_of_a_step_failing_validation_is_closed() -> None:
+    async def task(ctx: TaskContext) -> None:
+        with pytest.raises(ValueError, match=r'step "s" timeout_ms must be a number >= 0'):
+            await ctx.step("s", asyncio.sleep(0), timeout_ms=-1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        outcome = asyncio.run(run_task_async(_ctx(), task))
+        gc.collect()
+    assert outcome.error is None, outcome.error

@@ -199,6 +199,15 @@ def _is_async_callable(fn: Callable[[], Any]) -> bool:
     return call is not None and inspect.iscoroutinefunction(call)
 
 
+def _discard_unstarted(fn: Callable[[], Any]) -> None:
+    """Close a given coroutine the failed step never started (no "never awaited" warning)."""
+    awaitable = fn.awaitable if isinstance(fn, _GivenAwaitable) else None
+    if inspect.iscoroutine(awaitable) and (
+        inspect.getcoroutinestate(awaitable) == inspect.CORO_CREATED
+    ):
+        awaitable.close()
+
+
 def _needs_the_loop(error: BaseException) -> bool:
     # What asyncio raises when a function that needs the running loop (asyncio.gather,
     # create_task, ensure_future) is called on a thread without one.
@@ -485,6 +494,7 @@ class StepRunner:
                 _raise_first_failure(settled)
                 value = list(settled)
         except BaseException as exc:
+            _discard_unstarted(fn)
             self.end(state, token, options, None, exc)
             raise
         self.end(state, token, options, value, None)
@@ -576,6 +586,7 @@ class StepRunner:
             else:
                 value = self._invoke_threads(options, fn, count, timeout_ms)
         except BaseException as exc:
+            _discard_unstarted(fn)
             self.end(state, token, options, None, exc)
             raise
         self.end(state, token, options, value, None)
