@@ -231,7 +231,7 @@ def test_scoring_unit_conflicting_with_display_unit() -> None:
 
 def test_display_metrics_not_an_array_with_scoring() -> None:
     err = error_of(scoring=SCORING, display={"metrics": "not-an-array"})
-    assert err.issues == (ConfigIssue("display", "display.metrics must be an array"),)
+    assert err.issues == (ConfigIssue("display", "display.metrics must be a list"),)
 
 
 # --- error format, collection order ---------------------------------------------------------

@@ -1,4 +1,9 @@
-"""Every validation message (reference §2.9-2.11), exact field and exact text, one case each."""
+"""Every validation message (reference §2.9-2.11), exact field and exact text, one case each.
+
+Upstream's structure and field names (snake_case) in Python's words: ``list`` for "array",
+``dict`` for "object", values as Python shows them (``None``, ``True``, ``'x'``, ``nan``, ``inf``)
+and ``is missing (...)`` for an absent field (upstream: ``(got undefined)``).
+"""
 
 from __future__ import annotations
 
@@ -23,6 +28,9 @@ BASE: dict[str, Any] = {
 }
 
 
+PARTICIPANT_KIND = "must be a Participant, a dict or an object with a name"
+
+
 def issues(**overrides: Any) -> list[tuple[str, str]]:
     return [(i.field, i.message) for i in validate_benchmark_config({**BASE, **overrides})]
 
@@ -38,22 +46,22 @@ CONFIG_CASES = [
     case({"benchmark_name": ""}, ("benchmark_name", "is required"), id="name-empty"),
     case({"benchmark_name": ["n"]}, ("benchmark_name", "is required"), id="name-list"),
     case(
-        {"participants": []}, ("participants", "must be a non-empty array"), id="participants-empty"
+        {"participants": []}, ("participants", "must be a non-empty list"), id="participants-empty"
     ),
     case(
         {"participants": None},
-        ("participants", "must be a non-empty array"),
+        ("participants", "must be a non-empty list"),
         id="participants-none",
     ),
     case(
-        {"participants": "a"}, ("participants", "must be a non-empty array"), id="participants-str"
+        {"participants": "a"}, ("participants", "must be a non-empty list"), id="participants-str"
     ),
     case(
         {"participants": [None, "a", 1, ["a"]]},
-        ("participants[0]", "must be an object"),
-        ("participants[1]", "must be an object"),
-        ("participants[2]", "must be an object"),
-        ("participants[3]", "must be an object"),
+        ("participants[0]", PARTICIPANT_KIND),
+        ("participants[1]", PARTICIPANT_KIND),
+        ("participants[2]", PARTICIPANT_KIND),
+        ("participants[3]", PARTICIPANT_KIND),
         id="participant-not-object",
     ),
     case(
@@ -73,12 +81,12 @@ CONFIG_CASES = [
     ),
     case(
         {"participants": [{"name": "a"}, {"name": "b", "required_env_vars": "KEY"}]},
-        ("participants[1].required_env_vars", "must be an array of strings"),
+        ("participants[1].required_env_vars", "must be a list of strings"),
         id="participant-env-str",
     ),
     case(
         {"participants": [{"name": "a", "requiredEnvVars": ["A", 1]}]},
-        ("participants[0].required_env_vars", "must be an array of strings"),
+        ("participants[0].required_env_vars", "must be a list of strings"),
         id="participant-env-camel",
     ),
     case(
@@ -86,10 +94,10 @@ CONFIG_CASES = [
         ("iterations", "phases and iterations are mutually exclusive"),
         id="phases-and-iterations",
     ),
-    case({"phases": []}, ("phases", "must be a non-empty array"), id="phases-empty"),
-    case({"phases": "cold"}, ("phases", "must be a non-empty array"), id="phases-str"),
-    case({"phases": [None]}, ("phases[0]", "must be an object"), id="phase-none"),
-    case({"phases": [("cold", 3)]}, ("phases[0]", "must be an object"), id="phase-tuple"),
+    case({"phases": []}, ("phases", "must be a non-empty list"), id="phases-empty"),
+    case({"phases": "cold"}, ("phases", "must be a non-empty list"), id="phases-str"),
+    case({"phases": [None]}, ("phases[0]", "must be a Phase or a dict"), id="phase-none"),
+    case({"phases": [("cold", 3)]}, ("phases[0]", "must be a Phase or a dict"), id="phase-tuple"),
     case(
         {"phases": [{"iterations": 3}]},
         ("phases[0]", "must have a non-empty string name"),
@@ -112,17 +120,17 @@ CONFIG_CASES = [
     ),
     case(
         {"phases": [{"name": "x"}]},
-        ("phases['x'].iterations", "must be an integer >= 1 (got undefined)"),
+        ("phases['x'].iterations", "is missing (must be an integer >= 1)"),
         id="phase-iter-missing",
     ),
     case(
         {"phases": [{"name": "x", "iterations": True}]},
-        ("phases['x'].iterations", "must be an integer >= 1 (got true)"),
+        ("phases['x'].iterations", "must be an integer >= 1 (got True)"),
         id="phase-iter-bool",
     ),
     case(
         {"phases": [{"name": "x", "iterations": "3"}]},
-        ("phases['x'].iterations", "must be an integer >= 1 (got 3)"),
+        ("phases['x'].iterations", "must be an integer >= 1 (got '3')"),
         id="phase-iter-str",
     ),
     case({"iterations": 0}, ("iterations", "must be an integer >= 1 (got 0)"), id="iterations-0"),
@@ -133,12 +141,12 @@ CONFIG_CASES = [
     ),
     case(
         {"iterations": math.nan},
-        ("iterations", "must be an integer >= 1 (got NaN)"),
+        ("iterations", "must be an integer >= 1 (got nan)"),
         id="iterations-nan",
     ),
     case(
         {"iterations": True},
-        ("iterations", "must be an integer >= 1 (got true)"),
+        ("iterations", "must be an integer >= 1 (got True)"),
         id="iterations-bool",
     ),
     case(
@@ -146,7 +154,7 @@ CONFIG_CASES = [
     ),
     case(
         {"concurrency": math.inf},
-        ("concurrency", "must be an integer >= 1 (got Infinity)"),
+        ("concurrency", "must be an integer >= 1 (got inf)"),
         id="concurrency-inf",
     ),
     case(
@@ -156,17 +164,17 @@ CONFIG_CASES = [
     ),
     case(
         {"stagger_delay_ms": math.inf},
-        ("stagger_delay_ms", "must be a number >= 0 (got Infinity)"),
+        ("stagger_delay_ms", "must be a number >= 0 (got inf)"),
         id="stagger-inf",
     ),
     case(
         {"stagger_delay_ms": "5"},
-        ("stagger_delay_ms", "must be a number >= 0 (got 5)"),
+        ("stagger_delay_ms", "must be a number >= 0 (got '5')"),
         id="stagger-str",
     ),
     case(
         {"group_by": "phase"},
-        ("group_by", "must be 'participant' or 'round' (got phase)"),
+        ("group_by", "must be 'participant' or 'round' (got 'phase')"),
         id="group-by",
     ),
     case(
@@ -174,31 +182,35 @@ CONFIG_CASES = [
         ("group_by", "must be 'participant' or 'round' (got 1)"),
         id="group-by-number",
     ),
-    case({"shapes": ["burst"]}, ("shapes", "must be a plain object"), id="shapes-list"),
-    case({"shapes": {"burst": 1}}, ("shapes['burst']", "must be an object"), id="shape-not-object"),
+    case({"shapes": ["burst"]}, ("shapes", "must be a dict"), id="shapes-list"),
+    case(
+        {"shapes": {"burst": 1}},
+        ("shapes['burst']", "must be a Shape or a dict"),
+        id="shape-not-object",
+    ),
     case(
         {"shapes": {"burst": {"slug": "Burst"}}},
-        ("shapes['burst'].slug", 'needs a lowercase slug (got "Burst")'),
+        ("shapes['burst'].slug", "needs a lowercase slug (got 'Burst')"),
         id="shape-slug-upper",
     ),
     case(
         {"shapes": {"burst": {}}},
-        ("shapes['burst'].slug", "needs a lowercase slug (got undefined)"),
+        ("shapes['burst'].slug", "is missing (needs a lowercase slug)"),
         id="shape-slug-missing",
     ),
     case(
         {"shapes": {"burst": {"slug": ""}}},
-        ("shapes['burst'].slug", 'needs a lowercase slug (got "")'),
+        ("shapes['burst'].slug", "needs a lowercase slug (got '')"),
         id="shape-slug-empty",
     ),
     case(
         {"shapes": {"burst": {"slug": "-x"}}},
-        ("shapes['burst'].slug", 'needs a lowercase slug (got "-x")'),
+        ("shapes['burst'].slug", "needs a lowercase slug (got '-x')"),
         id="shape-slug-dash",
     ),
     case(
         {"shapes": {"b": {"slug": "b\n"}}},
-        ("shapes['b'].slug", 'needs a lowercase slug (got "b\\n")'),
+        ("shapes['b'].slug", "needs a lowercase slug (got 'b\\n')"),
         id="shape-slug-newline",
     ),
     case(
@@ -213,19 +225,19 @@ CONFIG_CASES = [
     ),
     case(
         {"shapes": {"b": {"slug": "b", "staggerDelayMs": math.nan}}},
-        ("shapes['b'].stagger_delay_ms", "must be a number >= 0 (got NaN)"),
+        ("shapes['b'].stagger_delay_ms", "must be a number >= 0 (got nan)"),
         id="shape-stagger-camel",
     ),
-    case({"dimensions": ["a"]}, ("dimensions", "must be a plain object"), id="dimensions-list"),
-    case({"dimensions": "a"}, ("dimensions", "must be a plain object"), id="dimensions-str"),
+    case({"dimensions": ["a"]}, ("dimensions", "must be a dict"), id="dimensions-list"),
+    case({"dimensions": "a"}, ("dimensions", "must be a dict"), id="dimensions-str"),
     case(
         {"custom_cli_flags": ["-x"]},
-        ("custom_cli_flags", 'must be an array of strings starting with "--"'),
+        ("custom_cli_flags", 'must be a list of strings starting with "--"'),
         id="flags-dash",
     ),
     case(
         {"custom_cli_flags": "--x"},
-        ("custom_cli_flags", 'must be an array of strings starting with "--"'),
+        ("custom_cli_flags", 'must be a list of strings starting with "--"'),
         id="flags-str",
     ),
     case(
@@ -244,7 +256,7 @@ CONFIG_CASES = [
     case(
         {"display": "x", "iterations": 0},
         ("iterations", "must be an integer >= 1 (got 0)"),
-        ("display", "display must be an object"),
+        ("display", "display must be a dict"),
         id="order-kept",
     ),
     # Python-only checks (TypeScript's types reject these upstream).
@@ -258,7 +270,7 @@ CONFIG_CASES = [
     ),
     case(
         {"default_providers": "a"},
-        ("default_providers", "must be an array of strings"),
+        ("default_providers", "must be a list of strings"),
         id="providers-str",
     ),
     case({"on_score": 1}, ("on_score", "must be a function"), id="on-score"),
@@ -290,7 +302,7 @@ def test_empty_config_reports_the_required_fields() -> None:
     assert [(i.field, i.message) for i in validate_benchmark_config({})] == [
         ("benchmark_slug", "is required"),
         ("benchmark_name", "is required"),
-        ("participants", "must be a non-empty array"),
+        ("participants", "must be a non-empty list"),
     ]
 
 
@@ -312,11 +324,11 @@ def test_integer_valued_floats_are_integers() -> None:
 M = {"key": "x", "label": "X"}
 
 DISPLAY_CASES = [
-    ("x", "display must be an object"),
-    (["metrics"], "display must be an object"),
+    ("x", "display must be a dict"),
+    (["metrics"], "display must be a dict"),
     ({"metrics": [], "theme": "dark"}, "display contains unexpected key: 'theme'"),
-    ({"metrics": "not-an-array"}, "display.metrics must be an array"),
-    ({"metrics": [M, None]}, "display.metrics[1] must be an object"),
+    ({"metrics": "not-an-array"}, "display.metrics must be a list"),
+    ({"metrics": [M, None]}, "display.metrics[1] must be a dict"),
     ({"metrics": [{**M, "color": "red"}]}, "display.metrics[0] contains unexpected key: 'color'"),
     ({"metrics": [{"label": "X"}]}, "display.metrics[0].key must be a non-empty string"),
     ({"metrics": [M, {**M, "label": "Y"}]}, "duplicate display metric key: x"),
@@ -341,14 +353,14 @@ DISPLAY_CASES = [
         {"metrics": [{**M, "order": True}]},
         "display.metrics[0].order must be a non-negative integer",
     ),
-    ({"steps": {"create": "Create"}}, "display.steps must be an array"),
-    ({"steps": [1]}, "display.steps[0] must be an object"),
+    ({"steps": {"create": "Create"}}, "display.steps must be a list"),
+    ({"steps": [1]}, "display.steps[0] must be a dict"),
     ({"steps": [{**M, "unit": "ms"}]}, "display.steps[0] contains unexpected key: 'unit'"),
     ({"steps": [{"key": "", "label": "X"}]}, "display.steps[0].key must be a non-empty string"),
     ({"steps": [M, M]}, "duplicate display step key: x"),
     ({"steps": [{"key": "x"}]}, "display.steps[0].label must be a non-empty string"),
     ({"steps": [{**M, "order": -2}]}, "display.steps[0].order must be a non-negative integer"),
-    ({"overview": "ranking"}, "display.overview must be an object"),
+    ({"overview": "ranking"}, "display.overview must be a dict"),
     ({"overview": {"theme": "dark"}}, "display.overview contains unexpected key: 'theme'"),
     (
         {"overview": {"defaultMetric": ""}},
@@ -392,74 +404,77 @@ W = {"median": 0.5, "p95": 0.3, "p99": 0.2}
 SM = {"key": "x", "ceiling": 100, "weights": W}
 
 SCORING_CASES = [
-    ({}, "scoring.metrics must be a non-empty array"),
-    ("fast", "scoring.metrics must be a non-empty array"),
-    ({"metrics": []}, "scoring.metrics must be a non-empty array"),
-    ({"metrics": SM}, "scoring.metrics must be a non-empty array"),
+    ({}, "scoring.metrics must be a non-empty list"),
+    ("fast", "scoring.metrics must be a non-empty list"),
+    ({"metrics": []}, "scoring.metrics must be a non-empty list"),
+    ({"metrics": SM}, "scoring.metrics must be a non-empty list"),
     (
         {"metrics": [SM], "success": {"require_data": ["ok"]}},
-        "scoring.success.require_data must be a plain object",
+        "scoring.success.require_data must be a dict",
     ),
-    ({"metrics": [SM], "success": "ok"}, "scoring.success.require_data must be a plain object"),
+    ({"metrics": [SM], "success": "ok"}, "scoring.success.require_data must be a dict"),
     (
         {"metrics": [SM], "success": {"requireData": {}}},
         "scoring.success.require_data must declare at least one data field",
     ),
     (
         {"metrics": [SM], "success": {"requireData": {"ok": None}}},
-        "scoring.success.require_data.ok must be a string, number, or boolean (got undefined)",
+        "scoring.success.require_data.ok must be a str, int, float or bool (got None)",
     ),
     (
         {"metrics": [SM], "success": {"requireData": {"ok": [True]}}},
-        "scoring.success.require_data.ok must be a string, number, or boolean (got object)",
+        "scoring.success.require_data.ok must be a str, int, float or bool (got [True])",
     ),
-    ({"metrics": [SM, None]}, "scoring.metrics[1] must be an object"),
-    ({"metrics": [SM, 3]}, "scoring.metrics[1] must be an object"),
+    ({"metrics": [SM, None]}, "scoring.metrics[1] must be a dict"),
+    ({"metrics": [SM, 3]}, "scoring.metrics[1] must be a dict"),
     ({"metrics": [{**SM, "key": " "}]}, "scoring.metrics[0].key must be a non-empty string"),
     ({"metrics": [SM, SM]}, "duplicate scoring metric key: x"),
     ({"metrics": [{**SM, "unit": 1}]}, "scoring.metrics[0].unit must be a string"),
     (
         {"metrics": [{**SM, "ceiling": math.nan}]},
-        "scoring.metrics[0].ceiling must be a finite number (got NaN)",
+        "scoring.metrics[0].ceiling must be a finite number (got nan)",
     ),
     (
         {"metrics": [{**SM, "ceiling": None}]},
-        "scoring.metrics[0].ceiling must be a finite number (got undefined)",
+        "scoring.metrics[0].ceiling must be a finite number (got None)",
     ),
     (
         {"metrics": [{**SM, "ceiling": "1"}]},
-        "scoring.metrics[0].ceiling must be a finite number (got 1)",
+        "scoring.metrics[0].ceiling must be a finite number (got '1')",
     ),
     (
         {"metrics": [{**SM, "ceiling": True}]},
-        "scoring.metrics[0].ceiling must be a finite number (got true)",
+        "scoring.metrics[0].ceiling must be a finite number (got True)",
     ),
     (
         {"metrics": [{**SM, "floor": -math.inf}]},
-        "scoring.metrics[0].floor must be a finite number (got -Infinity)",
+        "scoring.metrics[0].floor must be a finite number (got -inf)",
     ),
-    ({"metrics": [{**SM, "weights": None}]}, "scoring.metrics[0].weights must be an object"),
+    ({"metrics": [{**SM, "weights": None}]}, "scoring.metrics[0].weights must be a dict"),
     (
         {"metrics": [{**SM, "weights": [0.5, 0.3, 0.2]}]},
-        "scoring.metrics[0].weights must be an object",
+        "scoring.metrics[0].weights must be a dict",
     ),
     (
         {"metrics": [{**SM, "weights": {**W, "median": math.nan}}]},
-        "scoring.metrics[0].weights.median must be a finite number (got NaN)",
+        "scoring.metrics[0].weights.median must be a finite number (got nan)",
     ),
     (
         {"metrics": [{**SM, "weights": {**W, "p95": "0.3"}}]},
-        "scoring.metrics[0].weights.p95 must be a finite number (got 0.3)",
+        "scoring.metrics[0].weights.p95 must be a finite number (got '0.3')",
     ),
     (
         {"metrics": [{**SM, "weights": {"median": 0.5, "p95": 0.5}}]},
-        "scoring.metrics[0].weights.p99 must be a finite number (got undefined)",
+        "scoring.metrics[0].weights.p99 is missing (must be a finite number)",
     ),
     (
         {"metrics": [{**SM, "weights": {"median": 1.5, "p95": -0.5, "p99": 0}}]},
         "scoring.metrics[0].weights must be non-negative",
     ),
-    ({"metrics": [{**SM, "trim": "x"}]}, "scoring.metrics[0].trim must be a finite number (got x)"),
+    (
+        {"metrics": [{**SM, "trim": "x"}]},
+        "scoring.metrics[0].trim must be a finite number (got 'x')",
+    ),
     (
         {"metrics": [{**SM, "weights": {"median": 0.5, "p95": 0.3, "p99": 0.1}}]},
         "scoring metric weights must sum to 1.0 (got 0.900)",

@@ -127,7 +127,7 @@ def test_plain_object_participants_validate_with_the_same_rules() -> None:
     }
     assert [(i.field, i.message) for i in validate_benchmark_config(config)] == [
         ("participants[1].name", "duplicate participant name: a"),
-        ("participants[2].required_env_vars", "must be an array of strings"),
+        ("participants[2].required_env_vars", "must be a list of strings"),
         ("participants[3].name", "must be a non-empty string"),
     ]
 

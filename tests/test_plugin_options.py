@@ -143,7 +143,7 @@ def test_iterations_with_uneven_phases_is_ignored_with_warning(pytester: pytest.
     result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "--bench-iterations=5")
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(
-        ["  --iterations is ignored because this benchmark sizes its phases individually."]
+        ["  --bench-iterations is ignored because this benchmark sizes its phases individually."]
     )
 
 

@@ -126,7 +126,7 @@ def test_xdist_failure_output_is_the_same(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_a=SOURCE_A)
     result, _ = _run(pytester, "parallel", "-n", "2")
     result.assert_outcomes(passed=8, failed=1)
-    result.stdout.fnmatch_lines(["[[]TaskError (broken)[]] p3 broke", "  data: {"])
+    result.stdout.fnmatch_lines(["[[]TaskError (broken)[]] p3 broke", '  data: {"at":2}'])
     result.stdout.fnmatch_lines(["    1  p1 *", "    2  p2 *", "    3  p3 *"])
 
 

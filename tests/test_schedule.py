@@ -96,7 +96,7 @@ def test_merge_uneven_phases_ignore_iterations_with_warning() -> None:
     assert (resolved.iterations, resolved.phase_iterations) == (5, None)
     assert warnings == [UNEVEN_PHASES_WARNING]
     assert UNEVEN_PHASES_WARNING == (
-        "--iterations is ignored because this benchmark sizes its phases individually."
+        "--bench-iterations is ignored because this benchmark sizes its phases individually."
     )
 
 

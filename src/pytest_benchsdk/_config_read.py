@@ -4,7 +4,9 @@ Config input may be a mapping (snake_case keys; declarative ``scoring``/``displa
 camelCase), an attrs model, or any object, and any value may have any type. These helpers read
 fields without ever raising and answer JavaScript's questions (``typeof``, ``Array.isArray``,
 ``Number.isInteger``, ``trim() === ""``) for Python values: ``None`` is ``undefined``, bools are
-not numbers, ``3.0`` is an integer.
+not numbers, ``3.0`` is an integer. Values in messages are shown as Python writes them
+(:func:`show`); a field that is absent reads as :data:`MISSING` where the message tells
+"is missing" from "got None".
 """
 
 from __future__ import annotations
@@ -19,9 +21,8 @@ import attrs
 from pytest_benchsdk._js import (
     is_js_integer,
     is_number,
-    js_json,
-    js_string,
     js_typeof,
+    py_value,
 )
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "DISPLAY_METRIC_KEYS",
     "DISPLAY_OVERVIEW_KEYS",
     "DISPLAY_STEP_KEYS",
+    "MISSING",
     "PHASE_KEYS",
     "SCORING_KEYS",
     "SCORING_METRIC_KEYS",
@@ -45,7 +47,6 @@ __all__ = [
     "is_js_object",
     "is_number_at_least_zero",
     "show",
-    "show_json",
 ]
 
 
@@ -78,20 +79,20 @@ SHAPE_KEYS = _keys("slug", "name", "staggerDelayMs")
 # --- JavaScript-like predicates -------------------------------------------------------------
 
 
+class _Missing:
+    """A field that is absent (not given at all), as opposed to given as ``None``."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
 def show(value: object) -> str:
-    """``String(value)`` that never raises (cyclic lists, hostile ``__str__``)."""
-    try:
-        return js_string(value)
-    except Exception:
-        return object.__repr__(value)
-
-
-def show_json(value: object) -> str:
-    """``JSON.stringify(value)`` that never raises; non-JSON values fall back to String()."""
-    try:
-        return js_json(value)
-    except Exception:
-        return show(value)
+    """A value in a message as Python writes it (``None``, ``True``, ``'x'``, ``1.5``,
+    ``nan``); never raises (cyclic lists, hostile ``__repr__``)."""
+    return py_value(value)
 
 
 def is_array(value: object) -> TypeGuard[list[Any] | tuple[Any, ...]]:
@@ -140,18 +141,29 @@ def as_mapping(value: object) -> Mapping[Any, Any] | None:
     return None
 
 
-def get_field(obj: object, snake: str, camel: str | None = None) -> Any:
-    """``obj.<field>`` for a mapping or any object, ``None`` when absent; never raises."""
+def get_field(obj: object, snake: str, camel: str | None = None, default: Any = None) -> Any:
+    """``obj.<field>`` for a mapping or any object; never raises.
+
+    The first spelling whose value is not None wins; ``None`` when a spelling is present with
+    the value None, ``default`` when the field is absent.
+    """
+    found: Any = default
     for name in (snake, camel):
         if name is None:
             continue
         try:
-            value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+            if isinstance(obj, Mapping):
+                value = obj.get(name, MISSING)
+            else:
+                value = getattr(obj, name, MISSING)
         except Exception:
-            value = None
+            value = MISSING
+        if value is MISSING:
+            continue
         if value is not None:
             return value
-    return None
+        found = None
+    return found
 
 
 class ConfigFailure(Exception):
@@ -175,7 +187,7 @@ def canonical_fields(
         canon = allowed.get(key) if isinstance(key, str) else None
         if canon is None:
             if path is not None:
-                raise ConfigFailure(f"{path} contains unexpected key: '{show(key)}'")
+                raise ConfigFailure(f"{path} contains unexpected key: {show(key)}")
             continue
         if canon in out:
             if path is not None:

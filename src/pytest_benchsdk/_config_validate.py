@@ -1,8 +1,11 @@
 """Validation rules of the benchmark config, mirroring upstream's checks and messages.
 
 Upstream's ``validateBenchmarkConfig`` (all issues collected), ``validateBenchmarkDisplayConfig``
-and ``validateBenchmarkScoringConfig`` (first failure) in the same order with the same wording,
-field paths written snake_case. Input is read through ``_config_read`` so a value of any type
+and ``validateBenchmarkScoringConfig`` (first failure) in the same order with the same structure,
+field paths written snake_case, in Python's words: ``list`` for upstream's "array", ``dict`` for
+"object"/"plain object", values as Python shows them (``(got None)``, ``(got 'x')``,
+``(got nan)``) and ``is missing (<requirement>)`` for a field that is absent (upstream:
+``(got undefined)``). Input is read through ``_config_read`` so a value of any type
 becomes an issue, never an exception. ``config.py`` wraps the ``(field, message)`` pairs into
 ``ConfigIssue`` objects.
 """
@@ -18,6 +21,7 @@ from pytest_benchsdk._config_read import (
     DISPLAY_METRIC_KEYS,
     DISPLAY_OVERVIEW_KEYS,
     DISPLAY_STEP_KEYS,
+    MISSING,
     PHASE_KEYS,
     SCORING_KEYS,
     SCORING_METRIC_KEYS,
@@ -34,9 +38,8 @@ from pytest_benchsdk._config_read import (
     is_js_object,
     is_number_at_least_zero,
     show,
-    show_json,
 )
-from pytest_benchsdk._js import is_nonblank_str, js_to_fixed, js_typeof
+from pytest_benchsdk._js import is_nonblank_str, py_fixed
 
 __all__ = [
     "MAX_CONCURRENCY",
@@ -97,9 +100,21 @@ def _non_empty_string(value: object, path: str) -> str:
     return value
 
 
+def invalid(requirement: str, value: object) -> str:
+    """``<requirement> (got <value>)``, or ``is missing (<requirement>)`` for an absent field."""
+    if value is MISSING:
+        return f"is missing ({requirement})"
+    return f"{requirement} (got {show(value)})"
+
+
+def _name(key: object) -> str:
+    """A key inside a message: a string as written, anything else as Python shows it."""
+    return key if isinstance(key, str) else show(key)
+
+
 def _finite(value: object, path: str) -> float:
     if not is_finite(value):
-        raise ConfigFailure(f"{path} must be a finite number (got {show(value)})")
+        raise ConfigFailure(f"{path} {invalid('must be a finite number', value)}")
     return float(value)  # type: ignore[arg-type]
 
 
@@ -113,17 +128,17 @@ def _non_negative_int(value: object, path: str) -> None:
 
 def _check_display(display: object) -> None:
     if as_mapping(display) is None:
-        raise ConfigFailure("display must be an object")
+        raise ConfigFailure("display must be a dict")
     fields = canonical_fields(display, DISPLAY_KEYS, "display")
     metric_keys: set[str] = set()
     metrics = fields.get("metrics")
     if metrics is not None:
         if not is_array(metrics):
-            raise ConfigFailure("display.metrics must be an array")
+            raise ConfigFailure("display.metrics must be a list")
         for i, metric in enumerate(metrics):
             path = f"display.metrics[{i}]"
             if as_mapping(metric) is None:
-                raise ConfigFailure(f"{path} must be an object")
+                raise ConfigFailure(f"{path} must be a dict")
             m = canonical_fields(metric, DISPLAY_METRIC_KEYS, path)
             key = _non_empty_string(m.get("key"), f"{path}.key")
             if key in metric_keys:
@@ -140,12 +155,12 @@ def _check_display(display: object) -> None:
     steps = fields.get("steps")
     if steps is not None:
         if not is_array(steps):
-            raise ConfigFailure("display.steps must be an array")
+            raise ConfigFailure("display.steps must be a list")
         step_keys: set[str] = set()
         for i, step in enumerate(steps):
             path = f"display.steps[{i}]"
             if as_mapping(step) is None:
-                raise ConfigFailure(f"{path} must be an object")
+                raise ConfigFailure(f"{path} must be a dict")
             s = canonical_fields(step, DISPLAY_STEP_KEYS, path)
             key = _non_empty_string(s.get("key"), f"{path}.key")
             if key in step_keys:
@@ -156,7 +171,7 @@ def _check_display(display: object) -> None:
     overview = fields.get("overview")
     if overview is not None:
         if as_mapping(overview) is None:
-            raise ConfigFailure("display.overview must be an object")
+            raise ConfigFailure("display.overview must be a dict")
         o = canonical_fields(overview, DISPLAY_OVERVIEW_KEYS, "display.overview")
         default_metric = o.get("default_metric")
         if default_metric is not None:
@@ -202,7 +217,7 @@ def _check_scoring(scoring: object, display: object) -> None:
     fields = canonical_fields(scoring, SCORING_KEYS, "scoring")
     metrics = fields.get("metrics")
     if not is_array(metrics) or len(metrics) == 0:
-        raise ConfigFailure("scoring.metrics must be a non-empty array")
+        raise ConfigFailure("scoring.metrics must be a non-empty list")
     success = fields.get("success")
     if success is not None:
         if as_mapping(success) is not None:
@@ -211,22 +226,21 @@ def _check_scoring(scoring: object, display: object) -> None:
             success_fields = {}
         require_data = success_fields.get("require_data")
         if not isinstance(require_data, Mapping):
-            raise ConfigFailure("scoring.success.require_data must be a plain object")
+            raise ConfigFailure("scoring.success.require_data must be a dict")
         if len(require_data) == 0:
             raise ConfigFailure("scoring.success.require_data must declare at least one data field")
         for key, value in require_data.items():
-            kind = js_typeof(value)
-            if kind not in ("string", "number", "boolean"):
+            if not isinstance(value, (str, int, float)):  # bool is an int
                 raise ConfigFailure(
-                    f"scoring.success.require_data.{show(key)} must be a string, number, or"
-                    f" boolean (got {kind})"
+                    f"scoring.success.require_data.{_name(key)} must be a str, int, float or"
+                    f" bool (got {show(value)})"
                 )
     seen: set[str] = set()
     total = 0.0
     for i, metric in enumerate(metrics):
         path = f"scoring.metrics[{i}]"
         if as_mapping(metric) is None:
-            raise ConfigFailure(f"{path} must be an object")
+            raise ConfigFailure(f"{path} must be a dict")
         m = canonical_fields(metric, SCORING_METRIC_KEYS, path)
         key = m.get("key")
         if not is_nonblank_str(key):
@@ -243,26 +257,26 @@ def _check_scoring(scoring: object, display: object) -> None:
             if display_unit is not None and unit != display_unit:
                 # Upstream prints the scoring index for display.metrics too (reference §8.3 #4).
                 raise ConfigFailure(
-                    f"{path}.unit '{unit}' conflicts with display.metrics[{i}].unit"
-                    f" '{show(display_unit)}' for key '{key}'"
+                    f"{path}.unit {show(unit)} conflicts with display.metrics[{i}].unit"
+                    f" {show(display_unit)} for key {show(key)}"
                 )
-        _finite(m.get("ceiling"), f"{path}.ceiling")
+        _finite(m.get("ceiling", MISSING), f"{path}.ceiling")
         if m.get("floor") is not None:
             _finite(m["floor"], f"{path}.floor")
         weights = m.get("weights")
         if as_mapping(weights) is None:
-            raise ConfigFailure(f"{path}.weights must be an object")
+            raise ConfigFailure(f"{path}.weights must be a dict")
         w = canonical_fields(weights, WEIGHTS_KEYS, f"{path}.weights")
-        median = _finite(w.get("median"), f"{path}.weights.median")
-        p95 = _finite(w.get("p95"), f"{path}.weights.p95")
-        p99 = _finite(w.get("p99"), f"{path}.weights.p99")
+        median = _finite(w.get("median", MISSING), f"{path}.weights.median")
+        p95 = _finite(w.get("p95", MISSING), f"{path}.weights.p95")
+        p99 = _finite(w.get("p99", MISSING), f"{path}.weights.p99")
         if median < 0 or p95 < 0 or p99 < 0:
             raise ConfigFailure(f"{path}.weights must be non-negative")
         total += median + p95 + p99
         if m.get("trim") is not None:
             _finite(m["trim"], f"{path}.trim")
     if abs(total - 1) > 0.01:
-        raise ConfigFailure(f"scoring metric weights must sum to 1.0 (got {js_to_fixed(total, 3)})")
+        raise ConfigFailure(f"scoring metric weights must sum to 1.0 (got {py_fixed(total, 3)})")
 
 
 def scoring_error(scoring: object, display: object = None) -> str | None:
@@ -285,12 +299,12 @@ def _unexpected_keys(value: object, allowed: Mapping[str, str]) -> list[str]:
 
 def _check_participants(participants: object, add: Any) -> None:
     if not is_array(participants) or len(participants) == 0:
-        add("participants", "must be a non-empty array")
+        add("participants", "must be a non-empty list")
         return
     seen: set[str] = set()
     for i, participant in enumerate(participants):
         if not is_js_object(participant):
-            add(f"participants[{i}]", "must be an object")
+            add(f"participants[{i}]", "must be a Participant, a dict or an object with a name")
             continue
         name = get_field(participant, "name")
         if not is_nonblank_str(name):
@@ -309,18 +323,18 @@ def _check_participants(participants: object, add: Any) -> None:
         if env_vars is not None and not (
             is_array(env_vars) and all(isinstance(v, str) for v in env_vars)
         ):
-            add(f"participants[{i}].required_env_vars", "must be an array of strings")
+            add(f"participants[{i}].required_env_vars", "must be a list of strings")
 
 
 def _check_phases(phases: object, add: Any) -> None:
     if not is_array(phases) or len(phases) == 0:
-        add("phases", "must be a non-empty array")
+        add("phases", "must be a non-empty list")
         return
     seen: set[str] = set()
     total = 0
     for i, phase in enumerate(phases):
         if not is_js_object(phase):
-            add(f"phases[{i}]", "must be an object")
+            add(f"phases[{i}]", "must be a Phase or a dict")
             continue
         name = get_field(phase, "name")
         if not is_nonblank_str(name):
@@ -329,12 +343,9 @@ def _check_phases(phases: object, add: Any) -> None:
             if name in seen:
                 add(f"phases['{name}']", f"duplicate phase name: {name}")
             seen.add(name)
-            iterations = get_field(phase, "iterations")
+            iterations = get_field(phase, "iterations", default=MISSING)
             if not is_int_at_least(iterations, 1):
-                add(
-                    f"phases['{name}'].iterations",
-                    f"must be an integer >= 1 (got {show(iterations)})",
-                )
+                add(f"phases['{name}'].iterations", invalid("must be an integer >= 1", iterations))
             elif iterations > MAX_ITERATIONS:
                 add(
                     f"phases['{name}'].iterations",
@@ -344,7 +355,7 @@ def _check_phases(phases: object, add: Any) -> None:
             else:
                 total += iterations
         for key in _unexpected_keys(phase, PHASE_KEYS):
-            add(f"phases[{i}]", f"contains unexpected key: '{key}'")
+            add(f"phases[{i}]", f"contains unexpected key: {key}")
     if total > MAX_ITERATIONS:
         add(
             "phases",
@@ -355,16 +366,16 @@ def _check_phases(phases: object, add: Any) -> None:
 
 def _check_shapes(shapes: object, add: Any) -> None:
     if not isinstance(shapes, Mapping):
-        add("shapes", "must be a plain object")
+        add("shapes", "must be a dict")
         return
     for shape_key, shape in shapes.items():
-        path = f"shapes['{show(shape_key)}']"
+        path = f"shapes[{show(shape_key)}]"
         if not is_js_object(shape):
-            add(path, "must be an object")
+            add(path, "must be a Shape or a dict")
             continue
-        slug = get_field(shape, "slug")
+        slug = get_field(shape, "slug", default=MISSING)
         if not (isinstance(slug, str) and _SLUG.fullmatch(slug)):
-            add(f"{path}.slug", f"needs a lowercase slug (got {show_json(slug)})")
+            add(f"{path}.slug", invalid("needs a lowercase slug", slug))
         name = get_field(shape, "name")
         if name is not None and not is_nonblank_str(name):
             add(f"{path}.name", "must be a non-empty string")
@@ -377,7 +388,7 @@ def _check_shapes(shapes: object, add: Any) -> None:
                 f"must be at most {MAX_STAGGER_DELAY_MS:,} (one hour; got {show(stagger)})",
             )
         for key in _unexpected_keys(shape, SHAPE_KEYS):
-            add(path, f"contains unexpected key: '{key}'")
+            add(path, f"contains unexpected key: {key}")
 
 
 def _default_metric_of(display: object) -> Any:
@@ -436,12 +447,12 @@ def config_issues(config: object) -> list[Issue]:
         _check_shapes(given("shapes"), add)
     dimensions = given("dimensions")
     if dimensions is not None and not isinstance(dimensions, Mapping):
-        add("dimensions", "must be a plain object")
+        add("dimensions", "must be a dict")
     flags = given("custom_cli_flags")
     if flags is not None and not (
         is_array(flags) and all(isinstance(f, str) and f.startswith("--") for f in flags)
     ):
-        add("custom_cli_flags", 'must be an array of strings starting with "--"')
+        add("custom_cli_flags", 'must be a list of strings starting with "--"')
     display = given("display")
     if display is not None:
         message = display_error(display)
@@ -461,7 +472,7 @@ def config_issues(config: object) -> list[Issue]:
     if providers is not None and not (
         is_array(providers) and all(isinstance(p, str) for p in providers)
     ):
-        add("default_providers", "must be an array of strings")
+        add("default_providers", "must be a list of strings")
     for name in ("on_score", "on_complete"):
         value = given(name)
         if value is not None and not callable(value):
@@ -471,5 +482,5 @@ def config_issues(config: object) -> list[Issue]:
         add("close_after_ms", f"must be a number >= 0 (got {show(close_after)})")
     for key in raw:
         if not (isinstance(key, str) and key in TOP_LEVEL_FIELDS):
-            add(show(key), "is not a known benchmark config field")
+            add(_name(key), "is not a known benchmark config field")
     return issues

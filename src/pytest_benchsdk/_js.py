@@ -45,6 +45,9 @@ __all__ = [
     "js_typeof",
     "json_object",
     "json_value",
+    "py_fixed",
+    "py_number",
+    "py_value",
     "to_json_value",
 ]
 
@@ -202,6 +205,64 @@ def js_round2(value: float) -> float:
     if not math.isfinite(value):
         return value
     return js_round(value * 100) / 100
+
+
+# --- values in our own messages: Python's words -------------------------------------------
+#
+# Upstream interpolates values with String() (``undefined``, ``true``, ``NaN``, ``Infinity``)
+# and toFixed (``1e21.toFixed(3)`` is 22 digits). Our messages keep upstream's structure but
+# show values as Python writes them: ``None``, ``True``, ``'text'``, ``nan``, ``inf``, ``1e-06``.
+
+_MAX_SHOWN: Final = 60
+
+
+def py_number(value: float) -> str:
+    """A number as Python's short form: ``3``, ``1.5``, ``1e-06``, ``1e+21``, ``nan``, ``inf``.
+
+    An integral float below 1e16 is written as an integer (``30000`` for ``30000.0``); numeric
+    subclasses (``numpy.float64``, ``IntEnum``) are written as plain numbers.
+    """
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, int):
+        try:
+            return int.__repr__(value)
+        except ValueError:  # more digits than int -> str allows
+            return f"an integer of {value.bit_length()} bits"
+    number = float(value)
+    if math.isfinite(number) and number.is_integer() and abs(number) < 1e16:
+        return str(int(number))
+    return float.__repr__(number)
+
+
+def py_fixed(value: float, digits: int = 3) -> str:
+    """A computed number rounded for reading: ``0.800`` (``digits`` decimals) in the usual
+    range, Python's short form with ``digits`` significant digits outside it (``1e+21``,
+    ``1e-06``), never a 22-digit ``toFixed`` text."""
+    number = float(value)
+    if not math.isfinite(number):
+        return float.__repr__(number)
+    if number == 0 or 10.0 ** -digits <= abs(number) < 1e6:
+        return f"{number:.{digits}f}"
+    return f"{number:.{digits}g}"
+
+
+def py_value(value: object) -> str:
+    """A value in a message, as Python shows it: numbers by :func:`py_number`, ``None``,
+    ``True``, strings and containers by ``repr`` (shortened past 60 characters); never raises
+    (hostile ``__repr__``, cycles)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return py_number(value)
+        except (OverflowError, ValueError, TypeError):
+            pass
+    try:
+        text = repr(value)
+    except Exception:
+        text = object.__repr__(value)
+    if len(text) > _MAX_SHOWN:
+        text = text[: _MAX_SHOWN - 3] + "..."
+    return text
 
 
 # --- JSON round trips and identity ----------------------------------------------------------

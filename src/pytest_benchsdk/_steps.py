@@ -10,14 +10,23 @@ each step's state for the record (:meth:`StepRunner.records`), and writes the st
 
 The innermost running step of the current execution context is :data:`ACTIVE_STEP`, so
 ``measure`` of concurrently running steps lands in the right step.
+
+In an async task, ``fn`` may also be an awaitable itself (``step("x", asyncio.sleep(1))``); a
+function that is not a coroutine function, given a ``timeout_ms``, is called on a daemon helper
+thread (with the step's context, so ``measure``/``log`` inside attach to the step) so the timeout
+holds and the event loop stays free; one that runs on the loop for more than
+:data:`BLOCKING_WARN_S` warns once per step name (:class:`RuntimeWarning` and a ``warn`` log line).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import inspect
 import threading
+import time
+import warnings
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from types import TracebackType
 from typing import Any, Final, Protocol
@@ -25,12 +34,13 @@ from typing import Any, Final, Protocol
 import attrs
 
 from pytest_benchsdk._clock import Clock
-from pytest_benchsdk._js import is_js_integer, is_number, js_string
+from pytest_benchsdk._js import is_js_integer, is_number, py_number, py_value
 from pytest_benchsdk._taskerror import TaskError, error_code_of, is_task_error
 from pytest_benchsdk.records import StepRecord
 
 __all__ = [
     "ACTIVE_STEP",
+    "BLOCKING_WARN_S",
     "LogWriter",
     "StepBlock",
     "StepHost",
@@ -55,6 +65,10 @@ def is_step_outcome(value: object) -> bool:
     if not all(isinstance(k, str) and k in _STEP_OUTCOME_KEYS for k in value):
         return False
     return any(isinstance(value.get(k), str) for k in ("stdout", "stderr", "error"))
+
+
+#: The log level of a line copied from a step's captured process output, by stream.
+_OUTPUT_LEVELS: Final = {"stdout": "info", "stderr": "warn", "error": "error"}
 
 
 def _step_error_code(exc: BaseException) -> str:
@@ -136,12 +150,19 @@ async def _as_coroutine(awaitable: Awaitable[Any]) -> Any:
 
 
 class _ThreadCall:
-    """Runs one invocation on a daemon helper thread so the caller can stop waiting for it."""
+    """Runs one invocation on a daemon helper thread so the caller can stop waiting for it.
 
-    def __init__(self, run: Callable[[], Any], name: str) -> None:
+    The thread runs in a copy of the caller's context (the running step, the task context);
+    ``notify`` (if given) is called on the helper thread once the call has finished.
+    """
+
+    def __init__(
+        self, run: Callable[[], Any], name: str, notify: Callable[[], None] | None = None
+    ) -> None:
         self.done = threading.Event()
         self.value: Any = None
         self.error: BaseException | None = None
+        self._notify = notify
         context = contextvars.copy_context()
         self._thread = threading.Thread(
             target=context.run, args=(self._body, run), name=name, daemon=True
@@ -155,6 +176,79 @@ class _ThreadCall:
             self.error = exc
         finally:
             self.done.set()
+            if self._notify is not None:
+                self._notify()
+
+
+class _GivenAwaitable:
+    """``step(name, awaitable)``: the awaitable passed instead of a function (runs once)."""
+
+    def __init__(self, awaitable: Awaitable[Any]) -> None:
+        self.awaitable = awaitable
+
+    def __call__(self) -> Awaitable[Any]:
+        return self.awaitable
+
+
+def _is_async_callable(fn: Callable[[], Any]) -> bool:
+    """``fn`` is known to return an awaitable at once: a coroutine function (also behind
+    ``functools.partial`` or as an object's ``async def __call__``) or a given awaitable."""
+    if isinstance(fn, _GivenAwaitable) or inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 - the class's method
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+def _discard_unstarted(fn: Callable[[], Any]) -> None:
+    """Close a given coroutine the failed step never started (no "never awaited" warning)."""
+    awaitable = fn.awaitable if isinstance(fn, _GivenAwaitable) else None
+    if inspect.iscoroutine(awaitable) and (
+        inspect.getcoroutinestate(awaitable) == inspect.CORO_CREATED
+    ):
+        awaitable.close()
+
+
+def _needs_the_loop(error: BaseException) -> bool:
+    # What asyncio raises when a function that needs the running loop (asyncio.gather,
+    # create_task, ensure_future) is called on a thread without one.
+    return isinstance(error, RuntimeError) and "event loop" in str(error)
+
+
+def step_fn(name: str, fn: object, parallelism: object) -> Callable[[], Any] | None:
+    """``fn`` as ``step`` runs it: an awaitable becomes a function returning it; anything else
+    that is not callable is a ``TypeError`` naming the step and what to pass."""
+    if fn is None or callable(fn):
+        return fn
+    if inspect.isawaitable(fn):
+        if parallelism is not None and parallelism != 1:
+            if inspect.iscoroutine(fn):
+                fn.close()  # never awaited: say why instead of warning about it
+            raise TypeError(
+                f'step "{name}" got an awaitable, which runs only once; parallel_invocations='
+                f'{py_value(parallelism)} needs a function that makes one per invocation, '
+                f'e.g. step("{name}", lambda: client.get(url), '
+                f"parallel_invocations={py_value(parallelism)})"
+            )
+        return _GivenAwaitable(fn)
+    raise TypeError(
+        f'step "{name}" needs a function to run (or, in an async task, an awaitable), '
+        f"got {type(fn).__name__} {py_value(fn)}: pass the function itself "
+        f'(step("{name}", client.create)) or a lambda (step("{name}", lambda: client.create(x)))'
+    )
+
+
+#: A sync step function that runs this long on the event loop warns (once per step name).
+BLOCKING_WARN_S: Final = 0.1
+_BLOCKING_WARNED: set[str] = set()
+_BLOCKING_LOCK = threading.Lock()
+
+
+def _first_blocking_report(name: str) -> bool:
+    with _BLOCKING_LOCK:
+        if name in _BLOCKING_WARNED:
+            return False
+        _BLOCKING_WARNED.add(name)
+        return True
 
 
 @attrs.frozen
@@ -277,9 +371,10 @@ class StepRunner:
         self._write_log = write_log
         self._states: list[StepState] = []  # every step started, in start order
 
-    def start(self, options: StepOptions, fn: Callable[[], Any] | None) -> Any:
+    def start(self, options: StepOptions, fn: object) -> Any:
         """A block without ``fn``; in a running loop an awaitable; else run now (see
-        ``TaskContext.step``)."""
+        ``TaskContext.step``). ``fn`` may be an awaitable (run as the step's work)."""
+        fn = step_fn(options.name, fn, options.parallelism)
         if fn is None:
             return StepBlock(self, options)
         if _in_running_loop():
@@ -341,14 +436,17 @@ class StepRunner:
             self._write_log("error", f"{state.name}\n  error: {_error_message(exc)}", None)
 
     def _log_outcome(self, step_name: str, outcome: Mapping[str, Any]) -> None:
+        # Upstream writes these lines without a level; ours carry one (stdout info, stderr
+        # warn, error error) so the log can be filtered like every other line.
         for stream in ("stdout", "stderr", "error"):
             text = outcome.get(stream)
             if not isinstance(text, str) or not text.strip():
                 continue
+            level = _OUTPUT_LEVELS[stream]
             for raw in text.split("\n"):
                 line = raw.rstrip()
                 if line:
-                    self._write_log(None, f"{step_name} {stream}: {line}", None)
+                    self._write_log(level, f"{step_name} {stream}: {line}", None)
 
     def validate(self, options: StepOptions) -> tuple[int, float | None]:
         """``(invocation count, timeout_ms)``; ValueError for an invalid option."""
@@ -356,7 +454,7 @@ class StepRunner:
         if parallelism is not None and (not is_js_integer(parallelism) or parallelism < 1):
             raise ValueError(
                 f'step "{options.name}" parallel_invocations must be an integer >= 1 '
-                f"(got {js_string(parallelism)})"
+                f"(got {py_value(parallelism)})"
             )
         timeout_ms = options.timeout_ms
         if timeout_ms is not None and (
@@ -364,7 +462,7 @@ class StepRunner:
         ):
             raise ValueError(
                 f'step "{options.name}" timeout_ms must be a number >= 0 '
-                f"(got {js_string(timeout_ms)})"
+                f"(got {py_value(timeout_ms)})"
             )
         count = int(parallelism) if parallelism is not None else 1
         return count, (float(timeout_ms) if timeout_ms is not None else None)
@@ -374,7 +472,7 @@ class StepRunner:
         participant = self._host.participant_name
         who = f' for participant "{participant}"' if participant else ""
         return TaskError(
-            f'Step "{name}" timed out after {js_string(timeout_ms)}ms{who}',
+            f'Step "{name}" timed out after {py_value(timeout_ms)}ms{who}',
             code="step_timeout",
             step=name,
             timeout_ms=timeout_ms,
@@ -396,6 +494,7 @@ class StepRunner:
                 _raise_first_failure(settled)
                 value = list(settled)
         except BaseException as exc:
+            _discard_unstarted(fn)
             self.end(state, token, options, None, exc)
             raise
         self.end(state, token, options, value, None)
@@ -404,7 +503,11 @@ class StepRunner:
     async def _invoke_async(
         self, options: StepOptions, fn: Callable[[], Any], timeout_ms: float | None
     ) -> Any:
+        if timeout_ms is not None and timeout_ms > 0 and not _is_async_callable(fn):
+            return await self._invoke_on_thread(options, fn, timeout_ms)
+        started = time.perf_counter()
         result = fn()
+        self._check_blocking(options.name, time.perf_counter() - started)
         if not inspect.isawaitable(result):
             return result
         if timeout_ms is None:
@@ -414,6 +517,64 @@ class StepRunner:
             timeout_ms / 1000.0,
             lambda: self.timeout_error(options.name, options.timeout_ms),
         )
+
+    async def _invoke_on_thread(
+        self, options: StepOptions, fn: Callable[[], Any], timeout_ms: float
+    ) -> Any:
+        """Call a sync ``fn`` on a helper thread, waiting at most ``timeout_ms`` for it (and for
+        an awaitable it returns) without blocking the loop. At the deadline the thread is
+        abandoned (it finishes on its own) and the step fails with ``step_timeout``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_ms / 1000.0
+        finished: asyncio.Future[None] = loop.create_future()
+
+        def settle() -> None:
+            if not finished.done():
+                finished.set_result(None)
+
+        def notify() -> None:
+            # The loop may have closed meanwhile; then nobody is waiting.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(settle)
+
+        call = _ThreadCall(fn, f"benchsdk-step-{options.name}", notify)
+        try:
+            await asyncio.wait({finished}, timeout=max(0.0, deadline - loop.time()))
+        finally:
+            finished.cancel()  # a no-op once settled; on timeout/cancel nobody waits for it
+        if not call.done.is_set():
+            raise self.timeout_error(options.name, options.timeout_ms)
+        if call.error is not None:
+            if _needs_the_loop(call.error):
+                raise RuntimeError(
+                    f'step "{options.name}": its function needs the running event loop '
+                    f"({call.error}), but with timeout_ms a function that is not a coroutine "
+                    "function runs on a helper thread (so that it can be timed). Pass an async "
+                    "function, or the awaitable itself "
+                    f'(step("{options.name}", asyncio.gather(...), timeout_ms=...)).'
+                ) from call.error
+            raise call.error
+        result = call.value
+        if not inspect.isawaitable(result):
+            return result
+        return await _await_with_timeout(
+            result,
+            max(0.0, deadline - loop.time()),
+            lambda: self.timeout_error(options.name, options.timeout_ms),
+        )
+
+    def _check_blocking(self, name: str, seconds: float) -> None:
+        """Warn (once per step name) about a sync step function that held the event loop."""
+        if seconds <= BLOCKING_WARN_S or not _first_blocking_report(name):
+            return
+        message = (
+            f'step "{name}" ran a sync function on the event loop for '
+            f"{py_number(round(seconds * 1000))} ms; other async iterations could not run "
+            f"meanwhile (their steps may time out). Give it a timeout_ms (it then runs on a "
+            f"helper thread) or make it async (e.g. asyncio.to_thread)."
+        )
+        self._write_log("warn", message, None)
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
 
     def _step_sync(self, options: StepOptions, fn: Callable[[], Any]) -> Any:
         state, token = self.begin(options)
@@ -425,6 +586,7 @@ class StepRunner:
             else:
                 value = self._invoke_threads(options, fn, count, timeout_ms)
         except BaseException as exc:
+            _discard_unstarted(fn)
             self.end(state, token, options, None, exc)
             raise
         self.end(state, token, options, value, None)

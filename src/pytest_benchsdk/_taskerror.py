@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from pytest_benchsdk._js import js_json, js_string, to_json_value
+from pytest_benchsdk._js import js_json, py_value, to_json_value
 from pytest_benchsdk.records import StepRecord
 
 __all__ = ["TaskError", "error_code_of", "is_task_error"]
@@ -22,14 +22,16 @@ class TaskError(Exception):
 
     ``TaskError(message, *, code=None, data=None, steps=None, step=None, timeout_ms=None)``.
     The record of a task that raises it gets ``status='error'``, ``error_code = code`` (or
-    ``'TaskError'`` when ``code`` is None) and ``data = measures ∪ data ∪ {phase}``; ``steps``
-    (pre-measured :class:`StepRecord` s or their wire dicts) are appended to the record's steps.
-    ``str(err)`` is upstream's ``toString()``::
+    ``'TaskError'`` when ``code`` is None) and ``data = measures ∪ data ∪ {errorMessage} ∪
+    {phase}`` (``errorMessage`` is the message, when it is not empty); ``steps`` (pre-measured
+    :class:`StepRecord` s or their wire dicts) are appended to the record's steps.
+    ``str(err)`` is upstream's ``toString()`` with the data on one line (upstream: JSON with a
+    2-space indent, whose continuation lines do not line up)::
 
         [TaskError (code)] message
           step: <step>
           timeoutMs: <n>
-          data: <JSON, 2-space indent>
+          data: {"key":"value"}
     """
 
     name: Final = "TaskError"
@@ -59,7 +61,7 @@ class TaskError(Exception):
         if self.step:
             text += f"\n  step: {self.step}"
         if self.timeout_ms is not None:
-            text += f"\n  timeoutMs: {js_string(self.timeout_ms)}"
+            text += f"\n  timeoutMs: {py_value(self.timeout_ms)}"
         if self.data:
             text += f"\n  data: {_data_text(self.data)}"
         return text
@@ -92,7 +94,7 @@ class TaskError(Exception):
 def _data_text(data: Mapping[str, Any]) -> str:
     # str() of an error must never raise: data without a JSON form is shown as Python sees it.
     try:
-        return js_json(to_json_value(data), 2)
+        return js_json(to_json_value(data))
     except (TypeError, ValueError, RecursionError):
         try:
             return repr(data)

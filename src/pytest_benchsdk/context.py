@@ -28,7 +28,7 @@ import contextvars
 import inspect
 import threading
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -251,7 +251,7 @@ class TaskContext:
     def step(
         self,
         name: str,
-        fn: Callable[[], Any] | None = None,
+        fn: Callable[[], Any] | Awaitable[Any] | None = None,
         *,
         timeout_ms: float | None = None,
         parallel_invocations: int | None = None,
@@ -262,15 +262,21 @@ class TaskContext:
         """Run ``fn`` as a named, timed step and return its value.
 
         * In a coroutine (async task): returns an awaitable — ``await step("x", fn)``. ``fn``
-          may be sync, a coroutine function, or return an awaitable (``lambda: client.get(u)``).
-        * On a plain thread (sync task): runs now and returns the value; an awaitable returned
-          by ``fn`` is run on the executor's loop.
+          may be sync, a coroutine function, return an awaitable (``lambda: client.get(u)``),
+          or be an awaitable itself (``step("think", asyncio.sleep(0.1))``).
+        * On a plain thread (sync task): runs now and returns the value; an awaitable given or
+          returned by ``fn`` is run on the executor's loop.
         * ``fn`` omitted: returns a block for ``with step("x"):`` / ``async with step("x"):``.
+        * Anything else (``step("x", 5)``) is a ``TypeError`` naming the step.
 
         ``timeout_ms``: raise ``TaskError(code="step_timeout")`` at the deadline. Awaitables are
-        cancelled; sync work on a thread is abandoned (it finishes on its own). Synchronous
-        ``fn`` in an async task is not timed (it cannot be interrupted; like upstream a sync
-        value always wins). ``parallel_invocations=N``: start N invocations at once, return
+        cancelled; sync work on a thread is abandoned (it finishes on its own). In an async
+        task a ``fn`` that is not a coroutine function runs on a helper thread when it has a
+        ``timeout_ms`` > 0 (so the timeout holds and the event loop stays free; ``measure`` and
+        ``log`` inside still attach to the step); without one it runs on the loop, and one that
+        holds the loop for more than 100 ms warns once per step name (``RuntimeWarning`` and a
+        ``warn`` log line). With ``timeout_ms=0`` a sync value always wins, as upstream.
+        ``parallel_invocations=N``: start N invocations at once, return
         their values in order; if any fails, raise the first failure in invocation order after
         all settle. ``concurrency`` is its deprecated alias. ``capture_output``: log a returned
         ``{stdout, stderr, error, ...}`` outcome. ``report_concurrency`` is accepted for
@@ -486,7 +492,12 @@ def _assemble(
                 invalid = TypeError(f"TaskError carries data that cannot be recorded: {exc}")
                 invalid.__cause__ = error
                 return invalid_record(invalid)
-            data = _with_phase({**measures, **extra}, phase)
+            data = {**measures, **extra}
+            message = _task_error_message(error)
+            if message:
+                # Upstream's worker keeps it too (its runner does not): why the iteration failed.
+                data["errorMessage"] = message
+            data = _with_phase(data, phase)
             try:
                 steps.extend(_coerce_step(s) for s in getattr(error, "steps", None) or ())
             except (TypeError, ValueError) as exc:
@@ -525,6 +536,14 @@ def _assemble(
         **record_kwargs,
     )
     return IterationOutcome(record=record, error=error)
+
+
+def _task_error_message(error: BaseException) -> str:
+    # A TaskError's bare message (str() is the decorated display form).
+    message = getattr(error, "message", None)
+    if isinstance(message, str):
+        return message
+    return _message_of(error)
 
 
 def _message_of(error: BaseException) -> str:

@@ -349,7 +349,8 @@ LOG_LEVELS: Final[tuple[str, ...]] = ("debug", "info", "warn", "error")
 class LogLine:
     """One line of a task's log.
 
-    ``level`` is None for upstream's level-less lines (step output capture). ``format()`` gives
+    ``level`` None writes no level (upstream's step output capture lines; ours carry ``info``
+    for stdout, ``warn`` for stderr, ``error`` for a captured error). ``format()`` gives
     ``<ISO> [task <i>] [<level>] <message>`` + `` <JSON meta>`` when ``meta`` has keys.
     """
 

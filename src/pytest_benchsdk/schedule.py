@@ -20,7 +20,7 @@ from ._config_validate import (
     MAX_ITERATIONS,
     MAX_STAGGER_DELAY_MS,
 )
-from ._js import js_string
+from ._js import py_value
 from .config import BenchmarkConfig, Participant
 from .records import ParticipantRecords
 
@@ -56,8 +56,9 @@ __all__ = [
 
 GROUP_BY_VALUES = ("participant", "round")
 SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+#: Upstream's warning, naming our option (upstream: ``--iterations is ignored ...``).
 UNEVEN_PHASES_WARNING = (
-    "--iterations is ignored because this benchmark sizes its phases individually."
+    "--bench-iterations is ignored because this benchmark sizes its phases individually."
 )
 
 
@@ -342,7 +343,7 @@ def merge_config(config: BenchmarkConfig, args: RunArgs) -> tuple[ResolvedRunCon
     group_by = _first(args.group_by, config.group_by, "participant")
     providers = args.providers if args.providers is not None else config.default_providers
     if not (isinstance(iterations, int) and iterations >= 1):
-        raise ValueError(f"iterations must be an integer >= 1 (got {js_string(iterations)})")
+        raise ValueError(f"iterations must be an integer >= 1 (got {py_value(iterations)})")
     if iterations > MAX_ITERATIONS:
         where = (
             f" ({len(phases)} phases of {phase_iterations:,})"
@@ -354,13 +355,13 @@ def merge_config(config: BenchmarkConfig, args: RunArgs) -> tuple[ResolvedRunCon
             f"(got {iterations:,}{where}): {ITERATIONS_WHY}"
         )
     if not (isinstance(concurrency, int) and concurrency >= 1):
-        raise ValueError(f"concurrency must be an integer >= 1 (got {js_string(concurrency)})")
+        raise ValueError(f"concurrency must be an integer >= 1 (got {py_value(concurrency)})")
     if concurrency > MAX_CONCURRENCY:
         raise ValueError(f"concurrency must be at most {MAX_CONCURRENCY:,} (got {concurrency:,})")
     if not (0 <= stagger <= MAX_STAGGER_DELAY_MS):
         raise ValueError(
             f"stagger_delay_ms must be a number from 0 to {MAX_STAGGER_DELAY_MS:,} "
-            f"(one hour; got {js_string(stagger)})"
+            f"(one hour; got {py_value(stagger)})"
         )
     resolved = ResolvedRunConfig(
         iterations=iterations,

@@ -41,9 +41,9 @@ from ._js import (
     is_number,
     js_round2,
     js_strict_equal,
-    js_to_fixed,
     json_object,
     json_value,
+    py_fixed,
 )
 from ._stats import DEFAULT_TRIM, Stats, compute_stats, finite_samples, score_stat, stats_of_sorted
 from .records import JSONObject, ParticipantRecords, TaskRecord
@@ -501,12 +501,12 @@ def validate_scoring_spec(spec: ScoringSpec | Mapping[str, Any]) -> None:
         total = total + w.median + w.p95 + w.p99
     if abs(total - 1) > WEIGHT_SUM_TOLERANCE:
         breakdown = ", ".join(
-            f"{m.name}={js_to_fixed(m.weights.median + m.weights.p95 + m.weights.p99, 3)}"
+            f"{m.name}={py_fixed(m.weights.median + m.weights.p95 + m.weights.p99, 3)}"
             for m in spec.metrics
         )
         raise ScoringSpecError(
             _TOTAL_MESSAGE.format(
-                total=js_to_fixed(total, 3),
+                total=py_fixed(total, 3),
                 tolerance=WEIGHT_SUM_TOLERANCE,
                 breakdown=breakdown or "(no metrics declared)",
             )
