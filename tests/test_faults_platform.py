@@ -407,36 +407,26 @@ def _hanging_platform_session(
     return proc
 
 
-def test_ctrl_c_with_the_platform_unreachable_ends_at_once(
-    pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    server = loopback_platform
-    use_platform(monkeypatch)
-    proc = _hanging_platform_session(pytester, server)
-    try:
-        output, elapsed = _interrupt(proc, 1)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert elapsed < 15, output
-    assert "Traceback" not in output
-    assert "Platform delivery stopped: interrupted: delivery stopped at once" in output
-    assert f"platform upload(s) not delivered; they are kept in {store_path(pytester)}. " \
-        f"Send them later with: {RESUBMIT}" in output
+def _resubmit_delivers_everything(pytester: pytest.Pytester, server: LoopbackPlatform) -> None:
     server.clear_faults()
     again = pytester.runpytest_inprocess("--bench-resubmit", "--bench-base-url", server.root_url)
     assert again.ret == 0, again.stdout.str()
     _assert_stored_records_delivered_once(server, store_path(pytester))
 
 
-def test_second_ctrl_c_during_delivery_stops_it_without_a_traceback(
-    pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("ctrl_c", [1, 2], ids=["ctrl-c", "ctrl-c-twice"])
+def test_ctrl_c_with_the_platform_unreachable_stops_delivery_at_once(
+    pytester: pytest.Pytester,
+    loopback_platform: LoopbackPlatform,
+    monkeypatch: pytest.MonkeyPatch,
+    ctrl_c: int,
 ) -> None:
+    # Twice: the second Ctrl-C arrives while the session end waits for delivery.
     server = loopback_platform
     use_platform(monkeypatch)
     proc = _hanging_platform_session(pytester, server)
     try:
-        output, elapsed = _interrupt(proc, 2)
+        output, elapsed = _interrupt(proc, ctrl_c)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -446,10 +436,7 @@ def test_second_ctrl_c_during_delivery_stops_it_without_a_traceback(
     assert "Platform delivery stopped: interrupted: delivery stopped at once" in output
     assert f"platform upload(s) not delivered; they are kept in {store_path(pytester)}. " \
         f"Send them later with: {RESUBMIT}" in output
-    server.clear_faults()
-    again = pytester.runpytest_inprocess("--bench-resubmit", "--bench-base-url", server.root_url)
-    assert again.ret == 0, again.stdout.str()
-    _assert_stored_records_delivered_once(server, store_path(pytester))
+    _resubmit_delivers_everything(pytester, server)
 
 
 def test_upload_timeout_bounds_the_wait_for_an_unreachable_platform(
@@ -472,10 +459,7 @@ def test_upload_timeout_bounds_the_wait_for_an_unreachable_platform(
     # header wait (5 s) + the 1 s delivery wait + start-up; without the knob it is ~35 s
     assert elapsed < 20, output
     assert f"Send them later with: {RESUBMIT}" in output
-    server.clear_faults()
-    again = pytester.runpytest_inprocess("--bench-resubmit", "--bench-base-url", server.root_url)
-    assert again.ret == 0, again.stdout.str()
-    _assert_stored_records_delivered_once(server, store_path(pytester))
+    _resubmit_delivers_everything(pytester, server)
 
 
 # -- 15: heartbeats ----------------------------------------------------------------------------
