@@ -2,7 +2,7 @@
 
 * Only the glue (``plugin.py``, ``hookspecs.py``, ``_plugin/``) imports pytest.
 * No import cycles between the package's modules, lazy (function-level) imports included.
-* The layers: ``platform/`` uses only the leaf modules ``_clock``, ``_js`` and ``records``;
+* The layers: ``platform/`` uses only the leaf modules ``_clock``, ``_js``, ``_modes``, ``records``;
   the store uses no platform and no glue; the engine uses neither of them.
 """
 
@@ -23,7 +23,12 @@ PACKAGE = "pytest_benchsdk"
 ROOT = Path(pytest_benchsdk.__file__).parent
 
 GLUE = ("pytest_benchsdk.plugin", "pytest_benchsdk.hookspecs", "pytest_benchsdk._plugin")
-LEAVES = ("pytest_benchsdk._clock", "pytest_benchsdk._js", "pytest_benchsdk.records")
+LEAVES = (
+    "pytest_benchsdk._clock",
+    "pytest_benchsdk._js",
+    "pytest_benchsdk._modes",
+    "pytest_benchsdk.records",
+)
 
 
 def _module_name(path: Path) -> str:

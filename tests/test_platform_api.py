@@ -39,7 +39,7 @@ PLATFORM_API = [
 ]
 
 #: The only modules of the rest of the package that platform/ may import (leaves).
-LEAF_MODULES = {"_clock", "_js", "records"}
+LEAF_MODULES = {"_clock", "_js", "_modes", "records"}
 
 PLATFORM_DIR = Path(platform.__file__).parent
 

@@ -442,3 +442,23 @@ def test_options_are_documented_in_help(pytester: pytest.Pytester) -> None:
         "bench_store",
     ):
         assert flag in out, flag
+
+
+def test_dry_run_does_not_import_the_platform_layer(pytester: pytest.Pytester) -> None:
+    # A dry run has no platform at all, so it pays nothing for it (httpx, psutil: ~4 MiB).
+    pytester.makepyfile(bench_x=bench(config='participants=[Participant("p1")], iterations=1'))
+    pytester.makeconftest(
+        """
+        import sys
+
+        def pytest_unconfigure(config):
+            loaded = sorted(m for m in ("httpx", "psutil", "pytest_benchsdk.platform")
+                            if m in sys.modules)
+            with open("loaded.txt", "w") as f:
+                f.write(",".join(loaded))
+        """
+    )
+    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["benchsdk: Dry run: no platform ingest or reporting."])
+    assert (pytester.path / "loaded.txt").read_text() == ""

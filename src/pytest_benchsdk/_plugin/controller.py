@@ -13,12 +13,13 @@ import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .._benchfile import BenchFile, item_name
 from .._js import js_json
+from .._modes import DRY_RUN_LINE
 from .._runenv import RunEnvironment, collect_run_environment
 from .._runs import (
     BenchmarkRun,
@@ -35,7 +36,9 @@ from .nodes import BenchItem, BenchModule
 from .options import unwritable_reason
 from .runner import WORKEROUTPUT_KEY, attached_payload
 from .terminal import run_header_lines, summary_lines, verbose_detail
-from .upload import PlatformLink
+
+if TYPE_CHECKING:
+    from .upload import PlatformLink
 
 __all__ = ["ControllerPlugin"]
 
@@ -88,9 +91,7 @@ class ControllerPlugin:
     @property
     def environment(self) -> RunEnvironment:
         if self._environment is None:
-            self._environment = collect_run_environment(
-                self.catalog.environ, self.config.rootpath
-            )
+            self._environment = collect_run_environment(self.catalog.environ, self.config.rootpath)
         return self._environment
 
     def open_store(self) -> ResultStore | None:
@@ -160,16 +161,23 @@ class ControllerPlugin:
         if not runs:
             return
         self._write("")
-        self.platform = PlatformLink.open(
-            self.options, self.open_store(), self.catalog.environ, self.environment, self._write
-        )
-        for line in self.platform.header_lines():
-            self._write(f"benchsdk: {line}")
+        if self.options.dry_run:
+            # No platform at all: a dry run does not even import it (httpx, psutil).
+            self._write(f"benchsdk: {DRY_RUN_LINE}")
+        else:
+            from .upload import PlatformLink
+
+            self.platform = PlatformLink.open(
+                self.options, self.open_store(), self.catalog.environ, self.environment, self._write
+            )
+            for line in self.platform.header_lines():
+                self._write(f"benchsdk: {line}")
         for run in runs:
             for line in run_header_lines(run):
                 self._write(line)
-            for line in self.platform.begin(run):
-                self._write(f"  {line}")
+            if self.platform is not None:
+                for line in self.platform.begin(run):
+                    self._write(f"  {line}")
 
     def _open_runs(self, nodeids: Sequence[str]) -> list[BenchmarkRun]:
         """Open a run for every bench file with selected items (after deselection)."""
@@ -459,9 +467,7 @@ class ControllerPlugin:
         if config.on_complete is not None and not self._stopping:
             on_complete = config.on_complete
             # The user's hook fails the run, as upstream; SystemExit included.
-            self._guard(
-                run, "on_complete", lambda: resolve_awaitable(on_complete(run.outcome()))
-            )
+            self._guard(run, "on_complete", lambda: resolve_awaitable(on_complete(run.outcome())))
 
     def _run_json(self, run: BenchmarkRun) -> dict[str, Any]:
         try:

@@ -1,7 +1,7 @@
 """The controller's link to the platform: its runs reported through the store's outbox.
 
-The platform layer decides the mode (dry run, local only, reporting) and says it in the header;
-in a dry run its objects exist and send nothing.
+Imported only outside dry runs. The platform layer decides between local only (no
+credentials) and reporting, and says which in the header.
 """
 
 from __future__ import annotations

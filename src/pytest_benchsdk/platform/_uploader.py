@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .._modes import DRY_RUN_LINE, LOCAL_ONLY_LINE
 from ..records import LOG_LEVELS
 from ._auth import resolve_auth
 from ._client import BenchmarkClient
@@ -33,11 +34,6 @@ from ._run_upload import RunUpload
 
 __all__ = ["PlatformUploader"]
 
-_DRY_RUN_LINE = "Dry run: no platform ingest or reporting."
-_LOCAL_ONLY_LINE = (
-    "Local only: no platform credentials found (set BENCHMARKS_PLATFORM_API_KEY or "
-    "BENCHMARKS_PLATFORM_TOKEN, or pass --bench-api-key, to report runs)."
-)
 
 
 def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
@@ -158,9 +154,9 @@ class PlatformUploader:
         """Session-level lines for the terminal header, shown once (mode and warnings)."""
         lines = list(self._auth_warnings)
         if self.mode == "dry-run":
-            lines.append(_DRY_RUN_LINE)
+            lines.append(DRY_RUN_LINE)
         elif self.mode == "local-only":
-            lines.append(_LOCAL_ONLY_LINE)
+            lines.append(LOCAL_ONLY_LINE)
         return lines
 
     def _wake(self) -> None:
