@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import contextlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._client import BenchmarkClient
 from ._errors import BenchmarkApiError, PlatformConnectionError
@@ -56,6 +56,30 @@ def _assignment(store: OutboxStore, entry: OutboxEntryLike) -> dict[str, Any]:
             f"{participant}"
         )
     return assignment
+
+
+class _Attempt(NamedTuple):
+    """The claimed worker attempt an entry reports for."""
+
+    slug: str
+    run_id: str
+    assignment: dict[str, Any]
+    worker_id: str
+    attempt_id: str
+
+
+def _attempt(store: OutboxStore, entry: OutboxEntryLike) -> _Attempt:
+    """The attempt of the entry's participant (``Blocked`` while the run or the claim is
+    missing)."""
+    run_id = _platform_run_id(store, entry)
+    assignment = _assignment(store, entry)
+    return _Attempt(
+        entry.payload["slug"],
+        run_id,
+        assignment,
+        str(assignment["workerId"]),
+        str(assignment["attemptId"]),
+    )
 
 
 def dashboard_url(api_base_url: str, org_slug: str | None, slug: str, run_id: str) -> str:
@@ -191,11 +215,7 @@ def _submit_summary(store: OutboxStore, client: BenchmarkClient, entry: OutboxEn
 
 def _submit_events(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
     payload: Mapping[str, Any] = entry.payload
-    slug: str = payload["slug"]
-    run_id = _platform_run_id(store, entry)
-    assignment = _assignment(store, entry)
-    worker_id = str(assignment["workerId"])
-    attempt_id = str(assignment["attemptId"])
+    slug, run_id, assignment, worker_id, attempt_id = _attempt(store, entry)
     start = int((assignment.get("taskRange") or {}).get("start") or 0)
     records = [
         {**r, "taskIndex": int(r["taskIndex"]) + start} if start else r for r in payload["records"]
@@ -216,11 +236,7 @@ def _submit_events(store: OutboxStore, client: BenchmarkClient, entry: OutboxEnt
 
 def _finish_worker(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
     payload: Mapping[str, Any] = entry.payload
-    slug: str = payload["slug"]
-    run_id = _platform_run_id(store, entry)
-    assignment = _assignment(store, entry)
-    worker_id = str(assignment["workerId"])
-    attempt_id = str(assignment["attemptId"])
+    slug, run_id, assignment, worker_id, attempt_id = _attempt(store, entry)
     # The final counters before the worker ends (also when the run is replayed by a resubmit).
     _heartbeat(client, slug, run_id, assignment, payload.get("progress"))
     try:
@@ -242,11 +258,7 @@ def _finish_worker(store: OutboxStore, client: BenchmarkClient, entry: OutboxEnt
 
 def _upload_artifact(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
     payload: Mapping[str, Any] = entry.payload
-    slug: str = payload["slug"]
-    run_id = _platform_run_id(store, entry)
-    assignment = _assignment(store, entry)
-    worker_id = str(assignment["workerId"])
-    attempt_id = str(assignment["attemptId"])
+    slug, run_id, _, worker_id, attempt_id = _attempt(store, entry)
     body = payload["body"]
     content = base64.b64decode(body) if payload.get("encoding") == "base64" else body.encode()
     content_type = payload.get("contentType") or "application/octet-stream"
