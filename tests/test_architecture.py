@@ -25,6 +25,7 @@ ROOT = Path(pytest_benchsdk.__file__).parent
 GLUE = ("pytest_benchsdk.plugin", "pytest_benchsdk.hookspecs", "pytest_benchsdk._plugin")
 LEAVES = (
     "pytest_benchsdk._clock",
+    "pytest_benchsdk._files",
     "pytest_benchsdk._js",
     "pytest_benchsdk._modes",
     "pytest_benchsdk.records",

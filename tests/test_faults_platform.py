@@ -62,6 +62,17 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
+def _run_while_the_platform_is_down(
+    pytester: pytest.Pytester, server: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session whose uploads all stay in the outbox; the platform is back afterwards."""
+    use_platform(monkeypatch)
+    server.fault("*", **DOWN)
+    pytester.makepyfile(bench_x=E2E_BENCH)
+    assert pytester.runpytest_inprocess(*bench_args(server)).ret == 0
+    server.clear_faults()
+
+
 def _spawn(pytester: pytest.Pytester, *args: str) -> subprocess.Popen[str]:
     """``python -m pytest ARGS`` in the pytester directory, output captured."""
     return subprocess.Popen(
@@ -213,11 +224,7 @@ def test_resubmit_to_another_platform_is_refused_without_the_flag(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server = loopback_platform
-    use_platform(monkeypatch)
-    server.fault("*", **DOWN)
-    pytester.makepyfile(bench_x=E2E_BENCH)
-    assert pytester.runpytest_inprocess(*bench_args(server)).ret == 0
-    server.clear_faults()
+    _run_while_the_platform_is_down(pytester, server, monkeypatch)
     with LoopbackPlatform(tokens=(API_KEY,)) as other:
         wrong = pytester.runpytest_inprocess("--bench-resubmit", "--bench-base-url", other.root_url)
         assert wrong.ret == 1
@@ -319,11 +326,7 @@ def test_overlapping_resubmits_deliver_once(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server = loopback_platform
-    use_platform(monkeypatch)
-    server.fault("*", **DOWN)
-    pytester.makepyfile(bench_x=E2E_BENCH)
-    assert pytester.runpytest_inprocess(*bench_args(server)).ret == 0
-    server.clear_faults()
+    _run_while_the_platform_is_down(pytester, server, monkeypatch)
     server.fault("*", delay=0.3, times=None)  # a slow platform: the first resubmit takes a while
     args = ("--bench-resubmit", "--bench-base-url", server.root_url)
     procs = [_spawn(pytester, *args) for _ in range(2)]
@@ -512,11 +515,7 @@ def test_resubmitted_workers_heartbeat_too(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server = loopback_platform
-    use_platform(monkeypatch)
-    server.fault("*", **DOWN)
-    pytester.makepyfile(bench_x=E2E_BENCH)
-    assert pytester.runpytest_inprocess(*bench_args(server)).ret == 0
-    server.clear_faults()
+    _run_while_the_platform_is_down(pytester, server, monkeypatch)
     assert pytester.runpytest_inprocess(*bench_args(server, "--bench-resubmit")).ret == 0
     assert_delivered(server, pytester)
     _assert_heartbeats(server)

@@ -11,6 +11,7 @@ import attrs
 import pytest
 
 from .._benchfile import is_bench_path
+from .._files import creation_problem
 from ..schedule import (
     RunArgs,
     is_env_no_ingest,
@@ -330,14 +331,7 @@ def unwritable_reason(path: Path) -> str | None:
         if not os.access(path, os.W_OK):
             return "is not writable"
         return None
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        return f"cannot create its directory: {parent} is not a directory"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"cannot write in {parent} (permission denied or read-only)"
-    return None
+    return creation_problem(path)
 
 
 def _base_url(raw: object) -> str | None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .._clock import iso_utc
+from .._files import creation_problem
 from .._js import js_json
 from ._schema import SchemaTooNewError, migrate
 
@@ -113,14 +114,7 @@ def _unusable_reason(path: Path) -> str | None:
         if not os.access(path.parent, os.W_OK | os.X_OK):
             return f"its directory {path.parent} is read-only; SQLite needs to write there"
         return None
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        return f"cannot create its directory: {parent} is not a directory"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"cannot create it in {parent} (permission denied or read-only)"
-    return None
+    return creation_problem(path)
 
 
 def _create_private(path: Path) -> None:
