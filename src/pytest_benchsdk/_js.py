@@ -242,7 +242,7 @@ def py_fixed(value: float, digits: int = 3) -> str:
     number = float(value)
     if not math.isfinite(number):
         return float.__repr__(number)
-    if number == 0 or 10.0 ** -digits <= abs(number) < 1e6:
+    if number == 0 or 10.0**-digits <= abs(number) < 1e6:
         return f"{number:.{digits}f}"
     return f"{number:.{digits}g}"
 

@@ -56,9 +56,7 @@ REDACTED = "***"
 MIN_SECRET_LENGTH = 6
 
 
-def participant_secrets(
-    config: BenchmarkConfig, *environs: Mapping[str, str]
-) -> tuple[str, ...]:
+def participant_secrets(config: BenchmarkConfig, *environs: Mapping[str, str]) -> tuple[str, ...]:
     """The values of every env var a participant of *config* requires (from the first
     environment that sets it, and every other one too), at least :data:`MIN_SECRET_LENGTH`
     characters long, longest first (so a secret containing another is replaced whole)."""
@@ -101,6 +99,7 @@ def redact_value(value: Any, secrets: Sequence[str]) -> Any:
 
 def _contains_secret(texts: Iterable[str], secrets: Sequence[str]) -> bool:
     return any(secret in text for text in texts for secret in secrets)
+
 
 #: The run id ``on_complete`` sees when nothing reached the platform (upstream's value).
 NO_INGEST_RUN_ID = "no-ingest"

@@ -34,6 +34,7 @@ from typing import Any, Final, Protocol
 import attrs
 
 from pytest_benchsdk._clock import Clock
+from pytest_benchsdk._coordination import StepCoordination
 from pytest_benchsdk._js import is_js_integer, is_number, py_number, py_value
 from pytest_benchsdk._taskerror import TaskError, error_code_of, is_task_error
 from pytest_benchsdk.records import StepRecord
@@ -41,6 +42,8 @@ from pytest_benchsdk.records import StepRecord
 __all__ = [
     "ACTIVE_STEP",
     "BLOCKING_WARN_S",
+    "READINESS_MODES",
+    "READY_TIMEOUT_CODE",
     "LogWriter",
     "StepBlock",
     "StepHost",
@@ -50,6 +53,9 @@ __all__ = [
     "finite",
     "is_step_outcome",
 ]
+
+#: The error code of a ``readiness="poll"`` step whose barrier did not open in time.
+READY_TIMEOUT_CODE: Final = "step_ready_timeout"
 
 _STEP_OUTCOME_KEYS: Final = frozenset(
     {"stdout", "stderr", "error", "exitCode", "code", "signal", "pid"}
@@ -102,6 +108,8 @@ class StepState:
     ended: float | None = None
     completed_at: str | None = None
     error_code: str | None = None
+    # Invocations counted as active in the coordination (left again when the step ends).
+    entered: int = 0
 
 
 # (owner runner, step) of the innermost running step in the current execution context.
@@ -225,7 +233,7 @@ def step_fn(name: str, fn: object, parallelism: object) -> Callable[[], Any] | N
                 fn.close()  # never awaited: say why instead of warning about it
             raise TypeError(
                 f'step "{name}" got an awaitable, which runs only once; parallel_invocations='
-                f'{py_value(parallelism)} needs a function that makes one per invocation, '
+                f"{py_value(parallelism)} needs a function that makes one per invocation, "
                 f'e.g. step("{name}", lambda: client.get(url), '
                 f"parallel_invocations={py_value(parallelism)})"
             )
@@ -251,6 +259,10 @@ def _first_blocking_report(name: str) -> bool:
         return True
 
 
+#: ``readiness`` values: ``internal`` never waits, ``poll`` waits for the pool's barrier.
+READINESS_MODES: Final = ("internal", "poll")
+
+
 @attrs.frozen
 class StepOptions:
     """A step's options as passed (validated when the step starts, so errors become records)."""
@@ -259,6 +271,20 @@ class StepOptions:
     timeout_ms: Any
     parallelism: Any
     capture_output: bool
+    report_concurrency: bool = True
+    readiness: Any = "internal"
+    ready_poll_interval_ms: Any = None
+    ready_timeout_ms: Any = None
+
+
+@attrs.frozen
+class _Arrival:
+    """A validated step about to run: invocation count, timeout, and its barrier wait (if any)."""
+
+    count: int
+    timeout_ms: float | None
+    # (target, timeout_s, poll_interval_s) of a readiness="poll" step with a platform barrier.
+    barrier: tuple[int, float | None, float] | None
 
 
 class StepBlock:
@@ -273,7 +299,7 @@ class StepBlock:
         self._timed_out = False
         self._task: asyncio.Task[Any] | None = None
 
-    def _begin(self, *, allow_timeout: bool) -> None:
+    def _begin(self, *, allow_timeout: bool) -> _Arrival:
         self._state, self._token = self._runner.begin(self._options)
         try:
             if self._options.parallelism is not None:
@@ -281,8 +307,8 @@ class StepBlock:
                     f'step "{self._options.name}" parallel_invocations needs a function '
                     "(step(name, fn, parallel_invocations=N))"
                 )
-            timeout_ms = self._runner.validate(self._options)[1]
-            if timeout_ms is not None and not allow_timeout:
+            arrival = self._runner.arrive(self._state, self._options)
+            if arrival.timeout_ms is not None and not allow_timeout:
                 raise ValueError(
                     f'step "{self._options.name}" timeout_ms needs a function or `async with` '
                     "(a plain `with` block cannot be interrupted)"
@@ -290,6 +316,7 @@ class StepBlock:
         except BaseException as exc:
             self._finish(None, exc)
             raise
+        return arrival
 
     def _finish(self, value: Any, exc: BaseException | None) -> None:
         assert self._state is not None
@@ -298,7 +325,13 @@ class StepBlock:
         self._runner.end(self._state, token, self._options, value, exc)
 
     def __enter__(self) -> StepBlock:
-        self._begin(allow_timeout=False)
+        arrival = self._begin(allow_timeout=False)
+        assert self._state is not None
+        try:
+            self._runner.wait_ready(self._state, arrival)
+        except BaseException as exc:
+            self._finish(None, exc)
+            raise
         return self
 
     def __exit__(
@@ -310,7 +343,13 @@ class StepBlock:
         self._finish(None, exc)
 
     async def __aenter__(self) -> StepBlock:
-        self._begin(allow_timeout=True)
+        arrival = self._begin(allow_timeout=True)
+        assert self._state is not None
+        try:
+            await self._runner.wait_ready_async(self._state, arrival)
+        except BaseException as exc:
+            self._finish(None, exc)
+            raise
         timeout_ms = self._options.timeout_ms
         if timeout_ms is not None:
             self._task = asyncio.current_task()
@@ -352,6 +391,8 @@ class StepHost(Protocol):
     def loop(self) -> asyncio.AbstractEventLoop | None: ...
     @property
     def participant_name(self) -> str: ...
+    @property
+    def coordination(self) -> StepCoordination | None: ...
 
 
 #: ``(level, message, meta)`` -> None: the context's log writer.
@@ -420,6 +461,10 @@ class StepRunner:
             current = ACTIVE_STEP.get()
             if current is not None and current[1] is state:
                 ACTIVE_STEP.set(None)
+        coordination = self._host.coordination
+        if state.entered and coordination is not None:
+            coordination.leave(state.name, state.entered)
+            state.entered = 0
         with self._lock:
             state.ended = end
             state.completed_at = self._host.clock.iso(end)
@@ -464,8 +509,77 @@ class StepRunner:
                 f'step "{options.name}" timeout_ms must be a number >= 0 '
                 f"(got {py_value(timeout_ms)})"
             )
+        readiness = options.readiness
+        if readiness not in READINESS_MODES:
+            raise ValueError(
+                f'step "{options.name}" readiness must be "poll" or "internal" '
+                f"(got {py_value(readiness)})"
+            )
+        for option, value, minimum in (
+            ("ready_poll_interval_ms", options.ready_poll_interval_ms, 1),
+            ("ready_timeout_ms", options.ready_timeout_ms, 0),
+        ):
+            if value is not None and (not is_number(value) or not finite(value) or value < minimum):
+                raise ValueError(
+                    f'step "{options.name}" {option} must be a number >= {minimum} '
+                    f"(got {py_value(value)})"
+                )
         count = int(parallelism) if parallelism is not None else 1
         return count, (float(timeout_ms) if timeout_ms is not None else None)
+
+    def arrive(self, state: StepState, options: StepOptions) -> _Arrival:
+        """Validate the options and count the step's invocations as active (heartbeat
+        samples); a ``readiness="poll"`` step gets its barrier wait."""
+        count, timeout_ms = self.validate(options)
+        coordination = self._host.coordination
+        if coordination is None:
+            return _Arrival(count, timeout_ms, None)
+        target = coordination.target_of(count if options.parallelism is not None else None)
+        if options.report_concurrency or options.readiness == "poll":
+            coordination.enter(options.name, target, count)
+            state.entered = count
+        barrier = None
+        if options.readiness == "poll" and coordination.barrier is not None:
+            ready_timeout = options.ready_timeout_ms
+            interval = options.ready_poll_interval_ms
+            barrier = (
+                target,
+                None if ready_timeout is None else float(ready_timeout) / 1000.0,
+                (1000.0 if interval is None else float(interval)) / 1000.0,
+            )
+        return _Arrival(count, timeout_ms, barrier)
+
+    def _ready_error(self, name: str) -> TaskError:
+        return TaskError(
+            f'Timed out waiting for benchmark step "{name}" to become ready.',
+            code=READY_TIMEOUT_CODE,
+            step=name,
+        )
+
+    def _restart_clock(self, state: StepState) -> None:
+        # The barrier wait is not the step's work: its latency starts when the pool is ready.
+        now = self._host.clock.monotonic()
+        with self._lock:
+            state.started = now
+            state.started_at = self._host.clock.iso(now)
+
+    def wait_ready(self, state: StepState, arrival: _Arrival) -> None:
+        """Block at the step's barrier (if any); ``TaskError`` when it times out."""
+        coordination = self._host.coordination
+        if arrival.barrier is None or coordination is None:
+            return
+        if not coordination.wait_ready(state.name, *arrival.barrier):
+            raise self._ready_error(state.name)
+        self._restart_clock(state)
+
+    async def wait_ready_async(self, state: StepState, arrival: _Arrival) -> None:
+        """:meth:`wait_ready` without blocking the event loop."""
+        coordination = self._host.coordination
+        if arrival.barrier is None or coordination is None:
+            return
+        if not await coordination.wait_ready_async(state.name, *arrival.barrier):
+            raise self._ready_error(state.name)
+        self._restart_clock(state)
 
     def timeout_error(self, name: str, timeout_ms: Any) -> TaskError:
         """The ``step_timeout`` TaskError of step ``name``."""
@@ -482,7 +596,9 @@ class StepRunner:
         state, token = self.begin(options)
         value: Any = None
         try:
-            count, timeout_ms = self.validate(options)
+            arrival = self.arrive(state, options)
+            await self.wait_ready_async(state, arrival)
+            count, timeout_ms = arrival.count, arrival.timeout_ms
             if count == 1:
                 value = await self._invoke_async(options, fn, timeout_ms)
             else:
@@ -580,7 +696,9 @@ class StepRunner:
         state, token = self.begin(options)
         value: Any = None
         try:
-            count, timeout_ms = self.validate(options)
+            arrival = self.arrive(state, options)
+            self.wait_ready(state, arrival)
+            count, timeout_ms = arrival.count, arrival.timeout_ms
             if count == 1 and timeout_ms is None:
                 value = self.resolve_blocking(fn(), None, options)
             else:

@@ -29,11 +29,12 @@ import inspect
 import threading
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import attrs
 
 from pytest_benchsdk._clock import CLOCK, Clock
+from pytest_benchsdk._coordination import StepCoordination
 from pytest_benchsdk._js import JSONConversionError, is_number, to_json_value
 from pytest_benchsdk._steps import ACTIVE_STEP, StepOptions, StepRunner, finite, is_step_outcome
 from pytest_benchsdk._taskerror import TaskError, error_code_of, is_task_error
@@ -165,6 +166,7 @@ class TaskContext:
         is_async: bool = False,
         clock: Clock = CLOCK,
         loop: asyncio.AbstractEventLoop | None = None,
+        coordination: StepCoordination | None = None,
     ) -> None:
         self.participant = participant
         self.participant_name = participant_name
@@ -174,6 +176,7 @@ class TaskContext:
         self.is_async = is_async
         self.clock = clock
         self.loop = loop
+        self.coordination = coordination
         self._lock = threading.Lock()
         self._measures: dict[str, Any] = {}
         self._logs: list[LogLine] = []
@@ -258,6 +261,9 @@ class TaskContext:
         concurrency: int | None = None,
         capture_output: bool = True,
         report_concurrency: bool = True,
+        readiness: Literal["internal", "poll"] = "internal",
+        ready_poll_interval_ms: float | None = None,
+        ready_timeout_ms: float | None = None,
     ) -> Any:
         """Run ``fn`` as a named, timed step and return its value.
 
@@ -279,10 +285,17 @@ class TaskContext:
         ``parallel_invocations=N``: start N invocations at once, return
         their values in order; if any fails, raise the first failure in invocation order after
         all settle. ``concurrency`` is its deprecated alias. ``capture_output``: log a returned
-        ``{stdout, stderr, error, ...}`` outcome. ``report_concurrency`` is accepted for
-        upstream compatibility (platform heartbeat only; no local effect).
+        ``{stdout, stderr, error, ...}`` outcome.
+
+        Platform workers (upstream §6.3): ``report_concurrency=False`` keeps the step out of
+        the heartbeat's concurrency samples. ``readiness="poll"`` waits, before ``fn`` runs,
+        until every worker of the pool has arrived at this step (the platform's run progress
+        says ``ready``), polling every ``ready_poll_interval_ms`` (default 1000); after
+        ``ready_timeout_ms`` the step fails with ``TaskError(code="step_ready_timeout")``. The
+        wait is not part of the step's latency. Without a platform (dry run, local only,
+        xdist workers) a ``"poll"`` step proceeds at once; ``"internal"`` (the default) never
+        waits.
         """
-        del report_concurrency  # platform heartbeat option; nothing to do locally
         if concurrency is not None:
             warnings.warn(
                 f'step "{name}" option "concurrency" is deprecated; use "parallel_invocations"',
@@ -290,7 +303,16 @@ class TaskContext:
                 stacklevel=2,
             )
         parallelism = parallel_invocations if parallel_invocations is not None else concurrency
-        options = StepOptions(str(name), timeout_ms, parallelism, capture_output)
+        options = StepOptions(
+            str(name),
+            timeout_ms,
+            parallelism,
+            capture_output,
+            bool(report_concurrency),
+            readiness,
+            ready_poll_interval_ms,
+            ready_timeout_ms,
+        )
         return self._steps.start(options, fn)
 
     def _snapshot(self, started: float, completed: float) -> _IterationSnapshot:
@@ -465,9 +487,7 @@ def _assemble(
             try:
                 data.update(to_json_value(task_result.data, "returned data"))
             except TypeError as exc:
-                invalid: Exception = TypeError(
-                    f"task returned data that cannot be recorded: {exc}"
-                )
+                invalid: Exception = TypeError(f"task returned data that cannot be recorded: {exc}")
                 invalid.__cause__ = exc
                 return invalid_record(invalid)
         data = _with_phase(data, phase)

@@ -43,6 +43,7 @@ import attrs
 
 from pytest_benchsdk._clock import CLOCK, Clock
 from pytest_benchsdk._config_validate import MAX_STAGGER_DELAY_MS
+from pytest_benchsdk._coordination import StepCoordination
 from pytest_benchsdk.context import (
     IterationOutcome,
     TaskContext,
@@ -51,7 +52,6 @@ from pytest_benchsdk.context import (
 )
 
 __all__ = ["Executor", "ExecutorShutdownError", "GroupMode", "GroupPlan", "IterationSpec"]
-
 
 
 # ------------------------------------------------------------------ what runs
@@ -74,6 +74,8 @@ class IterationSpec:
     * ``invoke(ctx)`` — calls the user task with the context (returns a value or an awaitable).
     * ``is_async`` — run on the event loop (True) or on a thread (False).
     * ``args`` — custom CLI flag values (``ctx.args``).
+    * ``coordination`` — the participant's step coordination with the platform, if any
+      (heartbeat samples, readiness barriers; ``ctx.coordination``).
     """
 
     key: Hashable
@@ -85,6 +87,7 @@ class IterationSpec:
     invoke: Callable[[TaskContext], object]
     is_async: bool
     args: Mapping[str, str] = attrs.field(factory=dict)
+    coordination: StepCoordination | None = None
 
 
 def _iterations_converter(value: Sequence[Any]) -> tuple[Any, ...]:
@@ -219,8 +222,7 @@ def _settle(
 
 
 class Executor:
-    """Runs iteration groups on a background event loop (see the module docstring).
-    """
+    """Runs iteration groups on a background event loop (see the module docstring)."""
 
     def __init__(
         self,
@@ -479,6 +481,7 @@ class Executor:
             is_async=spec.is_async,
             clock=self.clock,
             loop=loop,
+            coordination=spec.coordination,
         )
 
     async def _run_async(

@@ -343,7 +343,7 @@ def _base_url(raw: object) -> str | None:
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(
-            f'--bench-base-url expects an http(s) URL with a host, like '
+            f"--bench-base-url expects an http(s) URL with a host, like "
             f'https://platform.computesdk.com (got "{value}")'
         )
     try:

@@ -590,9 +590,7 @@ def resubmit(
         if run_id in unfinished:
             recover_run(store, run_id, log_level=log_level)
         owned.add(run_id)
-    sender = Sender(
-        store, client, retry=retry, run_ids=owned, on_message=on_message, holder=holder
-    )
+    sender = Sender(store, client, retry=retry, run_ids=owned, on_message=on_message, holder=holder)
     try:
         summary = sender.drain(timeout) if owned else DeliverySummary()
     finally:

@@ -35,7 +35,6 @@ from ._run_upload import RunUpload
 __all__ = ["PlatformUploader"]
 
 
-
 def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
     # Upstream: missing/empty → default; non-integer or negative → default.
     text = (env.get(name) or "").strip()

@@ -515,9 +515,7 @@ class ResultStore:
             params.append(state)
         return [_outbox_from_row(row) for row in self._read(sql + " ORDER BY id", params)]
 
-    def outbox_reset(
-        self, run_id: str | None = None, states: Sequence[str] = ("rejected",)
-    ) -> int:
+    def outbox_reset(self, run_id: str | None = None, states: Sequence[str] = ("rejected",)) -> int:
         """Put entries in *states* (default: ``rejected``) back to ``pending`` so the next
         delivery or ``--bench-resubmit`` sends them again; returns how many. Their
         ``last_error`` is kept until the next attempt.
