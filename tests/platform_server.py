@@ -7,6 +7,14 @@ number, heartbeats, complete/fail, artifacts with presigned upload URLs served b
 server, run summaries, and the benchmark listing. The OAuth refresh grant
 (``/api/auth/oauth2/token``) is there too.
 
+Worker pools (upstream §3.7, §6.2): ``GET …/progress`` aggregates, per participant, the
+``concurrency`` samples of the latest heartbeat of each *fresh* worker (running, heard from in
+the last :data:`FRESH_S` seconds). A step is ``ready`` once every planned worker of the
+participant is fresh and reports the step with ``active >= target``; once ready it stays ready
+for the run (a worker that polls a moment later, when the first ones already left the step,
+must still pass). ``POST …/close`` ends the run: ``completed`` when no worker is pending or
+running, else ``closing`` (with ``closeAfterMs``) or ``closed``.
+
 Every request is recorded (:attr:`LoopbackPlatform.requests`). Faults are injected per route
 with :meth:`LoopbackPlatform.fault`: a status (5xx, 429 with ``Retry-After``, 401, 404, 409…),
 a delay, or a dropped connection, for the next N matching requests or forever. Nothing here
@@ -28,7 +36,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-__all__ = ["API_KEY", "ORG_SLUG", "Fault", "LoopbackPlatform", "RecordedRequest"]
+__all__ = ["API_KEY", "FRESH_S", "ORG_SLUG", "Fault", "LoopbackPlatform", "RecordedRequest"]
+
+#: A worker whose last heartbeat is older than this is not counted at a barrier.
+FRESH_S = 60.0
 
 ORG_SLUG = "acme"
 #: A recognisable fake API key: tests assert it never shows up anywhere.
@@ -87,6 +98,8 @@ _ROUTES: list[tuple[str, str, str]] = [
     ("POST", r"/benchmarks/([^/]+)/runs", "create_run"),
     ("GET", r"/benchmarks/([^/]+)/runs", "list_runs"),
     ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)", "get_run"),
+    ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)/progress", "progress"),
+    ("POST", r"/benchmarks/([^/]+)/runs/([^/]+)/close", "close"),
     ("POST", r"/benchmarks/([^/]+)/runs/([^/]+)/summary", "summary"),
     ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)/participants", "list_participants"),
     ("PUT", r"/benchmarks/([^/]+)/runs/([^/]+)/participants/([^/]+)", "upsert_participant"),
@@ -332,6 +345,77 @@ class LoopbackPlatform:
     def _h_get_run(self, slug: str, run_id: str, *, query: Any, body: Any) -> tuple[int, Any]:
         return 200, {"run": self._run(slug, run_id)}
 
+    def _h_progress(self, slug: str, run_id: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        run = self._run(slug, run_id)
+        now = time.monotonic()
+        participants = []
+        for (rid, name), part in self.participants.items():
+            if rid != run_id:
+                continue
+            workers = [self.workers[i] for i in part.get("workerIds", [])]
+            steps: dict[str, dict[str, int]] = {}
+            for worker in workers:
+                last = worker.get("lastHeartbeat")
+                if worker["status"] != "running" or last is None or now - last[0] > FRESH_S:
+                    continue
+                for sample in last[1].get("concurrency") or []:
+                    entry = steps.setdefault(
+                        str(sample["step"]), {"active": 0, "target": 0, "arrived": 0}
+                    )
+                    entry["active"] += int(sample.get("active") or 0)
+                    entry["target"] += int(sample.get("target") or 0)
+                    if int(sample.get("active") or 0) >= int(sample.get("target") or 0):
+                        entry["arrived"] += 1
+            ready: list[str] = part.setdefault("readySteps", [])
+            for step, entry in steps.items():
+                if workers and entry["arrived"] >= len(workers) and step not in ready:
+                    ready.append(step)
+            names = list(dict.fromkeys([*steps, *ready]))
+            participants.append(
+                {
+                    "participantSlug": name,
+                    "status": part.get("status"),
+                    "totalTasks": part.get("totalTasks"),
+                    "workerCount": len(workers),
+                    "completedWorkers": sum(w["status"] == "completed" for w in workers),
+                    "runningWorkers": sum(w["status"] == "running" for w in workers),
+                    "pendingWorkers": sum(w["status"] == "pending" for w in workers),
+                    "progressDone": sum(int(w.get("progressDone") or 0) for w in workers),
+                    "concurrency": [
+                        {
+                            "step": step,
+                            "active": steps.get(step, {}).get("active", 0),
+                            "target": steps.get(step, {}).get("target", 0),
+                            "ready": step in ready,
+                        }
+                        for step in names
+                    ],
+                }
+            )
+        return 200, {"runId": run_id, "status": run["status"], "participants": participants}
+
+    def _h_close(self, slug: str, run_id: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        run = self._run(slug, run_id)
+        workers = [w for w in self.workers.values() if w["runId"] == run_id]
+        pending = sum(w["status"] == "pending" for w in workers)
+        running = sum(w["status"] == "running" for w in workers)
+        if pending == 0 and running == 0:
+            run["status"] = "completed"
+        else:
+            run["status"] = "closing" if body.get("closeAfterMs") else "closed"
+        run["endedAt"] = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+        run.setdefault("closeRequests", []).append(dict(body))
+        return 200, {
+            "run": {"id": run_id, "status": run["status"], "endedAt": run["endedAt"]},
+            "outcome": {
+                "workerCount": len(workers),
+                "completedWorkers": sum(w["status"] == "completed" for w in workers),
+                "pendingWorkers": pending,
+                "reapedWorkers": 0,
+                "attemptCount": sum(len(w["attempts"]) for w in workers),
+            },
+        }
+
     def _h_summary(self, slug: str, run_id: str, *, query: Any, body: Any) -> tuple[int, Any]:
         self._run(slug, run_id)
         self.summaries.setdefault(run_id, []).append(body)
@@ -407,7 +491,8 @@ class LoopbackPlatform:
         return 200, {"items": [self._public_worker(self.workers[i]) for i in ids]}
 
     def _public_worker(self, worker: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in worker.items() if k not in ("events", "heartbeats", "attempts")}
+        hidden = ("events", "heartbeats", "attempts", "lastHeartbeat")
+        return {k: v for k, v in worker.items() if k not in hidden}
 
     def _h_list_workers(
         self, slug: str, run_id: str, name: str, *, query: Any, body: Any
@@ -465,7 +550,16 @@ class LoopbackPlatform:
         self, slug: str, run_id: str, worker_id: str, *, query: Any, body: Any
     ) -> tuple[int, Any]:
         worker = self._worker(slug, run_id, worker_id, body)
+        samples = body.get("concurrency")
+        if samples is not None:
+            steps = [sample.get("step") for sample in samples]
+            if len(samples) > 20 or len(set(steps)) != len(steps):
+                raise _ApiError(400, "concurrency: at most 20 samples with unique steps")
         worker["heartbeats"].append(body)
+        worker["lastHeartbeat"] = (time.monotonic(), body)
+        for key in ("progressDone", "progressInFlight", "progressErrors", "progressTotal"):
+            if key in body:
+                worker[key] = body[key]
         return 200, {"worker": self._public_worker(worker), "attempt": worker["attempts"][-1]}
 
     def _h_events(

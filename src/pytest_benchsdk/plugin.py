@@ -59,6 +59,14 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     if runs_nothing and getattr(option, "numprocesses", None):
         option.numprocesses = None
         option.dist = "no"
+    elif getattr(option, "bench_worker_pool", None) and getattr(option, "numprocesses", None):
+        # The pool's worker is this process: its claim, heartbeats and barriers live here,
+        # while xdist would run the steps elsewhere.
+        raise pytest.UsageError(
+            "--bench-worker-pool makes this pytest process one worker of a platform pool; "
+            "it cannot be split with pytest-xdist (-n). Start more pytest processes with "
+            "the same --bench-run-key instead (one per machine or CI job)."
+        )
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -60,6 +60,8 @@ SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 UNEVEN_PHASES_WARNING = (
     "--bench-iterations is ignored because this benchmark sizes its phases individually."
 )
+#: Upstream's error for a worker pool in round mode, with our option names.
+WORKER_POOL_ROUND_ERROR = "--bench-worker-pool is only supported with --bench-group-by participant"
 
 
 @attrs.frozen
@@ -76,6 +78,8 @@ class RunArgs:
     group_by: str | None = None
     providers: tuple[str, ...] | None = None
     no_ingest: bool = False
+    worker_pool: int | None = None
+    close_after_ms: float | None = None
 
 
 @attrs.frozen
@@ -88,6 +92,8 @@ class ResolvedRunConfig:
     group_by: str
     providers: tuple[str, ...] | None = None
     phase_iterations: int | None = None
+    #: The pooled run's close deadline: the option, else the config's (not a knob).
+    close_after_ms: float | None = None
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {
@@ -342,6 +348,8 @@ def merge_config(config: BenchmarkConfig, args: RunArgs) -> tuple[ResolvedRunCon
     stagger = _first(args.stagger_delay_ms, config.stagger_delay_ms, 0)
     group_by = _first(args.group_by, config.group_by, "participant")
     providers = args.providers if args.providers is not None else config.default_providers
+    if args.worker_pool is not None and group_by == "round":
+        raise ValueError(WORKER_POOL_ROUND_ERROR)
     if not (isinstance(iterations, int) and iterations >= 1):
         raise ValueError(f"iterations must be an integer >= 1 (got {py_value(iterations)})")
     if iterations > MAX_ITERATIONS:
@@ -370,6 +378,9 @@ def merge_config(config: BenchmarkConfig, args: RunArgs) -> tuple[ResolvedRunCon
         group_by=group_by,
         providers=tuple(providers) if providers is not None else None,
         phase_iterations=phase_iterations,
+        close_after_ms=(
+            args.close_after_ms if args.close_after_ms is not None else config.close_after_ms
+        ),
     )
     return resolved, warnings
 
@@ -472,8 +483,10 @@ def run_config_to_json(
         snapshot["dimensions"] = dict(config.dimensions)
     if config.scoring is not None:
         snapshot["scoring"] = config.scoring.to_wire()
-    if config.close_after_ms is not None:
-        snapshot["closeAfterMs"] = config.close_after_ms
+    # Upstream sends the file's value only, so --close-after-ms alone never reaches the run
+    # config (reference §8.3); the resolved value is the one the run closes with.
+    if resolved.close_after_ms is not None:
+        snapshot["closeAfterMs"] = resolved.close_after_ms
     snapshot["participants"] = list(participants)
     snapshot["trigger"] = dict(trigger)
     return snapshot

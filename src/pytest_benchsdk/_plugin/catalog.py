@@ -9,15 +9,34 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
 from .._benchfile import BenchFile, schedule_bench_file
+from .._coordination import StepCoordination
 from ..config import BenchmarkConfig
 from ..schedule import BenchmarkSchedule
 from .options import BenchOptions
 
-__all__ = ["Catalog"]
+__all__ = ["Catalog", "ParticipantLink"]
+
+
+class ParticipantLink(Protocol):
+    """What the items running in this process ask the platform link (the controller's, when
+    it runs in this process: plain pytest; xdist workers have none)."""
+
+    def admit(self, file_key: str, participant: str) -> str | None:
+        """``None`` to run the participant's iterations here, else why they are skipped (a
+        worker pool with no worker left). May block while the pool worker is claimed."""
+        ...
+
+    def coordination(
+        self, file_key: str, participant: str, concurrency: int
+    ) -> StepCoordination | None:
+        """The participant's step coordination (heartbeat samples, readiness barrier)."""
+        ...
+
 
 _CATALOG_KEY = pytest.StashKey["Catalog"]()
 
@@ -30,6 +49,8 @@ class Catalog:
         self.options = options
         self.environ: dict[str, str] = dict(os.environ)
         self.files: dict[str, tuple[BenchFile, BenchmarkSchedule]] = {}
+        #: Set by the controller when it reports runs from this very process.
+        self.link: ParticipantLink | None = None
 
     @classmethod
     def install(cls, config: pytest.Config, options: BenchOptions) -> Catalog:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .._benchfile import BenchFile, item_name
+from .._coordination import StepCoordination
 from .._js import js_json
 from .._modes import DRY_RUN_LINE
 from .._runenv import RunEnvironment, collect_run_environment
@@ -47,6 +48,15 @@ def describe(exc: BaseException) -> str:
     """``Type: message`` of an exception (``SystemExit: 4``, ``OverflowError: ...``)."""
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _uses_readiness(path: Path) -> bool:
+    """Whether a bench file mentions step readiness (said in the header when barriers cannot
+    hold; reading the source is cheaper than running the task to find out)."""
+    try:
+        return "readiness" in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
 
 
 def _bench_item_of(nodeid: str) -> tuple[str, str] | None:
@@ -172,12 +182,47 @@ class ControllerPlugin:
             )
             for line in self.platform.header_lines():
                 self._write(f"benchsdk: {line}")
+            # Items of this process ask the link (pool claims, step coordination); xdist
+            # workers are other processes and get none.
+            self.catalog.link = self
         for run in runs:
             for line in run_header_lines(run):
                 self._write(line)
             if self.platform is not None:
                 for line in self.platform.begin(run):
                     self._write(f"  {line}")
+            inactive = self._barriers_inactive()
+            if inactive and _uses_readiness(run.bench_file.path):
+                self._write(
+                    f'  Readiness barriers (step readiness="poll") are inactive {inactive}: '
+                    "such steps proceed at once."
+                )
+
+    def _barriers_inactive(self) -> str | None:
+        """Why no readiness barrier can hold in this session, or ``None``."""
+        if self.platform is None:
+            return "in a dry run (no platform to coordinate with)"
+        if not self.platform.reporting:
+            return "without platform credentials"
+        if self.config.pluginmanager.get_plugin("dsession") is not None:
+            return "under pytest-xdist (the steps run in xdist workers)"
+        return None
+
+    # -- the link the items of this process use (catalog.ParticipantLink) --------------------
+
+    def admit(self, file_key: str, participant: str) -> str | None:
+        run = self.runs.get(file_key)
+        if self.platform is None or run is None:
+            return None
+        return self.platform.admit(run, participant, self._write)
+
+    def coordination(
+        self, file_key: str, participant: str, concurrency: int
+    ) -> StepCoordination | None:
+        run = self.runs.get(file_key)
+        if self.platform is None or run is None:
+            return None
+        return self.platform.coordination(run, participant, concurrency)
 
     def _open_runs(self, nodeids: Sequence[str]) -> list[BenchmarkRun]:
         """Open a run for every bench file with selected items (after deselection)."""
@@ -507,6 +552,9 @@ class ControllerPlugin:
             terminalreporter.write_line(line)
         for error in self.session_errors:
             terminalreporter.write_line(f"ERROR {error}", red=True)
+        if self.platform is not None:
+            for line in self.platform.pool_lines():
+                terminalreporter.write_line(f"benchsdk: {line}")
         delivery = self.platform.delivery if self.platform is not None else None
         if delivery is not None:
             store = self.options.store_path

@@ -156,7 +156,12 @@ class BenchItem(pytest.Function):
             self.__dict__["_bench_nodeid"] = value
 
     def runtest(self) -> None:
-        _, schedule = Catalog.of(self.config).files[self.bench.file_key]
+        catalog = Catalog.of(self.config)
+        _, schedule = catalog.files[self.bench.file_key]
+        if catalog.link is not None:
+            refused = catalog.link.admit(self.bench.file_key, self.bench.participant.name)
+            if refused is not None:
+                pytest.skip(refused)
         outcome = ProcessRuntime.of(self.config).run_item(self, schedule)
         error = outcome.error
         # pytest.skip() inside a task keeps pytest's meaning: the iteration is skipped and

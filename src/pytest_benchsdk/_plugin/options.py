@@ -55,6 +55,8 @@ IMPLYING_OPTIONS = (
     "--bench-arg",
     "--bench-json",
     "--bench-run-key",
+    "--bench-worker-pool",
+    "--bench-close-after-ms",
     "--bench-benchmark",
     "--bench-name",
 )
@@ -114,6 +116,19 @@ def add_options(parser: pytest.Parser) -> None:
         "--bench-run-key",
         metavar="KEY",
         help="Join (or create) the platform run with this key: several processes share one run.",
+    )
+    add(
+        "--bench-worker-pool",
+        metavar="N",
+        help="With --bench-run-key: spread each participant over N processes (machines) through "
+        "the platform. Each process claims one of N workers and runs its share; start N of "
+        "them with the same run key (group_by participant only).",
+    )
+    add(
+        "--bench-close-after-ms",
+        metavar="MS",
+        help="Worker pool: the run's close deadline sent by the process that claims the last "
+        "worker (default: the file's close_after_ms).",
     )
     add(
         "--bench-check",
@@ -384,6 +399,11 @@ def _run_args(config: pytest.Config, env: Mapping[str, str]) -> RunArgs:
     shape = value("bench_shape")
     run_key = value("bench_run_key")
     providers = opt("bench_provider")
+    pool = value("bench_worker_pool")
+    close_after = value("bench_close_after_ms")
+    worker_pool = None if pool is None else parse_positive_int("--bench-worker-pool", pool)
+    if worker_pool is not None and run_key is None:
+        raise ValueError("--bench-worker-pool requires --bench-run-key")
     return RunArgs(
         benchmark=None if benchmark is None else parse_slug("--bench-benchmark", benchmark),
         name=None if name is None else parse_text("--bench-name", name),
@@ -403,6 +423,12 @@ def _run_args(config: pytest.Config, env: Mapping[str, str]) -> RunArgs:
         group_by=None if group_by is None else parse_group_by("--bench-group-by", group_by),
         providers=parse_providers(providers) if providers else None,
         no_ingest=bool(opt("bench_dry_run")) or is_env_no_ingest(env),
+        worker_pool=worker_pool,
+        close_after_ms=(
+            None
+            if close_after is None
+            else parse_non_negative_number("--bench-close-after-ms", close_after)
+        ),
     )
 
 

@@ -9,6 +9,7 @@ its own iteration's outcome.
 from __future__ import annotations
 
 import inspect
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
@@ -19,6 +20,7 @@ from .._runs import RecordPayload
 from ..context import IterationOutcome, TaskContext
 from ..executor import Executor, GroupPlan, IterationSpec
 from ..schedule import BenchmarkSchedule
+from .catalog import Catalog
 from .fixtures import CONTEXT_FIXTURES, context_value
 
 __all__ = ["ProcessRuntime"]
@@ -136,6 +138,8 @@ class ProcessRuntime:
             ):
                 members.append((cast("pytest.Function", item), member))
         resolved = schedule.resolved
+        link = Catalog.of(self.config).link
+        per_participant = Counter(member.participant.name for _, member in members)
         inline = resolved.concurrency == 1
         is_async = inspect.iscoroutinefunction(trigger.obj)
         argnames = tuple(trigger._fixtureinfo.argnames)
@@ -156,6 +160,15 @@ class ProcessRuntime:
                     invoke=_make_invoke(trigger.obj, argnames, funcargs, item._request),
                     is_async=is_async,
                     args=member.args,
+                    coordination=None
+                    if link is None
+                    else link.coordination(
+                        member.file_key,
+                        member.participant.name,
+                        # A target no iteration count of this process can reach would hold
+                        # a readiness barrier until it times out.
+                        min(resolved.concurrency, per_participant[member.participant.name]),
+                    ),
                 )
             )
         plan = GroupPlan.build(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._coordination import StepCoordination
 from .._runenv import RunEnvironment
 from .._runs import BenchmarkRun, RecordPayload
 from ..platform import DeliverySummary, PlatformUploader, RunUpload
@@ -21,6 +22,8 @@ __all__ = ["PlatformLink"]
 HEADER_WAIT_S = 5.0
 #: How long the session end waits for queued uploads before leaving them to --bench-resubmit.
 CLOSE_TIMEOUT_S = 30.0
+#: How long a pool worker waits for its claim before running its iterations anyway.
+CLAIM_WAIT_S = 30.0
 
 
 class PlatformLink:
@@ -39,6 +42,9 @@ class PlatformLink:
         self.run_key = run_key
         self.uploads: dict[str, RunUpload] = {}
         self.delivery: DeliverySummary | None = None
+        self.worker_pool: int | None = None
+        # (file key, participant) -> why its iterations do not run here (None: they do).
+        self._admitted: dict[tuple[str, str], str | None] = {}
 
     @classmethod
     def open(
@@ -59,11 +65,23 @@ class PlatformLink:
             header_wait_s=HEADER_WAIT_S,
             on_message=lambda line: write(f"benchsdk: {line}"),
         )
-        return cls(uploader, store, environment, options.run_args.run_key)
+        link = cls(uploader, store, environment, options.run_args.run_key)
+        link.worker_pool = options.run_args.worker_pool
+        return link
+
+    @property
+    def reporting(self) -> bool:
+        return self.uploader.mode == "reporting"
 
     def header_lines(self) -> list[str]:
         """The mode line and credential warnings, once per session."""
-        return self.uploader.header_lines()
+        lines = self.uploader.header_lines()
+        if self.worker_pool and not self.reporting:
+            lines.append(
+                f"--bench-worker-pool {self.worker_pool} has no effect without the platform: "
+                "every iteration runs in this process."
+            )
+        return lines
 
     def begin(self, run: BenchmarkRun) -> list[str]:
         """Open the platform run of one benchmark; returns its header lines."""
@@ -85,6 +103,8 @@ class PlatformLink:
             benchmark_config=benchmark_config,
             identity_is_ours=run.schedule.identity_is_ours,
             run_key=self.run_key,
+            pool=self.worker_pool,
+            close_after_ms=run.schedule.resolved.close_after_ms,
         )
         self.uploads[run.file_key] = upload
         self._sync_run_ids(run, upload)
@@ -98,6 +118,75 @@ class PlatformLink:
             store = self.store
             if store is not None and run.local_run_id is not None:
                 store.set_platform_run(run.local_run_id, platform_run_id, run.dashboard_url)
+
+    def admit(
+        self, run: BenchmarkRun, participant: str, write: Callable[[str], None]
+    ) -> str | None:
+        """In a worker pool: claim the participant's worker before its first iteration (once)
+        and say what came of it; returns why its iterations are skipped here, or ``None``."""
+        upload = self.uploads.get(run.file_key)
+        if upload is None or not upload.active or not upload.pool:
+            return None
+        key = (run.file_key, participant)
+        if key in self._admitted:
+            return self._admitted[key]
+        claim = self.uploader.claim_worker(upload, participant, CLAIM_WAIT_S)
+        refused: str | None = None
+        if claim.joined:
+            write(f"  Worker pool already planned for {participant} — joining it.")
+        if claim.state == "claimed" and claim.assignment is not None:
+            index = int(claim.assignment.get("workerIndex") or 0)
+            count = claim.assignment.get("workerCount")
+            span = claim.assignment.get("taskRange") or {}
+            start, end = int(span.get("start") or 0), int(span.get("end") or 0)
+            write(
+                f"  {participant}: pool worker {index + 1}/{count}, task indices {start}–{end - 1}."
+            )
+        elif claim.state == "refused":
+            refused = (
+                f"No pending worker to claim for run {upload.platform_run_id} — it may "
+                "already be fully claimed."
+            )
+            write(f"  {refused}")
+        elif claim.state == "pending":
+            write(
+                f"  {participant}: no pool worker claimed yet ({claim.reason}); its iterations "
+                "run here and the claim is sent when the platform answers (or by "
+                "pytest --bench-resubmit)."
+            )
+        self._admitted[key] = refused
+        return refused
+
+    def coordination(
+        self, run: BenchmarkRun, participant: str, concurrency: int
+    ) -> StepCoordination | None:
+        """The participant's step coordination while reporting (else ``None``)."""
+        upload = self.uploads.get(run.file_key)
+        if upload is None or not upload.active:
+            return None
+        return upload.coordination(participant, concurrency)
+
+    def pool_lines(self) -> list[str]:
+        """What closing the pooled runs gave (upstream's close line, or why it failed)."""
+        lines: list[str] = []
+        store = self.store
+        for upload in self.uploads.values():
+            entry = store.outbox_get(f"{upload.local_run_id}/close") if store else None
+            if entry is None or entry.state != "sent" or not isinstance(entry.response, dict):
+                continue
+            answer = entry.response
+            if answer.get("closed"):
+                run = answer.get("run") or {}
+                out = answer.get("outcome") or {}
+                lines.append(
+                    f"Closed run {run.get('id')} ({run.get('status')}) — workers "
+                    f"{out.get('completedWorkers')}/{out.get('workerCount')} completed, "
+                    f"{out.get('pendingWorkers')} pending (missing fires), "
+                    f"{out.get('reapedWorkers')} reaped, {out.get('attemptCount')} attempts."
+                )
+            elif answer.get("error"):
+                lines.append(f"Failed to close run {answer.get('runId')}: {answer['error']}")
+        return lines
 
     def record(self, run: BenchmarkRun, payload: RecordPayload) -> None:
         upload = self.uploads.get(run.file_key)

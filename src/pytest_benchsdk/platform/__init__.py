@@ -5,8 +5,9 @@ The plugin uses the facade only:
 * :meth:`PlatformUploader.open` once per pytest session (controller),
   :meth:`PlatformUploader.header_lines` for the header, :meth:`PlatformUploader.begin_benchmark`
   per benchmark → :class:`RunUpload` (``participant_started`` / ``record`` / ``log`` /
-  ``participant_finished`` / ``finish``), :meth:`PlatformUploader.close` at the end →
-  :class:`DeliverySummary`.
+  ``participant_finished`` / ``finish``; ``coordination`` for step heartbeats and readiness
+  barriers), :meth:`PlatformUploader.claim_worker` for a worker pool (→ :class:`WorkerClaim`),
+  :meth:`PlatformUploader.close` at the end → :class:`DeliverySummary`.
 * :func:`resubmit` for ``--bench-resubmit``; :func:`check_connectivity` for ``--bench-check``.
 
 Everything the platform should receive is written to the results store's outbox before it is
@@ -22,7 +23,7 @@ from ._delivery import RESUBMIT_COMMAND, DeliverySummary, OutboxStore, RetryPoli
 from ._errors import AuthError, BenchmarkApiError, PlatformConnectionError, redact
 from ._metrics import METRIC_KEYS, SystemMetricsCollector
 from ._run_upload import RunUpload
-from ._uploader import PlatformUploader
+from ._uploader import PlatformUploader, WorkerClaim
 
 __all__ = [
     "METRIC_KEYS",
@@ -39,6 +40,7 @@ __all__ = [
     "RetryPolicy",
     "RunUpload",
     "SystemMetricsCollector",
+    "WorkerClaim",
     "check_connectivity",
     "client_for",
     "encode_segment",

@@ -268,6 +268,17 @@ class BenchmarkClient:
         """``GET /benchmarks/{slug}/runs/{runId}`` → run."""
         return self.request("GET", self._run(slug, run_id)).get("run")
 
+    def get_progress(self, slug: str, run_id: str) -> JSON:
+        """``GET …/runs/{runId}/progress`` → ``RunProgress`` (per participant: worker counts
+        and ``concurrency`` entries ``{step, active, target, ready}``)."""
+        data = self.request("GET", self._run(slug, run_id, "progress"))
+        return data if isinstance(data, dict) else {}
+
+    def close_run(self, slug: str, run_id: str, body: Mapping[str, Any] | None = None) -> JSON:
+        """``POST …/runs/{runId}/close`` ``{closeAfterMs?}`` → ``{run, outcome}``."""
+        data = self.request("POST", self._run(slug, run_id, "close"), dict(body or {}))
+        return data if isinstance(data, dict) else {}
+
     def submit_run_summary(self, slug: str, run_id: str, body: Mapping[str, Any]) -> Any:
         """``POST …/runs/{runId}/summary`` with the §6.6 payload (response ignored upstream)."""
         return self.request("POST", self._run(slug, run_id, "summary"), dict(body))

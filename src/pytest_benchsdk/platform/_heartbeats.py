@@ -94,8 +94,7 @@ class Heartbeats:
                     (key, upload, name)
                     for (key, (upload, last)) in self._active.items()
                     for name in [key[1]]
-                    if now - last >= self._interval
-                    or (upload.heartbeat_due(name) and now - last >= 0.25)
+                    if now - last >= self._interval or upload.heartbeat_due(name)
                 ]
             if self._uploader.stopped:
                 continue

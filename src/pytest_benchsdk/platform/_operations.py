@@ -256,6 +256,45 @@ def _finish_worker(store: OutboxStore, client: BenchmarkClient, entry: OutboxEnt
         raise
 
 
+#: Close failures that are the platform's verdict, not a transient problem (the rest retry;
+#: 401/403 stop delivery like for any entry).
+_CLOSE_VERDICTS = frozenset({400, 404, 409, 410, 422})
+
+
+def _close_run(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
+    """Close the platform run when this process claimed the last worker of a pool (upstream:
+    the claimant of ``workerIndex == workerCount - 1``). A refusal is kept as the response
+    (``closed: False``): a failed close changes nothing else."""
+    payload: Mapping[str, Any] = entry.payload
+    slug: str = payload["slug"]
+    run_id = _platform_run_id(store, entry)
+    last = False
+    for participant in payload.get("participants") or []:
+        assignment = store.state_get(entry.run_id, worker_state_key(participant))
+        if isinstance(assignment, dict):
+            index, count = assignment.get("workerIndex"), assignment.get("workerCount")
+            last = last or (
+                isinstance(index, int) and isinstance(count, int) and index == count - 1
+            )
+    if not last:
+        return {"closed": False, "lastWorker": False}
+    body: dict[str, Any] = {}
+    if payload.get("closeAfterMs") is not None:
+        body["closeAfterMs"] = payload["closeAfterMs"]
+    try:
+        data = client.close_run(slug, run_id, body)
+    except BenchmarkApiError as exc:
+        if exc.status not in _CLOSE_VERDICTS:
+            raise
+        return {"closed": False, "lastWorker": True, "runId": run_id, "error": str(exc)}
+    return {
+        "closed": True,
+        "lastWorker": True,
+        "run": data.get("run") or {"id": run_id},
+        "outcome": data.get("outcome") or {},
+    }
+
+
 def _upload_artifact(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
     payload: Mapping[str, Any] = entry.payload
     slug, run_id, _, worker_id, attempt_id = _attempt(store, entry)
@@ -304,6 +343,7 @@ OPERATIONS: Mapping[str, Operation] = {
     "events": _submit_events,
     "artifact": _upload_artifact,
     "finish": _finish_worker,
+    "close": _close_run,
 }
 
 

@@ -15,7 +15,9 @@ session ended before they ran), ``Error`` when all ran and one failed. Nothing a
 queued again, so a resubmit delivers every stored record exactly once. What only the dead
 session held (the system-metrics samples, the run summary, which needs the scores) is not
 recreated; the ``worker.log`` artifact is rebuilt from the stored log lines (at or above
-``log_level``) when the session had not queued it.
+``log_level``) when the session had not queued it. A worker pool's run gets its ``close``
+entry (sent only if this process claimed a last worker, as in a session). A participant whose
+claim found no pool worker left ran nothing here and is left alone.
 """
 
 from __future__ import annotations
@@ -71,7 +73,8 @@ def recover_run(
     names = [name for name, records in stored.items() if records]
     for entry in entries:
         name = _participant_of(entry)
-        if entry.kind == "claim" and name is not None and name not in names:
+        # A rejected claim: the pool had no worker left, so nothing ran here.
+        if entry.kind == "claim" and entry.state != "rejected" and name and name not in names:
             names.append(name)
     recovered: list[str] = []
     for name in names:
@@ -156,6 +159,18 @@ def recover_run(
             },
         )
         recovered.append(name)
+    pooled = any(
+        e.kind == "plan" and (e.payload.get("body") or {}).get("workerCount") for e in entries
+    )
+    if pooled and recovered and f"{run_id}/close" not in keys:
+        close: dict[str, Any] = {"slug": slug, "participants": names}
+        close_after = ((run_entry.payload.get("body") or {}).get("config") or {}).get(
+            "closeAfterMs"
+        )
+        if close_after is not None:
+            close["closeAfterMs"] = close_after
+        last = next(e.key for e in reversed(store.outbox_entries(run_id)))
+        store.outbox_put(run_id, "close", f"{run_id}/close", close, depends_on=last)
     run = store.get_run(run_id)
     if getattr(run, "status", None) == "running":
         store.finish_run(run_id, "interrupted")

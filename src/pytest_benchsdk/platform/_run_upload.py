@@ -7,6 +7,11 @@ The entries are chained so that each one is sent after the one it needs:
 ``benchmark`` → ``run`` (→ ``participant`` per participant with a run key) → per participant
 ``plan`` → ``claim`` → ``events`` #0, #1, … (the last ``isFinal``) → ``artifact`` log →
 ``artifact`` system-metrics → ``finish`` (complete or fail); and ``summary`` after ``run``.
+In a worker pool (``pool``: N workers per participant across processes sharing a run key) the
+participant is registered with ``totalTasks`` N × its iterations and ``workerCount`` N, the
+plan asks for N workers, and a ``close`` entry ends the chain: it closes the platform run when
+this process claimed the last worker of a participant (decided when it is sent, from the
+claimed assignments, so a resubmit decides the same).
 
 Sequence numbers and ``isFinal`` are fixed when a batch is queued, so a replay sends the same
 batch. Per participant the upload keeps its place in the chain, the records not yet batched,
@@ -22,11 +27,15 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Any, Protocol
 
 import attrs
 
+from .._coordination import StepCoordination
 from ..records import LOG_LEVELS
+from ._barrier import PoolBarrier
+from ._client import BenchmarkClient
 from ._heartbeats import Heartbeats
 from ._metrics import SystemMetricsCollector, samples_to_ndjson
 from ._outbox import STATE_RUN, OutboxStore, worker_state_key
@@ -55,6 +64,8 @@ class _Uploader(Protocol):
     def log_compression(self) -> str | None: ...
     @property
     def metrics(self) -> SystemMetricsCollector | None: ...
+    @property
+    def client(self) -> BenchmarkClient | None: ...
 
 
 def _wire(record: Any) -> dict[str, Any]:
@@ -82,6 +93,9 @@ class _Participant:
     log_truncated: bool = False
     metrics_from: int = 0
     heartbeat_due: bool = False
+    # Why this process runs none of the participant's iterations (no pool worker left).
+    refused: str | None = None
+    coordination: StepCoordination | None = None
 
 
 class RunUpload:
@@ -103,6 +117,8 @@ class RunUpload:
         active: bool,
         heartbeats: Heartbeats,
         wake: Callable[[], None],
+        pool: int | None = None,
+        close_after_ms: float | None = None,
     ) -> None:
         self._uploader = uploader
         self._heartbeats = heartbeats
@@ -115,6 +131,8 @@ class RunUpload:
         self._participants = {name: _Participant(name, int(total)) for name, total in participants}
         self._run_key: str = f"{local_run_id}/run"
         self._finished = False
+        self.pool = pool
+        self.close_after_ms = close_after_ms
 
     # -- header -----------------------------------------------------------------------------
 
@@ -183,11 +201,14 @@ class RunUpload:
         run_entry = self._put(None, "run", "run", {"body": body}, bench_key)
         if run_key:
             for part in self._participants.values():
+                registration: dict[str, Any] = {"totalTasks": part.total}
+                if self.pool:
+                    registration = {"totalTasks": part.total * self.pool, "workerCount": self.pool}
                 self._put(
                     part,
                     "participant",
                     f"participant/{part.name}",
-                    {"participant": part.name, "body": {"totalTasks": part.total}},
+                    {"participant": part.name, "body": registration},
                     run_entry,
                 )
         return run_entry
@@ -245,14 +266,16 @@ class RunUpload:
 
     # -- events from the plugin -------------------------------------------------------------
 
-    def participant_started(self, name: str) -> None:
-        """The participant's first iteration is about to run: plan and claim its worker."""
+    def participant_started(self, name: str) -> str | None:
+        """The participant's first iteration is about to run: plan and claim its worker.
+        Returns the claim entry's key (``None`` when not reporting)."""
         if not self.active:
-            return
+            return None
+        claim_key = f"{self.local_run_id}/claim/{name}"
         with self._lock:
             part = self._part(name)
             if part.started:
-                return
+                return claim_key
             part.started = True
             base = part.chain or self._run_key
             # "total" (not sent): the participant's iteration count, for the claim's heartbeat
@@ -261,7 +284,11 @@ class RunUpload:
                 part,
                 "plan",
                 f"plan/{name}",
-                {"participant": name, "body": {}, "total": part.total},
+                {
+                    "participant": name,
+                    "body": {"workerCount": self.pool} if self.pool else {},
+                    "total": part.total,
+                },
                 base,
             )
             process_key = self._uploader.env.get("HOSTNAME") or socket.gethostname() or "local"
@@ -282,6 +309,37 @@ class RunUpload:
                 collector.sample()
             part.heartbeat_due = True
         self._heartbeats.add(self, name)
+        return claim_key
+
+    def refuse(self, name: str, reason: str) -> None:
+        """This process runs none of the participant's iterations (its pool had no worker
+        left): nothing more is queued for it, and no heartbeats are sent."""
+        with self._lock:
+            part = self._part(name)
+            part.refused = reason
+            part.finished = True
+        self._heartbeats.discard(self, name)
+
+    def coordination(self, name: str, concurrency: int) -> StepCoordination:
+        """The participant's step coordination: heartbeat samples and, when reporting, its
+        readiness barrier (one per participant, created on first use)."""
+        with self._lock:
+            part = self._part(name)
+            if part.coordination is None:
+                client = self._uploader.client
+                barrier = (
+                    PoolBarrier(self, name, client) if self.active and client is not None else None
+                )
+                part.coordination = StepCoordination(
+                    concurrency, barrier=barrier, on_change=partial(self._step_changed, part)
+                )
+            return part.coordination
+
+    def _step_changed(self, part: _Participant) -> None:
+        # Upstream heartbeats on every step start and end; the heartbeat thread coalesces.
+        if self.active and part.started and not part.finished:
+            part.heartbeat_due = True
+            self._heartbeats.poke()
 
     def record(self, name: str, record: Any, *, in_flight: int = 0) -> None:
         """One finished iteration (a ``TaskRecord`` or its wire dict): queued for the platform
@@ -291,6 +349,8 @@ class RunUpload:
             return
         with self._lock:
             part = self._part(name)
+            if part.refused is not None:
+                return
             if not part.started:
                 self.participant_started(name)
             wire = _wire(record)
@@ -423,6 +483,13 @@ class RunUpload:
                         ("Interrupted", "The pytest session ended before all tasks finished"),
                     )
                     self._heartbeats.discard(self, part.name)
+            claimed = [p for p in self._participants.values() if p.started and not p.refused]
+            if self.pool and claimed:
+                # After every finish of this process (the chain of the last participant).
+                close: dict[str, Any] = {"participants": [p.name for p in claimed]}
+                if self.close_after_ms is not None:
+                    close["closeAfterMs"] = self.close_after_ms
+                self._put(None, "close", "close", close, claimed[-1].chain)
             if summary is not None:
                 self._put(None, "summary", "summary", {"body": dict(summary)}, self._run_key)
 
@@ -444,7 +511,7 @@ class RunUpload:
         with self._lock:
             part = self._part(name)
             part.heartbeat_due = False
-            body = {
+            body: dict[str, Any] = {
                 "attemptId": assignment.get("attemptId"),
                 "progressDone": part.done,
                 "progressInFlight": part.in_flight,
@@ -452,4 +519,10 @@ class RunUpload:
                 "progressTotal": part.total
                 or int((assignment.get("taskRange") or {}).get("count") or 0),
             }
+            coordination = part.coordination
+        if coordination is not None:
+            samples = coordination.samples()
+            if samples:
+                body["currentStep"] = samples[0]["step"]
+            body["concurrency"] = samples
         return str(run["id"]), str(assignment["workerId"]), body

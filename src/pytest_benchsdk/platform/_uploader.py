@@ -14,6 +14,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from .._modes import DRY_RUN_LINE, LOCAL_ONLY_LINE
 from ..records import LOG_LEVELS
 from ._auth import resolve_auth
@@ -29,10 +31,23 @@ from ._delivery import (
 from ._errors import AuthError
 from ._heartbeats import Heartbeats
 from ._metrics import SystemMetricsCollector
-from ._outbox import STATE_RUN
+from ._outbox import STATE_RUN, worker_state_key
 from ._run_upload import RunUpload
 
-__all__ = ["PlatformUploader"]
+__all__ = ["PlatformUploader", "WorkerClaim"]
+
+
+@attrs.frozen
+class WorkerClaim:
+    """What claiming a participant's worker gave: ``state`` is ``claimed`` (``assignment``
+    holds it), ``refused`` (no worker left; ``reason``), ``pending`` (no answer in time: the
+    claim stays queued) or ``local`` (not reporting). ``joined``: the pool was planned by
+    another process."""
+
+    state: str
+    assignment: Mapping[str, Any] | None = None
+    reason: str | None = None
+    joined: bool = False
 
 
 def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
@@ -175,6 +190,8 @@ class PlatformUploader:
         benchmark_config: Mapping[str, Any] | None = None,
         identity_is_ours: bool = True,
         run_key: str | None = None,
+        pool: int | None = None,
+        close_after_ms: float | None = None,
     ) -> RunUpload:
         """Queue benchmark upsert and run creation (or the keyed run and its participants),
         wait up to ``header_wait_s`` for the run to exist, and return the run's uploads.
@@ -182,6 +199,8 @@ class PlatformUploader:
         ``participants``: ``(name, total_tasks)`` of the available participants, declared
         order. ``total_tasks``: the schedule length. ``run_config``: the run-config snapshot
         (with ``trigger``). ``benchmark_config``: ``{scoring?, display?}`` wire form.
+        ``pool``: the worker pool size of ``--bench-worker-pool`` (with ``run_key``);
+        ``close_after_ms``: sent when this process closes the pooled run.
         """
         sender = self._sender if self.mode == "reporting" else None
         upload = RunUpload(
@@ -192,6 +211,8 @@ class PlatformUploader:
             active=sender is not None,
             heartbeats=self._heartbeats,
             wake=self._wake,
+            pool=pool if run_key else None,
+            close_after_ms=close_after_ms,
         )
         if sender is None:
             return upload
@@ -211,6 +232,30 @@ class PlatformUploader:
         state = sender.wait_for(run_entry, self.header_wait_s)
         upload.set_header_lines(self._run_header(upload, state, run_key))
         return upload
+
+    def claim_worker(self, upload: RunUpload, name: str, timeout: float) -> WorkerClaim:
+        """Plan and claim the participant's worker now and wait up to ``timeout`` seconds for
+        the answer (a pooled run must know before its iterations run whether a worker is left).
+        """
+        key = upload.participant_started(name)
+        if key is None or self._sender is None:
+            return WorkerClaim("local")
+        state = self._sender.wait_for(key, timeout)
+        plan = self.store.outbox_get(f"{upload.local_run_id}/plan/{name}")
+        joined = (
+            plan is not None
+            and isinstance(plan.response, dict)
+            and bool(plan.response.get("alreadyPlanned"))
+        )
+        if state == "sent":
+            assignment = self.store.state_get(upload.local_run_id, worker_state_key(name))
+            return WorkerClaim("claimed", assignment, joined=joined)
+        entry = self.store.outbox_get(key)
+        reason = (entry.last_error if entry is not None else None) or self.stopped or "no answer"
+        if state == "rejected":
+            upload.refuse(name, reason)
+            return WorkerClaim("refused", reason=reason, joined=joined)
+        return WorkerClaim("pending", reason=reason, joined=joined)
 
     def _run_header(self, upload: RunUpload, state: str | None, run_key: str | None) -> list[str]:
         run = self.store.state_get(upload.local_run_id, STATE_RUN)
