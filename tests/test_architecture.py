@@ -2,7 +2,8 @@
 
 * Only the glue (``plugin.py``, ``hookspecs.py``, ``_plugin/``) imports pytest.
 * No import cycles between the package's modules, lazy (function-level) imports included.
-* The layers: ``platform/`` uses only the leaf modules ``_clock``, ``_js``, ``_modes``, ``records``;
+* The layers: ``platform/`` uses only the leaf modules (``_clock``, ``_coordination``, ``_files``,
+  ``_js``, ``_modes``, ``records``);
   the store uses no platform and no glue; the engine uses neither of them.
 """
 
@@ -25,6 +26,7 @@ ROOT = Path(pytest_benchsdk.__file__).parent
 GLUE = ("pytest_benchsdk.plugin", "pytest_benchsdk.hookspecs", "pytest_benchsdk._plugin")
 LEAVES = (
     "pytest_benchsdk._clock",
+    "pytest_benchsdk._coordination",
     "pytest_benchsdk._files",
     "pytest_benchsdk._js",
     "pytest_benchsdk._modes",

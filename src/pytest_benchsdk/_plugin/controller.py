@@ -20,7 +20,7 @@ import pytest
 from .._benchfile import BenchFile, item_name
 from .._coordination import StepCoordination
 from .._js import js_json
-from .._modes import DRY_RUN_LINE
+from .._modes import DRY_RUN_LINE, pool_ignored_line
 from .._runenv import RunEnvironment, collect_run_environment
 from .._runs import (
     BenchmarkRun,
@@ -123,7 +123,15 @@ class ControllerPlugin:
 
     def _write(self, line: str) -> None:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
+        if reporter is None:
+            return
+        # Also while an item runs (a pool worker's claim): past its output capture.
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        with (
+            capture.global_and_fixture_disabled()
+            if capture is not None
+            else contextlib.nullcontext()
+        ):
             reporter.write_line(line)
 
     def _schedule_of(self, file_key: str) -> tuple[BenchFile, BenchmarkSchedule]:
@@ -174,6 +182,8 @@ class ControllerPlugin:
         if self.options.dry_run:
             # No platform at all: a dry run does not even import it (httpx, psutil).
             self._write(f"benchsdk: {DRY_RUN_LINE}")
+            if self.options.run_args.worker_pool:
+                self._write(f"benchsdk: {pool_ignored_line(self.options.run_args.worker_pool)}")
         else:
             from .upload import PlatformLink
 

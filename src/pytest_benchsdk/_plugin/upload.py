@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._coordination import StepCoordination
+from .._modes import pool_ignored_line
 from .._runenv import RunEnvironment
 from .._runs import BenchmarkRun, RecordPayload
 from ..platform import DeliverySummary, PlatformUploader, RunUpload
@@ -77,10 +78,7 @@ class PlatformLink:
         """The mode line and credential warnings, once per session."""
         lines = self.uploader.header_lines()
         if self.worker_pool and not self.reporting:
-            lines.append(
-                f"--bench-worker-pool {self.worker_pool} has no effect without the platform: "
-                "every iteration runs in this process."
-            )
+            lines.append(pool_ignored_line(self.worker_pool))
         return lines
 
     def begin(self, run: BenchmarkRun) -> list[str]:
@@ -122,14 +120,20 @@ class PlatformLink:
     def admit(
         self, run: BenchmarkRun, participant: str, write: Callable[[str], None]
     ) -> str | None:
-        """In a worker pool: claim the participant's worker before its first iteration (once)
-        and say what came of it; returns why its iterations are skipped here, or ``None``."""
+        """Before the participant's first iteration here: queue its worker claim; in a worker
+        pool, wait for the claim and say what came of it. Returns why its iterations are
+        skipped here (a full pool), or ``None``."""
         upload = self.uploads.get(run.file_key)
-        if upload is None or not upload.active or not upload.pool:
+        if upload is None or not upload.active:
             return None
         key = (run.file_key, participant)
         if key in self._admitted:
             return self._admitted[key]
+        if not upload.pool:
+            # Claim now (queued, not awaited) so heartbeats describe the first iteration too.
+            upload.participant_started(participant)
+            self._admitted[key] = None
+            return None
         claim = self.uploader.claim_worker(upload, participant, CLAIM_WAIT_S)
         refused: str | None = None
         if claim.joined:

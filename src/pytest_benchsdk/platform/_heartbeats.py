@@ -49,6 +49,7 @@ class Heartbeats:
         self._active: dict[tuple[int, str], tuple[_RunUpload, float]] = {}
         self._cond = threading.Condition()
         self._closed = False
+        self._poked = False
         self._thread: threading.Thread | None = None
 
     def add(self, upload: _RunUpload, name: str) -> None:
@@ -68,8 +69,10 @@ class Heartbeats:
             self._active.pop((id(upload), name), None)
 
     def poke(self) -> None:
-        """A participant made progress: send its heartbeat soon."""
+        """A participant made progress or a step started or ended: send its heartbeat now (one
+        request at a time; what is asked meanwhile is sent right after)."""
         with self._cond:
+            self._poked = True
             self._cond.notify_all()
 
     def close(self, wait_s: float = 5.0) -> None:
@@ -83,10 +86,14 @@ class Heartbeats:
     def _is_closed(self) -> bool:
         return self._closed
 
+    def _is_woken(self) -> bool:
+        return self._closed or self._poked
+
     def _loop(self) -> None:
         while True:
             with self._cond:
-                self._cond.wait_for(self._is_closed, 0.5)
+                self._cond.wait_for(self._is_woken, 0.5)
+                self._poked = False
                 if self._closed:
                     return
                 now = time.monotonic()

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from ._client import BenchmarkClient
-from ._errors import BenchmarkApiError, PlatformConnectionError
+from ._errors import BenchmarkApiError, PlatformConnectionError, platform_message
 from ._outbox import STATE_RUN, OutboxEntryLike, OutboxStore, worker_state_key
 
 __all__ = ["OPERATIONS", "Blocked", "Operation", "Reject", "dashboard_url", "kind_label", "perform"]
@@ -186,6 +186,9 @@ def _claim_worker(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntr
     assignment = client.claim_worker(
         slug, run_id, payload["participant"], payload.get("body") or {}
     )
+    if assignment is None and payload.get("pool"):
+        # A full pool is an answer, not a failure: this process runs none of the iterations.
+        return {"assignment": None}
     if assignment is None:
         raise Reject(
             f"{kind_label(entry)}: No pending worker to claim for run {run_id} — it may "
@@ -286,7 +289,12 @@ def _close_run(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLi
     except BenchmarkApiError as exc:
         if exc.status not in _CLOSE_VERDICTS:
             raise
-        return {"closed": False, "lastWorker": True, "runId": run_id, "error": str(exc)}
+        return {
+            "closed": False,
+            "lastWorker": True,
+            "runId": run_id,
+            "error": platform_message(exc),
+        }
     return {
         "closed": True,
         "lastWorker": True,

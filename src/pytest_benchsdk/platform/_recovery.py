@@ -73,8 +73,9 @@ def recover_run(
     names = [name for name, records in stored.items() if records]
     for entry in entries:
         name = _participant_of(entry)
-        # A rejected claim: the pool had no worker left, so nothing ran here.
-        if entry.kind == "claim" and entry.state != "rejected" and name and name not in names:
+        # A claim that found the pool full: nothing ran here for the participant.
+        full = entry.state == "sent" and entry.response == {"assignment": None}
+        if entry.kind == "claim" and not full and name and name not in names:
             names.append(name)
     recovered: list[str] = []
     for name in names:

@@ -300,6 +300,7 @@ class RunUpload:
                     "participant": name,
                     "body": {"processKind": "process", "processKey": process_key},
                     "total": part.total,
+                    "pool": bool(self.pool),
                 },
                 part.chain,
             )

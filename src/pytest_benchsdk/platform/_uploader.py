@@ -247,10 +247,14 @@ class PlatformUploader:
             and isinstance(plan.response, dict)
             and bool(plan.response.get("alreadyPlanned"))
         )
+        entry = self.store.outbox_get(key)
+        if state == "sent" and entry is not None and entry.response == {"assignment": None}:
+            reason = "no pending worker left in the pool"
+            upload.refuse(name, reason)
+            return WorkerClaim("refused", reason=reason, joined=joined)
         if state == "sent":
             assignment = self.store.state_get(upload.local_run_id, worker_state_key(name))
             return WorkerClaim("claimed", assignment, joined=joined)
-        entry = self.store.outbox_get(key)
         reason = (entry.last_error if entry is not None else None) or self.stopped or "no answer"
         if state == "rejected":
             upload.refuse(name, reason)
