@@ -39,7 +39,8 @@ from pytest_benchsdk._config_read import (
     is_number_at_least_zero,
     show,
 )
-from pytest_benchsdk._js import is_nonblank_str, py_fixed
+from pytest_benchsdk._js import is_js_integer, is_nonblank_str, py_fixed
+from pytest_benchsdk._thresholds import SCORE_KEY, parse_thresholds
 
 __all__ = [
     "MAX_CONCURRENCY",
@@ -86,6 +87,8 @@ TOP_LEVEL_FIELDS = (
     "custom_cli_flags",
     "display",
     "close_after_ms",
+    "thresholds",
+    "warmup",
 )
 
 
@@ -480,6 +483,21 @@ def config_issues(config: object) -> list[Issue]:
     close_after = given("close_after_ms")
     if close_after is not None and not is_number_at_least_zero(close_after):
         add("close_after_ms", f"must be a number >= 0 (got {show(close_after)})")
+    # Beyond upstream: thresholds (every invalid expression listed) and warm-up iterations.
+    thresholds = given("thresholds")
+    if thresholds is not None:
+        parsed, problems = parse_thresholds(thresholds)
+        for path, message in problems:
+            add(path, message)
+        if (
+            any(t.metric == SCORE_KEY for t in parsed)
+            and given("scoring") is None
+            and given("on_score") is None
+        ):
+            add("thresholds.score", "needs config.scoring or config.on_score (nothing is scored)")
+    warmup = given("warmup")
+    if warmup is not None and not (is_js_integer(warmup) and warmup >= 0):
+        add("warmup", f"must be an integer >= 0 (got {show(warmup)})")
     for key in raw:
         if not (isinstance(key, str) and key in TOP_LEVEL_FIELDS):
             add(_name(key), "is not a known benchmark config field")

@@ -19,6 +19,7 @@ import attrs
 
 from pytest_benchsdk import _config_read as _r
 from pytest_benchsdk import _config_validate as _v
+from pytest_benchsdk._thresholds import Threshold, parse_thresholds
 
 __all__ = [
     "BenchmarkConfig",
@@ -403,6 +404,10 @@ class BenchmarkConfig:
     custom_cli_flags: tuple[str, ...] | None = None
     display: DisplayConfig | None = None
     close_after_ms: float | None = None
+    #: Pass/fail limits per participant (``{"tti_ms": ["p95 < 3000"]}``), parsed.
+    thresholds: tuple[Threshold, ...] | None = None
+    #: Iterations per participant (per phase) run before the measured ones, never scored.
+    warmup: int | None = None
 
     def evolve(self, **changes: Any) -> BenchmarkConfig:
         """A copy with ``changes`` applied (``attrs.evolve``; not re-validated)."""
@@ -496,6 +501,7 @@ def _normalize(raw: Mapping[str, Any]) -> BenchmarkConfig:
     shapes = get("shapes")
     scoring = get("scoring")
     display = get("display")
+    thresholds = get("thresholds")
     dimensions = get("dimensions")
     return BenchmarkConfig(
         benchmark_slug=get("benchmark_slug"),
@@ -528,6 +534,8 @@ def _normalize(raw: Mapping[str, Any]) -> BenchmarkConfig:
         custom_cli_flags=_tuple_or_none(get("custom_cli_flags")),
         display=None if display is None else DisplayConfig.coerce(display),
         close_after_ms=get("close_after_ms"),
+        thresholds=None if thresholds is None else parse_thresholds(thresholds)[0],
+        warmup=_int(get("warmup")),
     )
 
 
