@@ -20,13 +20,18 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pytest_benchsdk.compare import DEFAULT_RESAMPLES, compare_samples, score_uncertainty
+from pytest_benchsdk.compare import (
+    DEFAULT_RESAMPLES,
+    Statistic,
+    compare_samples,
+    score_uncertainty,
+)
 from pytest_benchsdk.records import ParticipantRecords, TaskRecord
 from pytest_benchsdk.scoring import ScoringSpec, lower_is_better
 
 SIGMA = 0.2
 SHIFT = 1.2
-STATISTICS = ("median", "p95", "mean")
+STATISTICS: tuple[Statistic, ...] = ("median", "p95", "mean")
 
 
 def calibration_rows(seed: int, pairs: int, n: int) -> list[tuple[str, float, float]]:
@@ -37,7 +42,7 @@ def calibration_rows(seed: int, pairs: int, n: int) -> list[tuple[str, float, fl
     shifted = [
         (rng.lognormal(0, SIGMA, n), rng.lognormal(0, SIGMA, n) * SHIFT) for _ in range(pairs)
     ]
-    rows = []
+    rows: list[tuple[str, float, float]] = []
     for statistic in STATISTICS:
         false_alarms = sum(
             compare_samples(a, b, statistic=statistic).verdict != "unchanged" for a, b in identical

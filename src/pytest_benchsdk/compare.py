@@ -74,8 +74,8 @@ Statistic = Literal["median", "p95", "p99", "mean"]
 Verdict = Literal["regressed", "improved", "unchanged"]
 """A comparison's conclusion, from the current run's point of view."""
 
-STATISTICS: Final[tuple[str, ...]] = get_args(Statistic)
-VERDICTS: Final[tuple[str, ...]] = get_args(Verdict)
+STATISTICS: Final[tuple[Statistic, ...]] = get_args(Statistic)
+VERDICTS: Final[tuple[Verdict, ...]] = get_args(Verdict)
 
 #: Bootstrap resamples per side when ``resamples=None``. With 2,000 the 2.5 % / 97.5 % quantiles
 #: of the resampled change move by well under a tenth of the interval's width from one seed to
@@ -289,7 +289,9 @@ def _sorted_samples(values: Iterable[float], side: str) -> npt.NDArray[np.float6
         raise ValueError(f"{side} has no samples; a comparison needs at least one on each side")
     bad = np.flatnonzero(~np.isfinite(array))
     if bad.size:
-        where = ", ".join(f"[{i}]={array[i]!r}" for i in bad[:3]) + (" …" if bad.size > 3 else "")
+        where = ", ".join(f"[{i}]={float(array[i])!r}" for i in bad[:3]) + (
+            " …" if bad.size > 3 else ""
+        )
         raise ValueError(
             f"{side} has {bad.size} non-finite value(s) ({where}); drop them first, e.g. with "
             "math.isfinite"
