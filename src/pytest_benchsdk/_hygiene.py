@@ -35,7 +35,7 @@ FIRST_OUTLIER: Final = "first-outlier"
 HIGH_VARIANCE: Final = "high-variance"
 TREND: Final = "trend"
 FAILURE_RATE: Final = "failure-rate"
-#: Every code, in the order :func:`run_warnings` reports them for one metric.
+#: Every code, in the order :func:`run_warnings` reports them.
 WARNING_CODES: Final = (FAILURE_RATE, P99_FEW_SAMPLES, FIRST_OUTLIER, HIGH_VARIANCE, TREND)
 
 # Below 100 samples ceil(0.99 * n) == n: the nearest-rank p99 is the largest sample.
@@ -98,8 +98,8 @@ def run_warnings(
       and the last third's median at least 10 % away from the first third's. Needs at least 10
       samples.
 
-    Samples are what scoring counts (:func:`~pytest_benchsdk._stats.finite_samples`): NaN, ±inf
-    and non-numbers are left out.
+    A metric's samples are what scoring counts of it: NaN, ±inf, bools and other non-numbers
+    are left out (the same rule as :func:`~pytest_benchsdk.scoring.score`).
     """
     for name, count in (("iterations", iterations), ("failed", failed)):
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:

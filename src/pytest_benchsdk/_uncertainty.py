@@ -33,8 +33,10 @@ __all__ = [
     "tied_with_above",
 ]
 
-#: Resamples when ``resamples=None``: each one is a full ``score()`` call, and 200 keep a 95 %
-#: interval's bounds (the 5th and 195th of 200 ordered scores) stable to a fraction of its width.
+#: Resamples when ``resamples=None``. Each one is a full ``score()`` call (10 participants x
+#: 1,000 records: about 4 ms); with 200 a 95 % interval's bounds vary between seeds by a standard
+#: deviation of about 5 % of its width, and a rank probability p by sqrt(p(1 - p) / 200), at most
+#: 3.5 points.
 DEFAULT_SCORE_RESAMPLES: Final = 200
 
 
@@ -139,17 +141,11 @@ def score_uncertainty(
     ungrouped = attrs.evolve(spec, group_by=None)
 
     rng = np.random.default_rng(seed)
-    draws = [
-        rng.integers(0, len(p.records), size=(resamples, len(p.records))) if p.records else None
-        for p in participants
-    ]
     composites = np.empty((resamples, len(participants)), dtype=np.float64)
     skipped = np.array([point.skipped for point in points])
     for r in range(resamples):
-        resampled = tuple(
-            p if positions is None else ParticipantRecords(p.participant, _pick(p, positions[r]))
-            for p, positions in zip(participants, draws, strict=True)
-        )
+        # One resample's draws at a time: memory stays one outcome's worth for any run size.
+        resampled = tuple(_resample(p, rng) for p in participants)
         rows = score(_Outcome(resampled), ungrouped, display)
         composites[r] = [row.composite_score for row in rows]
 
@@ -177,9 +173,13 @@ def score_uncertainty(
     return results
 
 
-def _pick(participant: ParticipantRecords, positions: npt.NDArray[np.int64]) -> list[Any]:
+def _resample(participant: ParticipantRecords, rng: np.random.Generator) -> ParticipantRecords:
+    """As many of the participant's records as it has, drawn with replacement."""
     records = participant.records
-    return [records[i] for i in positions.tolist()]
+    if not records:
+        return participant
+    positions = rng.integers(0, len(records), size=len(records)).tolist()
+    return ParticipantRecords(participant.participant, [records[i] for i in positions])
 
 
 def _competition_ranks(
