@@ -14,6 +14,7 @@ PUBLIC_API = [
     "BenchmarkConfig",
     "BenchmarkConfigError",
     "BenchmarkRunOutcome",
+    "Comparison",
     "ConfigIssue",
     "DisplayConfig",
     "DisplayMetric",
@@ -42,6 +43,7 @@ PUBLIC_API = [
     "TaskResult",
     "Weights",
     "__version__",
+    "compare_samples",
     "define_benchmark_config",
     "define_on_complete",
     "define_task",
@@ -111,7 +113,16 @@ def test_star_import_matches_all() -> None:
 
 
 # The public modules (and the facade's one ``__module__`` loop) export classes and functions from.
-_PUBLIC_MODULES = ("config", "context", "executor", "records", "schedule", "scoring", "store")
+_PUBLIC_MODULES = (
+    "compare",
+    "config",
+    "context",
+    "executor",
+    "records",
+    "schedule",
+    "scoring",
+    "store",
+)
 
 
 def _public_classes_and_functions() -> list[tuple[str, object]]:

@@ -4,8 +4,9 @@ The authoring surface of a bench file::
 
     from pytest_benchsdk import Participant, Phase, define_benchmark_config, define_task
 
-The rest of the public API serves scoring saved results, reading the local store and writing
-``conftest.py`` hooks (see :mod:`pytest_benchsdk.hookspecs`).
+The rest of the public API serves scoring saved results, comparing samples of two runs
+(:func:`compare_samples`; score intervals and run warnings live in :mod:`pytest_benchsdk.compare`),
+reading the local store and writing ``conftest.py`` hooks (see :mod:`pytest_benchsdk.hookspecs`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import inspect
 from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 
-from . import config, context, records, schedule, scoring, store
+from . import compare, config, context, records, schedule, scoring, store
+from .compare import Comparison, compare_samples
 from .config import (
     BenchmarkConfig,
     BenchmarkConfigError,
@@ -79,7 +81,7 @@ def _name_public_homes(*modules: ModuleType) -> None:
 # Every name of this package's ``__all__`` comes from one of these modules, so reprs,
 # tracebacks, docs and pickles (which find a class by ``__module__`` + ``__qualname__``) always
 # name an importable public path that really exports the object.
-_name_public_homes(config, context, records, schedule, scoring, store)
+_name_public_homes(compare, config, context, records, schedule, scoring, store)
 
 try:
     __version__ = version("pytest-benchsdk")
@@ -90,6 +92,7 @@ __all__ = [
     "BenchmarkConfig",
     "BenchmarkConfigError",
     "BenchmarkRunOutcome",
+    "Comparison",
     "ConfigIssue",
     "DisplayConfig",
     "DisplayMetric",
@@ -118,6 +121,7 @@ __all__ = [
     "TaskResult",
     "Weights",
     "__version__",
+    "compare_samples",
     "define_benchmark_config",
     "define_on_complete",
     "define_task",

@@ -17,6 +17,8 @@ __all__ = [
     "Stats",
     "compute_stats",
     "finite_samples",
+    "median_positions",
+    "percentile_index",
     "score_stat",
     "stats_of_sorted",
 ]
@@ -74,9 +76,21 @@ class Stats(NamedTuple):
     p99: float
 
 
-def _percentile_index(p: int, m: int) -> int:
-    # Nearest rank, no interpolation; (p / 100) * m mirrors upstream's float arithmetic.
+def percentile_index(p: int, m: int) -> int:
+    """Position of the nearest-rank ``p``-th percentile among ``m`` sorted values (``m > 0``).
+
+    No interpolation; ``(p / 100) * m`` mirrors upstream's float arithmetic. The one home of the
+    rule: :func:`stats_of_sorted` and the vectorised statistics of :mod:`pytest_benchsdk.compare`
+    both use it.
+    """
     return min(max(0, math.ceil(p / 100 * m) - 1), m - 1)
+
+
+def median_positions(m: int) -> tuple[int, int]:
+    """The two positions among ``m`` sorted values (``m > 0``) whose mean is the median: the
+    middle one twice for odd ``m``, the two middle ones for even ``m``."""
+    mid = m // 2
+    return (mid, mid) if m % 2 else (mid - 1, mid)
 
 
 def stats_of_sorted(values: Sequence[float], trim: float) -> Stats:
@@ -92,12 +106,16 @@ def stats_of_sorted(values: Sequence[float], trim: float) -> Stats:
         k = math.floor(cut)
         if n - 2 * k > 0:
             lo, m = k, n - 2 * k
-    mid = lo + m // 2
-    median = values[mid] if m % 2 else (values[mid - 1] + values[mid]) / 2
+    low_mid, high_mid = median_positions(m)
+    # The odd case reads the one middle value: (v + v) / 2 would overflow for huge v.
+    if low_mid == high_mid:
+        median = values[lo + low_mid]
+    else:
+        median = (values[lo + low_mid] + values[lo + high_mid]) / 2
     return Stats(
         median,
-        values[lo + _percentile_index(95, m)],
-        values[lo + _percentile_index(99, m)],
+        values[lo + percentile_index(95, m)],
+        values[lo + percentile_index(99, m)],
     )
 
 

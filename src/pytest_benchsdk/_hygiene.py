@@ -1,0 +1,216 @@
+"""Run hygiene: warnings about a participant's samples that make its statistics untrustworthy.
+
+Public home: :mod:`pytest_benchsdk.compare`. Each warning has a stable code (the constants
+below, the one place they are spelled), a message for people, and the participant and metric it
+is about. The checks are advisory: the caller decides which codes it shows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from ._stats import finite_samples
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = [
+    "FAILURE_RATE",
+    "FIRST_OUTLIER",
+    "HIGH_VARIANCE",
+    "P99_FEW_SAMPLES",
+    "TREND",
+    "WARNING_CODES",
+    "RunWarning",
+    "run_warnings",
+]
+
+P99_FEW_SAMPLES: Final = "p99-few-samples"
+FIRST_OUTLIER: Final = "first-outlier"
+HIGH_VARIANCE: Final = "high-variance"
+TREND: Final = "trend"
+FAILURE_RATE: Final = "failure-rate"
+#: Every code, in the order :func:`run_warnings` reports them.
+WARNING_CODES: Final = (FAILURE_RATE, P99_FEW_SAMPLES, FIRST_OUTLIER, HIGH_VARIANCE, TREND)
+
+# Below 100 samples ceil(0.99 * n) == n: the nearest-rank p99 is the largest sample.
+_P99_MIN_SAMPLES: Final = 100
+# Iglewicz & Hoaglin call |z| > 3.5 an outlier; 10 flags only a first iteration that is clearly
+# of another kind (cold connections, caches, JIT), not an unlucky one.
+_FIRST_OUTLIER_Z: Final = 10.0
+_FIRST_OUTLIER_MIN_SAMPLES: Final = 5  # the first, and at least four to measure it against
+_HIGH_VARIANCE_CV: Final = 0.30
+# A trend needs both: Kendall's tau of (index, value) significant at 1 %, and a drift worth
+# acting on (the last third's median 10 % away from the first third's), because with thousands
+# of samples a negligible drift is significant too.
+_TREND_P_VALUE: Final = 0.01
+_TREND_MIN_DRIFT: Final = 0.10
+_TREND_MIN_SAMPLES: Final = 10
+_FAILURE_RATE_MAX: Final = 0.05
+
+
+@attrs.frozen
+class RunWarning:
+    """One finding of :func:`run_warnings`: a stable ``code`` (e.g. ``'trend'``), a ``message``
+    for people, the ``participant`` and the ``metric`` (None for participant-wide findings)."""
+
+    code: str
+    message: str
+    participant: str
+    metric: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{code, message, participant, metric}``."""
+        return {
+            "code": self.code,
+            "message": self.message,
+            "participant": self.participant,
+            "metric": self.metric,
+        }
+
+
+def run_warnings(
+    participant: str,
+    samples: Mapping[str, Sequence[float]],
+    *,
+    iterations: int = 0,
+    failed: int = 0,
+) -> list[RunWarning]:
+    """Warnings about one participant's run: ``samples`` maps each metric to its samples **in
+    run order** (task index); ``iterations`` and ``failed`` count the participant's iterations
+    and the failed ones among them.
+
+    Codes, in this order (participant-wide first, then per metric in ``samples`` order):
+
+    * ``failure-rate``: more than 5 % of the iterations failed.
+    * ``p99-few-samples``: fewer than 100 samples, so the nearest-rank p99 is the largest one.
+    * ``first-outlier``: the first sample's modified z-score (``0.6745 · (x − median) / MAD``
+      against the other samples) exceeds 10 in absolute value: add a warmup phase. Needs at
+      least 5 samples, and spread among the others (a MAD of 0 gives no z-score).
+    * ``high-variance``: coefficient of variation (sample standard deviation / mean) above
+      30 %, for a positive mean.
+    * ``trend``: Kendall's tau of (index, value) with p < 0.01 (``scipy.stats.kendalltau``)
+      and the last third's median at least 10 % away from the first third's. Needs at least 10
+      samples.
+
+    A metric's samples are what scoring counts of it: NaN, ±inf, bools and other non-numbers
+    are left out (the same rule as :func:`~pytest_benchsdk.scoring.score`).
+    """
+    for name, count in (("iterations", iterations), ("failed", failed)):
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"{name} must be an int >= 0 (got {count!r})")
+    if failed > iterations:
+        raise ValueError(f"failed ({failed}) cannot exceed iterations ({iterations})")
+
+    warnings: list[RunWarning] = []
+    if iterations and failed / iterations > _FAILURE_RATE_MAX:
+        warnings.append(
+            RunWarning(
+                FAILURE_RATE,
+                f"{failed} of {iterations} iterations failed ({failed / iterations:.0%}, more "
+                f"than {_FAILURE_RATE_MAX:.0%}): the score only sees the ones that passed; "
+                "look at the failures before trusting it",
+                participant,
+            )
+        )
+    if not samples:
+        return warnings
+
+    import numpy as np
+
+    checks = (
+        (P99_FEW_SAMPLES, _p99_few_samples),
+        (FIRST_OUTLIER, _first_outlier),
+        (HIGH_VARIANCE, _high_variance),
+        (TREND, _trend),
+    )
+    for metric, raw in samples.items():
+        values = np.array(finite_samples(list(raw)), dtype=float)
+        for code, check in checks:
+            message = check(metric, values)
+            if message is not None:
+                warnings.append(RunWarning(code, message, participant, metric))
+    return warnings
+
+
+def _p99_few_samples(metric: str, values: npt.NDArray[np.float64]) -> str | None:
+    n = values.size
+    if n == 0 or n >= _P99_MIN_SAMPLES:
+        return None
+    return (
+        f"{metric}: p99 comes from {n} sample(s); below {_P99_MIN_SAMPLES} the nearest-rank p99 "
+        f"is the largest sample, so one slow iteration decides it: run at least "
+        f"{_P99_MIN_SAMPLES} iterations, or weight p99 less"
+    )
+
+
+def _first_outlier(metric: str, values: npt.NDArray[np.float64]) -> str | None:
+    import numpy as np
+
+    if values.size < _FIRST_OUTLIER_MIN_SAMPLES:
+        return None
+    first, rest = float(values[0]), values[1:]
+    median = float(np.median(rest))
+    mad = float(np.median(np.abs(rest - median)))
+    if mad == 0:
+        return None
+    z = 0.6745 * (first - median) / mad
+    if abs(z) <= _FIRST_OUTLIER_Z:
+        return None
+    side = "above" if z > 0 else "below"
+    return (
+        f"{metric}: the first iteration ({first:g}) is far {side} the others (median "
+        f"{median:g}, modified z-score {z:.0f}); it likely pays for warm-up (connections, "
+        "caches, JIT): add a warmup phase or leave it out of the scored phase"
+    )
+
+
+def _high_variance(metric: str, values: npt.NDArray[np.float64]) -> str | None:
+    import numpy as np
+
+    if values.size < 2:
+        return None
+    mean = float(np.mean(values))
+    if mean <= 0:
+        return None  # a coefficient of variation needs a positive mean
+    cv = float(np.std(values, ddof=1)) / mean
+    if cv <= _HIGH_VARIANCE_CV:
+        return None
+    return (
+        f"{metric}: coefficient of variation {cv:.0%} (over {_HIGH_VARIANCE_CV:.0%}): the samples "
+        "spread widely, so small differences between participants are noise; run more "
+        "iterations or look for an unstable environment"
+    )
+
+
+def _trend(metric: str, values: npt.NDArray[np.float64]) -> str | None:
+    import numpy as np
+    from scipy import stats
+
+    n = values.size
+    if n < _TREND_MIN_SAMPLES:
+        return None
+    result = stats.kendalltau(np.arange(n), values)
+    tau, p_value = float(result.statistic), float(result.pvalue)
+    if math.isnan(p_value) or p_value >= _TREND_P_VALUE:
+        return None
+    third = n // 3
+    first_median = float(np.median(values[:third]))
+    last_median = float(np.median(values[-third:]))
+    if first_median == 0:
+        return None  # no relative drift to speak of
+    drift = (last_median - first_median) / abs(first_median)
+    if abs(drift) < _TREND_MIN_DRIFT:
+        return None
+    direction = "higher" if drift > 0 else "lower"
+    return (
+        f"{metric}: later iterations are {direction} than earlier ones (last third's median "
+        f"{drift:+.0%} against the first third's; Kendall tau {tau:.2f}, p={p_value:.1e}): the "
+        "samples are not alike, so statistics over the run mix two regimes; look for "
+        "throttling, growing caches or leaking resources"
+    )

@@ -1,0 +1,148 @@
+"""Tests of pytest_benchsdk.compare.run_warnings: each code triggered, and not triggered."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from pytest_benchsdk.compare import (
+    FAILURE_RATE,
+    FIRST_OUTLIER,
+    HIGH_VARIANCE,
+    P99_FEW_SAMPLES,
+    TREND,
+    WARNING_CODES,
+    RunWarning,
+    run_warnings,
+)
+
+
+def steady(n: int, seed: int = 0, sigma: float = 0.05) -> list[float]:
+    values: list[float] = np.random.default_rng(seed).lognormal(math.log(100), sigma, n).tolist()
+    return values
+
+
+def codes(samples: list[float], **kwargs: int) -> list[str]:
+    return [w.code for w in run_warnings("e2b", {"tti_ms": samples}, **kwargs)]
+
+
+def test_codes_are_stable_and_distinct() -> None:
+    assert WARNING_CODES == (
+        "failure-rate",
+        "p99-few-samples",
+        "first-outlier",
+        "high-variance",
+        "trend",
+    )
+    assert (FAILURE_RATE, P99_FEW_SAMPLES, FIRST_OUTLIER, HIGH_VARIANCE, TREND) == WARNING_CODES
+
+
+def test_clean_samples_give_no_warning() -> None:
+    assert run_warnings("e2b", {"tti_ms": steady(200)}, iterations=200, failed=0) == []
+
+
+def test_p99_from_fewer_than_100_samples() -> None:
+    (warning,) = run_warnings("e2b", {"tti_ms": steady(50)})
+    assert warning == RunWarning(P99_FEW_SAMPLES, warning.message, "e2b", "tti_ms")
+    assert "50 sample(s)" in warning.message
+    assert "largest sample" in warning.message
+    assert P99_FEW_SAMPLES not in codes(steady(100))
+    assert codes([]) == []
+
+
+def test_a_slow_first_iteration_is_flagged() -> None:
+    samples = steady(200)
+    samples[0] = 400.0
+    warnings = [w for w in run_warnings("e2b", {"tti_ms": samples}) if w.code == FIRST_OUTLIER]
+    (warning,) = warnings
+    assert "above" in warning.message
+    assert "warmup" in warning.message
+
+
+def test_an_ordinary_first_iteration_is_not_flagged() -> None:
+    samples = steady(200)
+    samples[0] = 115.0  # a few standard deviations: unlucky, not a different kind
+    assert FIRST_OUTLIER not in codes(samples)
+
+
+def test_first_outlier_needs_spread_and_samples() -> None:
+    assert FIRST_OUTLIER not in codes([500.0, *[100.0] * 150])  # MAD 0: no z-score
+    assert FIRST_OUTLIER not in codes([500.0, 100.0, 101.0, 99.0])  # too few samples
+
+
+def test_high_variance() -> None:
+    assert HIGH_VARIANCE in codes(steady(200, sigma=0.8))
+    assert HIGH_VARIANCE not in codes(steady(200, sigma=0.1))
+    assert HIGH_VARIANCE not in codes([-5.0, 5.0, -6.0, 6.0] * 30)  # no positive mean
+
+
+def test_a_trend_over_the_run() -> None:
+    rng = np.random.default_rng(1)
+    rising = (100 * (1 + np.linspace(0, 0.5, 200)) * rng.lognormal(0, 0.05, 200)).tolist()
+    warnings = [w for w in run_warnings("e2b", {"tti_ms": rising}) if w.code == TREND]
+    (warning,) = warnings
+    assert "later iterations are higher" in warning.message
+    falling = rising[::-1]
+    assert "later iterations are lower" in run_warnings("e2b", {"tti_ms": falling})[-1].message
+
+
+def test_no_trend_in_noise_or_in_a_negligible_drift() -> None:
+    assert TREND not in codes(steady(500))
+    # 2 % drift over 5,000 tight samples: significant, but not worth a warning.
+    rng = np.random.default_rng(2)
+    drifting = (100 * (1 + np.linspace(0, 0.02, 5000)) * rng.lognormal(0, 0.01, 5000)).tolist()
+    assert TREND not in codes(drifting)
+    assert TREND not in codes([float(i) for i in range(1, 10)])  # fewer than 10 samples
+
+
+def test_failure_rate() -> None:
+    (warning,) = run_warnings("e2b", {}, iterations=100, failed=6)
+    assert (warning.code, warning.participant, warning.metric) == (FAILURE_RATE, "e2b", None)
+    assert "6 of 100 iterations failed" in warning.message
+    assert run_warnings("e2b", {}, iterations=100, failed=5) == []
+    assert run_warnings("e2b", {}) == []
+
+
+def test_warnings_come_participant_first_then_per_metric() -> None:
+    samples = steady(50)
+    samples[0] = 200.0
+    warnings = run_warnings("e2b", {"a": samples, "b": steady(50)}, iterations=50, failed=10)
+    assert [(w.code, w.metric) for w in warnings] == [
+        (FAILURE_RATE, None),
+        (P99_FEW_SAMPLES, "a"),
+        (FIRST_OUTLIER, "a"),
+        (P99_FEW_SAMPLES, "b"),
+    ]
+
+
+def test_non_finite_and_non_numbers_are_left_out() -> None:
+    samples: list[object] = [*steady(120), math.nan, math.inf, None, "x", True]
+    assert run_warnings("e2b", {"tti_ms": samples}) == []  # type: ignore[dict-item]
+
+
+def test_to_json() -> None:
+    (warning,) = run_warnings("e2b", {}, iterations=10, failed=5)
+    data = warning.to_json()
+    assert data == {
+        "code": FAILURE_RATE,
+        "message": warning.message,
+        "participant": "e2b",
+        "metric": None,
+    }
+    json.dumps(data)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"iterations": -1}, "iterations must be an int >= 0"),
+        ({"failed": 2, "iterations": 1}, r"failed \(2\) cannot exceed iterations \(1\)"),
+        ({"failed": 1.5, "iterations": 3}, "failed must be an int >= 0"),
+    ],
+)
+def test_bad_counts_are_clear_value_errors(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        run_warnings("e2b", {}, **kwargs)  # type: ignore[arg-type]
