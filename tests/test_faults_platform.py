@@ -544,7 +544,7 @@ def test_a_schema_1_store_is_upgraded_and_keeps_its_outbox(tmp_path: Path) -> No
         assert target is not None
         assert (target.url, target.org, target.lease_holder) == ("http://a/api/v1", "acme", None)
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == _schema.SCHEMA_VERSION
     conn.close()
 
 

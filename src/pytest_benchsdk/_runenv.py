@@ -200,6 +200,8 @@ class RunEnvironment:
     arch: str
     machine: str
     hostname: str | None
+    #: Logical CPUs (``os.cpu_count()``): comparisons warn when runs differ in it.
+    cpu_count: int | None = None
 
     def trigger_to_wire(self) -> dict[str, str]:
         """The run-config snapshot's ``trigger`` block (see :meth:`Trigger.to_wire`)."""
@@ -243,6 +245,7 @@ class RunEnvironment:
             arch=str(data.get("arch", "")),
             machine=str(data.get("machine", "")),
             hostname=data.get("hostname"),
+            cpu_count=data.get("cpu_count"),
         )
 
 
@@ -283,4 +286,5 @@ def collect_run_environment(
         arch=node_arch(machine, struct.calcsize("P") * 8),
         machine=machine,
         hostname=_hostname(),
+        cpu_count=os.cpu_count(),
     )

@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from ._baseline import BaselineComparison
 from ._benchfile import BenchFile
 from ._runenv import RunEnvironment
 from .config import BenchmarkConfig
@@ -265,6 +266,9 @@ class BenchmarkRun:
     #: Items of this run that failed without a failed record (setup or teardown errors, a
     #: crashed xdist worker, an item stopped by a BaseException).
     failed_items: int = 0
+    #: ``--bench-compare``: the comparison with the baseline, or why there is none.
+    comparison: BaselineComparison | None = None
+    comparison_note: str | None = None
 
     @property
     def config(self) -> BenchmarkConfig:
@@ -404,5 +408,11 @@ class BenchmarkRun:
             ],
             "scores": None if self.results is None else [r.to_wire() for r in self.results],
             "summary": self.summary,
+            "comparison": self._comparison_json(),
             "errors": list(self.errors),
         }
+
+    def _comparison_json(self) -> dict[str, Any] | None:
+        if self.comparison is not None:
+            return self.comparison.to_json()
+        return {"note": self.comparison_note} if self.comparison_note else None

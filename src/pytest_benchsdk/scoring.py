@@ -66,6 +66,7 @@ __all__ = [
     "compute_stats",
     "higher_is_better",
     "lower_is_better",
+    "metric_samples",
     "score",
     "score_stat",
     "scoring_config_to_spec",
@@ -523,6 +524,18 @@ def _collect(metric: MetricScoring, passing: Sequence[TaskRecord], datas: list[A
     if callable(value):
         return finite_samples([value(record) for record in passing])
     return finite_samples(_get_all(datas, metric.name if value is None else value, None))
+
+
+def metric_samples(
+    spec: ScoringSpec | Mapping[str, Any], records: Sequence[TaskRecord]
+) -> dict[str, list[float]]:
+    """Each metric's samples exactly as :func:`score` collects them (passing records by the
+    spec's ``success`` rule, ``value`` or ``data[name]``), **in record order** (unsorted,
+    untrimmed): for comparisons, thresholds and run-hygiene checks beside the score."""
+    resolved = ScoringSpec.coerce(spec)
+    passing = list(itertools.compress(records, _passing_flags(records, resolved)))
+    datas = [record.data or _EMPTY for record in passing]
+    return {metric.name: _collect(metric, passing, datas) for metric in resolved.metrics}
 
 
 def _get_all(datas: list[Any], key: object, default: object) -> list[Any]:

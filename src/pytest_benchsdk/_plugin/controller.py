@@ -33,6 +33,7 @@ from ..schedule import BenchmarkSchedule
 from ..scoring import ScoringSpecError
 from ..store import ResultStore, StoreError
 from .catalog import Catalog
+from .comparison import compare_with_baseline, find_baseline
 from .nodes import BenchItem, BenchModule
 from .options import unwritable_reason
 from .runner import WORKEROUTPUT_KEY, attached_payload
@@ -414,6 +415,13 @@ class ControllerPlugin:
                 self._guard(run, "platform summary", partial(self.platform.finish, run))
             self._store_status(run, interrupted or self._stopping)
             failed = failed or bool(run.errors)
+        if self.options.compare_fail:
+            for run in self.runs.values():
+                for row in run.comparison.regressions if run.comparison is not None else ():
+                    self.session_errors.append(
+                        f"regressed (--bench-compare-fail): {run.config.benchmark_slug}: "
+                        f"{row.line()}"
+                    )
         if self.options.json_path is not None:
             try:
                 self._write_json(self.options.json_path)
@@ -519,10 +527,25 @@ class ControllerPlugin:
                     ),
                 )
             run.summary = summary
+        if self.options.compare is not None and not self._stopping:
+            self._guard(
+                run, "baseline comparison", partial(self._compare, run, self.options.compare)
+            )
         if config.on_complete is not None and not self._stopping:
             on_complete = config.on_complete
             # The user's hook fails the run, as upstream; SystemExit included.
             self._guard(run, "on_complete", lambda: resolve_awaitable(on_complete(run.outcome())))
+
+    def _compare(self, run: BenchmarkRun, ref: str) -> None:
+        """``--bench-compare``: compare with the baseline, keep the result with the run."""
+        found = find_baseline(ref, run, self.store)
+        if isinstance(found, str):
+            run.comparison_note = found
+            return
+        run.comparison = compare_with_baseline(run, found, self.environment)
+        store, run_id = self.store, run.local_run_id
+        if store is not None and run_id is not None and self._store_broken is None:
+            store.save_analysis(run_id, "comparison", run.comparison.to_json())
 
     def _run_json(self, run: BenchmarkRun) -> dict[str, Any]:
         try:

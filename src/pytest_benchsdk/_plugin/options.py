@@ -54,6 +54,7 @@ IMPLYING_OPTIONS = (
     "--bench-shape",
     "--bench-arg",
     "--bench-json",
+    "--bench-compare",
     "--bench-run-key",
     "--bench-worker-pool",
     "--bench-close-after-ms",
@@ -116,6 +117,28 @@ def add_options(parser: pytest.Parser) -> None:
         "--bench-run-key",
         metavar="KEY",
         help="Join (or create) the platform run with this key: several processes share one run.",
+    )
+    add(
+        "--bench-compare",
+        nargs="?",
+        const="latest",
+        default=None,
+        metavar="REF",
+        help="Compare this run with a baseline: 'latest' (the default: the newest finished run "
+        "of the same benchmark with the same knobs in the store), a stored run id, or a "
+        "--bench-json file. Prints per participant and metric the change and its interval.",
+    )
+    add(
+        "--bench-compare-fail",
+        action="store_true",
+        default=None,
+        help="Fail the session when --bench-compare finds a regression (ini: bench_compare_fail).",
+    )
+    parser.addini(
+        "bench_compare_fail",
+        type="bool",
+        default=False,
+        help="Fail the session when --bench-compare finds a regression.",
     )
     add(
         "--bench-worker-pool",
@@ -247,6 +270,9 @@ class BenchOptions:
     upload_timeout_s: float = DEFAULT_UPLOAD_TIMEOUT_S
     resubmit_other_platform: bool = False
     resubmit_rejected: bool = False
+    #: ``--bench-compare``'s REF (``latest``, a run id, a JSON file), or None.
+    compare: str | None = None
+    compare_fail: bool = False
 
     @classmethod
     def from_config(
@@ -296,6 +322,8 @@ class BenchOptions:
             resubmit=bool(opt("bench_resubmit")),
             strict_upload=bool(opt("bench_strict_upload") or config.getini("bench_strict_upload")),
             upload_timeout_s=upload_timeout_s,
+            compare=_compare_ref(opt("bench_compare")),
+            compare_fail=bool(opt("bench_compare_fail") or config.getini("bench_compare_fail")),
             resubmit_other_platform=bool(opt("bench_resubmit_to_other_platform")),
             resubmit_rejected=bool(opt("bench_resubmit_rejected")),
         )
@@ -430,6 +458,17 @@ def _run_args(config: pytest.Config, env: Mapping[str, str]) -> RunArgs:
             else parse_non_negative_number("--bench-close-after-ms", close_after)
         ),
     )
+
+
+def _compare_ref(raw: object) -> str | None:
+    if raw is None:
+        return None
+    text = str(raw).strip()
+    if not text:
+        raise pytest.UsageError(
+            "--bench-compare expects 'latest', a stored run id or a --bench-json file (got '')"
+        )
+    return text
 
 
 def _custom_args(values: list[str]) -> dict[str, str]:

@@ -239,7 +239,59 @@ def _tables(run: BenchmarkRun, *, interrupted: bool) -> list[str]:
     if run.results:
         lines.append("  Scores:")
         lines.extend(_table(_score_rows(run, run.results), indent="    "))
+    lines.extend(comparison_lines(run))
     return lines
+
+
+def comparison_lines(run: BenchmarkRun) -> list[str]:
+    """``--bench-compare``'s table under a run (or why nothing was compared)."""
+    if run.comparison_note:
+        return [f"  Baseline: none ({terminal_text(run.comparison_note)})"]
+    comparison = run.comparison
+    if comparison is None:
+        return []
+    lines = [f"  Compared with {terminal_text(comparison.baseline)}:"]
+    lines.extend(f"    warning: {terminal_text(w)}" for w in comparison.warnings)
+    rows = [
+        ["participant", "metric", "stat", "baseline", "current", "change", "interval", "verdict"]
+    ]
+    for row in comparison.rows:
+        c = row.comparison
+        unit = f" {row.unit}" if row.unit else ""
+        if c is None:
+            rows.append(
+                [
+                    _name(row.participant),
+                    _name(row.metric),
+                    row.statistic,
+                    "",
+                    "",
+                    "",
+                    "",
+                    terminal_text(row.note or ""),
+                ]
+            )
+            continue
+        rows.append(
+            [
+                _name(row.participant),
+                _name(row.metric),
+                row.statistic,
+                f"{_stat(c.baseline_statistic)}{unit}",
+                f"{_stat(c.current_statistic)}{unit}",
+                _change(c.change),
+                f"[{_change(c.ci_low)}, {_change(c.ci_high)}]",
+                c.verdict,
+            ]
+        )
+    lines.extend(_table(rows, indent="    "))
+    return lines
+
+
+def _change(change: float) -> str:
+    if not math.isfinite(change):
+        return "n/a" if change != change else ("+inf%" if change > 0 else "-inf%")
+    return f"{change * 100:+.1f}%"
 
 
 def summary_lines(

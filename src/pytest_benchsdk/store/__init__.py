@@ -31,6 +31,9 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`):
 * ``outbox_runs(run_id PRIMARY KEY, platform_url, platform_org, lease_holder, lease_expires,
   updated_at)`` (schema 2): the platform a run's outbox goes to, and the delivery lease (one
   process delivers a run at a time; :meth:`ResultStore.outbox_lease`).
+* ``run_analyses(run_id, kind, body, updated_at)``, primary key ``(run_id, kind)`` (schema 3):
+  analyses kept beside the scores (the baseline comparison, the scores' uncertainty, run
+  warnings), one JSON document per kind (:meth:`ResultStore.save_analysis`).
 
 Code: :mod:`._connection` opens the file and runs the transactions (and defines the errors),
 :mod:`._schema` creates and migrates the tables, :mod:`._results` holds :class:`ResultStore` with

@@ -393,6 +393,25 @@ class ResultStore:
         rows = self._read("SELECT wire FROM scores WHERE run_id = ? ORDER BY position", (run_id,))
         return [ScoreResult.from_wire(json.loads(row[0])) for row in rows]
 
+    def save_analysis(self, run_id: str, kind: str, body: JSON) -> None:
+        """Store one analysis of a run (``kind``: ``comparison``, ``uncertainty``,
+        ``warnings`` …) as JSON, replacing the one saved before."""
+        with self._write() as conn:
+            self._require_run(conn, run_id)
+            conn.execute(
+                "INSERT INTO run_analyses (run_id, kind, body, updated_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (run_id, kind) DO UPDATE SET body = excluded.body, "
+                "updated_at = excluded.updated_at",
+                (run_id, kind, dump_json(body), now_iso()),
+            )
+
+    def analysis(self, run_id: str, kind: str) -> JSON:
+        """The analysis ``kind`` saved for the run, or ``None``."""
+        rows = self._read(
+            "SELECT body FROM run_analyses WHERE run_id = ? AND kind = ?", (run_id, kind)
+        )
+        return json.loads(rows[0][0]) if rows else None
+
     # --- outbox ---------------------------------------------------------------------------------
 
     def outbox_put(

@@ -13,7 +13,7 @@ import sqlite3
 __all__ = ["SCHEMA_VERSION", "SchemaTooNewError", "migrate"]
 
 #: Version of the schema this module writes.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class SchemaTooNewError(Exception):
@@ -102,8 +102,20 @@ CREATE TABLE outbox_runs (
 );
 """
 
+# Version 3: analyses of a run beside its scores (the baseline comparison, the scores'
+# uncertainty, run-hygiene warnings), one JSON document per kind.
+_MIGRATION_3 = """
+CREATE TABLE run_analyses (
+    run_id     TEXT NOT NULL REFERENCES runs (run_id),
+    kind       TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, kind)
+);
+"""
+
 # Index i holds the script taking the schema from version i to i + 1. Append, never edit.
-_MIGRATIONS: tuple[str, ...] = (_MIGRATION_1, _MIGRATION_2)
+_MIGRATIONS: tuple[str, ...] = (_MIGRATION_1, _MIGRATION_2, _MIGRATION_3)
 assert len(_MIGRATIONS) == SCHEMA_VERSION
 
 
