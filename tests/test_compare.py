@@ -244,6 +244,7 @@ def test_comparison_is_public_and_frozen() -> None:
         ({"baseline": ["fast"]}, "baseline samples must be numbers"),
         ({"baseline": [[1.0, 2.0]]}, "baseline samples must be a flat sequence"),
         ({"statistic": "p90"}, "unknown statistic 'p90'; expected one of median, p95, p99, mean"),
+        ({"lower_is_better": None}, "lower_is_better must be True or False"),
         ({"alpha": 0}, "alpha must be between 0 and 1"),
         ({"alpha": 1}, "alpha must be between 0 and 1"),
         ({"alpha": "0.05"}, "alpha must be a number"),

@@ -171,14 +171,17 @@ def compare_samples(
 
     Raises ``ValueError`` for an empty side, a value that is not a finite number (NaN and ±inf
     are rejected rather than dropped, so that ``n`` is always what was passed: filter with
-    :func:`math.isfinite` first if they are expected), an unknown statistic, ``alpha`` outside
-    (0, 1), a negative or non-finite ``noise_threshold``, ``resamples < 1``, a negative
-    ``seed``, or a baseline statistic of 0 (a relative change is undefined).
+    :func:`math.isfinite` first if they are expected), an unknown statistic, a non-bool
+    ``lower_is_better``, ``alpha`` outside (0, 1), a negative or non-finite
+    ``noise_threshold``, ``resamples < 1``, a negative ``seed``, or a baseline statistic of 0
+    (a relative change is undefined).
     """
     if statistic not in STATISTICS:
         raise ValueError(
             f"unknown statistic {statistic!r}; expected one of {', '.join(STATISTICS)}"
         )
+    if not isinstance(lower_is_better, bool):
+        raise ValueError(f"lower_is_better must be True or False (got {lower_is_better!r})")
     _check_real("alpha", alpha)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be between 0 and 1, exclusive (got {alpha!r})")
