@@ -7,13 +7,16 @@ platform against a real HTTP server on loopback (``tests/platform_server.py``).
 from __future__ import annotations
 
 import httpcore  # noqa: F401  (see below)
+import numpy  # noqa: F401  (see below)
 import pytest
+import scipy.stats  # noqa: F401  (see below)
 
 # httpx imports httpcore lazily and maps its exceptions through a table built once per process.
 # ``runpytest_inprocess`` removes modules first imported by the inner session, so a later inner
 # session would get a new httpcore whose exceptions the old table no longer matches (a dropped
 # connection would escape as ``httpcore.RemoteProtocolError``). Importing it here, before any
-# inner session, keeps one httpcore for the whole test run.
+# inner session, keeps one httpcore for the whole test run. numpy and scipy (score intervals,
+# comparisons) likewise: numpy's C extension cannot be loaded twice in one process.
 
 
 @pytest.fixture(autouse=True)

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import json
 
-# Imported before pytester's in-process sessions snapshot sys.modules: numpy's C extension
-# cannot be loaded a second time in one process once a session has dropped it.
-import numpy  # noqa: F401
 import pytest
-import scipy.stats  # noqa: F401
 
 from plugin_helpers import SCORING, bench, store_path, stored_runs
 from pytest_benchsdk import ResultStore
@@ -148,3 +144,110 @@ def test_compare_without_a_store_needs_a_file(pytester: pytest.Pytester) -> None
     result.stdout.fnmatch_lines(
         ["  Baseline: none (no results store to find a baseline in (--bench-no-store))"]
     )
+
+
+#: Two participants whose values overlap (a tie), one clearly ahead.
+CLOSE_RACE = bench(
+    'participants=[Participant("a"), Participant("b"), Participant("c")], iterations=30,\n'
+    f"scoring={SCORING}",
+    """
+    import random
+
+    @define_task
+    def task(participant, task_index, measure):
+        rng = random.Random(task_index * 3 + ord(participant.name))
+        base = {"a": 30.0, "b": 30.5, "c": 60.0}[participant.name]
+        measure(value=base * rng.lognormvariate(0, 0.2))
+    """,
+)
+
+
+def test_scores_get_intervals_rank_stability_and_ties(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_x=CLOSE_RACE)
+    result = _run(pytester, "--bench-json", "out.json")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "    #   participant  success  value med/p95/p99 (ms)  score  95% interval  keeps rank",
+            "    1   * 100%  *  *.*–*.*  *%",
+            "    2=  * 100%  *  *.*–*.*  *%",
+            "    3   c  * 100%  *  *.*–*.*  *%",
+            "    (n= : tied with the participant above: their intervals overlap)",
+        ]
+    )
+    run = json.loads((pytester.path / "out.json").read_text())["benchmarks"][0]
+    estimates = {u["participant"]: u for u in run["uncertainty"]}
+    assert sorted(estimates) == ["a", "b", "c"]
+    for estimate in estimates.values():
+        assert estimate["low"] <= estimate["score"] <= estimate["high"]
+        assert sum(estimate["rankProbabilities"]) == pytest.approx(1)
+        assert estimate["resamples"] == 200
+    assert estimates["c"]["rank"] == 3
+    with ResultStore(store_path(pytester)) as store:
+        assert store.analysis(run["localRunId"], "uncertainty") == run["uncertainty"]
+
+
+def test_score_resamples_zero_turns_the_intervals_off(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_x=CLOSE_RACE)
+    result = _run(pytester, "--bench-score-resamples", "0", "--bench-json", "out.json")
+    assert result.ret == 0
+    assert "95% interval" not in result.stdout.str()
+    run = json.loads((pytester.path / "out.json").read_text())["benchmarks"][0]
+    assert run["uncertainty"] is None
+
+
+def test_run_warnings_are_shown_kept_and_can_fail_the_session(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        bench_x=bench(
+            'participants=[Participant("p1")], iterations=30',
+            """
+            import time
+
+            @define_task
+            def task(task_index):
+                time.sleep(0.05 if task_index == 0 else 0.002)  # a cold first iteration
+            """,
+        )
+    )
+    shown = _run(pytester, "--bench-json", "out.json")
+    assert shown.ret == 0
+    shown.stdout.fnmatch_lines(
+        ["  warning [[]first-outlier] p1: latency_ms: the first iteration *"]
+    )
+    run = json.loads((pytester.path / "out.json").read_text())["benchmarks"][0]
+    codes = {w["code"] for w in run["warnings"]}
+    assert {"first-outlier", "p99-few-samples"} <= codes
+    with ResultStore(store_path(pytester)) as store:
+        assert store.analysis(run["localRunId"], "warnings") == run["warnings"]
+    failing = _run(pytester, "--bench-warnings=error")
+    assert failing.ret == pytest.ExitCode.TESTS_FAILED
+    failing.stdout.fnmatch_lines(
+        ["ERROR run warning (--bench-warnings=error): demo: [[]first-outlier] p1: *"]
+    )
+    quiet = _run(pytester, "--bench-warnings", "off", "--bench-json", "off.json")
+    assert quiet.ret == 0
+    assert "warning [" not in quiet.stdout.str()
+    assert json.loads((pytester.path / "off.json").read_text())["benchmarks"][0]["warnings"] == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--bench-score-resamples", "many"],
+            '--bench-score-resamples expects an integer >= 0 (got "many")',
+        ),
+        (["--bench-warnings", "loud"], '--bench-warnings expects warn, error or off (got "loud")'),
+        (
+            ["--bench-compare="],
+            "--bench-compare expects 'latest', a stored run id or a --bench-json file (got '')",
+        ),
+    ],
+)
+def test_analysis_options_are_validated(
+    pytester: pytest.Pytester, args: list[str], message: str
+) -> None:
+    pytester.makepyfile(bench_x=NOISY)
+    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}"])

@@ -241,9 +241,9 @@ def test_on_score_spec_is_used(pytester: pytest.Pytester) -> None:
     assert _composites(run) == {"p1": 25, "p2": 50}
     result.stdout.fnmatch_lines(
         [
-            "    #  participant  success  rate med/p95/p99 (ops)  score",
-            "    1  p2           100%     60.0/60.0/60.0          50.00",
-            "    2  p1           100%     30.0/30.0/30.0          25.00",
+            "    #  participant  success  rate med/p95/p99 (ops)  score  95% interval  keeps rank",
+            "    1  p2           100%     60.0/60.0/60.0          50.00  50.0–50.0     100%",
+            "    2  p1           100%     30.0/30.0/30.0          25.00  25.0–25.0     100%",
         ]
     )
 
@@ -461,10 +461,15 @@ def test_terminal_summary(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyP
             "  p2           2/2      */*/*",
             "  p1           2/2      */*/*",
             "  Scores:",
-            "    #  participant  success  value med/p95/p99 (ms)  score",
-            # ranked by composite score, best first
-            "    1  p1           100%     20.0/20.0/20.0          80.00",
-            "    2  p2           100%     50.0/50.0/50.0          50.00",
+            "    #  participant  success  value med/p95/p99 (ms)  score  95% interval  keeps rank",
+            # ranked by composite score, best first; every value identical: a zero-width
+            # interval, and each keeps its rank in every resample
+            "    1  p1           100%     20.0/20.0/20.0          80.00  80.0–80.0     100%",
+            "    2  p2           100%     50.0/50.0/50.0          50.00  50.0–50.0     100%",
+            # run-hygiene warnings: one per code, wrapped
+            "  warning [[]p99-few-samples] p2: value: p99 comes from 2 sample(s); below 100*",
+            "      *",
+            "      *(also: p1 value)",
             "  Skipped gated: missing BSDK_T_KEY",
             "",
             f"Results stored in {store_path(pytester)}",

@@ -130,7 +130,7 @@ def run_warnings(
         (TREND, _trend),
     )
     for metric, raw in samples.items():
-        values = np.array(finite_samples(list(raw)), dtype=float)
+        values = np.array(_as_floats(finite_samples(list(raw))), dtype=float)
         for code, check in checks:
             message = check(metric, values)
             if message is not None:
@@ -214,3 +214,15 @@ def _trend(metric: str, values: npt.NDArray[np.float64]) -> str | None:
         "samples are not alike, so statistics over the run mix two regimes; look for "
         "throttling, growing caches or leaking resources"
     )
+
+
+def _as_floats(samples: Sequence[float]) -> list[float]:
+    """The samples a float can hold (a Python int beyond ~1e308 cannot: left out, as it
+    would be by any statistic computed in floats)."""
+    out: list[float] = []
+    for value in samples:
+        try:
+            out.append(float(value))
+        except OverflowError:
+            continue
+    return out

@@ -19,7 +19,9 @@ import attrs
 
 from ._baseline import BaselineComparison
 from ._benchfile import BenchFile
+from ._hygiene import RunWarning, run_warnings
 from ._runenv import RunEnvironment
+from ._uncertainty import ScoreUncertainty, score_uncertainty
 from .config import BenchmarkConfig
 from .context import IterationOutcome
 from .records import ParticipantRecords, TaskRecord
@@ -30,6 +32,7 @@ from .scoring import (
     ScoringSpecError,
     higher_is_better,
     lower_is_better,
+    metric_samples,
     score,
     scoring_config_to_spec,
     validate_scoring_spec,
@@ -269,6 +272,12 @@ class BenchmarkRun:
     #: ``--bench-compare``: the comparison with the baseline, or why there is none.
     comparison: BaselineComparison | None = None
     comparison_note: str | None = None
+    #: The scoring spec the run was scored with (``on_score`` is called once per run).
+    spec: ScoringSpec | None = None
+    #: Each participant's score interval and rank stability (scored runs).
+    uncertainty: list[ScoreUncertainty] | None = None
+    #: Run-hygiene findings (:func:`~pytest_benchsdk.compare.run_warnings`).
+    warnings: list[RunWarning] = attrs.Factory(list)
 
     @property
     def config(self) -> BenchmarkConfig:
@@ -357,7 +366,7 @@ class BenchmarkRun:
 
         With phases, also fills :attr:`phase_results` with the same spec (``on_score`` is
         called once); a failure there only leaves them empty, never the scores."""
-        spec = scoring_spec_of(self.config)
+        spec = self.spec = scoring_spec_of(self.config)
         if spec is None:
             return None
         display = self.config.display
@@ -378,6 +387,51 @@ class BenchmarkRun:
             except Exception:  # the user's success/value callables: upstream's rows still stand
                 self.phase_results = {}
         return results
+
+    def estimate_uncertainty(self, resamples: int) -> None:
+        """Bootstrap the scores (after :meth:`score`): :attr:`uncertainty`."""
+        if self.results is None or self.spec is None or resamples <= 0:
+            return
+        display = self.config.display
+        estimates = score_uncertainty(
+            self.outcome(),
+            self.spec,
+            display_metrics=display.metrics if display is not None else None,
+            resamples=resamples,
+        )
+        # The intervals are of upstream's scores: a pytest_benchsdk_scores hook that changed
+        # them leaves intervals that would not contain what is shown, so there are none then.
+        shown: dict[str, float] = {}
+        for row in self.results:
+            shown.setdefault(row.provider, row.composite_score)
+        if all(u.skipped or shown.get(u.participant) == u.score for u in estimates):
+            self.uncertainty = estimates
+
+    def check_hygiene(self) -> None:
+        """Run-hygiene warnings per participant on the compared metrics' samples in run
+        order (the scored metrics, else the latency): :attr:`warnings`."""
+        findings: list[RunWarning] = []
+        for participant in self.participant_records():
+            records = participant.records
+            if not records:
+                continue
+            if self.spec is not None and self.spec.metrics:
+                samples = metric_samples(self.spec, records)
+            else:
+                samples = {
+                    "latency_ms": [
+                        r.latency_ms
+                        for r in records
+                        if r.status == "success" and r.latency_ms is not None
+                    ]
+                }
+            failed = sum(1 for r in records if r.status != "success")
+            findings.extend(
+                run_warnings(
+                    participant.participant, samples, iterations=len(records), failed=failed
+                )
+            )
+        self.warnings = findings
 
     def summary_payload(self, environment: RunEnvironment) -> dict[str, Any] | None:
         """The run summary for the platform (upstream §6.6), once the run is scored."""
@@ -409,6 +463,10 @@ class BenchmarkRun:
             "scores": None if self.results is None else [r.to_wire() for r in self.results],
             "summary": self.summary,
             "comparison": self._comparison_json(),
+            "uncertainty": None
+            if self.uncertainty is None
+            else [u.to_json() for u in self.uncertainty],
+            "warnings": [w.to_json() for w in self.warnings],
             "errors": list(self.errors),
         }
 

@@ -16,9 +16,9 @@ import attrs
 from .records import ParticipantRecords
 from .scoring import (
     DisplayMetricLike,
-    ScoreResult,
     ScoringOutcome,
     ScoringSpec,
+    ranking_key,
     score,
 )
 
@@ -81,11 +81,6 @@ class _Outcome:
     participants: tuple[ParticipantRecords, ...]
 
 
-def _ranking_key(result: ScoreResult) -> tuple[bool, float]:
-    # The terminal ranking's order: scored participants by descending composite, skipped last.
-    return (result.skipped, -result.composite_score)
-
-
 def score_uncertainty(
     outcome: ScoringOutcome,
     spec: ScoringSpec | Mapping[str, Any],
@@ -142,7 +137,7 @@ def score_uncertainty(
 
     rng = np.random.default_rng(seed)
     composites = np.empty((resamples, len(participants)), dtype=np.float64)
-    skipped = np.array([point.skipped for point in points])
+    skipped = np.array([point.skipped for point in points], dtype=bool)
     for r in range(resamples):
         # One resample's draws at a time: memory stays one outcome's worth for any run size.
         resampled = tuple(_resample(p, rng) for p in participants)
@@ -150,7 +145,7 @@ def score_uncertainty(
         composites[r] = [row.composite_score for row in rows]
 
     ranks = _competition_ranks(composites, skipped)
-    order = sorted(range(len(participants)), key=lambda i: _ranking_key(points[i]))
+    order = sorted(range(len(participants)), key=lambda i: ranking_key(points[i]))
     tail = (1 - level) / 2
     results = []
     for position, i in enumerate(order, start=1):

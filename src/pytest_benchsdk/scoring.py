@@ -67,6 +67,7 @@ __all__ = [
     "higher_is_better",
     "lower_is_better",
     "metric_samples",
+    "ranking_key",
     "score",
     "score_stat",
     "scoring_config_to_spec",
@@ -524,6 +525,12 @@ def _collect(metric: MetricScoring, passing: Sequence[TaskRecord], datas: list[A
     if callable(value):
         return finite_samples([value(record) for record in passing])
     return finite_samples(_get_all(datas, metric.name if value is None else value, None))
+
+
+def ranking_key(result: ScoreResult) -> tuple[bool, float]:
+    """The ranking's order of participants' (aggregate) rows: scored ones by descending
+    composite score, skipped ones last (``sorted(rows, key=ranking_key)``)."""
+    return (result.skipped, -result.composite_score)
 
 
 def metric_samples(

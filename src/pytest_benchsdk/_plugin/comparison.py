@@ -16,7 +16,7 @@ import attrs
 
 from .._baseline import BaselineComparison, compare_runs, setup_differences
 from .._runenv import RunEnvironment
-from .._runs import BenchmarkRun, scoring_spec_of
+from .._runs import BenchmarkRun
 from ..records import TaskRecord
 from ..store import ResultStore, StoredRun, UnknownRunError
 
@@ -126,7 +126,7 @@ def compare_with_baseline(
     """Compare the run's records with the baseline's (the run's scoring spec decides the
     metrics)."""
     current = {pr.participant: pr.records for pr in run.participant_records() if pr.records}
-    rows = compare_runs(baseline.records, current, scoring_spec_of(run.config))
+    rows = compare_runs(baseline.records, current, run.spec)
     current_knobs = current_setup(run, environment)
     # A JSON baseline carries only some knobs: compare what both sides have.
     shared = set(baseline.setup.get("knobs") or {}) & set(current_knobs["knobs"])

@@ -415,6 +415,13 @@ class ControllerPlugin:
                 self._guard(run, "platform summary", partial(self.platform.finish, run))
             self._store_status(run, interrupted or self._stopping)
             failed = failed or bool(run.errors)
+        if self.options.warnings == "error":
+            for run in self.runs.values():
+                for warning in run.warnings:
+                    self.session_errors.append(
+                        f"run warning (--bench-warnings=error): {run.config.benchmark_slug}: "
+                        f"[{warning.code}] {warning.participant}: {warning.message}"
+                    )
         if self.options.compare_fail:
             for run in self.runs.values():
                 for row in run.comparison.regressions if run.comparison is not None else ():
@@ -527,6 +534,8 @@ class ControllerPlugin:
                     ),
                 )
             run.summary = summary
+        if not self._stopping:
+            self._analyse(run)
         if self.options.compare is not None and not self._stopping:
             self._guard(
                 run, "baseline comparison", partial(self._compare, run, self.options.compare)
@@ -536,6 +545,31 @@ class ControllerPlugin:
             # The user's hook fails the run, as upstream; SystemExit included.
             self._guard(run, "on_complete", lambda: resolve_awaitable(on_complete(run.outcome())))
 
+    def _analyse(self, run: BenchmarkRun) -> None:
+        """The scores' uncertainty and the run-hygiene warnings, kept with the run."""
+        resamples = self.options.score_resamples
+        if (
+            run.results is not None
+            and resamples > 0
+            and self._guard(run, "score uncertainty", partial(run.estimate_uncertainty, resamples))
+            and run.uncertainty is not None
+        ):
+            self._keep_analysis(run, "uncertainty", [u.to_json() for u in run.uncertainty])
+        if (
+            self.options.warnings != "off"
+            and self._guard(run, "run-hygiene checks", run.check_hygiene)
+            and run.warnings
+        ):
+            self._keep_analysis(run, "warnings", [w.to_json() for w in run.warnings])
+
+    def _keep_analysis(self, run: BenchmarkRun, kind: str, body: Any) -> None:
+        store, run_id = self.store, run.local_run_id
+        if store is None or run_id is None or self._store_broken is not None:
+            return
+        self._guard(
+            run, f"storing the run's {kind}", partial(store.save_analysis, run_id, kind, body)
+        )
+
     def _compare(self, run: BenchmarkRun, ref: str) -> None:
         """``--bench-compare``: compare with the baseline, keep the result with the run."""
         found = find_baseline(ref, run, self.store)
@@ -543,9 +577,7 @@ class ControllerPlugin:
             run.comparison_note = found
             return
         run.comparison = compare_with_baseline(run, found, self.environment)
-        store, run_id = self.store, run.local_run_id
-        if store is not None and run_id is not None and self._store_broken is None:
-            store.save_analysis(run_id, "comparison", run.comparison.to_json())
+        self._keep_analysis(run, "comparison", run.comparison.to_json())
 
     def _run_json(self, run: BenchmarkRun) -> dict[str, Any]:
         try:

@@ -34,6 +34,8 @@ __all__ = [
 ]
 
 DEFAULT_STORE = ".benchmarks/benchsdk.sqlite3"
+#: Bootstrap resamples of the score intervals by default (see compare.score_uncertainty).
+DEFAULT_SCORE_RESAMPLES = 200
 #: How long the session end waits for platform deliveries by default (seconds).
 DEFAULT_UPLOAD_TIMEOUT_S = 30.0
 
@@ -139,6 +141,22 @@ def add_options(parser: pytest.Parser) -> None:
         type="bool",
         default=False,
         help="Fail the session when --bench-compare finds a regression.",
+    )
+    add(
+        "--bench-score-resamples",
+        metavar="N",
+        help="Bootstrap resamples for the scores' 95 %% intervals and rank stability "
+        "(default 200; 0 turns them off).",
+    )
+    add(
+        "--bench-warnings",
+        metavar="warn|error|off",
+        help="Run-hygiene warnings (few samples for p99, an outlier first iteration, high "
+        "variance, a trend, failures): show them (warn, the default), fail the session on "
+        "them (error), or skip the checks (off). Ini: bench_warnings.",
+    )
+    parser.addini(
+        "bench_warnings", default="", help="Run-hygiene warnings: warn (default), error, off."
     )
     add(
         "--bench-worker-pool",
@@ -273,6 +291,9 @@ class BenchOptions:
     #: ``--bench-compare``'s REF (``latest``, a run id, a JSON file), or None.
     compare: str | None = None
     compare_fail: bool = False
+    score_resamples: int = DEFAULT_SCORE_RESAMPLES
+    #: ``warn``, ``error`` or ``off``.
+    warnings: str = "warn"
 
     @classmethod
     def from_config(
@@ -323,6 +344,8 @@ class BenchOptions:
             strict_upload=bool(opt("bench_strict_upload") or config.getini("bench_strict_upload")),
             upload_timeout_s=upload_timeout_s,
             compare=_compare_ref(opt("bench_compare")),
+            score_resamples=_score_resamples(opt("bench_score_resamples")),
+            warnings=_warnings_mode(opt("bench_warnings") or config.getini("bench_warnings")),
             compare_fail=bool(opt("bench_compare_fail") or config.getini("bench_compare_fail")),
             resubmit_other_platform=bool(opt("bench_resubmit_to_other_platform")),
             resubmit_rejected=bool(opt("bench_resubmit_rejected")),
@@ -458,6 +481,22 @@ def _run_args(config: pytest.Config, env: Mapping[str, str]) -> RunArgs:
             else parse_non_negative_number("--bench-close-after-ms", close_after)
         ),
     )
+
+
+def _score_resamples(raw: object) -> int:
+    if raw is None:
+        return DEFAULT_SCORE_RESAMPLES
+    text = str(raw).strip()
+    if not text.isdigit():
+        raise pytest.UsageError(f'--bench-score-resamples expects an integer >= 0 (got "{raw}")')
+    return int(text)
+
+
+def _warnings_mode(raw: object) -> str:
+    text = str(raw or "warn").strip().lower()
+    if text not in ("warn", "error", "off"):
+        raise pytest.UsageError(f'--bench-warnings expects warn, error or off (got "{raw}")')
+    return text
 
 
 def _compare_ref(raw: object) -> str | None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .._runs import BenchmarkRun, record_phase
+from ..compare import RunWarning, ScoreUncertainty, tied_with_above
 from ..records import TaskRecord
-from ..scoring import ScoreResult, compute_stats
+from ..scoring import ScoreResult, compute_stats, ranking_key
 from .options import BenchOptions
 
 __all__ = [
@@ -25,6 +27,8 @@ __all__ = [
 #: Names (participants, group values, metrics) longer than this are cut with an ellipsis in
 #: the summary's tables, so one long name does not pad every row.
 MAX_NAME_WIDTH = 40
+#: Width at which run-hygiene warnings wrap (their messages explain, so they are long).
+_WRAP = 96
 
 
 def knobs_line(run: BenchmarkRun) -> str:
@@ -158,13 +162,18 @@ def _score_rows(run: BenchmarkRun, results: list[ScoreResult]) -> list[list[str]
         for name in metric_names
     ]
     header.append("score")
+    uncertainty = {u.participant: u for u in run.uncertainty or ()}
+    ties = tied_with_above(run.uncertainty) if run.uncertainty else {}
+    if uncertainty:
+        level = next(iter(uncertainty.values())).level
+        header += [f"{level:.0%} interval", "keeps rank"]
     aggregates = [r for r in results if r.provider]
     group_by = _group_key(run)
     # Rank participants by their aggregate row (the first row of each participant).
     firsts: dict[str, ScoreResult] = {}
     for r in aggregates:
         firsts.setdefault(r.provider, r)
-    ranking = sorted(firsts.values(), key=lambda r: (r.skipped, -r.composite_score))
+    ranking = sorted(firsts.values(), key=ranking_key)
     rows = [header]
     for rank, first in enumerate(ranking, start=1):
         for index, row in enumerate(r for r in results if r.provider == first.provider):
@@ -172,12 +181,44 @@ def _score_rows(run: BenchmarkRun, results: list[ScoreResult]) -> list[list[str]
             if index > 0 and group_by is not None:
                 value = row.dimensions.get(group_by, "(none)")
                 label = f"  {_name(group_by)}={_name(value)}"
-            cells = [str(rank) if index == 0 else "", label, f"{row.success_rate:.0%}"]
+            place = f"{rank}=" if first.provider in ties else str(rank)
+            cells = [place if index == 0 else "", label, f"{row.success_rate:.0%}"]
             cells.extend(_metric_cells(row, metric_names))
             cells.append("skipped" if row.skipped else f"{row.composite_score:.2f}")
+            if uncertainty:
+                cells.extend(_uncertainty_cells(uncertainty.get(first.provider), index, rank))
             rows.append(cells)
-        rows.extend(_phase_score_rows(run, first.provider, metric_names))
+        extra = ["", ""] if uncertainty else []
+        rows.extend(row + extra for row in _phase_score_rows(run, first.provider, metric_names))
     return rows
+
+
+def _uncertainty_cells(estimate: ScoreUncertainty | None, index: int, rank: int) -> list[str]:
+    """``[low–high]`` and how often the participant keeps its rank, on its first row."""
+    if estimate is None or index > 0 or estimate.skipped:
+        return ["", ""]
+    keeps = estimate.rank_probabilities[rank - 1] if rank <= len(estimate.rank_probabilities) else 0
+    return [f"{estimate.low:.1f}–{estimate.high:.1f}", f"{keeps:.0%}"]
+
+
+def warning_lines(run: BenchmarkRun) -> list[str]:
+    """The run-hygiene warnings: one line per code (the first finding's message, then who
+    else has it; every finding is in the store and ``--bench-json``)."""
+    by_code: dict[str, list[RunWarning]] = {}
+    for warning in run.warnings:
+        by_code.setdefault(warning.code, []).append(warning)
+    lines = []
+    for code, found in by_code.items():
+        first = found[0]
+        line = f"  warning [{code}] {_name(first.participant)}: {terminal_text(first.message)}"
+        others = [
+            f"{_name(w.participant)}" + (f" {_name(w.metric)}" if w.metric else "")
+            for w in found[1:]
+        ]
+        if others:
+            line += f" (also: {', '.join(others)})"
+        lines.extend(textwrap.wrap(line, _WRAP, subsequent_indent="      ", break_on_hyphens=False))
+    return lines
 
 
 def _group_key(run: BenchmarkRun) -> str | None:
@@ -239,6 +280,9 @@ def _tables(run: BenchmarkRun, *, interrupted: bool) -> list[str]:
     if run.results:
         lines.append("  Scores:")
         lines.extend(_table(_score_rows(run, run.results), indent="    "))
+    if run.uncertainty and tied_with_above(run.uncertainty):
+        lines.append("    (n= : tied with the participant above: their intervals overlap)")
+    lines.extend(warning_lines(run))
     lines.extend(comparison_lines(run))
     return lines
 
