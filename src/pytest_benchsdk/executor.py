@@ -315,13 +315,15 @@ class Executor:
             return dict(group.futures) if group is not None else {}
 
     def release(self, group_id: Hashable, key: Hashable) -> None:
-        """Forget the outcome of iteration ``key``: its caller has it. What the executor keeps
-        per finished iteration is then only its key (so it never runs again); a later
-        :meth:`run_inline` of it raises ``KeyError``. A no-op for an unknown group."""
+        """Forget iteration ``key``: its caller has the outcome. What the executor keeps per
+        finished iteration is then only its key (so it never runs again; the plan still holds
+        the spec); a later :meth:`run_inline` of it raises ``KeyError``. A no-op for an
+        unknown group."""
         with self._lock:
             group = self._groups.get(group_id)
             if group is not None:
                 group.futures.pop(key, None)
+                group.specs.pop(key, None)
                 group.claimed.add(key)
 
     def start_group(self, plan: GroupPlan) -> Mapping[Hashable, cf.Future[IterationOutcome]]:
@@ -354,7 +356,12 @@ class Executor:
         """
         group = self._group(plan)
         with self._lock:
-            round_index, spec = group.specs[key]
+            entry = group.specs.get(key)
+            if entry is None:
+                if key in group.claimed:
+                    raise KeyError(f"iteration {key!r} was released: its outcome is not kept")
+                raise KeyError(key)
+            round_index, spec = entry
             future = group.future(key)
             wait_only = group.launched or key in group.claimed
             if not wait_only:
