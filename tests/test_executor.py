@@ -449,6 +449,37 @@ def test_start_group_after_inline_runs_only_the_rest(executor: Executor) -> None
     assert executor.run_inline(plan, ("p", 2)) is futures[("p", 2)].result()
 
 
+def test_release_forgets_an_iteration(executor: Executor) -> None:
+    # What the plugin does once an item has its outcome: nothing of it stays in the executor.
+    probe = Probe()
+    plan = participant_plan([spec(i, sync_work(probe, 0), is_async=False) for i in range(3)])
+    assert executor.futures("g") == {}  # futures are made on demand
+    first = executor.run_inline(plan, ("p", 0))
+    assert executor.futures("g")[("p", 0)].result() is first
+    executor.release("g", ("p", 0))
+    assert executor.futures("g") == {}
+    with pytest.raises(KeyError, match="released"):
+        executor.run_inline(plan, ("p", 0))
+    executor.release("unknown", ("p", 0))  # a no-op
+    # A group started later runs only what was neither run nor released.
+    executor.release("g", ("p", 1))
+    futures = executor.start_group(plan)
+    assert set(futures) == {("p", 2)}
+    results(futures)
+    assert probe.order() == [("p", 0), ("p", 2)]
+
+
+def test_cancel_all_cancels_futures_made_later(executor: Executor) -> None:
+    probe = Probe()
+    plan = participant_plan([spec(i, sync_work(probe, 0), is_async=False) for i in range(2)])
+    executor.run_inline(plan, ("p", 0))
+    executor.cancel_all()
+    with pytest.raises(cf.CancelledError):
+        executor.run_inline(plan, ("p", 1))
+    assert executor.futures("g")[("p", 1)].cancelled()
+    assert probe.order() == [("p", 0)]
+
+
 # ------------------------------------------------------------------------------ cancellation
 
 

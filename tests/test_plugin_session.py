@@ -6,7 +6,15 @@ import json
 
 import pytest
 
-from plugin_helpers import SCORING, bench, read_json, store_path, stored_records, stored_runs
+from plugin_helpers import (
+    SCORING,
+    bench,
+    read_json,
+    stable_record,
+    store_path,
+    stored_records,
+    stored_runs,
+)
 from pytest_benchsdk import ResultStore
 
 pytest_plugins = ["pytester"]
@@ -634,3 +642,83 @@ def test_check_stays_in_one_process_under_xdist(pytester: pytest.Pytester) -> No
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(['  "file": "bench_x.py",', '  "apiOk": null,'])
     result.stdout.no_fnmatch_line("*workers*")
+
+
+# -- records read back from the store --------------------------------------------------------
+
+
+def test_scores_on_complete_and_json_read_the_stored_records(pytester: pytest.Pytester) -> None:
+    # The controller keeps only a tally per participant while the run goes on; at the end
+    # scoring, on_complete and --bench-json read the records back from the store. They see
+    # the same records as a run without a store (kept in memory), and exactly what is stored.
+    pytester.makepyfile(
+        bench_x=bench(
+            f"""
+            participants=[Participant("p1"), Participant("p2")],
+            phases=[Phase("cold", 2), Phase("warm", 3)],
+            scoring={SCORING}, on_complete=on_complete
+            """,
+            """
+            @define_task
+            def task(participant, task_index, measure, log):
+                log(f"iteration {task_index}")
+                if participant.name == "p2" and task_index == 3:
+                    raise TaskError("boom", code="bad")
+                measure(value=10 + task_index)
+            """,
+            prelude="""
+            import json, pathlib
+
+            def on_complete(outcome):
+                seen = {pr.participant: [r.to_wire() for r in pr.records]
+                        for pr in outcome.participants}
+                name = "stored" if outcome.store_run_id else "memory"
+                pathlib.Path(f"on_complete_{name}.json").write_text(json.dumps(seen))
+            """,
+        )
+    )
+    stored_result, stored = _json(pytester, "--bench-dry-run")
+    stored_result.assert_outcomes(passed=9, failed=1)
+    memory_result, memory = _json(pytester, "--bench-dry-run", "--bench-no-store")
+    memory_result.assert_outcomes(passed=9, failed=1)
+
+    def stable(doc: dict) -> list:
+        return [
+            {
+                "participant": p["participant"],
+                "records": [stable_record(r) for r in p["records"]],
+            }
+            for p in doc["benchmarks"][0]["participants"]
+        ]
+
+    assert stable(stored) == stable(memory)
+    assert [len(p["records"]) for p in stable(stored)] == [5, 5]
+    assert _composites(stored["benchmarks"][0]) == _composites(memory["benchmarks"][0])
+    (run,) = stored_runs(store_path(pytester))
+    assert run.status == "failed"
+    kept = stored_records(store_path(pytester), run.run_id)
+    assert read_json(pytester.path / "on_complete_stored.json") == kept
+    assert {p["participant"]: p["records"] for p in stored["benchmarks"][0]["participants"]} == kept
+    seen_in_memory = read_json(pytester.path / "on_complete_memory.json")
+    assert {k: [stable_record(r) for r in v] for k, v in seen_in_memory.items()} == {
+        k: [stable_record(r) for r in v] for k, v in kept.items()
+    }
+    # The summary table (from the tallies) says the same in both runs.
+    for result in (stored_result, memory_result):
+        result.stdout.fnmatch_lines(
+            [
+                "  participant   success  latency med/p95/p99 (ms)",
+                "  p1            5/5      *",
+                "    phase=cold  2/2      *",
+                "    phase=warm  3/3      *",
+                "  p2            4/5      *",
+                "    phase=cold  2/2      *",
+                "    phase=warm  2/3      *",
+                "  Scores:",
+                "    #   participant   success  value med/p95/p99 (ms)  score  95% interval*",
+                "    1   p1            100%     12.0/14.0/14.0          87.20  *",
+                "          phase=cold  100%     10.5/11.0/11.0",
+                "          phase=warm  100%     13.0/14.0/14.0",
+                "    2=  p2            80%      11.5/14.0/14.0          70.00  *",
+            ]
+        )

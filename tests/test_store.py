@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 import pytest_benchsdk.store as store_package
+from pytest_benchsdk._js import js_json
 from pytest_benchsdk._runenv import RunEnvironment, Trigger
 from pytest_benchsdk.records import StepRecord, TaskRecord
 from pytest_benchsdk.scoring import ScoreResult
@@ -240,6 +241,23 @@ def test_finish_and_platform_run(store: ResultStore) -> None:
     assert run.dashboard_url == "https://p.example/acme/benchmarks/s/runs/run-1"
     with pytest.raises(ValueError, match="passed, failed, interrupted"):
         store.finish_run(run_id, "done")
+
+
+def test_a_record_is_stored_as_its_js_json_text(store: ResultStore) -> None:
+    # One write statement per record: the text is JSON.stringify's, NaN and Infinity as null.
+    run_id = begin(store)
+    plain = record(0, ttiMs=40.5, label="é", nested={"a": [1, 2.5, None]})
+    odd = record(1, ttiMs=math.nan, other=math.inf)
+    store.add_record(run_id, "e2b", plain)
+    store.add_record(run_id, "e2b", odd, log_lines=["one", "two"])
+    conn = sqlite3.connect(store.path)
+    try:
+        texts = [w for (w,) in conn.execute("SELECT wire FROM records ORDER BY task_index")]
+    finally:
+        conn.close()
+    assert texts == [js_json(plain.to_wire()), js_json(odd.to_wire())]
+    assert json.loads(texts[1])["data"] == {"ttiMs": None, "other": None}
+    assert store.log_lines(run_id, "e2b") == ["one", "two"]
 
 
 def test_unknown_run(store: ResultStore) -> None:

@@ -126,8 +126,9 @@ class BenchIteration:
     slot: Slot
     group_id: str
     args: Mapping[str, str]
+    #: The iteration's identity in the executor and in records (never a node id). Made once:
+    #: the executor's maps and sets hold it for every iteration of the session.
+    key: tuple[str, str, int] = attrs.field(init=False, eq=False, repr=False)
 
-    @property
-    def key(self) -> tuple[str, str, int]:
-        """The iteration's identity in the executor and in records (never a node id)."""
-        return (self.file_key, self.participant.name, self.slot.index)
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "key", (self.file_key, self.participant.name, self.slot.index))

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -44,6 +46,8 @@ __all__ = [
     "REDACTED",
     "BenchmarkRun",
     "RecordPayload",
+    "RecordSample",
+    "RecordTally",
     "participant_secrets",
     "record_phase",
     "redact_text",
@@ -243,9 +247,75 @@ def record_phase(record: TaskRecord) -> object:
     return data.get("phase") if isinstance(data, Mapping) else None
 
 
+#: ``(succeeded, latency_ms or None, phase)`` of one record: what the summary table reads.
+RecordSample = tuple[bool, float | None, object]
+
+
+class RecordTally:
+    """What the controller keeps of one participant's records while its run goes on, instead
+    of the records themselves (those are in the store): per task index whether a record came,
+    whether its status was ``success``, its latency and its phase. About 20 bytes a record and
+    no object per record (a record object with its step and timestamps is ~0.5 KiB, and every
+    one of them is more work for each full garbage collection). A re-delivered record replaces
+    the earlier one, as in the store."""
+
+    __slots__ = ("_has_latency", "_latency", "_ok", "_phase", "_present", "count", "failed")
+
+    def __init__(self) -> None:
+        self._present = bytearray()
+        self._ok = bytearray()
+        self._has_latency = bytearray()
+        self._latency = array("d")
+        self._phase: list[object] = []
+        #: Records received (distinct task indexes), and how many of them did not succeed.
+        self.count = 0
+        self.failed = 0
+
+    def add(self, record: TaskRecord) -> None:
+        index = record.task_index
+        missing = index + 1 - len(self._present)
+        if missing > 0:
+            self._present.extend(bytes(missing))
+            self._ok.extend(bytes(missing))
+            self._has_latency.extend(bytes(missing))
+            self._latency.extend([math.nan] * missing)
+            self._phase.extend([None] * missing)
+        if self._present[index]:
+            self.failed -= not self._ok[index]
+        else:
+            self._present[index] = 1
+            self.count += 1
+        ok = record.status == "success"
+        self._ok[index] = ok
+        self.failed += not ok
+        latency = record.latency_ms
+        # What the summary table reads as a latency: a number (bool is no number here).
+        has_latency = isinstance(latency, (int, float)) and not isinstance(latency, bool)
+        self._has_latency[index] = has_latency
+        self._latency[index] = float(latency) if has_latency else math.nan  # type: ignore[arg-type]
+        self._phase[index] = record_phase(record)
+
+    def samples(self) -> Iterator[RecordSample]:
+        """``(succeeded, latency_ms or None, phase)`` of each record, by task index."""
+        for index, present in enumerate(self._present):
+            if present:
+                yield (
+                    bool(self._ok[index]),
+                    self._latency[index] if self._has_latency[index] else None,
+                    self._phase[index],
+                )
+
+
 @attrs.define
 class BenchmarkRun:
-    """One bench file's run on the controller: what was selected, what came back, the scores."""
+    """One bench file's run on the controller: what was selected, what came back, the scores.
+
+    Records go to the store as they arrive; the run keeps a :class:`RecordTally` per
+    participant (counts, statuses, latencies, phases: what the terminal's table and the run's
+    status need) and, in ``records``, only records the store does not hold (no store, or it
+    failed). Scoring, ``on_complete`` and ``--bench-json`` read every record back through
+    ``stored_records`` (the store's records of this run) plus ``records``.
+    """
 
     file_key: str
     bench_file: BenchFile
@@ -257,8 +327,12 @@ class BenchmarkRun:
     local_run_kept: bool = True
     platform_run_id: str | None = None
     dashboard_url: str = ""
+    #: Records the store does not hold, per participant and task index.
     records: dict[str, dict[int, TaskRecord]] = attrs.Factory(dict)
-    logs: dict[str, list[tuple[str, str]]] = attrs.Factory(dict)
+    tallies: dict[str, RecordTally] = attrs.Factory(dict)
+    #: Reads this run's stored records (set by the controller when the run is in a store).
+    stored_records: Callable[[], Sequence[ParticipantRecords]] | None = None
+    _read_back: tuple[ParticipantRecords, ...] | None = attrs.field(default=None, init=False)
     results: list[ScoreResult] | None = None
     #: With phases, each phase's rows scored like :attr:`results` on that phase's records
     #: alone (aggregate rows only; their composites are not shown): for the terminal's
@@ -288,7 +362,7 @@ class BenchmarkRun:
         error), passed."""
         if interrupted:
             return "interrupted"
-        failed = any(r.status != "success" for rs in self.records.values() for r in rs.values())
+        failed = any(tally.failed for tally in self.tallies.values())
         return "failed" if failed or self.errors or self.failed_items else "passed"
 
     @property
@@ -300,24 +374,45 @@ class BenchmarkRun:
     def total_tasks(self) -> int:
         return max((len(v) for v in self.selected.values()), default=0)
 
-    def add(self, payload: RecordPayload) -> None:
-        """Keep one record and its log lines in memory."""
-        self.records.setdefault(payload.participant, {})[payload.task_index] = payload.record
-        if payload.log:
-            self.logs.setdefault(payload.participant, []).extend(payload.log)
+    def add(self, payload: RecordPayload, *, stored: bool = False) -> None:
+        """Count one record; keep the record itself only when the store does not hold it."""
+        tally = self.tallies.get(payload.participant)
+        if tally is None:
+            tally = self.tallies[payload.participant] = RecordTally()
+        tally.add(payload.record)
+        if not stored:
+            self.records.setdefault(payload.participant, {})[payload.task_index] = payload.record
+        self._read_back = None
+
+    def received(self, participant: str) -> int:
+        """Records of the participant so far (distinct task indexes)."""
+        tally = self.tallies.get(participant)
+        return 0 if tally is None else tally.count
 
     def participant_finished(self, participant: str) -> bool:
         """Every selected iteration of the participant has its record."""
-        return len(self.records.get(participant, {})) >= len(self.selected.get(participant, ()))
+        return self.received(participant) >= len(self.selected.get(participant, ()))
 
     def participant_records(self) -> tuple[ParticipantRecords, ...]:
-        return tuple(
-            ParticipantRecords(
-                participant=name,
-                records=tuple(r for _, r in sorted(self.records.get(name, {}).items())),
-            )
-            for name in self.participants
+        """Every record so far, per selected participant by task index: read back from the
+        store (once per batch of arrivals), with the records it does not hold."""
+        if self._read_back is not None:
+            return self._read_back
+        by_name: dict[str, dict[int, TaskRecord]] = {name: {} for name in self.participants}
+        if self.stored_records is not None:
+            for stored in self.stored_records():
+                kept = by_name.get(stored.participant)
+                if kept is not None:
+                    kept.update((r.task_index, r) for r in stored.records)
+        for name, records in self.records.items():
+            kept = by_name.get(name)
+            if kept is not None:
+                kept.update(records)
+        self._read_back = tuple(
+            ParticipantRecords(participant=name, records=tuple(r for _, r in sorted(kept.items())))
+            for name, kept in by_name.items()
         )
+        return self._read_back
 
     @property
     def planned_tasks(self) -> int:
@@ -327,7 +422,7 @@ class BenchmarkRun:
     @property
     def done_tasks(self) -> int:
         """Iterations whose record arrived, all participants together."""
-        return sum(len(self.records.get(name, {})) for name in self.participants)
+        return sum(self.received(name) for name in self.participants)
 
     @property
     def phases(self) -> list[str]:

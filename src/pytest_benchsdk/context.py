@@ -180,7 +180,20 @@ class TaskContext:
         self._lock = threading.Lock()
         self._measures: dict[str, Any] = {}
         self._logs: list[LogLine] = []
-        self._steps = StepRunner(self, self._lock, self._write_log)
+        self._step_runner: StepRunner | None = None
+
+    @property
+    def _steps(self) -> StepRunner:
+        """The context's step machinery, made on the first step: it refers back to the
+        context, so a task that takes no step leaves no reference cycle behind (one per
+        iteration, for the garbage collector to find)."""
+        runner = self._step_runner
+        if runner is None:
+            with self._lock:
+                runner = self._step_runner
+                if runner is None:
+                    runner = self._step_runner = StepRunner(self, self._lock, self._write_log)
+        return runner
 
     def __repr__(self) -> str:
         return (
@@ -215,7 +228,8 @@ class TaskContext:
         merged = _json_or_raise(merged, "measure()")
         active = ACTIVE_STEP.get()
         with self._lock:
-            if active is not None and active[0] is self._steps and active[1].status == "running":
+            runner = self._step_runner  # (not _steps: that takes the lock held here)
+            if active is not None and active[0] is runner and active[1].status == "running":
                 active[1].data.update(merged)
             else:
                 self._measures.update(merged)
@@ -323,7 +337,7 @@ class TaskContext:
             phase=self.phase,
             clock=self.clock,
             measures=self.measures,
-            steps=tuple(self._steps.records(completed)),
+            steps=() if self._step_runner is None else tuple(self._step_runner.records(completed)),
             started=started,
             completed=completed,
         )
@@ -599,7 +613,9 @@ def run_task(ctx: TaskContext, invoke: Callable[[TaskContext], object]) -> Itera
         _CURRENT.set(ctx)
         started = ctx.clock.monotonic()
         try:
-            result = ctx._steps.resolve_blocking(invoke(ctx), None, None)
+            result = invoke(ctx)
+            if inspect.isawaitable(result):
+                result = ctx._steps.resolve_blocking(result, None, None)
         except BaseException as exc:
             if stops_the_run(exc):
                 raise

@@ -196,14 +196,33 @@ class ExecutorShutdownError(RuntimeError):
 
 @attrs.define(eq=False)
 class _Group:
+    """A group's run state. ``futures`` are made on demand (all of them when the group is
+    started; one per iteration run inline) and dropped by :meth:`Executor.release`, so a group
+    run inline holds no future per finished iteration (20,000 iterations would otherwise keep
+    20,000 futures, their conditions and outcomes until the session ends)."""
+
     plan: GroupPlan
     specs: dict[Hashable, tuple[int, IterationSpec]]
-    futures: dict[Hashable, cf.Future[IterationOutcome]]
+    futures: dict[Hashable, cf.Future[IterationOutcome]] = attrs.Factory(dict)
+    #: Iterations that started (or ran); one whose future is gone was released.
     claimed: set[Hashable] = attrs.Factory(set)
     launched: bool = False
+    cancelled: bool = False
     runner: cf.Future[None] | None = None
     t0: float | None = None
     last_round: int | None = None
+
+    def future(self, key: Hashable) -> cf.Future[IterationOutcome]:
+        """The iteration's future, made now if needed (cancelled at once after
+        :meth:`Executor.cancel_all`). Call under the executor's lock."""
+        future = self.futures.get(key)
+        if future is None:
+            if key in self.claimed:
+                raise KeyError(f"iteration {key!r} was released: its outcome is not kept")
+            future = self.futures[key] = cf.Future()
+            if self.cancelled:
+                future.cancel()
+        return future
 
 
 def _settle(
@@ -284,18 +303,28 @@ class Executor:
             group = self._groups.get(plan.group_id)
             if group is None:
                 specs = {spec.key: (r, spec) for r, spec in plan.indexed_specs()}
-                futures: dict[Hashable, cf.Future[IterationOutcome]] = {
-                    key: cf.Future() for key in specs
-                }
-                group = _Group(plan=plan, specs=specs, futures=futures)
+                group = _Group(plan=plan, specs=specs)
                 self._groups[plan.group_id] = group
             return group
 
     def futures(self, group_id: Hashable) -> Mapping[Hashable, cf.Future[IterationOutcome]]:
-        """The futures of a known group (empty mapping for an unknown one)."""
+        """The futures of a known group (empty mapping for an unknown one): every iteration's
+        once the group is started, else those run inline; none of released iterations."""
         with self._lock:
             group = self._groups.get(group_id)
             return dict(group.futures) if group is not None else {}
+
+    def release(self, group_id: Hashable, key: Hashable) -> None:
+        """Forget iteration ``key``: its caller has the outcome. What the executor keeps per
+        finished iteration is then only its key (so it never runs again; the plan still holds
+        the spec); a later :meth:`run_inline` of it raises ``KeyError``. A no-op for an
+        unknown group."""
+        with self._lock:
+            group = self._groups.get(group_id)
+            if group is not None:
+                group.futures.pop(key, None)
+                group.specs.pop(key, None)
+                group.claimed.add(key)
 
     def start_group(self, plan: GroupPlan) -> Mapping[Hashable, cf.Future[IterationOutcome]]:
         """Start running every iteration of ``plan`` in the background (idempotent per
@@ -309,6 +338,9 @@ class Executor:
         with self._lock:
             if not group.launched:
                 group.launched = True
+                for key in group.specs:
+                    if key not in group.claimed:  # claimed ones have theirs, or were released
+                        group.future(key)
                 group.runner = asyncio.run_coroutine_threadsafe(self._run_group(group), loop)
             return dict(group.futures)
 
@@ -324,8 +356,13 @@ class Executor:
         """
         group = self._group(plan)
         with self._lock:
-            round_index, spec = group.specs[key]
-            future = group.futures[key]
+            entry = group.specs.get(key)
+            if entry is None:
+                if key in group.claimed:
+                    raise KeyError(f"iteration {key!r} was released: its outcome is not kept")
+                raise KeyError(key)
+            round_index, spec = entry
+            future = group.future(key)
             wait_only = group.launched or key in group.claimed
             if not wait_only:
                 group.claimed.add(key)
@@ -402,7 +439,9 @@ class Executor:
 
     def _claim(self, group: _Group, spec: IterationSpec) -> bool:
         with self._lock:
-            if spec.key in group.claimed or group.futures[spec.key].done():
+            if spec.key in group.claimed:
+                return False
+            if group.future(spec.key).done():
                 return False
             group.claimed.add(spec.key)
             return True
@@ -418,7 +457,9 @@ class Executor:
                     if specs and any(s.key not in group.claimed for s in specs):
                         await self._run_pool(group, specs, round_index, loop)
         except asyncio.CancelledError:
-            for future in group.futures.values():
+            with self._lock:
+                futures = list(group.futures.values())
+            for future in futures:
                 future.cancel()
             raise
 
@@ -443,7 +484,8 @@ class Executor:
                 target = self._ramp_target(group, spec) if participant_mode else None
                 if target is not None:
                     await self._sleep_until(target)
-                future = group.futures[spec.key]
+                with self._lock:
+                    future = group.future(spec.key)
                 if future.cancelled():
                     continue
                 try:
@@ -559,11 +601,16 @@ class Executor:
         with self._lock:
             groups = list(self._groups.values())
             inline = list(self._inline_futures)
+            futures: list[cf.Future[IterationOutcome]] = []
+            for group in groups:
+                # Iterations whose future is made later start cancelled too.
+                group.cancelled = True
+                futures.extend(group.futures.values())
         for group in groups:
             if group.runner is not None:
                 group.runner.cancel()
-            for future in group.futures.values():
-                future.cancel()
+        for future in futures:
+            future.cancel()
         for future in inline:
             future.cancel()
 

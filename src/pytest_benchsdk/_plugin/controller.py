@@ -271,6 +271,7 @@ class ControllerPlugin:
                     environment=self.environment,
                     dry_run=self.options.dry_run,
                 )
+                run.stored_records = partial(store.participant_records, run.local_run_id)
             started.append(run)
         return started
 
@@ -326,8 +327,8 @@ class ControllerPlugin:
         # Records from this process's runner are redacted already; leftovers and xdist's
         # hand-overs are redacted here (a no-op when nothing matches).
         payload = payload.redacted(self.secrets_of(run))
-        run.add(payload)
         if self._store_broken is not None:
+            run.add(payload)
             return
         if self.store is not None and run.local_run_id is not None:
             try:
@@ -338,8 +339,12 @@ class ControllerPlugin:
                     log_lines=[text for _, text in payload.log],
                 )
             except Exception as exc:  # a full disk, an I/O error: stop, keep what committed
+                run.add(payload)
                 self._store_failed(exc)
                 return
+            run.add(payload, stored=True)
+        else:
+            run.add(payload)
         if self.platform is not None:
             try:
                 self.platform.record(run, payload)

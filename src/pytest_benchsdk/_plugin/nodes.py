@@ -62,8 +62,12 @@ class BenchModule(pytest.Module):
         # --strict-markers runs without xdist (-p no:xdist, or not installed) collect.
         xdist = self.config.pluginmanager.hasplugin("xdist")
         fixtureinfo = None  # the same task in the same module: compute it once, not per item
+        # Marks are made once per file or group (pytest.mark.<name> looks the name up in the
+        # registered markers on every access), not per item.
+        bench_mark = pytest.mark.bench
+        group_marks: dict[str, pytest.MarkDecorator] = {}
+        round_mode = schedule.resolved.group_by == "round"
         for name, slot, skipped in schedule.items():
-            round_mode = schedule.resolved.group_by == "round"
             group_id = f"{file_key}::{'round' if round_mode else name}"
             keywords = {name: True, **({slot.phase: True} if slot.phase else {})}
             item = BenchItem.from_parent(
@@ -81,9 +85,12 @@ class BenchModule(pytest.Module):
                 group_id=group_id,
                 args=args,
             )
-            item.add_marker(pytest.mark.bench)
+            item.add_marker(bench_mark)
             if xdist:
-                item.add_marker(pytest.mark.xdist_group(name=group_id))
+                group_mark = group_marks.get(group_id)
+                if group_mark is None:
+                    group_mark = group_marks[group_id] = pytest.mark.xdist_group(name=group_id)
+                item.add_marker(group_mark)
             if skipped is not None:
                 item.add_marker(pytest.mark.skip(reason=skipped.reason))
             elif concurrency > 1:
@@ -118,15 +125,20 @@ class BenchModule(pytest.Module):
 class BenchItem(pytest.Function):
     """One iteration of one participant. Runs through the process's executor.
 
-    ``bench`` says which iteration; ``bench_outcome`` is set by :meth:`runtest` (the runner
-    attaches its record to the call report).
+    ``bench`` says which iteration; ``bench_outcome`` is set by :meth:`runtest` until the
+    runner has attached its record to the call report.
     """
 
+    # Slots, not the instance dict: one more key there grows every item's dict by ~0.7 KiB
+    # (a resize), for the whole session.
+    __slots__ = ("bench", "bench_outcome")
+
     bench: BenchIteration
-    bench_outcome: IterationOutcome | None = None
+    bench_outcome: IterationOutcome | None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.bench_outcome = None
         # pytest >= 9.2 keeps structured node ids and builds a Function's from its callspec;
         # re-parsing "task[p1-0]" gives ours the same shape as a parametrized test's, which is
         # what --lf, --deselect and the cache compare against.

@@ -72,11 +72,23 @@ class RunnerPlugin:
             payload = RecordPayload.of(
                 iteration.file_key, iteration.participant.name, item.bench_outcome
             ).redacted(secrets)
+            # pytest keeps every item until the session ends; the record travels on from here.
+            item.bench_outcome = None
             setattr(report, REPORT_ATTRIBUTE, payload.to_json())
             _describe_iteration(item, report, payload)
             if self._on_payload is not None:
                 self._on_payload(report, payload)
         return report
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        finally:
+            # Every plugin has had the record by now (xdist sent it on, the controller stored
+            # it, junitxml and --report-log wrote it); pytest keeps each report until the
+            # session ends, so the record's JSON would stay for every iteration.
+            report.__dict__.pop(REPORT_ATTRIBUTE, None)
 
     def _secrets(self, item: BenchItem) -> tuple[str, ...]:
         file_key = item.bench.file_key

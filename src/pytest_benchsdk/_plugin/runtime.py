@@ -33,40 +33,43 @@ def _iteration_of(item: pytest.Item) -> BenchIteration | None:
     return iteration if isinstance(iteration, BenchIteration) else None
 
 
-def _make_invoke(
-    task: Callable[..., Any],
-    argnames: tuple[str, ...],
-    funcargs: Callable[[], Mapping[str, Any]],
-    request: Any,
-) -> Callable[[TaskContext], object]:
-    """A closure calling the user's task with its fixtures and this iteration's context.
+class _TaskCall:
+    """Calls the user's task with its fixtures and one iteration's context (a spec's
+    ``invoke``).
 
-    ``request`` is the iteration's own item's request: in a group started by another item,
-    that item's fixtures serve everyone, but ``request.node`` must still be this iteration's.
+    ``item`` is the iteration's own item: its request is the task's ``request`` (in a group
+    started by another item, that item's fixtures serve everyone, but ``request.node`` must
+    still be this iteration's). ``values`` are those shared fixture values (grouped: copied
+    from the trigger now, as pytest clears an item's funcargs at its teardown while the group
+    may still run), or None to read the item's own fixtures at call time (inline). A slotted
+    object rather than closures: a plan holds one per iteration of the group.
     """
 
-    def invoke(ctx: TaskContext) -> object:
-        values = funcargs()
+    __slots__ = ("argnames", "item", "task", "values")
+
+    def __init__(
+        self,
+        task: Callable[..., Any],
+        argnames: tuple[str, ...],
+        values: Mapping[str, Any] | None,
+        item: pytest.Function,
+    ) -> None:
+        self.task = task
+        self.argnames = argnames
+        self.values = values
+        self.item = item
+
+    def __call__(self, ctx: TaskContext) -> object:
+        values = self.item.funcargs if self.values is None else self.values
         kwargs = {
             name: context_value(ctx, name)
             if name in CONTEXT_FIXTURES
-            else request
+            else self.item._request
             if name == "request"
             else values[name]
-            for name in argnames
+            for name in self.argnames
         }
-        return task(**kwargs)
-
-    return invoke
-
-
-def _funcargs_of(item: pytest.Function, *, snapshot: bool) -> Callable[[], Mapping[str, Any]]:
-    """Fixture values for ``invoke``: read at call time (inline), or copied now (grouped —
-    pytest clears an item's funcargs at its teardown, while the group may still be running)."""
-    if snapshot:
-        values = dict(item.funcargs)
-        return lambda: values
-    return lambda: item.funcargs
+        return self.task(**kwargs)
 
 
 class ProcessRuntime:
@@ -76,7 +79,6 @@ class ProcessRuntime:
         self.config = config
         self.executor = Executor()
         self._plans: dict[str, GroupPlan] = {}
-        self._reported: set[Any] = set()
 
     @classmethod
     def of(cls, config: pytest.Config) -> ProcessRuntime:
@@ -101,8 +103,9 @@ class ProcessRuntime:
         their call phase (the session stopped early)."""
         leftovers: list[RecordPayload] = []
         for group_id in self._plans:
+            # Reported iterations were released: what is left never reached its item.
             for key, future in self.executor.futures(group_id).items():
-                if key in self._reported or not future.done() or future.cancelled():
+                if not future.done() or future.cancelled():
                     continue
                 if future.exception() is None:
                     file_key, participant, _ = cast("tuple[str, str, int]", key)
@@ -118,7 +121,8 @@ class ProcessRuntime:
             outcome = self.executor.run_inline(plan, iteration.key)
         else:
             outcome = self.executor.start_group(plan)[iteration.key].result()
-        self._reported.add(iteration.key)
+        # The item reports it from here on: the executor keeps nothing of it.
+        self.executor.release(plan.group_id, iteration.key)
         return outcome
 
     def _plan_for(
@@ -143,12 +147,11 @@ class ProcessRuntime:
         inline = resolved.concurrency == 1
         is_async = inspect.iscoroutinefunction(trigger.obj)
         argnames = tuple(trigger._fixtureinfo.argnames)
-        shared = None if inline else _funcargs_of(trigger, snapshot=True)
+        # Inline: each item's own fixtures (set up by now). Grouped: the trigger's fixtures,
+        # which are all wider than function scope (checked at collection).
+        shared = None if inline else dict(trigger.funcargs)
         specs: list[IterationSpec] = []
         for ordinal, (item, member) in enumerate(members):
-            # Inline: each item's own fixtures (set up by now). Grouped: the trigger's fixtures,
-            # which are all wider than function scope (checked at collection).
-            funcargs = shared or _funcargs_of(item, snapshot=False)
             specs.append(
                 IterationSpec(
                     key=member.key,
@@ -157,7 +160,7 @@ class ProcessRuntime:
                     phase=member.slot.phase,
                     task_index=member.slot.index,
                     ordinal=ordinal,
-                    invoke=_make_invoke(trigger.obj, argnames, funcargs, item._request),
+                    invoke=_TaskCall(trigger.obj, argnames, shared, item),
                     is_async=is_async,
                     args=member.args,
                     coordination=None

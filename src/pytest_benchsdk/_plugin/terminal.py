@@ -8,9 +8,8 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .._runs import BenchmarkRun, record_phase
+from .._runs import BenchmarkRun, RecordSample
 from ..compare import RunWarning, ScoreUncertainty, tied_with_above
-from ..records import TaskRecord
 from ..scoring import ScoreResult, compute_stats, ranking_key
 from .options import BenchOptions
 
@@ -119,9 +118,9 @@ def _table(rows: list[list[str]], indent: str = "  ") -> list[str]:
     ]
 
 
-def _success(records: Sequence[TaskRecord]) -> str:
-    ok = sum(1 for r in records if r.status == "success")
-    return f"{ok}/{len(records)}"
+def _success(samples: Sequence[RecordSample]) -> str:
+    ok = sum(1 for succeeded, _, _ in samples if succeeded)
+    return f"{ok}/{len(samples)}"
 
 
 def _phase_label(phase: str) -> str:
@@ -226,8 +225,8 @@ def _group_key(run: BenchmarkRun) -> str | None:
     return scoring.group_by if scoring is not None and run.config.on_score is None else None
 
 
-def _latency_cell(records: Sequence[TaskRecord]) -> str:
-    latencies = [r.latency_ms for r in records if isinstance(r.latency_ms, (int, float))]
+def _latency_cell(samples: Sequence[RecordSample]) -> str:
+    latencies = [latency for _, latency, _ in samples if latency is not None]
     if not latencies:
         return "-"
     stats = compute_stats(latencies)
@@ -243,14 +242,16 @@ def _latency_rows(run: BenchmarkRun, *, with_ran: bool) -> list[list[str]]:
     rows = [header]
     phase_of_slot = {slot.index: slot.phase for slot in run.schedule.slots}
     phases = run.phases
-    for pr in run.participant_records():
-        selected = run.selected.get(pr.participant, set())
-        parts: list[tuple[str, Sequence[TaskRecord], int]] = [
-            (_name(pr.participant), pr.records, len(selected))
+    for participant in run.participants:
+        selected = run.selected.get(participant, set())
+        tally = run.tallies.get(participant)
+        samples = [] if tally is None else list(tally.samples())
+        parts: list[tuple[str, Sequence[RecordSample], int]] = [
+            (_name(participant), samples, len(selected))
         ]
         for phase in phases:
             planned = sum(1 for index in selected if phase_of_slot.get(index) == phase)
-            in_phase = [r for r in pr.records if record_phase(r) == phase]
+            in_phase = [sample for sample in samples if sample[2] == phase]
             parts.append((_phase_label(phase), in_phase, planned))
         for label, records, planned in parts:
             row = [label, _success(records), _latency_cell(records)]

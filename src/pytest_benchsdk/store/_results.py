@@ -174,6 +174,28 @@ def _outbox_from_row(row: Sequence[Any]) -> OutboxEntry:
     )
 
 
+def _record_json(record: TaskRecord) -> str:
+    """The record's wire JSON as :func:`dump_json` writes it, at C speed (once per iteration).
+
+    Wire keys are strings (measures are converted with ``String(key)``; ``from_wire`` rejects
+    other keys), so the C encoder writes the same text, unless a value is NaN or infinite
+    (written as null) or not plain JSON: :func:`dump_json` writes those records."""
+    wire = record.to_wire()
+    try:
+        return json.dumps(wire, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError):
+        return dump_json(wire)
+
+
+#: Stores one record; a re-delivered one replaces the earlier.
+_UPSERT_RECORD = (
+    "INSERT INTO records (run_id, participant, task_index, status, wire, received_at) "
+    "VALUES (?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (run_id, participant, task_index) DO UPDATE SET "
+    "status = excluded.status, wire = excluded.wire, received_at = excluded.received_at"
+)
+
+
 class ResultStore:
     """The local results store in one SQLite file (created with its parent directory).
 
@@ -317,22 +339,30 @@ class ResultStore:
         """
         if isinstance(log_lines, str):
             raise TypeError("log_lines must be a sequence of strings, not one string")
-        wire = dump_json(record.to_wire())
-        with self._write() as conn:
-            self._require_run(conn, run_id)
-            conn.execute(
-                "INSERT INTO records (run_id, participant, task_index, status, wire, received_at) "
-                "VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (run_id, participant, task_index) DO UPDATE SET "
-                "status = excluded.status, wire = excluded.wire, "
-                "received_at = excluded.received_at",
-                (run_id, participant, record.task_index, record.status, wire, now_iso()),
-            )
-            if log_lines:
+        row = (
+            run_id,
+            participant,
+            record.task_index,
+            record.status,
+            _record_json(record),
+            now_iso(),
+        )
+        try:
+            if not log_lines:
+                # The usual case, once per iteration: one statement, its own transaction.
+                self._db.execute(_UPSERT_RECORD, row)
+                return
+            with self._write() as conn:
+                conn.execute(_UPSERT_RECORD, row)
                 conn.executemany(
                     "INSERT INTO log_lines (run_id, participant, line) VALUES (?, ?, ?)",
                     [(run_id, participant, line) for line in log_lines],
                 )
+        except sqlite3.IntegrityError as exc:
+            # records.run_id and log_lines.run_id reference runs (foreign keys are on).
+            if "FOREIGN KEY" in str(exc):
+                raise UnknownRunError(f"no run {run_id!r} in the results store") from None
+            raise
 
     def participant_records(self, run_id: str) -> list[ParticipantRecords]:
         """Records per participant, each participant's records by task index.
