@@ -60,9 +60,16 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
-def item_name(participant: str, slot: Slot) -> str:
-    """``task[<participant>-<phase>-<task_index>]`` (no phase part without phases)."""
-    parts = [participant] + ([slot.phase] if slot.phase is not None else []) + [str(slot.index)]
+def item_name(participant: str, slot: Slot, warmup_count: int = 0) -> str:
+    """``task[<participant>-<phase>-<task_index>]`` (no phase part without phases); a warm-up
+    slot is ``task[<participant>-<phase>-warmup-<i>]``, ``i`` counting from 0 within its phase
+    (``warmup_count``: warm-up iterations per phase)."""
+    if slot.warmup:
+        ordinal = (slot.index % warmup_count) if warmup_count else -slot.index - 1
+        tail = ["warmup", str(ordinal)]
+    else:
+        tail = [str(slot.index)]
+    parts = [participant] + ([slot.phase] if slot.phase is not None else []) + tail
     return f"task[{'-'.join(_printable(part) for part in parts)}]"
 
 

@@ -203,7 +203,7 @@ class RecordPayload:
         wire = self.record.to_wire()
         record = self.record
         if _contains_secret(_strings(wire), secrets):
-            record = TaskRecord.from_wire(redact_value(wire, secrets))
+            record = TaskRecord.from_wire(redact_value(wire, secrets), warmup=self.task_index < 0)
         log = self.log
         if _contains_secret((text for _, text in log), secrets):
             log = tuple((level, redact_text(text, secrets)) for level, text in log)
@@ -236,7 +236,7 @@ class RecordPayload:
             file_key=str(data["file"]),
             participant=str(data["participant"]),
             task_index=int(data["task_index"]),
-            record=TaskRecord.from_wire(data["record"]),
+            record=TaskRecord.from_wire(data["record"], warmup=int(data["task_index"]) < 0),
             log=tuple((str(level), str(text)) for level, text in data.get("log", ())),
         )
 
@@ -346,6 +346,8 @@ class BenchmarkRun:
     #: ``--bench-compare``: the comparison with the baseline, or why there is none.
     comparison: BaselineComparison | None = None
     comparison_note: str | None = None
+    #: Warm-up records per participant (negative task indices; never scored or reported).
+    warmup_records: dict[str, list[TaskRecord]] = attrs.Factory(dict)
     #: The scoring spec the run was scored with (``on_score`` is called once per run).
     spec: ScoringSpec | None = None
     #: Each participant's score interval and rank stability (scored runs).
@@ -557,6 +559,16 @@ class BenchmarkRun:
             ],
             "scores": None if self.results is None else [r.to_wire() for r in self.results],
             "summary": self.summary,
+            "warmup": [
+                {
+                    "participant": name,
+                    "records": [
+                        {**r.to_wire(), "warmup": True}
+                        for r in sorted(records, key=lambda r: r.task_index)
+                    ],
+                }
+                for name, records in self.warmup_records.items()
+            ],
             "comparison": self._comparison_json(),
             "uncertainty": None
             if self.uncertainty is None

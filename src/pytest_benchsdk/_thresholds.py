@@ -29,6 +29,7 @@ import attrs
 
 from ._js import py_number
 from ._stats import finite_samples, stats_of_sorted
+from .records import TaskRecord
 
 __all__ = [
     "LATENCY_KEY",
@@ -36,6 +37,7 @@ __all__ = [
     "STATISTICS",
     "SUCCESS_RATE_KEY",
     "Threshold",
+    "ThresholdTally",
     "ThresholdVerdict",
     "evaluate_threshold",
     "parse_cli_threshold",
@@ -145,6 +147,8 @@ def parse_threshold(metric: str, expression: object) -> Threshold:
 def parse_thresholds(raw: object) -> tuple[tuple[Threshold, ...], list[tuple[str, str]]]:
     """A config's ``thresholds``: the parsed thresholds and every problem as
     ``(field path, message)`` (all of them, not the first)."""
+    if isinstance(raw, (tuple, list)) and all(isinstance(t, Threshold) for t in raw):
+        return tuple(raw), []  # already parsed (a BenchmarkConfig validated again)
     if not isinstance(raw, Mapping):
         return (), [("thresholds", "must be a dict of metric key -> expression(s)")]
     parsed: list[Threshold] = []
@@ -226,3 +230,44 @@ def evaluate_threshold(
         observed = _statistic(samples, threshold.statistic) if samples else None
     passed_check = observed is not None and threshold.holds(observed)
     return ThresholdVerdict(threshold, participant, observed, passed_check)
+
+
+class ThresholdTally:
+    """What a participant's thresholds need of its iterations in one process, kept as they
+    finish: counts, the samples of the data keys the thresholds name, and (only for a
+    ``score`` threshold) the records themselves."""
+
+    def __init__(self, thresholds: Sequence[Threshold]) -> None:
+        self.keys = tuple(
+            dict.fromkeys(t.metric for t in thresholds if t.metric not in _SCALAR_KEYS)
+        )
+        self.keeps_records = any(t.metric == SCORE_KEY for t in thresholds)
+        self.total = 0
+        self.passed = 0
+        self.samples: dict[str, list[float]] = {key: [] for key in self.keys}
+        self.records: list[TaskRecord] = []
+
+    def add(self, record: TaskRecord) -> None:
+        self.total += 1
+        if record.status != "success":
+            if self.keeps_records:
+                self.records.append(record)
+            return
+        self.passed += 1
+        pair = [(record.data, record.latency_ms if record.latency_ms is not None else math.nan)]
+        for key in self.keys:
+            self.samples[key].extend(threshold_samples(key, pair))
+        if self.keeps_records:
+            self.records.append(record)
+
+    def evaluate(
+        self, threshold: Threshold, participant: str, score: float | None = None
+    ) -> ThresholdVerdict:
+        return evaluate_threshold(
+            threshold,
+            participant,
+            samples=self.samples.get(threshold.metric, ()),
+            passed=self.passed,
+            total=self.total,
+            score=score,
+        )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import enum
 import json
 import math
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
@@ -194,7 +195,10 @@ class StepRecord:
 
     @classmethod
     def from_wire(cls, wire: Mapping[str, Any], *, where: str = "step") -> StepRecord:
-        """Read a wire object back; raises ``ValueError`` naming the offending field."""
+        """Read a wire object back; raises ``ValueError`` naming the offending field.
+
+        ``warmup``: the record of a warm-up iteration, whose ``taskIndex`` is negative.
+        """
         obj = _require_object(wire, where)
         _check_keys(obj, _STEP_KEYS, where)
         error_code: str | Absent | None = ABSENT
@@ -258,8 +262,13 @@ class TaskRecord:
         return wire
 
     @classmethod
-    def from_wire(cls, wire: Mapping[str, Any], *, where: str = "record") -> TaskRecord:
-        """Read a wire object back; raises ``ValueError`` naming the offending field."""
+    def from_wire(
+        cls, wire: Mapping[str, Any], *, where: str = "record", warmup: bool = False
+    ) -> TaskRecord:
+        """Read a wire object back; raises ``ValueError`` naming the offending field.
+
+        ``warmup``: the record of a warm-up iteration, whose ``taskIndex`` is negative.
+        """
         obj = _require_object(wire, where)
         _check_keys(obj, _TASK_KEYS, where)
         first_command_ms: float | Absent | None = ABSENT
@@ -280,7 +289,12 @@ class TaskRecord:
                 for i, step in enumerate(raw_steps)
             ]
         return cls(
-            task_index=_integer(_required(obj, "taskIndex", where), f"{where}.taskIndex", 0),
+            # A warm-up record's index is negative (it never goes on the wire).
+            task_index=_integer(
+                _required(obj, "taskIndex", where),
+                f"{where}.taskIndex",
+                -sys.maxsize if warmup else 0,
+            ),
             status=_string(_required(obj, "status", where), f"{where}.status"),
             started_at=_opt_string(obj, "startedAt", where),
             completed_at=_opt_string(obj, "completedAt", where),
@@ -322,7 +336,10 @@ class ParticipantRecords:
     def from_wire(
         cls, wire: Mapping[str, Any], *, where: str = "participantRecords"
     ) -> ParticipantRecords:
-        """Read a wire object back; raises ``ValueError`` naming the offending field."""
+        """Read a wire object back; raises ``ValueError`` naming the offending field.
+
+        ``warmup``: the record of a warm-up iteration, whose ``taskIndex`` is negative.
+        """
         obj = _require_object(wire, where)
         _check_keys(obj, frozenset({"participant", "records"}), where)
         participant = _string(_required(obj, "participant", where), f"{where}.participant")

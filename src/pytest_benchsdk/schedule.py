@@ -21,6 +21,7 @@ from ._config_validate import (
     MAX_STAGGER_DELAY_MS,
 )
 from ._js import py_value
+from ._thresholds import SCORE_KEY, Threshold
 from .config import BenchmarkConfig, Participant
 from .records import ParticipantRecords
 
@@ -80,6 +81,10 @@ class RunArgs:
     no_ingest: bool = False
     worker_pool: int | None = None
     close_after_ms: float | None = None
+    #: ``--bench-threshold``: added to every benchmark's own thresholds.
+    thresholds: tuple[Threshold, ...] = ()
+    #: ``--bench-warmup``: overrides the config's ``warmup``.
+    warmup: int | None = None
 
 
 @attrs.frozen
@@ -94,6 +99,8 @@ class ResolvedRunConfig:
     phase_iterations: int | None = None
     #: The pooled run's close deadline: the option, else the config's (not a knob).
     close_after_ms: float | None = None
+    #: Warm-up iterations per participant (per phase), never scored.
+    warmup: int = 0
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {
@@ -106,15 +113,23 @@ class ResolvedRunConfig:
             wire["phaseIterations"] = self.phase_iterations
         if self.providers is not None:
             wire["providers"] = list(self.providers)
+        if self.warmup:
+            wire["warmup"] = self.warmup
         return wire
 
 
 @attrs.frozen
 class Slot:
-    """One scheduled iteration: its 0-based schedule index (``task_index``) and phase."""
+    """One scheduled iteration: its 0-based schedule index (``task_index``) and phase.
+
+    A warm-up slot (``warmup``) runs before the measured ones and is never scored, compared
+    or reported to the platform; its index is negative (``-N … -1`` per participant), so it
+    never collides with a measured iteration and sorts before them.
+    """
 
     index: int
     phase: str | None = None
+    warmup: bool = False
 
 
 @attrs.frozen
@@ -237,6 +252,17 @@ def parse_positive_int(flag: str, value: str, maximum: int | None = None) -> int
     if not (math.isfinite(number) and number.is_integer() and number >= 1):
         raise ValueError(f'{flag} expects an integer >= 1 (got "{value}")')
     _check_bound(flag, value, number, maximum)
+    return int(number)
+
+
+def parse_non_negative_int(flag: str, value: str) -> int:
+    """An integer >= 0 (``--bench-warmup``)."""
+    text = value.strip()
+    if not text:
+        raise ValueError(f"{flag} expects a value")
+    number = _js_number(text)
+    if not (math.isfinite(number) and number >= 0 and number == int(number)):
+        raise ValueError(f'{flag} expects an integer >= 0 (got "{value}")')
     return int(number)
 
 
@@ -381,6 +407,7 @@ def merge_config(config: BenchmarkConfig, args: RunArgs) -> tuple[ResolvedRunCon
         close_after_ms=(
             args.close_after_ms if args.close_after_ms is not None else config.close_after_ms
         ),
+        warmup=_first(args.warmup, config.warmup, 0),
     )
     return resolved, warnings
 
@@ -422,6 +449,19 @@ def filter_participants_by_env(
 
 
 # -- schedule --------------------------------------------------------------------------------
+
+
+def build_warmup(config: BenchmarkConfig, resolved: ResolvedRunConfig) -> tuple[Slot, ...]:
+    """Each participant's warm-up slots: ``warmup`` per phase (in phase order), else
+    ``warmup``; indices ``-N … -1``."""
+    count = resolved.warmup
+    phases: list[str | None] = [p.name for p in config.phases] if config.phases else [None]
+    total = count * len(phases)
+    return tuple(
+        Slot(-total + i * count + j, phase, warmup=True)
+        for i, phase in enumerate(phases)
+        for j in range(count)
+    )
 
 
 def build_schedule(config: BenchmarkConfig, resolved: ResolvedRunConfig) -> tuple[Slot, ...]:
@@ -508,6 +548,10 @@ class BenchmarkSchedule:
     participants: tuple[Participant, ...]
     skipped: tuple[SkippedParticipant, ...]
     slots: tuple[Slot, ...]
+    #: Warm-up slots (run first, never scored); empty without ``warmup``.
+    warmup: tuple[Slot, ...] = ()
+    #: The benchmark's thresholds, then ``--bench-threshold``'s.
+    thresholds: tuple[Threshold, ...] = ()
 
     @property
     def participant_names(self) -> tuple[str, ...]:
@@ -533,10 +577,10 @@ class BenchmarkSchedule:
         Participant-major by default, round-major with ``group_by="round"``.
         """
         skipped = {s.name: s for s in self.skipped}
-        return [
-            (name, slot, skipped.get(name))
-            for name, slot in schedule_order(self.requested, self.slots, self.resolved.group_by)
-        ]
+        # Warm-up slots come first: each participant's before its own iterations, or in round
+        # mode everyone's warm-up rounds before the first measured round.
+        order = schedule_order(self.requested, (*self.warmup, *self.slots), self.resolved.group_by)
+        return [(name, slot, skipped.get(name)) for name, slot in order]
 
 
 def schedule_benchmark(
@@ -552,6 +596,15 @@ def schedule_benchmark(
     names = providers if providers is not None else resolved.providers
     selected = select_participants(config.participants, names)
     available, skipped = filter_participants_by_env(selected, environ)
+    thresholds = (*(config.thresholds or ()), *args.thresholds)
+    if (
+        any(t.metric == SCORE_KEY for t in thresholds)
+        and config.scoring is None
+        and (config.on_score is None)
+    ):
+        raise ValueError(
+            "--bench-threshold score: needs config.scoring or config.on_score (nothing is scored)"
+        )
     return BenchmarkSchedule(
         file_config=file_config,
         config=config,
@@ -561,4 +614,6 @@ def schedule_benchmark(
         participants=tuple(available),
         skipped=tuple(skipped),
         slots=build_schedule(config, resolved),
+        warmup=build_warmup(config, resolved),
+        thresholds=thresholds,
     )

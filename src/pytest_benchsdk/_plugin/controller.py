@@ -251,7 +251,7 @@ class ControllerPlugin:
             wanted = set(names)
             chosen: dict[str, set[int]] = {}
             for name, slot, skipped in schedule.items():
-                if skipped is None and item_name(name, slot) in wanted:
+                if skipped is None and not slot.warmup and item_name(name, slot) in wanted:
                     chosen.setdefault(name, set()).add(slot.index)
             if not chosen and not schedule.skipped:
                 continue
@@ -327,6 +327,9 @@ class ControllerPlugin:
         # Records from this process's runner are redacted already; leftovers and xdist's
         # hand-overs are redacted here (a no-op when nothing matches).
         payload = payload.redacted(self.secrets_of(run))
+        if payload.task_index < 0:
+            self._keep_warmup(run, payload)
+            return
         if self._store_broken is not None:
             run.add(payload)
             return
@@ -361,6 +364,23 @@ class ControllerPlugin:
             raise  # pytest.exit() in the hook stops the session, as in any hook
         except Exception as exc:
             self._add_error(run, f"pytest_benchsdk_record hook failed: {describe(exc)}")
+
+    def _keep_warmup(self, run: BenchmarkRun, payload: RecordPayload) -> None:
+        """A warm-up record: kept with the run (the store, ``--bench-json``) and nowhere else
+        (no scores, comparisons, thresholds or platform)."""
+        run.warmup_records.setdefault(payload.participant, []).append(payload.record)
+        store, run_id = self.store, run.local_run_id
+        if store is None or run_id is None or self._store_broken is not None:
+            return
+        try:
+            store.add_record(
+                run_id,
+                payload.participant,
+                payload.record,
+                log_lines=[text for _, text in payload.log],
+            )
+        except Exception as exc:  # a full disk, an I/O error: stop, keep what committed
+            self._store_failed(exc)
 
     def _add_error(self, run: BenchmarkRun, message: str) -> None:
         message = redact_text(message, self.secrets_of(run))

@@ -15,7 +15,9 @@ from ..context import IterationOutcome, is_task_error
 from ..schedule import BenchmarkSchedule
 from .catalog import Catalog
 from .fixtures import CONTEXT_FIXTURES
+from .loadgroup import LoadgroupNodeId
 from .runtime import ProcessRuntime
+from .thresholds import threshold_items
 
 __all__ = ["BenchItem", "BenchModule"]
 
@@ -51,6 +53,28 @@ class BenchModule(pytest.Module):
 
     def _items(
         self, catalog: Catalog, bench_file: BenchFile, schedule: BenchmarkSchedule
+    ) -> Iterator[pytest.Item]:
+        """The iteration items in run order, each participant's threshold items right after
+        its last iteration (round mode: after all of them)."""
+        items = list(self._iteration_items(catalog, bench_file, schedule))
+        if not schedule.thresholds:
+            yield from items
+            return
+        last: dict[str, int] = {}
+        for position, item in enumerate(items):
+            last[item.bench.participant.name] = position
+        round_mode = schedule.resolved.group_by == "round"
+        after: dict[int, list[pytest.Item]] = {}
+        skipped = {s.name: s for s in schedule.skipped}
+        for name, position in last.items():
+            made = threshold_items(self, items[position], schedule.thresholds, skipped.get(name))
+            after.setdefault(len(items) - 1 if round_mode else position, []).extend(made)
+        for position, item in enumerate(items):
+            yield item
+            yield from after.get(position, ())
+
+    def _iteration_items(
+        self, catalog: Catalog, bench_file: BenchFile, schedule: BenchmarkSchedule
     ) -> Iterator[BenchItem]:
         file_key = catalog.file_key(self.path)
         args = catalog.custom_args_for(bench_file.config)
@@ -67,12 +91,19 @@ class BenchModule(pytest.Module):
         bench_mark = pytest.mark.bench
         group_marks: dict[str, pytest.MarkDecorator] = {}
         round_mode = schedule.resolved.group_by == "round"
+        warmup = schedule.resolved.warmup
         for name, slot, skipped in schedule.items():
-            group_id = f"{file_key}::{'round' if round_mode else name}"
+            xdist_group_id = group_id = f"{file_key}::{'round' if round_mode else name}"
+            if slot.warmup and not round_mode:
+                # Its own executor pool (the measured ramp starts after it), on the same xdist
+                # worker as the participant's iterations.
+                group_id += "::warmup"
             keywords = {name: True, **({slot.phase: True} if slot.phase else {})}
+            if slot.warmup:
+                keywords["warmup"] = True
             item = BenchItem.from_parent(
                 self,
-                name=item_name(name, slot),
+                name=item_name(name, slot, warmup),
                 callobj=bench_file.task,
                 keywords=keywords,
                 fixtureinfo=fixtureinfo,
@@ -87,9 +118,11 @@ class BenchModule(pytest.Module):
             )
             item.add_marker(bench_mark)
             if xdist:
-                group_mark = group_marks.get(group_id)
+                group_mark = group_marks.get(xdist_group_id)
                 if group_mark is None:
-                    group_mark = group_marks[group_id] = pytest.mark.xdist_group(name=group_id)
+                    group_mark = group_marks[xdist_group_id] = pytest.mark.xdist_group(
+                        name=xdist_group_id
+                    )
                 item.add_marker(group_mark)
             if skipped is not None:
                 item.add_marker(pytest.mark.skip(reason=skipped.reason))
@@ -122,7 +155,7 @@ class BenchModule(pytest.Module):
                 )
 
 
-class BenchItem(pytest.Function):
+class BenchItem(LoadgroupNodeId, pytest.Function):
     """One iteration of one participant. Runs through the process's executor.
 
     ``bench`` says which iteration; ``bench_outcome`` is set by :meth:`runtest` until the
@@ -146,26 +179,6 @@ class BenchItem(pytest.Function):
         parse = getattr(type(node_id), "parse", None)
         if callable(parse):
             self._id = parse(str(node_id))
-
-    # pytest-xdist's --dist loadgroup tags items by assigning ``item._nodeid``, which pytest
-    # >= 9.2 no longer reads (it keeps ``_id``). Routing the assignment keeps each group on one
-    # worker there too; on older pytest this is simply where the node id lives.
-    @property
-    def _nodeid(self) -> str:
-        node_id = getattr(self, "_id", None)
-        if node_id is not None:
-            return str(node_id)
-        value: str = self.__dict__["_bench_nodeid"]
-        return value
-
-    @_nodeid.setter
-    def _nodeid(self, value: str) -> None:
-        node_id = getattr(self, "_id", None)
-        parse = getattr(type(node_id), "parse", None)
-        if callable(parse):
-            self._id = parse(value)
-        else:
-            self.__dict__["_bench_nodeid"] = value
 
     def runtest(self) -> None:
         catalog = Catalog.of(self.config)

@@ -12,10 +12,12 @@ import pytest
 
 from .._benchfile import is_bench_path
 from .._files import creation_problem
+from .._thresholds import parse_cli_threshold
 from ..schedule import (
     RunArgs,
     is_env_no_ingest,
     parse_group_by,
+    parse_non_negative_int,
     parse_non_negative_number,
     parse_positive_int,
     parse_providers,
@@ -57,6 +59,8 @@ IMPLYING_OPTIONS = (
     "--bench-arg",
     "--bench-json",
     "--bench-compare",
+    "--bench-threshold",
+    "--bench-warmup",
     "--bench-run-key",
     "--bench-worker-pool",
     "--bench-close-after-ms",
@@ -141,6 +145,21 @@ def add_options(parser: pytest.Parser) -> None:
         type="bool",
         default=False,
         help="Fail the session when --bench-compare finds a regression.",
+    )
+    add(
+        "--bench-threshold",
+        action="append",
+        default=[],
+        metavar="KEY: EXPR",
+        help="A pass/fail limit per participant, added to every benchmark's thresholds, e.g. "
+        '"tti_ms: p95 < 3000", "success_rate: >= 0.99", "score: >= 70" (repeatable). Each '
+        "becomes an item threshold[<participant>-<key>-<expr>].",
+    )
+    add(
+        "--bench-warmup",
+        metavar="N",
+        help="Warm-up iterations per participant (per phase) run first and never scored, "
+        "compared or reported (overrides the file's warmup).",
     )
     add(
         "--bench-score-resamples",
@@ -450,6 +469,7 @@ def _run_args(config: pytest.Config, env: Mapping[str, str]) -> RunArgs:
     shape = value("bench_shape")
     run_key = value("bench_run_key")
     providers = opt("bench_provider")
+    warmup = value("bench_warmup")
     pool = value("bench_worker_pool")
     close_after = value("bench_close_after_ms")
     worker_pool = None if pool is None else parse_positive_int("--bench-worker-pool", pool)
@@ -475,6 +495,8 @@ def _run_args(config: pytest.Config, env: Mapping[str, str]) -> RunArgs:
         providers=parse_providers(providers) if providers else None,
         no_ingest=bool(opt("bench_dry_run")) or is_env_no_ingest(env),
         worker_pool=worker_pool,
+        thresholds=tuple(parse_cli_threshold(text) for text in opt("bench_threshold") or ()),
+        warmup=None if warmup is None else parse_non_negative_int("--bench-warmup", warmup),
         close_after_ms=(
             None
             if close_after is None

@@ -17,6 +17,7 @@ import pytest
 
 from .._benchfile import BenchIteration
 from .._runs import RecordPayload
+from .._thresholds import ThresholdTally
 from ..context import IterationOutcome, TaskContext
 from ..executor import Executor, GroupPlan, IterationSpec
 from ..schedule import BenchmarkSchedule
@@ -79,6 +80,8 @@ class ProcessRuntime:
         self.config = config
         self.executor = Executor()
         self._plans: dict[str, GroupPlan] = {}
+        # (file key, participant) -> what its threshold items need (files with thresholds).
+        self._tallies: dict[tuple[str, str], ThresholdTally] = {}
 
     @classmethod
     def of(cls, config: pytest.Config) -> ProcessRuntime:
@@ -123,7 +126,17 @@ class ProcessRuntime:
             outcome = self.executor.start_group(plan)[iteration.key].result()
         # The item reports it from here on: the executor keeps nothing of it.
         self.executor.release(plan.group_id, iteration.key)
+        if schedule.thresholds and not iteration.slot.warmup:
+            key = (iteration.file_key, iteration.participant.name)
+            tally = self._tallies.get(key)
+            if tally is None:
+                tally = self._tallies[key] = ThresholdTally(schedule.thresholds)
+            tally.add(outcome.record)
         return outcome
+
+    def tally_of(self, file_key: str, participant: str) -> ThresholdTally | None:
+        """What the participant's iterations in this process measured, for its thresholds."""
+        return self._tallies.get((file_key, participant))
 
     def _plan_for(
         self, trigger: pytest.Function, iteration: BenchIteration, schedule: BenchmarkSchedule

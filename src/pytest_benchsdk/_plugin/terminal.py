@@ -84,12 +84,21 @@ def run_header_lines(run: BenchmarkRun) -> list[str]:
         f"benchsdk: {terminal_text(run.config.benchmark_name)} [{run.file_key}]",
         f"  {knobs_line(run)}",
     ]
+    lines.extend(_warmup_line(run))
     lines.extend(f"  {terminal_text(warning)}" for warning in run.schedule.warnings)
     for skipped in run.schedule.skipped:
         lines.append(
             f"  Skipping {terminal_text(skipped.name)}: missing {', '.join(skipped.missing)}"
         )
     return lines
+
+
+def _warmup_line(run: BenchmarkRun) -> list[str]:
+    count = run.schedule.resolved.warmup
+    if not count:
+        return []
+    per = " per phase" if run.config.phases else ""
+    return [f"  Warm-up: {count} iteration(s) per participant{per} first, never scored"]
 
 
 def _number(value: float) -> str:
@@ -262,7 +271,7 @@ def _latency_rows(run: BenchmarkRun, *, with_ran: bool) -> list[list[str]]:
 
 
 def _tables(run: BenchmarkRun, *, interrupted: bool) -> list[str]:
-    lines = [f"  {knobs_line(run)}"]
+    lines = [f"  {knobs_line(run)}", *_warmup_line(run)]
     done, planned = run.done_tasks, run.planned_tasks
     if done < planned:
         if interrupted:

@@ -374,7 +374,8 @@ class ResultStore:
             name: [] for name in self.get_run(run_id).participants
         }
         rows = self._read(
-            "SELECT participant, task_index, wire FROM records WHERE run_id = ? ORDER BY rowid",
+            "SELECT participant, task_index, wire FROM records WHERE run_id = ? "
+            "AND task_index >= 0 ORDER BY rowid",
             (run_id,),
         )
         for name, task_index, wire in rows:
@@ -382,6 +383,27 @@ class ResultStore:
         return [
             ParticipantRecords(
                 name, tuple(TaskRecord.from_wire(json.loads(wire)) for _, wire in sorted(recs))
+            )
+            for name, recs in by_participant.items()
+        ]
+
+    def warmup_records(self, run_id: str) -> list[ParticipantRecords]:
+        """The run's warm-up records (negative task indices), per participant in order of
+        first arrival, each by task index. :meth:`participant_records` leaves them out."""
+        rows = self._read(
+            "SELECT participant, task_index, wire FROM records WHERE run_id = ? "
+            "AND task_index < 0 ORDER BY rowid",
+            (run_id,),
+        )
+        by_participant: dict[str, list[tuple[int, str]]] = {}
+        for name, task_index, wire in rows:
+            by_participant.setdefault(name, []).append((task_index, wire))
+        return [
+            ParticipantRecords(
+                name,
+                tuple(
+                    TaskRecord.from_wire(json.loads(wire), warmup=True) for _, wire in sorted(recs)
+                ),
             )
             for name, recs in by_participant.items()
         ]

@@ -1,0 +1,113 @@
+"""Threshold items: one pytest item per participant × threshold, after its iterations.
+
+``bench_x.py::threshold[e2b-tti_ms-p95<3000]`` passes or fails on what the participant's
+iterations in this process measured (the process's runtime keeps a
+:class:`~pytest_benchsdk._thresholds.ThresholdTally` of them), so IDEs, ``-k`` and junitxml
+show each verdict. The item carries the participant's xdist group, so under
+``--dist loadgroup`` it runs on the worker that ran the iterations, after them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest._code.code import ExceptionInfo, TerminalRepr
+
+from .._runs import scoring_spec_of
+from .._thresholds import SCORE_KEY, Threshold
+from ..records import ParticipantRecords
+from ..schedule import BenchmarkRunOutcome, SkippedParticipant
+from ..scoring import score
+from .catalog import Catalog
+from .loadgroup import LoadgroupNodeId
+from .runtime import ProcessRuntime
+
+__all__ = ["ThresholdBreach", "ThresholdItem", "threshold_items"]
+
+
+class ThresholdBreach(AssertionError):
+    """A threshold did not hold (its message is the one line the report shows)."""
+
+
+class ThresholdItem(LoadgroupNodeId, pytest.Item):
+    """One threshold of one participant of one bench file."""
+
+    def __init__(
+        self,
+        *,
+        file_key: str,
+        participant: str,
+        threshold: Threshold,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.file_key = file_key
+        self.participant = participant
+        self.threshold = threshold
+
+    def runtest(self) -> None:
+        tally = ProcessRuntime.of(self.config).tally_of(self.file_key, self.participant)
+        if tally is None or tally.total == 0:
+            pytest.skip(f"no iteration of {self.participant} ran in this process")
+        composite: float | None = None
+        if self.threshold.metric == SCORE_KEY:
+            composite = self._score(tally.records)
+        verdict = tally.evaluate(self.threshold, self.participant, composite)
+        if not verdict.passed:
+            raise ThresholdBreach(verdict.message())
+
+    def _score(self, records: list[Any]) -> float | None:
+        _, schedule = Catalog.of(self.config).files[self.file_key]
+        spec = scoring_spec_of(schedule.config)
+        if spec is None:
+            return None
+        outcome = BenchmarkRunOutcome(
+            run_id="threshold",
+            dashboard_url="",
+            participants=(ParticipantRecords(self.participant, tuple(records)),),
+            config=schedule.resolved,
+        )
+        rows = score(outcome, spec)
+        return None if not rows or rows[0].skipped else rows[0].composite_score
+
+    def repr_failure(  # type: ignore[override]
+        self, excinfo: ExceptionInfo[BaseException]
+    ) -> str | TerminalRepr:
+        if isinstance(excinfo.value, ThresholdBreach):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        # A line is needed (skip reports point at one): the top of the bench file.
+        return self.path, 0, self.name
+
+
+def threshold_items(
+    parent: pytest.Module,
+    last_iteration: pytest.Item,
+    thresholds: tuple[Threshold, ...],
+    skipped: SkippedParticipant | None,
+) -> list[ThresholdItem]:
+    """The participant's threshold items, in the group of its ``last_iteration``."""
+    bench = last_iteration.bench  # type: ignore[attr-defined]
+    participant = bench.participant.name
+    group = last_iteration.get_closest_marker("xdist_group")
+    items = []
+    for threshold in thresholds:
+        item = ThresholdItem.from_parent(
+            parent,
+            name=f"threshold[{participant}-{threshold.label}]",
+            file_key=bench.file_key,
+            participant=participant,
+            threshold=threshold,
+        )
+        item.keywords[participant] = True
+        item.add_marker(pytest.mark.bench)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(*group.args, **group.kwargs))
+        if skipped is not None:
+            item.add_marker(pytest.mark.skip(reason=skipped.reason))
+        items.append(item)
+    return items
