@@ -190,14 +190,9 @@ def _high_variance(metric: str, values: npt.NDArray[np.float64]) -> str | None:
 
 def _trend(metric: str, values: npt.NDArray[np.float64]) -> str | None:
     import numpy as np
-    from scipy import stats
 
     n = values.size
     if n < _TREND_MIN_SAMPLES:
-        return None
-    result = stats.kendalltau(np.arange(n), values)
-    tau, p_value = float(result.statistic), float(result.pvalue)
-    if math.isnan(p_value) or p_value >= _TREND_P_VALUE:
         return None
     third = n // 3
     first_median = float(np.median(values[:third]))
@@ -206,6 +201,14 @@ def _trend(metric: str, values: npt.NDArray[np.float64]) -> str | None:
         return None  # no relative drift to speak of
     drift = (last_median - first_median) / abs(first_median)
     if abs(drift) < _TREND_MIN_DRIFT:
+        return None
+    # The drift test first: most runs have none, and scipy costs ~0.5 s to import, which every
+    # bench session would pay for nothing.
+    from scipy import stats
+
+    result = stats.kendalltau(np.arange(n), values)
+    tau, p_value = float(result.statistic), float(result.pvalue)
+    if math.isnan(p_value) or p_value >= _TREND_P_VALUE:
         return None
     direction = "higher" if drift > 0 else "lower"
     return (

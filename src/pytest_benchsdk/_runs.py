@@ -506,26 +506,34 @@ class BenchmarkRun:
 
     def check_hygiene(self) -> None:
         """Run-hygiene warnings per participant on the compared metrics' samples in run
-        order (the scored metrics, else the latency): :attr:`warnings`."""
+        order (the scored metrics, else the latency): :attr:`warnings`. The latency comes from
+        the tallies; scored metrics need the records (read back from the store)."""
         findings: list[RunWarning] = []
-        for participant in self.participant_records():
+        scored = self.spec is not None and bool(self.spec.metrics)
+        for participant in self.participant_records() if scored else ():
             records = participant.records
-            if not records:
+            if records:
+                assert self.spec is not None
+                failed = sum(1 for r in records if r.status != "success")
+                findings.extend(
+                    run_warnings(
+                        participant.participant,
+                        metric_samples(self.spec, records),
+                        iterations=len(records),
+                        failed=failed,
+                    )
+                )
+        for name in self.participants if not scored else ():
+            tally = self.tallies.get(name)
+            if tally is None or not tally.count:
                 continue
-            if self.spec is not None and self.spec.metrics:
-                samples = metric_samples(self.spec, records)
-            else:
-                samples = {
-                    "latency_ms": [
-                        r.latency_ms
-                        for r in records
-                        if r.status == "success" and r.latency_ms is not None
-                    ]
-                }
-            failed = sum(1 for r in records if r.status != "success")
+            latencies = [lat for ok, lat, _ in tally.samples() if ok and lat is not None]
             findings.extend(
                 run_warnings(
-                    participant.participant, samples, iterations=len(records), failed=failed
+                    name,
+                    {"latency_ms": latencies},
+                    iterations=tally.count,
+                    failed=tally.failed,
                 )
             )
         self.warnings = findings
