@@ -270,6 +270,7 @@ class ControllerPlugin:
                     config_snapshot=run.config_snapshot(self.environment),
                     environment=self.environment,
                     dry_run=self.options.dry_run,
+                    run_key=self.options.run_args.run_key,
                 )
                 run.stored_records = partial(store.participant_records, run.local_run_id)
             started.append(run)

@@ -68,12 +68,14 @@ class StoredRun:
     platform_run_id: str | None
     dashboard_url: str | None
     record_count: int
+    #: The ``--bench-run-key`` the run was started with (schema 3; ``None`` before).
+    run_key: str | None = None
 
 
 _RUN_COLUMNS = (
     "run_id, benchmark_slug, benchmark_name, file, knobs, participants, config_snapshot, "
     "environment, dry_run, session_id, status, started_at, finished_at, platform_run_id, "
-    "dashboard_url, (SELECT COUNT(*) FROM records r WHERE r.run_id = runs.run_id)"
+    "dashboard_url, (SELECT COUNT(*) FROM records r WHERE r.run_id = runs.run_id), run_key"
 )
 
 
@@ -95,6 +97,7 @@ def _run_from_row(row: Sequence[Any]) -> StoredRun:
         platform_run_id=row[13],
         dashboard_url=row[14],
         record_count=int(row[15]),
+        run_key=row[16],
     )
 
 
@@ -255,17 +258,19 @@ class ResultStore:
         environment: RunEnvironment,
         dry_run: bool,
         session_id: str | None = None,
+        run_key: str | None = None,
     ) -> str:
         """Record a new run (status ``"running"``) and return its local run id (uuid4 hex).
 
-        *participants* is the run's declared order, used by :meth:`participant_records`.
+        *participants* is the run's declared order, used by :meth:`participant_records`;
+        *run_key* the ``--bench-run-key`` it was started with.
         """
         run_id = uuid.uuid4().hex
         with self._write() as conn:
             conn.execute(
                 "INSERT INTO runs (run_id, benchmark_slug, benchmark_name, file, knobs, "
-                "participants, config_snapshot, environment, dry_run, session_id, started_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "participants, config_snapshot, environment, dry_run, session_id, started_at, "
+                "run_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     benchmark_slug,
@@ -278,6 +283,7 @@ class ResultStore:
                     int(dry_run),
                     session_id,
                     now_iso(),
+                    run_key,
                 ),
             )
         return run_id

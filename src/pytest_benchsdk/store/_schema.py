@@ -103,8 +103,10 @@ CREATE TABLE outbox_runs (
 """
 
 # Version 3: analyses of a run beside its scores (the baseline comparison, the scores'
-# uncertainty, run-hygiene warnings), one JSON document per kind.
+# uncertainty, run-hygiene warnings), one JSON document per kind; the run key a run was
+# started with (--bench-run-key), so shards of one keyed run can be found and merged.
 _MIGRATION_3 = """
+ALTER TABLE runs ADD COLUMN run_key TEXT;
 CREATE TABLE run_analyses (
     run_id     TEXT NOT NULL REFERENCES runs (run_id),
     kind       TEXT NOT NULL,
