@@ -188,3 +188,42 @@ def test_warmup_never_reaches_the_platform(
     (run,) = server.runs.values()
     assert run["totalTasks"] == 3
     assert sorted(r["taskIndex"] for _, r in server.records(run["id"])) == [0, 1, 2]
+
+
+def test_markdown_summary_has_scores_thresholds_comparison_and_stays_small(
+    pytester: pytest.Pytester,
+) -> None:
+    names = [f"provider-{i:02}" for i in range(20)]
+    participants = ", ".join(f'Participant("{n}")' for n in names)
+    pytester.makepyfile(
+        bench_x=bench(
+            f"participants=[{participants}], iterations=30,\nscoring={SCORING},\n"
+            'thresholds={"value": "p95 < 25"}',
+            """
+            import random
+
+            @define_task
+            def task(participant, task_index, measure):
+                rng = random.Random(task_index + 31 * int(participant.name[-2:]))
+                measure(value=(10 + int(participant.name[-2:])) * rng.lognormvariate(0, 0.1))
+            """,
+        )
+    )
+    first = pytester.runpytest_inprocess("--bench", "--bench-dry-run")
+    breaches = first.parseoutcomes()["failed"]
+    assert 0 < breaches < 20
+    result = pytester.runpytest_inprocess(
+        "--bench", "--bench-dry-run", "--bench-compare", "--bench-markdown", "summary.md"
+    )
+    result.stdout.fnmatch_lines([f"Summary written to {pytester.path / 'summary.md'}"])
+    text = (pytester.path / "summary.md").read_text()
+    assert len(text.encode()) < 64 * 1024
+    assert text.startswith("# Benchmarks\n\n## Demo (`demo`)\n")
+    assert "| # | participant | success | value med / p95 / p99 | score | 95% interval |" in text
+    assert "| 1 | provider-00 | 100% |" in text
+    assert f"**Thresholds**: ✅ {20 - breaches} passed, ❌ {breaches} failed" in text
+    assert "| provider-19 | `value-p95<25` | ❌ | provider-19: value p95 = " in text
+    assert "**Compared with** run " in text
+    assert "| provider-00 | value | median | " in text
+    assert "| unchanged |" in text
+    assert "- `p99-few-samples`: provider-00 value, " in text

@@ -20,6 +20,7 @@ import pytest
 from .._benchfile import BenchFile, item_name
 from .._coordination import StepCoordination
 from .._js import js_json
+from .._markdown import ThresholdResult, markdown_summary
 from .._modes import DRY_RUN_LINE, pool_ignored_line
 from .._runenv import RunEnvironment, collect_run_environment
 from .._runs import (
@@ -38,6 +39,7 @@ from .nodes import BenchItem, BenchModule
 from .options import unwritable_reason
 from .runner import WORKEROUTPUT_KEY, attached_payload
 from .terminal import run_header_lines, summary_lines, verbose_detail
+from .thresholds import THRESHOLD_PROPERTY
 
 if TYPE_CHECKING:
     from .upload import PlatformLink
@@ -96,6 +98,9 @@ class ControllerPlugin:
         self._json_written = False
         # The session stopped early (Ctrl-C, -x, --maxfail, a broken store): the summary says so.
         self._interrupted = False
+        #: Threshold items' verdicts, in the order they ran (for --bench-markdown).
+        self.threshold_results: list[ThresholdResult] = []
+        self._markdown_written = False
 
     # -- state -------------------------------------------------------------------------------
 
@@ -285,11 +290,34 @@ class ControllerPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = attached_payload(report)
         if data is None:
+            threshold = dict(report.user_properties).get(THRESHOLD_PROPERTY)
+            if isinstance(threshold, dict):
+                self._threshold_judged(report, threshold)
+                return
             if report.failed:
                 self._item_failed(report.nodeid)
             return
         payload = self._local.pop(id(report), None)
         self.keep(payload if payload is not None else RecordPayload.from_json(data))
+
+    def _threshold_judged(self, report: pytest.TestReport, threshold: dict[str, Any]) -> None:
+        """A threshold item's verdict (its call, or its skip at setup), for the summaries."""
+        if report.when != "call" and not (report.when == "setup" and report.skipped):
+            return
+        message = ""
+        if report.failed:
+            message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else ""
+        elif report.skipped and isinstance(report.longrepr, tuple):
+            message = str(report.longrepr[2]).removeprefix("Skipped: ")
+        self.threshold_results.append(
+            ThresholdResult(
+                str(threshold["file"]),
+                str(threshold["participant"]),
+                str(threshold["label"]),
+                report.outcome,
+                message,
+            )
+        )
 
     def _item_failed(self, nodeid: str) -> None:
         """A bench item failed without a record (setup, teardown, a crashed worker, a
@@ -463,6 +491,14 @@ class ControllerPlugin:
                 self.session_errors.append(
                     f"--bench-json {self.options.json_path}: cannot write: {describe(exc)}"
                 )
+        if self.options.markdown_path is not None:
+            try:
+                self._write_markdown(self.options.markdown_path)
+                self._markdown_written = True
+            except BaseException as exc:
+                self.session_errors.append(
+                    f"--bench-markdown {self.options.markdown_path}: cannot write: {describe(exc)}"
+                )
         if self.platform is not None:
             try:
                 # After Ctrl-C (or a broken store) delivery stops at once: everything stays in
@@ -630,6 +666,11 @@ class ControllerPlugin:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text + "\n", encoding="utf-8")
 
+    def _write_markdown(self, path: Path) -> None:
+        text = markdown_summary(self.runs.values(), self.threshold_results)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.runs:
             return
@@ -641,6 +682,8 @@ class ControllerPlugin:
             interrupted=self._interrupted or self._stopping,
         ):
             terminalreporter.write_line(line)
+        if self._markdown_written:
+            terminalreporter.write_line(f"Summary written to {self.options.markdown_path}")
         for error in self.session_errors:
             terminalreporter.write_line(f"ERROR {error}", red=True)
         if self.platform is not None:

@@ -58,6 +58,7 @@ IMPLYING_OPTIONS = (
     "--bench-shape",
     "--bench-arg",
     "--bench-json",
+    "--bench-markdown",
     "--bench-compare",
     "--bench-threshold",
     "--bench-warmup",
@@ -207,6 +208,12 @@ def add_options(parser: pytest.Parser) -> None:
     )
     add("--bench-json", metavar="PATH", help="Write the run (config, records, scores) as JSON.")
     add(
+        "--bench-markdown",
+        metavar="PATH",
+        help="Write the run summary as GitHub-flavoured Markdown (for a CI job summary: append "
+        "it to $GITHUB_STEP_SUMMARY).",
+    )
+    add(
         "--bench-store",
         metavar="PATH",
         help=f"Local results store (SQLite). Default: {DEFAULT_STORE} under the rootdir "
@@ -310,6 +317,8 @@ class BenchOptions:
     #: ``--bench-compare``'s REF (``latest``, a run id, a JSON file), or None.
     compare: str | None = None
     compare_fail: bool = False
+    #: ``--bench-markdown``: where the Markdown summary goes.
+    markdown_path: Path | None = None
     score_resamples: int = DEFAULT_SCORE_RESAMPLES
     #: ``warn``, ``error`` or ``off``.
     warnings: str = "warn"
@@ -342,12 +351,8 @@ class BenchOptions:
             store_path = Path(raw)
             if not store_path.is_absolute():
                 store_path = config.rootpath / store_path
-        json_raw = opt("bench_json")
-        json_path = Path(json_raw).absolute() if json_raw else None
-        if json_path is not None:
-            problem = unwritable_reason(json_path)
-            if problem is not None:
-                raise pytest.UsageError(f"--bench-json {json_raw}: {problem}")
+        json_path = _output_path(opt("bench_json"), "--bench-json")
+        markdown_path = _output_path(opt("bench_markdown"), "--bench-markdown")
         return cls(
             enabled=enabled,
             file_patterns=file_patterns,
@@ -363,6 +368,7 @@ class BenchOptions:
             strict_upload=bool(opt("bench_strict_upload") or config.getini("bench_strict_upload")),
             upload_timeout_s=upload_timeout_s,
             compare=_compare_ref(opt("bench_compare")),
+            markdown_path=markdown_path,
             score_resamples=_score_resamples(opt("bench_score_resamples")),
             warnings=_warnings_mode(opt("bench_warnings") or config.getini("bench_warnings")),
             compare_fail=bool(opt("bench_compare_fail") or config.getini("bench_compare_fail")),
@@ -503,6 +509,17 @@ def _run_args(config: pytest.Config, env: Mapping[str, str]) -> RunArgs:
             else parse_non_negative_number("--bench-close-after-ms", close_after)
         ),
     )
+
+
+def _output_path(raw: object, flag: str) -> Path | None:
+    """A file the session writes at its end, checked now (a usage error, not a lost result)."""
+    if not raw:
+        return None
+    path = Path(str(raw)).absolute()
+    problem = unwritable_reason(path)
+    if problem is not None:
+        raise pytest.UsageError(f"{flag} {raw}: {problem}")
+    return path
 
 
 def _score_resamples(raw: object) -> int:

@@ -24,7 +24,10 @@ from .catalog import Catalog
 from .loadgroup import LoadgroupNodeId
 from .runtime import ProcessRuntime
 
-__all__ = ["ThresholdBreach", "ThresholdItem", "threshold_items"]
+__all__ = ["THRESHOLD_PROPERTY", "ThresholdBreach", "ThresholdItem", "threshold_items"]
+
+#: The ``user_properties`` key of a threshold item's report: which threshold it judged.
+THRESHOLD_PROPERTY = "benchsdk_threshold"
 
 
 class ThresholdBreach(AssertionError):
@@ -46,6 +49,13 @@ class ThresholdItem(LoadgroupNodeId, pytest.Item):
         self.file_key = file_key
         self.participant = participant
         self.threshold = threshold
+        # Reports carry it to the controller (also from xdist workers) and into junitxml.
+        self.user_properties.append(
+            (
+                THRESHOLD_PROPERTY,
+                {"file": file_key, "participant": participant, "label": threshold.label},
+            )
+        )
 
     def runtest(self) -> None:
         tally = ProcessRuntime.of(self.config).tally_of(self.file_key, self.participant)

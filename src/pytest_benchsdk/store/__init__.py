@@ -21,7 +21,7 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`):
 * ``runs(id, run_id UNIQUE, benchmark_slug, benchmark_name, file, knobs, participants,
   config_snapshot, environment, dry_run, session_id, status, started_at, finished_at,
   platform_run_id, dashboard_url, run_key)`` — JSON columns hold compact JSON text; ``run_key``
-  (schema 3) is the ``--bench-run-key`` the run was started with.
+  (schema 4) is the ``--bench-run-key`` the run was started with.
 * ``records(run_id, participant, task_index, status, wire, received_at)``, primary key
   ``(run_id, participant, task_index)``.
 * ``log_lines(id, run_id, participant, line)``.

@@ -68,7 +68,7 @@ class StoredRun:
     platform_run_id: str | None
     dashboard_url: str | None
     record_count: int
-    #: The ``--bench-run-key`` the run was started with (schema 3; ``None`` before).
+    #: The ``--bench-run-key`` the run was started with (schema 4; ``None`` before).
     run_key: str | None = None
 
 

@@ -13,7 +13,7 @@ import sqlite3
 __all__ = ["SCHEMA_VERSION", "SchemaTooNewError", "migrate"]
 
 #: Version of the schema this module writes.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class SchemaTooNewError(Exception):
@@ -103,10 +103,8 @@ CREATE TABLE outbox_runs (
 """
 
 # Version 3: analyses of a run beside its scores (the baseline comparison, the scores'
-# uncertainty, run-hygiene warnings), one JSON document per kind; the run key a run was
-# started with (--bench-run-key), so shards of one keyed run can be found and merged.
+# uncertainty, run-hygiene warnings), one JSON document per kind.
 _MIGRATION_3 = """
-ALTER TABLE runs ADD COLUMN run_key TEXT;
 CREATE TABLE run_analyses (
     run_id     TEXT NOT NULL REFERENCES runs (run_id),
     kind       TEXT NOT NULL,
@@ -116,8 +114,14 @@ CREATE TABLE run_analyses (
 );
 """
 
+# Version 4: the run key a run was started with (--bench-run-key), so the shards of one keyed
+# run (one CI job per provider) can be found and merged.
+_MIGRATION_4 = """
+ALTER TABLE runs ADD COLUMN run_key TEXT;
+"""
+
 # Index i holds the script taking the schema from version i to i + 1. Append, never edit.
-_MIGRATIONS: tuple[str, ...] = (_MIGRATION_1, _MIGRATION_2, _MIGRATION_3)
+_MIGRATIONS: tuple[str, ...] = (_MIGRATION_1, _MIGRATION_2, _MIGRATION_3, _MIGRATION_4)
 assert len(_MIGRATIONS) == SCHEMA_VERSION
 
 
