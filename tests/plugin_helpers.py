@@ -88,3 +88,12 @@ def stable_record(record: dict[str, Any]) -> dict[str, Any]:
     if "steps" in out:
         out["steps"] = [{k: v for k, v in s.items() if k not in drop} for s in out["steps"]]
     return out
+
+
+def assert_usage_error(pytester: pytest.Pytester, args: list[str], message: str) -> None:
+    """A dry-run session with ``args`` on a simple bench file stops with a usage error whose
+    line matches ``message`` (fnmatch)."""
+    pytester.makepyfile(bench_x=bench())
+    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}"])

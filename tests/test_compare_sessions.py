@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from plugin_helpers import SCORING, bench, store_path, stored_runs
+from plugin_helpers import SCORING, assert_usage_error, bench, store_path, stored_runs
 from pytest_benchsdk import ResultStore
 
 pytest_plugins = ["pytester"]
@@ -247,7 +247,4 @@ def test_run_warnings_are_shown_kept_and_can_fail_the_session(pytester: pytest.P
 def test_analysis_options_are_validated(
     pytester: pytest.Pytester, args: list[str], message: str
 ) -> None:
-    pytester.makepyfile(bench_x=NOISY)
-    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", *args)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+    assert_usage_error(pytester, args, message)

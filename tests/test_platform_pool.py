@@ -19,7 +19,7 @@ pytest.register_assert_rewrite("platform_e2e_helpers")
 
 from platform_e2e_helpers import bench_args, use_platform  # noqa: E402
 from platform_server import LoopbackPlatform  # noqa: E402
-from plugin_helpers import bench  # noqa: E402
+from plugin_helpers import assert_usage_error, bench  # noqa: E402
 from pytest_benchsdk._coordination import StepCoordination  # noqa: E402
 from pytest_benchsdk.context import TaskContext, run_task, run_task_async  # noqa: E402
 from pytest_benchsdk.platform import BenchmarkClient  # noqa: E402
@@ -309,10 +309,7 @@ def test_resubmit_finishes_a_pool_worker_without_claiming_another(
     ],
 )
 def test_worker_pool_usage_errors(pytester: pytest.Pytester, args: list[str], message: str) -> None:
-    pytester.makepyfile(bench_x=bench())
-    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", *args)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+    assert_usage_error(pytester, args, message)
 
 
 def test_worker_pool_in_round_mode_is_a_collection_error(pytester: pytest.Pytester) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from platform_e2e_helpers import bench_args, use_platform
 from platform_server import LoopbackPlatform
-from plugin_helpers import SCORING, bench, store_path, stored_runs
+from plugin_helpers import SCORING, assert_usage_error, bench, store_path, stored_runs
 from pytest_benchsdk import ResultStore
 
 pytest_plugins = ["pytester", "platform_fixtures"]
@@ -105,10 +105,7 @@ def test_a_skipped_participant_skips_its_thresholds(
 def test_bad_options_are_usage_errors(
     pytester: pytest.Pytester, args: list[str], message: str
 ) -> None:
-    pytester.makepyfile(bench_x=bench())
-    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", *args)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+    assert_usage_error(pytester, args, message)
 
 
 def test_a_score_threshold_without_scoring_is_a_collection_error(pytester: pytest.Pytester) -> None:

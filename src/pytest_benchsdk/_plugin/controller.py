@@ -483,22 +483,12 @@ class ControllerPlugin:
                         f"regressed (--bench-compare-fail): {run.config.benchmark_slug}: "
                         f"{row.line()}"
                     )
-        if self.options.json_path is not None:
-            try:
-                self._write_json(self.options.json_path)
-                self._json_written = True
-            except BaseException as exc:
-                self.session_errors.append(
-                    f"--bench-json {self.options.json_path}: cannot write: {describe(exc)}"
-                )
-        if self.options.markdown_path is not None:
-            try:
-                self._write_markdown(self.options.markdown_path)
-                self._markdown_written = True
-            except BaseException as exc:
-                self.session_errors.append(
-                    f"--bench-markdown {self.options.markdown_path}: cannot write: {describe(exc)}"
-                )
+        self._json_written = self._write_output(
+            "--bench-json", self.options.json_path, self._write_json
+        )
+        self._markdown_written = self._write_output(
+            "--bench-markdown", self.options.markdown_path, self._write_markdown
+        )
         if self.platform is not None:
             try:
                 # After Ctrl-C (or a broken store) delivery stops at once: everything stays in
@@ -665,6 +655,18 @@ class ControllerPlugin:
         text = js_json(document, indent=2)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text + "\n", encoding="utf-8")
+
+    def _write_output(self, flag: str, path: Path | None, write: Callable[[Path], None]) -> bool:
+        """Write one of the session's output files; a failure is a session error (the runs are
+        in the store either way). Returns whether it was written."""
+        if path is None:
+            return False
+        try:
+            write(path)
+        except BaseException as exc:
+            self.session_errors.append(f"{flag} {path}: cannot write: {describe(exc)}")
+            return False
+        return True
 
     def _write_markdown(self, path: Path) -> None:
         text = markdown_summary(self.runs.values(), self.threshold_results)
