@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -58,6 +59,7 @@ IMPLYING_OPTIONS = (
     "--bench-shape",
     "--bench-arg",
     "--bench-json",
+    "--bench-html",
     "--bench-compare",
     "--bench-threshold",
     "--bench-warmup",
@@ -207,6 +209,12 @@ def add_options(parser: pytest.Parser) -> None:
     )
     add("--bench-json", metavar="PATH", help="Write the run (config, records, scores) as JSON.")
     add(
+        "--bench-html",
+        metavar="PATH",
+        help="Write an offline HTML report of this session's runs (needs the report extra: "
+        "pip install 'pytest-benchsdk[report]').",
+    )
+    add(
         "--bench-store",
         metavar="PATH",
         help=f"Local results store (SQLite). Default: {DEFAULT_STORE} under the rootdir "
@@ -313,6 +321,8 @@ class BenchOptions:
     score_resamples: int = DEFAULT_SCORE_RESAMPLES
     #: ``warn``, ``error`` or ``off``.
     warnings: str = "warn"
+    #: ``--bench-html``: where the session's HTML report goes (issue 14), or None.
+    html_path: Path | None = None
 
     @classmethod
     def from_config(
@@ -348,6 +358,7 @@ class BenchOptions:
             problem = unwritable_reason(json_path)
             if problem is not None:
                 raise pytest.UsageError(f"--bench-json {json_raw}: {problem}")
+        html_path = _html_path(opt("bench_html"))
         return cls(
             enabled=enabled,
             file_patterns=file_patterns,
@@ -368,7 +379,25 @@ class BenchOptions:
             compare_fail=bool(opt("bench_compare_fail") or config.getini("bench_compare_fail")),
             resubmit_other_platform=bool(opt("bench_resubmit_to_other_platform")),
             resubmit_rejected=bool(opt("bench_resubmit_rejected")),
+            html_path=html_path,
         )
+
+
+def _html_path(raw: object) -> Path | None:
+    """``--bench-html PATH``: a writable file path, and plotly installed (the report extra)."""
+    if not raw:
+        return None
+    path = Path(str(raw)).absolute()
+    problem = unwritable_reason(path)
+    if problem is not None:
+        raise pytest.UsageError(f"--bench-html {raw}: {problem}")
+    try:
+        found = importlib.util.find_spec("plotly") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise pytest.UsageError("--bench-html needs plotly: pip install 'pytest-benchsdk[report]'")
+    return path
 
 
 def bench_option_given(config: pytest.Config) -> bool:

@@ -3,7 +3,7 @@
 Private to :mod:`pytest_benchsdk.report`. plotly is imported by the functions (it is an
 optional extra, and importing it costs time the plugin should not pay on every run).
 
-Sizes: a strip plot shows at most :data:`MAX_POINTS` samples per trace (evenly spaced in
+Sizes: a strip plot shows at most :data:`STRIP_BUDGET` samples in all (evenly spaced in
 record order when there are more, and the chart says so); an ECDF at most :data:`MAX_POINTS`
 steps (evenly spaced quantiles, the minimum and maximum kept); the timeline at most
 :data:`MAX_POINTS` iterations per participant. Numbers are rounded to 4 significant digits.
@@ -19,8 +19,15 @@ from ._model import LATENCY, RunReport, Series
 
 __all__ = ["MAX_POINTS", "Chart", "run_charts"]
 
-#: Points per trace at most (strip plots, ECDFs, the timeline's iterations per participant).
+#: Points per trace at most (ECDFs, the timeline's iterations per participant).
 MAX_POINTS: Final = 2000
+#: Strip points per chart at most, shared by its series (each gets at least
+#: :data:`MIN_STRIP_POINTS`): every point is an SVG element, and drawing 20,000 of them takes
+#: a second in a browser.
+STRIP_BUDGET: Final = 6000
+MIN_STRIP_POINTS: Final = 200
+#: Iterations drawn on the timeline at most, shared by the participants likewise.
+TIMELINE_BUDGET: Final = 5000
 
 #: A colour per participant (plotly's default qualitative palette, then D3's).
 _PALETTE: Final = (
@@ -89,6 +96,7 @@ def _distribution(report: RunReport, metric: str, unit: str) -> Chart | None:
         subplot_titles=("ECDF", "Every sample (box and strip)"),
     )  # fmt: skip
     thinned: list[str] = []
+    per_series = min(MAX_POINTS, max(MIN_STRIP_POINTS, STRIP_BUDGET // len(series)))
     label_unit = f" ({unit})" if unit else ""
     for s in series:
         colour = _colour(report, s.participant)
@@ -102,7 +110,7 @@ def _distribution(report: RunReport, metric: str, unit: str) -> Chart | None:
             name=s.label, legendgroup=s.label, row=1, col=1,
             hovertemplate=f"%{{x}}{label_unit}<br>F = %{{y}}<extra>{_hover(s.label)}</extra>",
         )  # fmt: skip
-        shown = _evenly(s.values, MAX_POINTS)
+        shown = _evenly(s.values, per_series)
         if len(shown) < n:
             thinned.append(f"{s.label}: {len(shown):,} of {n:,}")
         figure.add_box(
@@ -178,14 +186,16 @@ def _timeline(report: RunReport) -> Chart | None:
     failed_x: list[float] = []
     failed_y: list[int] = []
     failed_text: list[str] = []
+    drawn = {b.participant for b in report.timeline}
+    limit = min(MAX_POINTS, max(MIN_STRIP_POINTS, TIMELINE_BUDGET // max(1, len(drawn))))
     for participant in report.participants:
         bars = [b for b in report.timeline if b.participant == participant]
         if not bars:
             continue
         shown = bars
-        if len(bars) > MAX_POINTS:
-            step = len(bars) / MAX_POINTS
-            shown = [bars[int(i * step)] for i in range(MAX_POINTS)]
+        if len(bars) > limit:
+            step = len(bars) / limit
+            shown = [bars[int(i * step)] for i in range(limit)]
             notes.append(f"{participant}: {len(shown):,} of {len(bars):,} iterations")
         xs: list[float | None] = []
         ys: list[int | None] = []
@@ -197,9 +207,9 @@ def _timeline(report: RunReport) -> Chart | None:
                 failed_y.append(b.task_index)
                 failed_text.append(participant)
         figure.add_scatter(
-            x=xs, y=ys, mode="lines+markers", name=participant,
+            x=xs, y=ys, mode="lines", name=participant,
             line={"color": _colour(report, participant), "width": 3},
-            marker={"size": 4}, hovertemplate="t = %{x} s, iteration %{y}<extra>"
+            hovertemplate="t = %{x} s, iteration %{y}<extra>"
             + _hover(participant) + "</extra>",
         )  # fmt: skip
     if failed_x:
@@ -211,23 +221,30 @@ def _timeline(report: RunReport) -> Chart | None:
     figure.update_layout(**_layout("Iterations against run time (start → end)"))
     figure.update_xaxes(title_text="seconds since the run's first iteration started")
     figure.update_yaxes(title_text="iteration (task index)")
-    note = "Timeline downsampled: " + "; ".join(notes) + "." if notes else ""
+    note = ""
+    if notes:
+        note = (
+            "Timeline downsampled to evenly spaced iterations (" + "; ".join(notes) + "); "
+            "every failed iteration drawn is marked."
+        )
     return Chart("timeline", "Timeline", figure, note)
 
 
-def _history(report: RunReport) -> Chart | None:
+def _history(report: RunReport, metric: str) -> Chart | None:
     import plotly.graph_objects as go
 
-    if not report.history:
+    history = [p for p in report.history if p.metric == metric]
+    if not history:
         return None
     labels = {
         r.run_id: f"{r.started_at[:16].replace('T', ' ')} · {r.run_id[:6]}"
         for r in report.history_runs
     }
     order = [labels[r.run_id] for r in report.history_runs]
+    unit = history[0].unit
     figure = go.Figure()
     for participant in report.participants:
-        points = [p for p in report.history if p.participant == participant]
+        points = [p for p in history if p.participant == participant]
         if not points:
             continue
         colour = _colour(report, participant)
@@ -237,50 +254,46 @@ def _history(report: RunReport) -> Chart | None:
                 y=[_round(getattr(p, stat)) for p in points],
                 mode="lines+markers", name=f"{participant} {stat}", legendgroup=participant,
                 line={"color": colour, "dash": dash},
-                hovertemplate="%{x}: %{y} ms<extra>" + _hover(participant) + " " + stat
-                + "</extra>",
+                hovertemplate=f"%{{x}}: %{{y}} {unit}<extra>{_hover(participant)} {stat}</extra>",
             )  # fmt: skip
-    marked = [p for p in report.history if p.verdicts]
+    marked = [p for p in history if p.verdicts]
     if marked:
+        regressed = [any("regressed" in v for v in p.verdicts) for p in marked]
         figure.add_scatter(
             x=[labels[p.run_id] for p in marked], y=[_round(p.median) for p in marked],
-            mode="markers", name="compared: regressed / improved",
+            mode="markers", name="stored comparison: regressed ▲ / improved ▼",
             marker={
-                "symbol": [
-                    "triangle-up" if any("regressed" in v for v in p.verdicts) else "triangle-down"
-                    for p in marked
-                ],
-                "size": 14,
-                "color": [
-                    "#d62728" if any("regressed" in v for v in p.verdicts) else "#2ca02c"
-                    for p in marked
-                ],
+                "symbol": ["triangle-up" if r else "triangle-down" for r in regressed],
+                "size": 14, "color": ["#d62728" if r else "#2ca02c" for r in regressed],
             },
             text=[f"{p.participant}: {', '.join(p.verdicts)}" for p in marked],
             hovertemplate="%{text}<extra></extra>",
         )  # fmt: skip
-    current = labels.get(report.run.run_id)
     shapes = []
+    current = labels.get(report.run.run_id)
     if current is not None:
         index = order.index(current)
         shapes.append(
             {
                 "type": "rect", "xref": "x", "yref": "paper", "x0": index - 0.5,
-                "x1": index + 0.5, "y0": 0, "y1": 1, "fillcolor": "rgba(255, 200, 0, 0.2)",
+                "x1": index + 0.5, "y0": 0, "y1": 1, "fillcolor": "rgba(255, 200, 0, 0.25)",
                 "line": {"width": 0}, "layer": "below",
             }
         )  # fmt: skip
+    name = "latency" if metric == LATENCY else metric
+    label_unit = f" ({unit})" if unit else ""
     figure.update_layout(
         **_layout(
-            f"Latency across the last {len(order)} stored run(s) (this run highlighted)",
+            f"{name}{label_unit}: median and p95 across the last {len(order)} stored run(s) "
+            "(this run highlighted)",
             shapes=shapes,
         )
     )
     figure.update_xaxes(
         title_text="run", type="category", categoryorder="array", categoryarray=order
     )
-    figure.update_yaxes(title_text="latency (ms)")
-    return Chart("history", "History", figure)
+    figure.update_yaxes(title_text=f"{name}{label_unit}")
+    return Chart(f"history-{metric}", f"History of {name}", figure)
 
 
 def run_charts(report: RunReport) -> dict[str, list[Chart]]:
@@ -295,5 +308,9 @@ def run_charts(report: RunReport) -> dict[str, list[Chart]]:
         "distributions": distributions,
         "steps": [c for c in (_steps(report),) if c is not None],
         "timeline": [c for c in (_timeline(report),) if c is not None],
-        "history": [c for c in (_history(report),) if c is not None],
+        "history": [
+            chart
+            for name in dict.fromkeys([*report.metrics, *(p.metric for p in report.history)])
+            if (chart := _history(report, name)) is not None
+        ],
     }

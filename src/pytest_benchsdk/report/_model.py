@@ -90,12 +90,15 @@ class FailureGroup:
 
 @attrs.frozen
 class HistoryPoint:
-    """One participant's latency median/p95 in one stored run of the benchmark; ``verdicts``
-    are the stored comparison's ``regressed``/``improved`` rows of that participant."""
+    """One participant's median/p95 of one metric in one stored run of the benchmark;
+    ``verdicts`` are the stored comparison's ``regressed``/``improved`` rows of that
+    participant."""
 
     run_id: str
     started_at: str
     participant: str
+    metric: str
+    unit: str
     median: float
     p95: float
     verdicts: tuple[str, ...]
@@ -260,7 +263,10 @@ def _verdicts(comparison: Any) -> dict[str, list[str]]:
 def _history(
     store: ResultStore, run: StoredRun, limit: int
 ) -> tuple[tuple[HistoryPoint, ...], tuple[StoredRun, ...]]:
-    """Up to ``limit`` runs of the benchmark ending with ``run``, oldest first."""
+    """Up to ``limit`` runs of the benchmark ending with ``run``, oldest first, and per run
+    and participant the median/p95 of each scored metric as stored with the run's scores
+    (trimmed as scoring trims), or of the latency of passing iterations for a run without
+    scores (untrimmed; reading the records back costs about 0.1 s per 1,000 of them)."""
     if limit <= 0:
         return (), ()
     runs = store.list_runs(limit=100_000, benchmark_slug=run.benchmark_slug)
@@ -270,6 +276,28 @@ def _history(
     points: list[HistoryPoint] = []
     for past in window:
         verdicts = _verdicts(store.analysis(past.run_id, "comparison"))
+        scores = store.scores(past.run_id)
+        if scores:
+            # A scored run: its stored statistics (cheap, and what its summary showed).
+            seen: set[str] = set()
+            for row in scores:
+                if row.skipped or row.provider in seen:
+                    continue
+                seen.add(row.provider)
+                for metric in row.metrics:
+                    points.append(
+                        HistoryPoint(
+                            past.run_id,
+                            past.started_at,
+                            row.provider,
+                            metric.name,
+                            metric.unit,
+                            metric.median,
+                            metric.p95,
+                            tuple(verdicts.get(row.provider, ())),
+                        )
+                    )
+            continue
         for pr in store.participant_records(past.run_id):
             values = [
                 r.latency_ms
@@ -284,6 +312,8 @@ def _history(
                     past.run_id,
                     past.started_at,
                     pr.participant,
+                    LATENCY,
+                    "ms",
                     stats.median,
                     stats.p95,
                     tuple(verdicts.get(pr.participant, ())),

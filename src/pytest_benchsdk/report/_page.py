@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from .. import __version__
 from ..store import ResultStore
 from ._charts import Chart, run_charts
 from ._model import MAX_CODES, MAX_MESSAGES, RunReport, load_run
@@ -305,8 +304,9 @@ def _history_note(report: RunReport) -> str:
     marked = sorted({p.run_id for p in report.history if p.verdicts})
     n = len(report.history_runs)
     text = (
-        f"{n} stored run(s) of {report.run.benchmark_slug}, oldest first; latency of passing "
-        "iterations (untrimmed)."
+        f"{n} stored run(s) of {report.run.benchmark_slug}, oldest first. Scored runs: each "
+        "scored metric's median and p95 as stored with the run's scores (trimmed as scoring "
+        "trims); runs without scores: the latency of passing iterations (untrimmed)."
     )
     if marked:
         text += (
@@ -384,7 +384,7 @@ def render_report(store: ResultStore, run_ids: Sequence[str], *, history: int = 
             '<html lang="en"><head><meta charset="utf-8">',
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f'<meta name="generator" content="pytest-benchsdk {_e(__version__)}">',
+            '<meta name="generator" content="pytest-benchsdk">',
             f"<title>{_e(title)}</title>",
             f"<style>{_STYLE}</style>",
             "</head><body>",
