@@ -94,7 +94,7 @@ class _Recorder(BaseHTTPRequestHandler):
         self.send_error(502, "offline test proxy")
         self.close_connection = True
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
