@@ -106,7 +106,8 @@ def _distribution(report: RunReport, metric: str, unit: str) -> Chart | None:
         xs = [_round(ordered[int(i)]) for i in indices]
         ys = [_round((int(i) + 1) / n) for i in indices]
         figure.add_scatter(
-            x=xs, y=ys, mode="lines", line={"shape": "hv", "color": colour},
+            x=xs, y=ys, mode="lines",
+            line={"shape": "hv", "color": colour, "dash": _dash(report, s.phase)},
             name=s.label, legendgroup=s.label, row=1, col=1,
             hovertemplate=f"%{{x}}{label_unit}<br>F = %{{y}}<extra>{_hover(s.label)}</extra>",
         )  # fmt: skip
@@ -115,7 +116,7 @@ def _distribution(report: RunReport, metric: str, unit: str) -> Chart | None:
             thinned.append(f"{s.label}: {len(shown):,} of {n:,}")
         figure.add_box(
             x=[_round(v) for v in shown], name=s.label, legendgroup=s.label, showlegend=False,
-            boxpoints="all", jitter=0.5, pointpos=0, marker={"size": 3, "opacity": 0.5},
+            boxpoints="all", jitter=0.4, pointpos=-1.7, marker={"size": 4, "opacity": 0.6},
             line={"color": colour}, fillcolor="rgba(0,0,0,0)", orientation="h",
             row=1, col=2, hoverinfo="x",
         )  # fmt: skip
@@ -138,6 +139,13 @@ def _distribution(report: RunReport, metric: str, unit: str) -> Chart | None:
     figure.update_xaxes(title_text=f"{name}{label_unit}", row=1, col=2)
     figure.update_yaxes(autorange="reversed", row=1, col=2)
     return Chart(f"dist-{metric}", f"{name}{label_unit}", figure, note)
+
+
+def _dash(report: RunReport, phase: str | None) -> str:
+    """A line style per phase (the colour is the participant's)."""
+    styles = ("solid", "dash", "dot", "dashdot", "longdash")
+    index = report.phases.index(phase) if phase in report.phases else 0
+    return styles[index % len(styles)]
 
 
 def _hover(text: str) -> str:
