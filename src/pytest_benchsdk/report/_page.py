@@ -24,7 +24,7 @@ __all__ = ["CSP", "render_report", "write_report"]
 #: The page's Content Security Policy: inline scripts and styles only, nothing from elsewhere
 #: (``data:`` images for plotly's own icons; ``blob:`` for its "download as PNG" button).
 CSP: Final = (
-    "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
     "img-src data: blob:; font-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'"
 )
 
@@ -419,5 +419,9 @@ def write_report(
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, target)
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
