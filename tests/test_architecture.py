@@ -4,7 +4,9 @@
 * No import cycles between the package's modules, lazy (function-level) imports included.
 * The layers: ``platform/`` uses only the leaf modules (``_clock``, ``_coordination``, ``_files``,
   ``_js``, ``_modes``, ``records``);
-  the store uses no platform and no glue; the engine uses neither of them.
+  the store uses no platform and no glue; the engine uses neither of them;
+  ``report/`` (the HTML report, an I/O layer like the store) uses the store, the engine and the
+  leaves, and only the glue (and a command-line module, ``cli``) uses it.
 """
 
 from __future__ import annotations
@@ -218,6 +220,13 @@ def test_cycle_detection_sees_lazy_imports(tmp_path: Path) -> None:
             ("pytest_benchsdk.store", *LEAVES, "pytest_benchsdk.scoring", "pytest_benchsdk._runenv",
              "pytest_benchsdk._stats"),
         ),
+        (
+            ("pytest_benchsdk.report",),
+            ("pytest_benchsdk.report", "pytest_benchsdk.store", *LEAVES, "pytest_benchsdk.scoring",
+             "pytest_benchsdk._runenv", "pytest_benchsdk._stats", "pytest_benchsdk.compare",
+             "pytest_benchsdk._uncertainty", "pytest_benchsdk._hygiene",
+             "pytest_benchsdk._baseline"),
+        ),
     ],
 )
 def test_io_layers_import_only_what_they_may(
@@ -231,9 +240,21 @@ def test_io_layers_import_only_what_they_may(
         assert forbidden == [], f"{name} imports {forbidden}"
 
 
+def test_only_the_glue_and_the_cli_import_the_report() -> None:
+    graph = _graph()
+    report = ("pytest_benchsdk.report",)
+    importers = sorted(
+        name
+        for name, targets in graph.items()
+        if not _in(name, report) and any(_in(t, report) for t in targets)
+    )
+    assert importers, "the glue writes --bench-html; the scan must find it"
+    assert all(_in(name, (*GLUE, "pytest_benchsdk.cli")) for name in importers), importers
+
+
 def test_engine_imports_no_glue_store_or_platform() -> None:
     graph = _graph()
-    upper = (*GLUE, "pytest_benchsdk.store", "pytest_benchsdk.platform")
+    upper = (*GLUE, "pytest_benchsdk.store", "pytest_benchsdk.platform", "pytest_benchsdk.report")
     engine = [n for n in graph if n != PACKAGE and not _in(n, upper)]
     assert "pytest_benchsdk.executor" in engine
     for name in engine:

@@ -96,6 +96,8 @@ class ControllerPlugin:
         self.session_errors: list[str] = []
         self._secrets: dict[str, tuple[str, ...]] = {}
         self._json_written = False
+        # --bench-html: the summary's line about the report (written, or why not).
+        self._report_line: str | None = None
         # The session stopped early (Ctrl-C, -x, --maxfail, a broken store): the summary says so.
         self._interrupted = False
         #: Threshold items' verdicts, in the order they ran (for --bench-markdown).
@@ -115,7 +117,9 @@ class ControllerPlugin:
         only serves as the platform outbox for this session."""
         if self.store is None:
             path = self.options.store_path
-            if path is None and not self.options.dry_run:
+            # --bench-no-store: a temporary store still serves as the platform outbox, and
+            # as the source of the --bench-html report (its history is this session only).
+            if path is None and (not self.options.dry_run or self.options.html_path is not None):
                 self._scratch = tempfile.TemporaryDirectory(prefix="benchsdk-")
                 path = Path(self._scratch.name) / "outbox.sqlite3"
             if path is not None:
@@ -489,6 +493,8 @@ class ControllerPlugin:
         self._markdown_written = self._write_output(
             "--bench-markdown", self.options.markdown_path, self._write_markdown
         )
+        if self.options.html_path is not None:
+            self._write_report(self.options.html_path)
         if self.platform is not None:
             try:
                 # After Ctrl-C (or a broken store) delivery stops at once: everything stays in
@@ -673,6 +679,22 @@ class ControllerPlugin:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
 
+    # -- --bench-html (issue 14) -------------------------------------------------------------
+
+    def _write_report(self, path: Path) -> None:
+        """The HTML report of this session's stored runs; a failure is a session error."""
+        run_ids = [run.local_run_id for run in self.runs.values() if run.local_run_id]
+        if self.store is None or not run_ids:
+            self._report_line = f"No report written to {path}: no run was stored"
+            return
+        try:
+            from ..report import write_report
+
+            write_report(self.store, run_ids, path)
+            self._report_line = f"Report written to {path}"
+        except BaseException as exc:
+            self.session_errors.append(f"--bench-html {path}: cannot write: {describe(exc)}")
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.runs:
             return
@@ -686,6 +708,8 @@ class ControllerPlugin:
             terminalreporter.write_line(line)
         if self._markdown_written:
             terminalreporter.write_line(f"Summary written to {self.options.markdown_path}")
+        if self._report_line is not None:
+            terminalreporter.write_line(self._report_line)
         for error in self.session_errors:
             terminalreporter.write_line(f"ERROR {error}", red=True)
         if self.platform is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -59,6 +60,7 @@ IMPLYING_OPTIONS = (
     "--bench-arg",
     "--bench-json",
     "--bench-markdown",
+    "--bench-html",
     "--bench-compare",
     "--bench-threshold",
     "--bench-warmup",
@@ -214,6 +216,12 @@ def add_options(parser: pytest.Parser) -> None:
         "it to $GITHUB_STEP_SUMMARY).",
     )
     add(
+        "--bench-html",
+        metavar="PATH",
+        help="Write an offline HTML report of this session's runs (needs the report extra: "
+        "pip install 'pytest-benchsdk[report]').",
+    )
+    add(
         "--bench-store",
         metavar="PATH",
         help=f"Local results store (SQLite). Default: {DEFAULT_STORE} under the rootdir "
@@ -322,6 +330,8 @@ class BenchOptions:
     score_resamples: int = DEFAULT_SCORE_RESAMPLES
     #: ``warn``, ``error`` or ``off``.
     warnings: str = "warn"
+    #: ``--bench-html``: where the session's HTML report goes (issue 14), or None.
+    html_path: Path | None = None
 
     @classmethod
     def from_config(
@@ -353,6 +363,7 @@ class BenchOptions:
                 store_path = config.rootpath / store_path
         json_path = _output_path(opt("bench_json"), "--bench-json")
         markdown_path = _output_path(opt("bench_markdown"), "--bench-markdown")
+        html_path = _html_path(opt("bench_html"))
         return cls(
             enabled=enabled,
             file_patterns=file_patterns,
@@ -374,7 +385,22 @@ class BenchOptions:
             compare_fail=bool(opt("bench_compare_fail") or config.getini("bench_compare_fail")),
             resubmit_other_platform=bool(opt("bench_resubmit_to_other_platform")),
             resubmit_rejected=bool(opt("bench_resubmit_rejected")),
+            html_path=html_path,
         )
+
+
+def _html_path(raw: object) -> Path | None:
+    """``--bench-html PATH``: a writable file path, and plotly installed (the report extra)."""
+    path = _output_path(raw, "--bench-html")
+    if path is None:
+        return None
+    try:
+        found = importlib.util.find_spec("plotly") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise pytest.UsageError("--bench-html needs plotly: pip install 'pytest-benchsdk[report]'")
+    return path
 
 
 def bench_option_given(config: pytest.Config) -> bool:

@@ -1,0 +1,221 @@
+"""Size and load time of the ``--bench-html`` report at 10 participants x 1,000 samples.
+
+Builds a store with one run of P participants x N iterations (two phases, three steps, a
+scored metric, 1 % failures, and the scores, their intervals and the run warnings stored as a
+session stores them) plus H earlier runs for the history chart, writes the report and measures:
+
+* the file's size (target: under 8 MB);
+* how long rendering took (Python);
+* the load in headless Chromium: the page's own mark after its last figure is drawn
+  (``data-rendered-ms``: ms since navigation, all figures' scripts run), and the wall time of
+  the whole browser process (start-up included) minus that of an empty page (target: the
+  report opens in under 3 s). Every figure is checked to have drawn (``.main-svg``).
+
+    python benchmarks/perf_report.py [--participants 10] [--samples 1000] [--history 5]
+        [--repeat 3] [--keep report.html]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pytest_benchsdk.compare import run_warnings, score_uncertainty
+from pytest_benchsdk.records import ParticipantRecords, StepRecord, TaskRecord
+from pytest_benchsdk.report import write_report
+from pytest_benchsdk.schedule import BenchmarkRunOutcome
+from pytest_benchsdk.scoring import score, scoring_config_to_spec
+from pytest_benchsdk.store import ResultStore
+
+SCORING = {
+    "metrics": [
+        {
+            "key": "value",
+            "unit": "ms",
+            "ceiling": 200,
+            "weights": {"median": 0.6, "p95": 0.25, "p99": 0.15},
+        }
+    ]
+}
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds")[:-6] + "Z"
+
+
+def _records(name: str, index: int, n: int, rng: random.Random) -> list[TaskRecord]:
+    t = 1_700_000_000.0
+    records = []
+    for i in range(n):
+        create, exec_, destroy = (rng.lognormvariate(1 + index * 0.1, 0.3) for _ in range(3))
+        latency = create + exec_ + destroy
+        ok = rng.random() > 0.01
+        phase = "cold" if i < n // 10 else "warm"
+        start = t + i * 0.02
+        data: dict[str, object] = {"phase": phase}
+        if ok:
+            data["value"] = rng.lognormvariate(3 + index * 0.05, 0.25)
+        else:
+            data["errorMessage"] = f"sandbox {i} did not start: quota exceeded"
+        records.append(
+            TaskRecord(
+                task_index=i,
+                status="success" if ok else "error",
+                started_at=_iso(start),
+                completed_at=_iso(start + latency / 1000),
+                latency_ms=latency,
+                error_code=None if ok else "quota",
+                steps=[
+                    StepRecord("create", "success", latency_ms=create),
+                    StepRecord("exec", "success", latency_ms=exec_),
+                    StepRecord("destroy", "success", latency_ms=destroy),
+                ],
+                data=data,
+            )
+        )
+    return records
+
+
+def build_store(path: Path, participants: int, samples: int, history: int) -> str:
+    """The store with ``history`` earlier runs and the measured run; returns its id."""
+    from pytest_benchsdk._runenv import collect_run_environment
+
+    names = [f"participant-{i:02d}" for i in range(participants)]
+    environment = collect_run_environment({}, Path.cwd())
+    spec = scoring_config_to_spec(SCORING)
+    run_id = ""
+    with ResultStore(path) as store:
+        for round_ in range(history + 1):
+            rng = random.Random(round_)
+            run_id = store.begin_run(
+                benchmark_slug="perf-report",
+                benchmark_name="Perf report",
+                file="bench_perf.py",
+                knobs={"iterations": samples, "concurrency": 1},
+                participants=names,
+                config_snapshot={"scoring": SCORING},
+                environment=environment,
+                dry_run=True,
+            )
+            outcome_records = []
+            for index, name in enumerate(names):
+                records = _records(name, index, samples, rng)
+                for record in records:
+                    store.add_record(run_id, name, record)
+                outcome_records.append(ParticipantRecords(name, records))
+            outcome = BenchmarkRunOutcome(
+                run_id="no-ingest", dashboard_url="", config=None,  # type: ignore[arg-type]
+                participants=tuple(outcome_records),
+            )  # fmt: skip
+            store.save_scores(run_id, score(outcome, spec))
+            if round_ == history:
+                uncertainty = score_uncertainty(outcome, spec, resamples=50)
+                store.save_analysis(run_id, "uncertainty", [u.to_json() for u in uncertainty])
+                found = []
+                for pr in outcome_records:
+                    values = [r.data["value"] for r in pr.records if r.data and "value" in r.data]
+                    found += [
+                        w.to_json()
+                        for w in run_warnings(
+                            pr.participant,
+                            {"value": values},  # type: ignore[dict-item]
+                            failed=sum(r.status != "success" for r in pr.records),
+                            iterations=len(pr.records),
+                        )
+                    ]
+                store.save_analysis(run_id, "warnings", found)
+            store.finish_run(run_id, "passed")
+    return run_id
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def load_in_browser(browser: str, page: Path) -> tuple[float, int | None, int]:
+    """(wall seconds of the browser process, the page's rendered mark in ms, figures drawn)."""
+    with tempfile.TemporaryDirectory() as profile:
+        start = time.perf_counter()
+        done = subprocess.run(
+            [
+                browser, "--headless=new", "--disable-gpu", "--no-sandbox",
+                f"--user-data-dir={profile}", "--window-size=1280,2000", "--dump-dom",
+                page.resolve().as_uri(),
+            ],
+            capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+        wall = time.perf_counter() - start
+    mark = re.search(r'data-rendered-ms="(\d+)"', done.stdout)
+    drawn = len(re.findall(r'class="[^"]*\bsvg-container\b', done.stdout))
+    return wall, int(mark.group(1)) if mark else None, drawn
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--participants", type=int, default=10)
+    parser.add_argument("--samples", type=int, default=1000)
+    parser.add_argument("--history", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--keep", type=Path, help="copy the report here")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        store_file = Path(tmp) / "store.sqlite3"
+        t = time.perf_counter()
+        run_id = build_store(store_file, args.participants, args.samples, args.history)
+        print(f"store built in {time.perf_counter() - t:.1f} s")
+        report = Path(tmp) / "report.html"
+        with ResultStore(store_file) as store:
+            t = time.perf_counter()
+            write_report(store, [run_id], report)
+            render_s = time.perf_counter() - t
+        size = report.stat().st_size
+        figures = report.read_text(encoding="utf-8").count('<figure class="chart"')
+        print(
+            f"{args.participants} participants x {args.samples} samples, "
+            f"{args.history + 1} runs of history: {size / 1e6:.2f} MB "
+            f"({'OK' if size < 8e6 else 'OVER'} < 8 MB), {figures} figures, "
+            f"rendered in {render_s:.2f} s"
+        )
+        if args.keep:
+            shutil.copy(report, args.keep)
+        browser = _chromium()
+        if browser is None:
+            print("no chromium on PATH: load time not measured")
+            return 0 if size < 8e6 else 1
+        empty = Path(tmp) / "empty.html"
+        empty.write_text("<!DOCTYPE html><title>empty</title>", encoding="utf-8")
+        baseline = statistics.median(load_in_browser(browser, empty)[0] for _ in range(args.repeat))
+        walls, marks = [], []
+        drawn = 0
+        for _ in range(args.repeat):
+            wall, mark, drawn = load_in_browser(browser, report)
+            walls.append(wall)
+            if mark is not None:
+                marks.append(mark)
+        wall = statistics.median(walls)
+        mark_ms = statistics.median(marks) if marks else float("nan")
+        load_s = max(mark_ms / 1000, wall - baseline)
+        print(
+            f"headless Chromium (median of {args.repeat}): every figure drawn by "
+            f"{mark_ms:.0f} ms after navigation; browser process {wall:.2f} s, an empty page "
+            f"{baseline:.2f} s; load {load_s:.2f} s ({'OK' if load_s < 3 else 'OVER'} < 3 s); "
+            f"{drawn}/{figures} figures drawn"
+        )
+        ok = size < 8e6 and load_s < 3 and drawn == figures
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""The HTML report: stored runs as one self-contained, offline HTML file (``--bench-html``).
+
+:func:`write_report` (and :func:`render_report`, the page as a string) reads the runs from a
+:class:`~pytest_benchsdk.store.ResultStore` and draws them with plotly (the ``report`` extra:
+``pip install 'pytest-benchsdk[report]'``). Per run, in this order: the ranked scores with their
+intervals and ties; per participant (and phase) an ECDF and a box/strip plot of the latency and
+of each scored metric; the steps' median and p95; the iterations against run time; the failures
+by error code; the history of the benchmark's stored runs; the run's knobs, machine, git sha
+and stored baseline comparison; its warnings.
+
+The file needs nothing else: plotly.js is inlined once, no fonts or images are fetched, and a
+Content Security Policy forbids the page any request. Only the names in ``__all__`` are public;
+plotly is imported when a report is rendered, not with this package.
+
+Code: :mod:`._model` reads a run from the store into plain values, :mod:`._charts` builds the
+figures, :mod:`._page` writes the page.
+"""
+
+from ._page import render_report, write_report
+
+__all__ = ["render_report", "write_report"]
+
+# The public functions live in a private module; name this package as their home.
+for _name in __all__:
+    globals()[_name].__module__ = __name__
+del _name
