@@ -22,6 +22,7 @@ Typical use from the pytest plugin (main thread)::
     futures = executor.start_group(plan)       # idempotent per group_id
     outcome = futures[item_key].result()       # in each item's call phase
     # concurrency == 1: outcome = executor.run_inline(plan, item_key)
+    executor.release(plan.group_id, item_key)  # the item has it: keep nothing of it
     executor.cancel_all(); executor.shutdown()  # session end / -x / Ctrl-C
 
 Every call is thread-safe. Records carry ISO-UTC timestamps derived from the monotonic clock.
