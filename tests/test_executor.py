@@ -469,6 +469,26 @@ def test_release_forgets_an_iteration(executor: Executor) -> None:
     assert probe.order() == [("p", 0), ("p", 2)]
 
 
+def test_run_inline_with_release_keeps_nothing(executor: Executor) -> None:
+    probe = Probe()
+    specs = [
+        spec(0, sync_work(probe, 0), is_async=False),
+        spec(1, async_work(probe, 0), is_async=True),
+        spec(2, sync_work(probe, 0), is_async=False),
+    ]
+    plan = participant_plan(specs)
+    first = executor.run_inline(plan, ("p", 0), release=True)
+    second = executor.run_inline(plan, ("p", 1), release=True)
+    assert (first.record.task_index, second.record.task_index) == (0, 1)
+    assert executor.futures("g") == {}
+    with pytest.raises(KeyError, match="released"):
+        executor.run_inline(plan, ("p", 0), release=True)
+    executor.cancel_all()
+    with pytest.raises(cf.CancelledError):
+        executor.run_inline(plan, ("p", 2), release=True)
+    assert probe.order() == [("p", 0), ("p", 1)]
+
+
 def test_cancel_all_cancels_futures_made_later(executor: Executor) -> None:
     probe = Probe()
     plan = participant_plan([spec(i, sync_work(probe, 0), is_async=False) for i in range(2)])

@@ -722,3 +722,33 @@ def test_scores_on_complete_and_json_read_the_stored_records(pytester: pytest.Py
                 "    2=  p2            80%      11.5/14.0/14.0          70.00  *",
             ]
         )
+
+
+def test_on_complete_sees_a_nan_measure_the_store_keeps_as_null(pytester: pytest.Pytester) -> None:
+    # JSON has no NaN: the store (and --bench-json, and the platform) hold null, while
+    # on_complete gets the record as the task measured it.
+    pytester.makepyfile(
+        bench_x=bench(
+            'participants=[Participant("p1")], iterations=2, on_complete=on_complete',
+            """
+            @define_task
+            def task(task_index, measure):
+                measure(value=float("nan") if task_index == 1 else 5.0)
+            """,
+            prelude="""
+            import math, pathlib
+
+            def on_complete(outcome):
+                values = [r.data["value"] for r in outcome.participants[0].records]
+                pathlib.Path("seen.txt").write_text(repr(values))
+            """,
+        )
+    )
+    result, doc = _json(pytester, "--bench-dry-run")
+    result.assert_outcomes(passed=2)
+    assert (pytester.path / "seen.txt").read_text() == "[5.0, nan]"
+    records = doc["benchmarks"][0]["participants"][0]["records"]
+    assert [r["data"]["value"] for r in records] == [5.0, None]
+    (run,) = stored_runs(store_path(pytester))
+    stored = stored_records(store_path(pytester), run.run_id)["p1"]
+    assert [r["data"]["value"] for r in stored] == [5.0, None]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -251,6 +252,22 @@ def record_phase(record: TaskRecord) -> object:
 RecordSample = tuple[bool, float | None, object]
 
 
+def _reads_back_unchanged(record: TaskRecord) -> bool:
+    """Whether the store gives the record back as it is. JSON has no NaN or Infinity (the
+    store writes null, as JSON.stringify): a record measuring one is also kept in memory, so
+    ``on_complete`` and scoring see the value the task measured."""
+    datas = [step.data for step in record.steps or () if step.data is not None]
+    if record.data is not None:
+        datas.append(record.data)
+    if not datas:
+        return True
+    try:
+        json.dumps(datas, allow_nan=False)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
 class RecordTally:
     """What the controller keeps of one participant's records while its run goes on, instead
     of the records themselves (those are in the store): per task index whether a record came,
@@ -377,12 +394,13 @@ class BenchmarkRun:
         return max((len(v) for v in self.selected.values()), default=0)
 
     def add(self, payload: RecordPayload, *, stored: bool = False) -> None:
-        """Count one record; keep the record itself only when the store does not hold it."""
+        """Count one record; keep the record itself only when the store does not hold it as
+        it is."""
         tally = self.tallies.get(payload.participant)
         if tally is None:
             tally = self.tallies[payload.participant] = RecordTally()
         tally.add(payload.record)
-        if not stored:
+        if not stored or not _reads_back_unchanged(payload.record):
             self.records.setdefault(payload.participant, {})[payload.task_index] = payload.record
         self._read_back = None
 

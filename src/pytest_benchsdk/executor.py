@@ -21,7 +21,8 @@ Typical use from the pytest plugin (main thread)::
                            stagger_delay_ms=0, iterations=specs)  # "round": specs grouped
     futures = executor.start_group(plan)       # idempotent per group_id
     outcome = futures[item_key].result()       # in each item's call phase
-    # concurrency == 1: outcome = executor.run_inline(plan, item_key)
+    executor.release(plan.group_id, item_key)  # the item has it: keep nothing of it
+    # concurrency == 1: outcome = executor.run_inline(plan, item_key, release=True)
     executor.cancel_all(); executor.shutdown()  # session end / -x / Ctrl-C
 
 Every call is thread-safe. Records carry ISO-UTC timestamps derived from the monotonic clock.
@@ -344,7 +345,9 @@ class Executor:
                 group.runner = asyncio.run_coroutine_threadsafe(self._run_group(group), loop)
             return dict(group.futures)
 
-    def run_inline(self, plan: GroupPlan, key: Hashable) -> IterationOutcome:
+    def run_inline(
+        self, plan: GroupPlan, key: Hashable, *, release: bool = False
+    ) -> IterationOutcome:
         """Run the iteration ``key`` of ``plan`` now, blocking the caller (for concurrency 1).
 
         The group's stagger / round pause applies relative to the iterations run before it
@@ -353,6 +356,9 @@ class Executor:
         function-scoped fixtures and debuggers work); an async one on the loop. If the group
         was started with :meth:`start_group` (or the iteration already ran) this just waits for
         its result. Raises ``concurrent.futures.CancelledError`` after :meth:`cancel_all`.
+
+        ``release=True`` also :meth:`release` s the iteration: the caller keeps the outcome and
+        the executor makes no future for it (what the plugin does, once per iteration).
         """
         group = self._group(plan)
         with self._lock:
@@ -362,12 +368,16 @@ class Executor:
                     raise KeyError(f"iteration {key!r} was released: its outcome is not kept")
                 raise KeyError(key)
             round_index, spec = entry
-            future = group.future(key)
             wait_only = group.launched or key in group.claimed
+            # A future only where another caller may ask for the outcome.
+            future = group.future(key) if wait_only or not release else None
             if not wait_only:
                 group.claimed.add(key)
-        if wait_only:
-            return future.result()
+        if future is not None and wait_only:
+            outcome = future.result()
+            if release:
+                self.release(plan.group_id, key)
+            return outcome
         if plan.mode == "participant":
             target = self._ramp_target(group, spec)
             while target is not None and (delay := target - self.clock.monotonic()) > 0:
@@ -376,18 +386,22 @@ class Executor:
             pause = self._round_pause(group, round_index)
             if pause > 0:
                 time.sleep(pause)
-        if future.cancelled():
+
+        def cancelled() -> bool:
+            return group.cancelled if future is None else future.cancelled()
+
+        if cancelled():
             raise cf.CancelledError()
         loop = self._ensure_loop()
         before = set(threading.enumerate())
         try:
             if spec.is_async:
                 # Register under the lock so a concurrent cancel_all() either sees this run or
-                # has already cancelled the iteration's future (checked right here).
+                # has already cancelled the iteration (checked right here).
                 with self._lock:
                     inner = asyncio.run_coroutine_threadsafe(self._run_async(spec, loop), loop)
                     self._inline_futures.add(inner)
-                    if future.cancelled():
+                    if cancelled():
                         inner.cancel()
                 try:
                     outcome = inner.result()
@@ -401,15 +415,20 @@ class Executor:
                 ctx = self._context(spec, loop)
                 outcome = contextvars.copy_context().run(run_task, ctx, spec.invoke)
         except (KeyboardInterrupt, cf.CancelledError, asyncio.CancelledError):
-            future.cancel()
+            if future is not None:
+                future.cancel()
             raise
         except BaseException as exc:
-            _settle(future, error=exc)
+            if future is not None:
+                _settle(future, error=exc)
             raise
         finally:
             self._note_spawned(spec, before)
-        _settle(future, outcome)
-        if future.cancelled():
+            if release:
+                self.release(plan.group_id, key)
+        if future is not None:
+            _settle(future, outcome)
+        if cancelled():
             raise cf.CancelledError()
         return outcome
 
@@ -484,9 +503,10 @@ class Executor:
                 target = self._ramp_target(group, spec) if participant_mode else None
                 if target is not None:
                     await self._sleep_until(target)
-                with self._lock:
-                    future = group.future(spec.key)
-                if future.cancelled():
+                # Made by _claim. Read without the lock: the loop must not wait for it while
+                # finishing task threads hold it (that cost up to 20% of the sync makespan).
+                future = group.futures.get(spec.key)
+                if future is None or future.cancelled():  # None: released meanwhile
                     continue
                 try:
                     outcome = await self._run_async(spec, loop)

@@ -120,11 +120,10 @@ class ProcessRuntime:
         iteration = _iteration_of(item)
         assert iteration is not None
         plan = self._plan_for(item, iteration, schedule)
+        # The item reports the outcome from here on: the executor keeps nothing of it.
         if plan.concurrency == 1:
-            outcome = self.executor.run_inline(plan, iteration.key)
-        else:
-            outcome = self.executor.start_group(plan)[iteration.key].result()
-        # The item reports it from here on: the executor keeps nothing of it.
+            return self.executor.run_inline(plan, iteration.key, release=True)
+        outcome = self.executor.start_group(plan)[iteration.key].result()
         self.executor.release(plan.group_id, iteration.key)
         if schedule.thresholds and not iteration.slot.warmup:
             key = (iteration.file_key, iteration.participant.name)
