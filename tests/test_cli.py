@@ -261,6 +261,11 @@ def test_merged_shards_score_like_one_run(pytester: pytest.Pytester) -> None:
 
         assert stable(merged_uncertainty) == stable(whole_uncertainty)
         assert all(u["low"] <= u["score"] <= u["high"] for u in merged_uncertainty)
+        merged_warnings = m.analysis(run.run_id, "warnings")
+        assert merged_warnings  # 12 samples: p99-few-samples for everyone
+        assert sorted(map(json.dumps, merged_warnings)) == sorted(
+            map(json.dumps, w.analysis(one.run_id, "warnings"))
+        )
     assert run.knobs["providers"] == ["p1", "p3", "p2"]
 
 
@@ -381,7 +386,7 @@ def test_report_delegates_to_write_report(
     path, run_id = one_run
     done = _cli("--store", path, "report", "-o", "report.html", cwd=pytester.path)
     assert done.returncode == 0, done.stderr
-    assert (pytester.path / "report.html").read_text().lstrip().lower().startswith("<!doctype html")
+    assert "<html" in (pytester.path / "report.html").read_text().lower()
     assert (
         _cli("--store", path, "report", run_id[:8], "-o", "r2.html", cwd=pytester.path).returncode
         == 0

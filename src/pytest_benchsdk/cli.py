@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 import attrs
 
 from ._baseline import BaselineComparison, MetricComparison, compare_runs, setup_differences
-from ._hygiene import RunWarning
+from ._hygiene import RunWarning, run_warnings
 from ._js import js_json
 from ._runs import record_phase
 from ._tables import (
@@ -35,10 +35,22 @@ from ._tables import (
     terminal_text,
     warning_lines,
 )
-from ._uncertainty import DEFAULT_SCORE_RESAMPLES, ScoreUncertainty, score_uncertainty
+from ._uncertainty import (
+    DEFAULT_SCORE_RESAMPLES,
+    ScoreUncertainty,
+    score_uncertainty,
+    tied_with_above,
+)
 from .compare import Comparison
 from .records import ParticipantRecords, TaskRecord
-from .scoring import ScoreResult, ScoringSpec, compute_stats, score, scoring_config_to_spec
+from .scoring import (
+    ScoreResult,
+    ScoringSpec,
+    compute_stats,
+    metric_samples,
+    score,
+    scoring_config_to_spec,
+)
 from .store import ResultStore, StoredRun, StoreError, UnknownRunError
 
 __all__ = ["main"]
@@ -99,7 +111,7 @@ def resolve_run(store: ResultStore, ref: str) -> StoredRun:
         shown = ", ".join(short_id(m) for m in matches[:5])
         raise UsageError(f"run id {ref} is ambiguous in {store.path}: {shown}")
     heads = {run_id[: max(len(ref), 8)]: run_id for run_id in ids}
-    close = [heads[h] for h in difflib.get_close_matches(ref, list(heads), n=3, cutoff=0.4)]
+    close = [heads[h] for h in difflib.get_close_matches(ref, list(heads), n=3, cutoff=0.0)]
     hint = f"; closest: {', '.join(short_id(c) for c in close)}" if close else ""
     if not ids:
         hint = " (the store holds no runs)"
@@ -272,11 +284,13 @@ class _Outcome:
 def _score_merged(
     out: ResultStore, merged: StoredRun, sources: Sequence[_Source], notes: list[str]
 ) -> None:
-    """Score the merged run as the session would have: its scores and their intervals; the
-    shards' other analyses (warnings, comparison) describe the shards and are not kept."""
+    """Score the merged run as the session would have: its scores, their intervals and the
+    run warnings (each only if a shard had them); the shards' comparisons with their own
+    baselines describe the shards and are not kept."""
     run_id = merged.run_id
     stored_scores = [r for s in sources for r in s.store.scores(s.run.run_id)]
     units = {m.name: m.unit for r in stored_scores for m in r.metrics}
+    had = {kind for s in sources for kind in s.store.analyses(s.run.run_id)}
     for kind in ("uncertainty", "warnings", "comparison"):
         out.delete_analysis(run_id, kind)
     try:
@@ -285,19 +299,37 @@ def _score_merged(
         out.save_scores(run_id, [])
         notes.append(f"not scored: its scoring config is unreadable ({exc})")
         return
+    outcome = _Outcome(tuple(out.participant_records(run_id)))
     if spec is None:
         out.save_scores(run_id, [])
         if stored_scores:
             notes.append(
                 "not scored: its shards were scored by on_score, which the store does not keep"
             )
-        return
-    outcome = _Outcome(tuple(out.participant_records(run_id)))
-    results = score(outcome, spec)
-    out.save_scores(run_id, results)
-    if any(s.store.analysis(s.run.run_id, "uncertainty") for s in sources):
-        estimates = score_uncertainty(outcome, spec, resamples=DEFAULT_SCORE_RESAMPLES)
-        out.save_analysis(run_id, "uncertainty", [u.to_json() for u in estimates])
+            return
+    else:
+        out.save_scores(run_id, score(outcome, spec))
+        if "uncertainty" in had:
+            estimates = score_uncertainty(outcome, spec, resamples=DEFAULT_SCORE_RESAMPLES)
+            out.save_analysis(run_id, "uncertainty", [u.to_json() for u in estimates])
+    if "warnings" in had:
+        found = [w.to_json() for pr in outcome.participants for w in _run_warnings(pr, spec)]
+        out.save_analysis(run_id, "warnings", found)
+
+
+def _run_warnings(participant: ParticipantRecords, spec: ScoringSpec | None) -> list[RunWarning]:
+    """The session's run-hygiene checks on one participant's records (the scored metrics'
+    samples, else the passing iterations' latency)."""
+    records = participant.records
+    if not records:
+        return []
+    if spec is not None and spec.metrics:
+        samples = metric_samples(spec, records)
+    else:
+        latencies = [r.latency_ms for r in records if r.status == "success"]
+        samples = {"latency_ms": [lat for lat in latencies if lat is not None]}
+    failed = sum(1 for r in records if r.status != "success")
+    return run_warnings(participant.participant, samples, iterations=len(records), failed=failed)
 
 
 def _merge_group(
@@ -316,7 +348,7 @@ def _merge_group(
             if name not in participants:
                 participants.append(name)
         for name, got in source.store.all_log_lines(source.run.run_id).items():
-            target = lines if source in own else shard_lines
+            target = lines if source.run.run_id == run_id else shard_lines
             target.setdefault(name, []).extend(got)
     # An earlier merge's lines stand for the participants no shard brings again.
     lines = {name: got for name, got in lines.items() if name not in shard_lines}
@@ -599,9 +631,7 @@ def show_lines(store: ResultStore, run: StoredRun) -> list[str]:
                 indent="    ",
             )
         )
-        if uncertainty and any(
-            row[0].endswith("=") for row in score_rows(results, uncertainty, None, {})
-        ):
+        if uncertainty and tied_with_above(uncertainty):
             lines.append("    (n= : tied with the participant above: their intervals overlap)")
     lines.extend(warning_lines(_warnings_of(store.analysis(run.run_id, "warnings"))))
     comparison = store.analysis(run.run_id, "comparison")
