@@ -281,6 +281,12 @@ def test_merge_is_idempotent(pytester: pytest.Pytester, capsys: pytest.CaptureFi
     assert _content(out) == once
     assert _main(capsys, "merge", shard2, shard2, out, shard1, "-o", out)[0] == 0
     assert _content(out) == once
+    # Merging earlier merges: each brought a part of the keyed run.
+    part1, part2 = pytester.path / "part1.sqlite3", pytester.path / "part2.sqlite3"
+    assert _main(capsys, "merge", shard1, "-o", part1)[0] == 0
+    assert _main(capsys, "merge", shard2, plain, "-o", part2)[0] == 0
+    assert _main(capsys, "merge", part1, part2, "-o", pytester.path / "all.sqlite3")[0] == 0
+    assert _content(pytester.path / "all.sqlite3") == once
     # The output may be one of the inputs: the shard's own run stays, the merged run is the same.
     assert _main(capsys, "merge", shard1, shard2, "-o", shard1)[0] == 0
     assert _main(capsys, "merge", shard1, shard2, "-o", shard1)[0] == 0

@@ -374,7 +374,9 @@ def _copy_run(out: ResultStore, source: _Source) -> None:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    inputs = [_open_store(path) for path in args.stores]
+    # A store given twice is read once.
+    paths = {str(Path(path).resolve()): path for path in reversed(args.stores)}
+    inputs = [_open_store(path) for path in reversed(paths.values())]
     try:
         out = _open_store(args.output, create=True)
     except UsageError:
@@ -384,12 +386,18 @@ def cmd_merge(args: argparse.Namespace) -> int:
     try:
         groups: dict[tuple[str, str], list[_Source]] = {}
         plain: list[_Source] = []
-        seen: set[str] = set()
+        seen: set[tuple[str, str]] = set()
         for store in inputs:
             for run in reversed(store.list_runs(limit=1_000_000)):  # oldest first
-                if run.run_id in seen:
-                    continue  # the same store (or run) given twice
-                seen.add(run.run_id)
+                # A run in two stores is the same run (a copied file), read once; but an
+                # earlier merge's run in two stores holds what each of those merges brought.
+                earlier_merge = run.run_key is not None and run.run_id == merged_run_id(
+                    run.benchmark_slug, run.run_key
+                )
+                seen_as = (str(store.path) if earlier_merge else "", run.run_id)
+                if seen_as in seen:
+                    continue
+                seen.add(seen_as)
                 if run.run_key is None:
                     plain.append(_Source(store, run))
                 else:
