@@ -6,7 +6,9 @@
   ``_js``, ``_modes``, ``records``);
   the store uses no platform and no glue; the engine uses neither of them;
   ``report/`` (the HTML report, an I/O layer like the store) uses the store, the engine and the
-  leaves, and only the glue (and a command-line module, ``cli``) uses it.
+  leaves, and only the glue and the CLI use it.
+* The store CLI (``cli``, run by ``__main__``) sits on top: it uses the store, the engine, the
+  leaves and ``report``, no glue and no platform; nothing but ``__main__`` imports it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ PACKAGE = "pytest_benchsdk"
 ROOT = Path(pytest_benchsdk.__file__).parent
 
 GLUE = ("pytest_benchsdk.plugin", "pytest_benchsdk.hookspecs", "pytest_benchsdk._plugin")
+#: The store CLI and its ``python -m`` entry: above the store and the engine.
+CLI = ("pytest_benchsdk.cli", "pytest_benchsdk.__main__")
 LEAVES = (
     "pytest_benchsdk._clock",
     "pytest_benchsdk._coordination",
@@ -254,9 +258,25 @@ def test_only_the_glue_and_the_cli_import_the_report() -> None:
 
 def test_engine_imports_no_glue_store_or_platform() -> None:
     graph = _graph()
-    upper = (*GLUE, "pytest_benchsdk.store", "pytest_benchsdk.platform", "pytest_benchsdk.report")
+    upper = (
+        *GLUE,
+        "pytest_benchsdk.store",
+        "pytest_benchsdk.platform",
+        "pytest_benchsdk.report",
+        *CLI,
+    )
     engine = [n for n in graph if n != PACKAGE and not _in(n, upper)]
     assert "pytest_benchsdk.executor" in engine
     for name in engine:
         forbidden = sorted(t for t in graph[name] if _in(t, upper))
         assert forbidden == [], f"{name} imports {forbidden}"
+
+
+def test_the_cli_uses_no_glue_or_platform_and_nothing_imports_it() -> None:
+    graph = _graph()
+    assert "pytest_benchsdk.cli" in graph
+    for name in CLI:
+        forbidden = sorted(t for t in graph[name] if _in(t, (*GLUE, "pytest_benchsdk.platform")))
+        assert forbidden == [], f"{name} imports {forbidden}"
+    importers = sorted(n for n, targets in graph.items() if "pytest_benchsdk.cli" in targets)
+    assert importers == ["pytest_benchsdk.__main__"]

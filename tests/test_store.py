@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 import pytest_benchsdk.store as store_package
@@ -761,3 +762,78 @@ def test_stored_text_is_the_wire_json(tmp_path: Path) -> None:
     finally:
         conn.close()
     assert json.loads(wire) == RICH_WIRE
+
+
+# --- copying and merging runs (the store CLI's merge) -------------------------------------------
+
+
+def test_put_run_stores_a_run_under_its_own_id_and_replaces_its_metadata(
+    store: ResultStore, tmp_path: Path
+) -> None:
+    run_id = begin(store, run_key="ci-1")
+    store.add_record(run_id, "e2b", record(0))
+    store.finish_run(run_id, "failed")
+    original = store.get_run(run_id)
+    with ResultStore(tmp_path / "copy.sqlite3") as other:
+        other.put_run(original)
+        copied = other.get_run(run_id)
+        assert copied == attrs.evolve(original, record_count=0)
+        assert copied.run_key == "ci-1"
+        assert copied.status == "failed"
+        assert copied.finished_at == original.finished_at
+        other.put_run(attrs.evolve(original, participants=("modal",), status="passed"))
+        again = other.get_run(run_id)
+        assert again.participants == ("modal",)
+        assert again.status == "passed"
+        assert len(other.list_runs()) == 1
+    # Replacing the metadata keeps what the run holds.
+    store.put_run(attrs.evolve(original, benchmark_name="Renamed"))
+    assert store.get_run(run_id).record_count == 1
+    assert store.get_run(run_id).benchmark_name == "Renamed"
+
+
+def test_record_wires_and_replace_records(store: ResultStore) -> None:
+    run_id = begin(store)
+    store.add_record(run_id, "e2b", record(1), log_lines=["one"])
+    store.add_record(
+        run_id, "e2b", TaskRecord.from_wire({**record(0).to_wire(), "taskIndex": -1}, warmup=True)
+    )
+    store.add_record(run_id, "modal", record(0), log_lines=["m", "m"])
+    wires = store.record_wires(run_id)
+    assert [(name, wire["taskIndex"]) for name, wire in wires] == [
+        ("e2b", 1),
+        ("e2b", -1),
+        ("modal", 0),
+    ]
+    assert store.all_log_lines(run_id) == {"e2b": ["one"], "modal": ["m", "m"]}
+    target = begin(store)
+    for _ in range(2):  # the same content twice: the same run
+        store.replace_records(target, wires, store.all_log_lines(run_id))
+        assert store.record_wires(target) == wires
+        assert store.all_log_lines(target) == {"e2b": ["one"], "modal": ["m", "m"]}
+        assert store.warmup_records(target)[0].records[0].task_index == -1
+    # What the run held before is gone; a later record of a (participant, index) wins.
+    later = {**record(1).to_wire(), "status": "error"}
+    store.replace_records(target, [("e2b", record(1).to_wire()), ("e2b", later)], {})
+    assert store.record_wires(target) == [("e2b", later)]
+    assert store.all_log_lines(target) == {}
+    with pytest.raises(UnknownRunError):
+        store.replace_records("nope", wires, {})
+    with pytest.raises(UnknownRunError):
+        store.record_wires("nope")
+    with pytest.raises(ValueError, match="taskIndex"):
+        store.replace_records(target, [("e2b", {"status": "success"})], {})
+
+
+def test_analyses_and_delete_analysis(store: ResultStore) -> None:
+    run_id = begin(store)
+    assert store.analyses(run_id) == {}
+    store.save_analysis(run_id, "warnings", [{"code": "trend"}])
+    store.save_analysis(run_id, "comparison", {"note": "none"})
+    assert store.analyses(run_id) == {
+        "comparison": {"note": "none"},
+        "warnings": [{"code": "trend"}],
+    }
+    store.delete_analysis(run_id, "warnings")
+    store.delete_analysis(run_id, "warnings")
+    assert store.analyses(run_id) == {"comparison": {"note": "none"}}

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import math
-import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .._runs import BenchmarkRun, RecordSample
-from ..compare import RunWarning, ScoreUncertainty, tied_with_above
-from ..scoring import ScoreResult, compute_stats, ranking_key
+from .._tables import MAX_NAME_WIDTH, comparison_table, score_rows, terminal_text
+from .._tables import name_cell as _name
+from .._tables import phase_label as _phase_label
+from .._tables import stat_text as _stat
+from .._tables import table as _table
+from .._tables import warning_lines as _warning_lines
+from ..compare import tied_with_above
+from ..scoring import ScoreResult, compute_stats
 from .options import BenchOptions
 
 __all__ = [
@@ -23,12 +28,6 @@ __all__ = [
     "verbose_detail",
 ]
 
-#: Names (participants, group values, metrics) longer than this are cut with an ellipsis in
-#: the summary's tables, so one long name does not pad every row.
-MAX_NAME_WIDTH = 40
-#: Width at which run-hygiene warnings wrap (their messages explain, so they are long).
-_WRAP = 96
-
 
 def knobs_line(run: BenchmarkRun) -> str:
     """Upstream's knobs line; ``iterations`` is the schedule length per participant."""
@@ -37,21 +36,6 @@ def knobs_line(run: BenchmarkRun) -> str:
         f"Knobs: iterations={len(run.schedule.slots)}, concurrency={resolved.concurrency}, "
         f"staggerDelayMs={_number(resolved.stagger_delay_ms)}, groupBy={resolved.group_by}"
     )
-
-
-def terminal_text(text: object) -> str:
-    """``str(text)`` on one terminal line: characters that are not printable (a newline, a
-    tab, an escape sequence) are written as Python escapes (``\\n``)."""
-    text = str(text)
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
-
-
-def _name(text: object) -> str:
-    """A name in a table cell: on one line, cut to :data:`MAX_NAME_WIDTH` with an ellipsis."""
-    text = terminal_text(text)
-    return text if len(text) <= MAX_NAME_WIDTH else text[: MAX_NAME_WIDTH - 1] + "\u2026"
 
 
 def readable(value: Any) -> Any:
@@ -107,126 +91,19 @@ def _number(value: float) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def _stat(value: float) -> str:
-    if not math.isfinite(value):
-        return str(value)
-    if abs(value) >= 100:
-        return f"{value:.0f}"
-    if abs(value) >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
-
-
-def _table(rows: list[list[str]], indent: str = "  ") -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return [
-        (
-            indent + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-        ).rstrip()
-        for row in rows
-    ]
-
-
 def _success(samples: Sequence[RecordSample]) -> str:
     ok = sum(1 for succeeded, _, _ in samples if succeeded)
     return f"{ok}/{len(samples)}"
 
 
-def _phase_label(phase: str) -> str:
-    return f"  phase={_name(phase)}"
-
-
-def _metric_cells(row: ScoreResult, metric_names: Sequence[str]) -> list[str]:
-    by_name = {m.name: m for m in row.metrics}
-    cells = []
-    for name in metric_names:
-        m = by_name.get(name)
-        cells.append("-" if m is None else f"{_stat(m.median)}/{_stat(m.p95)}/{_stat(m.p99)}")
-    return cells
-
-
-def _phase_score_rows(
-    run: BenchmarkRun, participant: str, metric_names: Sequence[str]
-) -> list[list[str]]:
-    """The participant's per-phase rows under its scores: success rate and metric stats of
-    each phase's records alone (no composite: the ranked score is the participant's)."""
-    rows = []
-    for phase, results in run.phase_results.items():
-        row = next((r for r in results if r.provider == participant), None)
-        if row is None:
-            continue
-        success = "-" if row.skipped else f"{row.success_rate:.0%}"
-        rows.append(["", _phase_label(phase), success, *_metric_cells(row, metric_names), ""])
-    return rows
-
-
-def _score_rows(run: BenchmarkRun, results: list[ScoreResult]) -> list[list[str]]:
-    metric_names = list(dict.fromkeys(m.name for r in results for m in r.metrics))
-    units = {m.name: m.unit for r in results for m in r.metrics}
-    header = ["#", "participant", "success"]
-    header += [
-        f"{_name(name)} med/p95/p99"
-        + (f" ({terminal_text(units[name])})" if units.get(name) else "")
-        for name in metric_names
-    ]
-    header.append("score")
-    uncertainty = {u.participant: u for u in run.uncertainty or ()}
-    ties = tied_with_above(run.uncertainty) if run.uncertainty else {}
-    if uncertainty:
-        level = next(iter(uncertainty.values())).level
-        header += [f"{level:.0%} interval", "keeps rank"]
-    aggregates = [r for r in results if r.provider]
-    group_by = _group_key(run)
-    # Rank participants by their aggregate row (the first row of each participant).
-    firsts: dict[str, ScoreResult] = {}
-    for r in aggregates:
-        firsts.setdefault(r.provider, r)
-    ranking = sorted(firsts.values(), key=ranking_key)
-    rows = [header]
-    for rank, first in enumerate(ranking, start=1):
-        for index, row in enumerate(r for r in results if r.provider == first.provider):
-            label = _name(first.provider)
-            if index > 0 and group_by is not None:
-                value = row.dimensions.get(group_by, "(none)")
-                label = f"  {_name(group_by)}={_name(value)}"
-            place = f"{rank}=" if first.provider in ties else str(rank)
-            cells = [place if index == 0 else "", label, f"{row.success_rate:.0%}"]
-            cells.extend(_metric_cells(row, metric_names))
-            cells.append("skipped" if row.skipped else f"{row.composite_score:.2f}")
-            if uncertainty:
-                cells.extend(_uncertainty_cells(uncertainty.get(first.provider), index, rank))
-            rows.append(cells)
-        extra = ["", ""] if uncertainty else []
-        rows.extend(row + extra for row in _phase_score_rows(run, first.provider, metric_names))
-    return rows
-
-
-def _uncertainty_cells(estimate: ScoreUncertainty | None, index: int, rank: int) -> list[str]:
-    """``[low–high]`` and how often the participant keeps its rank, on its first row."""
-    if estimate is None or index > 0 or estimate.skipped:
-        return ["", ""]
-    keeps = estimate.rank_probabilities[rank - 1] if rank <= len(estimate.rank_probabilities) else 0
-    return [f"{estimate.low:.1f}–{estimate.high:.1f}", f"{keeps:.0%}"]
-
-
 def warning_lines(run: BenchmarkRun) -> list[str]:
     """The run-hygiene warnings: one line per code (the first finding's message, then who
     else has it; every finding is in the store and ``--bench-json``)."""
-    by_code: dict[str, list[RunWarning]] = {}
-    for warning in run.warnings:
-        by_code.setdefault(warning.code, []).append(warning)
-    lines = []
-    for code, found in by_code.items():
-        first = found[0]
-        line = f"  warning [{code}] {_name(first.participant)}: {terminal_text(first.message)}"
-        others = [
-            f"{_name(w.participant)}" + (f" {_name(w.metric)}" if w.metric else "")
-            for w in found[1:]
-        ]
-        if others:
-            line += f" (also: {', '.join(others)})"
-        lines.extend(textwrap.wrap(line, _WRAP, subsequent_indent="      ", break_on_hyphens=False))
-    return lines
+    return _warning_lines(run.warnings)
+
+
+def _score_rows(run: BenchmarkRun, results: list[ScoreResult]) -> list[list[str]]:
+    return score_rows(results, run.uncertainty, _group_key(run), run.phase_results)
 
 
 def _group_key(run: BenchmarkRun) -> str | None:
@@ -304,48 +181,7 @@ def comparison_lines(run: BenchmarkRun) -> list[str]:
     comparison = run.comparison
     if comparison is None:
         return []
-    lines = [f"  Compared with {terminal_text(comparison.baseline)}:"]
-    lines.extend(f"    warning: {terminal_text(w)}" for w in comparison.warnings)
-    rows = [
-        ["participant", "metric", "stat", "baseline", "current", "change", "interval", "verdict"]
-    ]
-    for row in comparison.rows:
-        c = row.comparison
-        unit = f" {row.unit}" if row.unit else ""
-        if c is None:
-            rows.append(
-                [
-                    _name(row.participant),
-                    _name(row.metric),
-                    row.statistic,
-                    "",
-                    "",
-                    "",
-                    "",
-                    terminal_text(row.note or ""),
-                ]
-            )
-            continue
-        rows.append(
-            [
-                _name(row.participant),
-                _name(row.metric),
-                row.statistic,
-                f"{_stat(c.baseline_statistic)}{unit}",
-                f"{_stat(c.current_statistic)}{unit}",
-                _change(c.change),
-                f"[{_change(c.ci_low)}, {_change(c.ci_high)}]",
-                c.verdict,
-            ]
-        )
-    lines.extend(_table(rows, indent="    "))
-    return lines
-
-
-def _change(change: float) -> str:
-    if not math.isfinite(change):
-        return "n/a" if change != change else ("+inf%" if change > 0 else "-inf%")
-    return f"{change * 100:+.1f}%"
+    return comparison_table(comparison)
 
 
 def summary_lines(

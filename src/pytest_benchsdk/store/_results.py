@@ -328,6 +328,47 @@ class ResultStore:
         )
         return [_run_from_row(row) for row in rows]
 
+    def put_run(self, run: StoredRun) -> None:
+        """Store *run* under its own ``run_id`` with all its metadata (status, times, run key
+        …), replacing the metadata of a run with that id if there is one (its records, log
+        lines, scores and analyses stay). ``record_count`` is ignored: it is counted.
+
+        For copying and merging stores (``pytest-benchsdk merge``); a session uses
+        :meth:`begin_run`."""
+        values = (
+            run.benchmark_slug,
+            run.benchmark_name,
+            run.file,
+            dump_json(dict(run.knobs)),
+            dump_json(list(run.participants)),
+            dump_json(dict(run.config_snapshot)),
+            dump_json(run.environment.to_dict()),
+            int(run.dry_run),
+            run.session_id,
+            run.status,
+            run.started_at,
+            run.finished_at,
+            run.platform_run_id,
+            run.dashboard_url,
+            run.run_key,
+        )
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO runs (run_id, benchmark_slug, benchmark_name, file, knobs, "
+                "participants, config_snapshot, environment, dry_run, session_id, status, "
+                "started_at, finished_at, platform_run_id, dashboard_url, run_key) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (run_id) DO UPDATE SET benchmark_slug = excluded.benchmark_slug, "
+                "benchmark_name = excluded.benchmark_name, file = excluded.file, "
+                "knobs = excluded.knobs, participants = excluded.participants, "
+                "config_snapshot = excluded.config_snapshot, environment = excluded.environment, "
+                "dry_run = excluded.dry_run, session_id = excluded.session_id, "
+                "status = excluded.status, started_at = excluded.started_at, "
+                "finished_at = excluded.finished_at, platform_run_id = excluded.platform_run_id, "
+                "dashboard_url = excluded.dashboard_url, run_key = excluded.run_key",
+                (run.run_id, *values),
+            )
+
     # --- records, logs, scores ------------------------------------------------------------------
 
     def add_record(
@@ -433,6 +474,59 @@ class ResultStore:
         )
         return [row[0] for row in rows]
 
+    def record_wires(self, run_id: str) -> list[tuple[str, dict[str, JSON]]]:
+        """Every record of a run, warm-up ones included, as ``(participant, wire dict)`` in
+        the order they arrived (the stored JSON as it is, for copying)."""
+        self._require_known(run_id)
+        rows = self._read(
+            "SELECT participant, wire FROM records WHERE run_id = ? ORDER BY rowid", (run_id,)
+        )
+        return [(name, json.loads(wire)) for name, wire in rows]
+
+    def all_log_lines(self, run_id: str) -> dict[str, list[str]]:
+        """Every log line of a run per participant (participants in order of their first line,
+        lines in the order they were added)."""
+        rows = self._read(
+            "SELECT participant, line FROM log_lines WHERE run_id = ? ORDER BY id", (run_id,)
+        )
+        lines: dict[str, list[str]] = {}
+        for participant, line in rows:
+            lines.setdefault(participant, []).append(line)
+        return lines
+
+    def replace_records(
+        self,
+        run_id: str,
+        records: Sequence[tuple[str, Mapping[str, JSON]]],
+        log_lines: Mapping[str, Sequence[str]],
+    ) -> None:
+        """Make *records* (``(participant, wire dict)``, warm-up ones with negative
+        ``taskIndex`` included) and *log_lines* (per participant) the run's whole content, in
+        one transaction: what the run held before is deleted. A record per ``(participant,
+        taskIndex)``: a later one replaces an earlier one. Writing the same content twice
+        leaves the same run (for merging stores)."""
+        rows = []
+        for participant, wire in records:
+            task_index, status = wire.get("taskIndex"), wire.get("status")
+            if not isinstance(task_index, int) or isinstance(task_index, bool):
+                raise ValueError(f"a record of {participant!r} has no integer taskIndex")
+            if not isinstance(status, str):
+                raise ValueError(f"a record of {participant!r} has no status")
+            rows.append((run_id, participant, task_index, status, dump_json(dict(wire)), now_iso()))
+        with self._write() as conn:
+            self._require_run(conn, run_id)
+            conn.execute("DELETE FROM records WHERE run_id = ?", (run_id,))
+            conn.execute("DELETE FROM log_lines WHERE run_id = ?", (run_id,))
+            conn.executemany(_UPSERT_RECORD, rows)
+            conn.executemany(
+                "INSERT INTO log_lines (run_id, participant, line) VALUES (?, ?, ?)",
+                [(run_id, name, line) for name, lines in log_lines.items() for line in lines],
+            )
+
+    def _require_known(self, run_id: str) -> None:
+        if not self._read("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)):
+            raise UnknownRunError(f"no run {run_id!r} in the results store")
+
     def save_scores(self, run_id: str, results: Sequence[ScoreResult]) -> None:
         """Store a run's score results (wire JSON), replacing any saved before, order kept."""
         with self._write() as conn:
@@ -469,6 +563,18 @@ class ResultStore:
             "SELECT body FROM run_analyses WHERE run_id = ? AND kind = ?", (run_id, kind)
         )
         return json.loads(rows[0][0]) if rows else None
+
+    def analyses(self, run_id: str) -> dict[str, JSON]:
+        """Every analysis saved for the run, by kind."""
+        rows = self._read(
+            "SELECT kind, body FROM run_analyses WHERE run_id = ? ORDER BY kind", (run_id,)
+        )
+        return {kind: json.loads(body) for kind, body in rows}
+
+    def delete_analysis(self, run_id: str, kind: str) -> None:
+        """Forget the analysis ``kind`` of a run (nothing happens if there is none)."""
+        with self._write() as conn:
+            conn.execute("DELETE FROM run_analyses WHERE run_id = ? AND kind = ?", (run_id, kind))
 
     # --- outbox ---------------------------------------------------------------------------------
 

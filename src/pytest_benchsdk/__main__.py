@@ -1,0 +1,10 @@
+"""``python -m pytest_benchsdk``: the store CLI (:mod:`pytest_benchsdk.cli`)."""
+
+from __future__ import annotations
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
