@@ -122,9 +122,10 @@ class ProcessRuntime:
         plan = self._plan_for(item, iteration, schedule)
         # The item reports the outcome from here on: the executor keeps nothing of it.
         if plan.concurrency == 1:
-            return self.executor.run_inline(plan, iteration.key, release=True)
-        outcome = self.executor.start_group(plan)[iteration.key].result()
-        self.executor.release(plan.group_id, iteration.key)
+            outcome = self.executor.run_inline(plan, iteration.key, release=True)
+        else:
+            outcome = self.executor.start_group(plan)[iteration.key].result()
+            self.executor.release(plan.group_id, iteration.key)
         if schedule.thresholds and not iteration.slot.warmup:
             key = (iteration.file_key, iteration.participant.name)
             tally = self._tallies.get(key)
