@@ -8,6 +8,7 @@ is about. The checks are advisory: the caller decides which codes it shows.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -16,8 +17,7 @@ import attrs
 from ._stats import finite_samples
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
+    pass
 
 __all__ = [
     "FAILURE_RATE",
@@ -121,8 +121,6 @@ def run_warnings(
     if not samples:
         return warnings
 
-    import numpy as np
-
     checks = (
         (P99_FEW_SAMPLES, _p99_few_samples),
         (FIRST_OUTLIER, _first_outlier),
@@ -130,7 +128,7 @@ def run_warnings(
         (TREND, _trend),
     )
     for metric, raw in samples.items():
-        values = np.array(_as_floats(finite_samples(list(raw))), dtype=float)
+        values = _as_floats(finite_samples(list(raw)))
         for code, check in checks:
             message = check(metric, values)
             if message is not None:
@@ -138,8 +136,13 @@ def run_warnings(
     return warnings
 
 
-def _p99_few_samples(metric: str, values: npt.NDArray[np.float64]) -> str | None:
-    n = values.size
+# The checks run after every bench session: medians and spreads come from the standard
+# library's ``statistics`` (importing numpy would add ~15 MiB and ~0.1 s to each session); numpy
+# and scipy are imported only for the trend test, and only once a run drifts.
+
+
+def _p99_few_samples(metric: str, values: Sequence[float]) -> str | None:
+    n = len(values)
     if n == 0 or n >= _P99_MIN_SAMPLES:
         return None
     return (
@@ -149,14 +152,12 @@ def _p99_few_samples(metric: str, values: npt.NDArray[np.float64]) -> str | None
     )
 
 
-def _first_outlier(metric: str, values: npt.NDArray[np.float64]) -> str | None:
-    import numpy as np
-
-    if values.size < _FIRST_OUTLIER_MIN_SAMPLES:
+def _first_outlier(metric: str, values: Sequence[float]) -> str | None:
+    if len(values) < _FIRST_OUTLIER_MIN_SAMPLES:
         return None
-    first, rest = float(values[0]), values[1:]
-    median = float(np.median(rest))
-    mad = float(np.median(np.abs(rest - median)))
+    first, rest = values[0], values[1:]
+    median = statistics.median(rest)
+    mad = statistics.median([abs(value - median) for value in rest])
     if mad == 0:
         return None
     z = 0.6745 * (first - median) / mad
@@ -170,15 +171,13 @@ def _first_outlier(metric: str, values: npt.NDArray[np.float64]) -> str | None:
     )
 
 
-def _high_variance(metric: str, values: npt.NDArray[np.float64]) -> str | None:
-    import numpy as np
-
-    if values.size < 2:
+def _high_variance(metric: str, values: Sequence[float]) -> str | None:
+    if len(values) < 2:
         return None
-    mean = float(np.mean(values))
+    mean = statistics.fmean(values)
     if mean <= 0:
         return None  # a coefficient of variation needs a positive mean
-    cv = float(np.std(values, ddof=1)) / mean
+    cv = statistics.stdev(values, xbar=mean) / mean
     if cv <= _HIGH_VARIANCE_CV:
         return None
     return (
@@ -188,15 +187,13 @@ def _high_variance(metric: str, values: npt.NDArray[np.float64]) -> str | None:
     )
 
 
-def _trend(metric: str, values: npt.NDArray[np.float64]) -> str | None:
-    import numpy as np
-
-    n = values.size
+def _trend(metric: str, values: Sequence[float]) -> str | None:
+    n = len(values)
     if n < _TREND_MIN_SAMPLES:
         return None
     third = n // 3
-    first_median = float(np.median(values[:third]))
-    last_median = float(np.median(values[-third:]))
+    first_median = statistics.median(values[:third])
+    last_median = statistics.median(values[-third:])
     if first_median == 0:
         return None  # no relative drift to speak of
     drift = (last_median - first_median) / abs(first_median)
@@ -204,9 +201,10 @@ def _trend(metric: str, values: npt.NDArray[np.float64]) -> str | None:
         return None
     # The drift test first: most runs have none, and scipy costs ~0.5 s to import, which every
     # bench session would pay for nothing.
+    import numpy as np
     from scipy import stats
 
-    result = stats.kendalltau(np.arange(n), values)
+    result = stats.kendalltau(np.arange(n), np.asarray(values, dtype=float))
     tau, p_value = float(result.statistic), float(result.pvalue)
     if math.isnan(p_value) or p_value >= _TREND_P_VALUE:
         return None
