@@ -10,14 +10,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import attrs
 
 from ._stats import finite_samples
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "FAILURE_RATE",
