@@ -17,6 +17,7 @@ import attrs
 from ._js import py_number
 from ._runs import BenchmarkRun
 from ._stats import compute_stats
+from ._tables import change_text, stat_text
 from .compare import tied_with_above
 from .scoring import ranking_key
 
@@ -45,17 +46,7 @@ def _cell(text: object, limit: int = _MAX_NAME) -> str:
 
 
 def _number(value: float | None) -> str:
-    if value is None or not math.isfinite(value):
-        return "–"
-    if abs(value) >= 100:
-        return f"{value:.0f}"
-    if abs(value) >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
-
-
-def _percent(change: float) -> str:
-    return "n/a" if not math.isfinite(change) else f"{change * 100:+.1f}%"
+    return "–" if value is None or not math.isfinite(value) else stat_text(value)
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
@@ -168,8 +159,8 @@ def _comparison_lines(run: BenchmarkRun) -> list[str]:
                 _cell(row.metric),
                 row.statistic,
                 f"{_number(c.baseline_statistic)} → {_number(c.current_statistic)}",
-                _percent(c.change),
-                f"[{_percent(c.ci_low)}, {_percent(c.ci_high)}]",
+                change_text(c.change),
+                f"[{change_text(c.ci_low)}, {change_text(c.ci_high)}]",
                 verdicts.get(c.verdict, c.verdict),
             ]
         )
