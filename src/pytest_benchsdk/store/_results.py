@@ -67,6 +67,7 @@ class StoredRun:
     finished_at: str | None
     platform_run_id: str | None
     dashboard_url: str | None
+    #: Measured records (warm-up records, with negative task indices, are not counted).
     record_count: int
     #: The ``--bench-run-key`` the run was started with (schema 4; ``None`` before).
     run_key: str | None = None
@@ -75,7 +76,8 @@ class StoredRun:
 _RUN_COLUMNS = (
     "run_id, benchmark_slug, benchmark_name, file, knobs, participants, config_snapshot, "
     "environment, dry_run, session_id, status, started_at, finished_at, platform_run_id, "
-    "dashboard_url, (SELECT COUNT(*) FROM records r WHERE r.run_id = runs.run_id), run_key"
+    "dashboard_url, (SELECT COUNT(*) FROM records r WHERE r.run_id = runs.run_id "
+    "AND r.task_index >= 0), run_key"
 )
 
 
