@@ -61,7 +61,7 @@ _OPERATORS: Final[Mapping[str, Callable[[float, float], bool]]] = {
     ">": operator.gt,
 }
 _EXPRESSION: Final = re.compile(
-    r"^\s*(?:(?P<stat>[a-z0-9]+)\s*)?(?P<op><=|>=|<|>)\s*(?P<limit>[^\s].*?)\s*$"
+    r"^\s*(?:(?P<stat>[a-z0-9]+)\s*)?(?P<op><=|>=|<|>)\s*(?P<limit>[^\s<>=].*?)\s*$"
 )
 
 
@@ -119,6 +119,7 @@ def parse_threshold(metric: str, expression: object) -> Threshold:
     """One expression of ``metric``; ``ValueError`` with what is wrong."""
     if not isinstance(expression, str):
         raise ValueError(f"must be a string like 'p95 < 3000' (got {expression!r})")
+    expression = expression.strip()
     found = _EXPRESSION.match(expression)
     if found is None:
         raise ValueError(
