@@ -1,7 +1,7 @@
 """Shared test configuration.
 
 Plugin behaviour is tested with ``pytester`` (real pytest runs on real bench files); the
-platform against a real HTTP server on loopback (``tests/platform_server.py``).
+platform against a real HTTP server on loopback (``tests/helpers/platform_server.py``).
 """
 
 from __future__ import annotations
@@ -10,6 +10,12 @@ import httpcore  # noqa: F401  (see below)
 import numpy  # noqa: F401  (see below)
 import pytest
 import scipy.stats  # noqa: F401  (see below)
+
+# The helpers assert too: rewrite them like test modules (before any test module imports them).
+pytest.register_assert_rewrite("helpers")
+
+# The loopback platform's fixtures, for every area that reports to it.
+pytest_plugins = ["helpers.platform_fixtures"]
 
 # httpx imports httpcore lazily and maps its exceptions through a table built once per process.
 # ``runpytest_inprocess`` removes modules first imported by the inner session, so a later inner

@@ -1,0 +1,59 @@
+"""Functions the store tests run in other processes (``multiprocessing``'s spawn start method
+imports them by module name, so they live in an importable module, not in a test module)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_benchsdk._runenv import RunEnvironment, Trigger
+from pytest_benchsdk.records import TaskRecord
+from pytest_benchsdk.store import ResultStore
+
+#: The run environment the store tests record.
+ENV = RunEnvironment(
+    git_sha="0123abcd",
+    git_ref="main",
+    trigger=Trigger("schedule", "schedule"),
+    python_version="3.11.7",
+    implementation="CPython",
+    platform="linux",
+    arch="x64",
+    machine="x86_64",
+    hostname="ci-box",
+)
+
+
+def concurrent_writer(path: str, name: str, count: int, barrier: Any) -> None:
+    barrier.wait()
+    with ResultStore(path) as store:
+        own = store.begin_run(
+            benchmark_slug=f"slug-{name}",
+            benchmark_name=name,
+            file=None,
+            knobs={},
+            participants=[name],
+            config_snapshot={},
+            environment=ENV,
+            dry_run=True,
+        )
+        shared = store.list_runs(benchmark_slug="shared")[0].run_id
+        for i in range(count):
+            store.add_record(own, name, TaskRecord(task_index=i, status="success"))
+            store.add_record(shared, name, TaskRecord(task_index=i, status="success"))
+            store.outbox_put(shared, "record", f"{name}-{i}", {"i": i})
+            store.state_increment(shared, "seq")
+
+
+def open_fresh(path: str, barrier: Any) -> None:
+    barrier.wait()
+    with ResultStore(path) as store:
+        store.begin_run(
+            benchmark_slug="s",
+            benchmark_name="S",
+            file=None,
+            knobs={},
+            participants=[],
+            config_snapshot={},
+            environment=ENV,
+            dry_run=False,
+        )

@@ -1,0 +1,295 @@
+"""The import rules of the package (README → Architecture), checked on the source tree.
+
+* Only the glue (``plugin.py``, ``hookspecs.py``, ``_plugin/``) imports pytest.
+* No import cycles between the package's modules, lazy (function-level) imports included.
+* The layers: ``platform/`` uses only the leaf modules (``_clock``, ``_coordination``, ``_files``,
+  ``_js``, ``_modes``, ``records``);
+  the store uses no platform and no glue; the engine uses neither of them;
+  ``report/`` (the HTML report, an I/O layer like the store) uses the store, the engine and the
+  leaves, and only the glue and the CLI use it.
+* The store CLI (``cli``, run by ``__main__``) sits on top: it uses the store, the engine, the
+  leaves and ``report``, no glue and no platform; nothing but ``__main__`` imports it.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import pytest_benchsdk
+
+PACKAGE = "pytest_benchsdk"
+ROOT = Path(pytest_benchsdk.__file__).parent
+
+GLUE = ("pytest_benchsdk.plugin", "pytest_benchsdk.hookspecs", "pytest_benchsdk._plugin")
+#: The store CLI and its ``python -m`` entry: above the store and the engine.
+CLI = ("pytest_benchsdk.cli", "pytest_benchsdk.__main__")
+LEAVES = (
+    "pytest_benchsdk._clock",
+    "pytest_benchsdk._coordination",
+    "pytest_benchsdk._files",
+    "pytest_benchsdk._js",
+    "pytest_benchsdk._modes",
+    "pytest_benchsdk.records",
+)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(path): path for path in sorted(ROOT.rglob("*.py"))}
+
+
+def _is_type_checking_block(node: ast.AST) -> bool:
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _runtime_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement that can run: module level and inside functions, but not in
+    ``if TYPE_CHECKING:`` blocks."""
+    for node in ast.iter_child_nodes(tree):
+        if _is_type_checking_block(node):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        yield from _runtime_imports(node)
+
+
+def _all_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+
+
+def _imported_names(module: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> set[str]:
+    """Absolute names a statement imports: for ``from X import y``, X.y where y is a module,
+    else X (a package's ``__init__`` that runs because a submodule is imported is not an
+    import of it, as for Python itself)."""
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names}
+    if node.level:
+        base = module.split(".") if is_package else module.split(".")[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        target = ".".join([*base, node.module] if node.module else base)
+    else:
+        target = node.module or ""
+    modules = _modules()
+    names = {f"{target}.{alias.name}" for alias in node.names}
+    found = {name for name in names if name in modules}
+    return found if found == names else {target} | found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(), str(path))
+        is_package = path.name == "__init__.py"
+        edges: set[str] = set()
+        for node in _runtime_imports(tree):
+            edges |= {t for t in _imported_names(name, is_package, node) if t in modules}
+        edges.discard(name)
+        graph[name] = edges
+    return graph
+
+
+def _in(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def test_only_the_glue_imports_pytest() -> None:
+    offenders: list[str] = []
+    for name, path in _modules().items():
+        if _in(name, GLUE):
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        for node in _all_imports(tree):
+            names = _imported_names(name, path.name == "__init__.py", node)
+            if any(_in(n, ("pytest", "_pytest")) for n in names):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == []
+
+
+def test_the_glue_is_where_the_tree_says() -> None:
+    modules = _modules()
+    importers = {
+        name
+        for name, path in modules.items()
+        if any(
+            _in(n, ("pytest", "_pytest"))
+            for node in _all_imports(ast.parse(path.read_text()))
+            for n in _imported_names(name, path.name == "__init__.py", node)
+        )
+    }
+    assert importers, "the glue imports pytest; the scan must find it"
+    assert all(_in(name, GLUE) for name in importers)
+
+
+def test_engine_store_and_platform_work_without_pytest() -> None:
+    # A real proof on top of the scan: import the non-glue modules with pytest unimportable,
+    # then define, run and score a tiny benchmark.
+    modules = [name for name in _modules() if not _in(name, GLUE)]
+    script = textwrap.dedent(
+        f"""
+        import importlib, sys
+        sys.modules["pytest"] = None
+        sys.modules["_pytest"] = None
+        for name in {modules!r}:
+            importlib.import_module(name)
+        from pytest_benchsdk import define_benchmark_config, score, scoring_config_to_spec
+        from pytest_benchsdk.context import TaskContext, run_task
+        from pytest_benchsdk.schedule import BenchmarkRunOutcome
+        from pytest_benchsdk.records import ParticipantRecords
+        config = define_benchmark_config(
+            benchmark_slug="s", benchmark_name="S", participants=[{{"name": "a"}}],
+            iterations=3,
+            scoring={{"metrics": [{{"key": "ms", "ceiling": 100,
+                                    "weights": {{"median": 1, "p95": 0, "p99": 0}}}}]}},
+        )
+        records = []
+        for i in range(3):
+            ctx = TaskContext(participant=None, participant_name="a", task_index=i)
+            records.append(run_task(ctx, lambda c: c.measure(ms=10)).record)
+        outcome = BenchmarkRunOutcome(
+            run_id="x", dashboard_url="", config=None,
+            participants=(ParticipantRecords("a", tuple(records)),),
+        )
+        results = score(outcome, scoring_config_to_spec(config.scoring))
+        print(results[0].composite_score)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout.strip()) > 0
+
+
+def test_no_import_cycles() -> None:
+    graph = _graph()
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the stack, 2: done
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                cycles.append([*stack[stack.index(target) :], target])
+            elif target not in state:
+                visit(target)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    assert cycles == []
+
+
+def test_cycle_detection_sees_lazy_imports(tmp_path: Path) -> None:
+    # The scan must count an import inside a function (the cycles we had were lazy ones).
+    tree = ast.parse("def f():\n    from ._plugin import nodes\n")
+    names = set().union(
+        *(_imported_names(f"{PACKAGE}.x", False, node) for node in _runtime_imports(tree))
+    )
+    assert f"{PACKAGE}._plugin.nodes" in names
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pytest\n")
+    assert [n for n in _runtime_imports(tree) if isinstance(n, ast.Import)] == []
+
+
+@pytest.mark.parametrize(
+    ("layer", "allowed"),
+    [
+        (("pytest_benchsdk.platform",), ("pytest_benchsdk.platform", *LEAVES)),
+        (
+            ("pytest_benchsdk.store",),
+            (
+                "pytest_benchsdk.store",
+                *LEAVES,
+                "pytest_benchsdk.scoring",
+                "pytest_benchsdk._runenv",
+                "pytest_benchsdk._stats",
+            ),
+        ),
+        (
+            ("pytest_benchsdk.report",),
+            (
+                "pytest_benchsdk.report",
+                "pytest_benchsdk.store",
+                *LEAVES,
+                "pytest_benchsdk.scoring",
+                "pytest_benchsdk._runenv",
+                "pytest_benchsdk._stats",
+                "pytest_benchsdk.compare",
+                "pytest_benchsdk._uncertainty",
+                "pytest_benchsdk._hygiene",
+                "pytest_benchsdk._baseline",
+            ),
+        ),
+    ],
+)
+def test_io_layers_import_only_what_they_may(
+    layer: tuple[str, ...], allowed: tuple[str, ...]
+) -> None:
+    graph = _graph()
+    members = [name for name in graph if _in(name, layer)]
+    assert members
+    for name in members:
+        forbidden = sorted(t for t in graph[name] if not _in(t, allowed))
+        assert forbidden == [], f"{name} imports {forbidden}"
+
+
+def test_only_the_glue_and_the_cli_import_the_report() -> None:
+    graph = _graph()
+    report = ("pytest_benchsdk.report",)
+    importers = sorted(
+        name
+        for name, targets in graph.items()
+        if not _in(name, report) and any(_in(t, report) for t in targets)
+    )
+    assert importers, "the glue writes --bench-html; the scan must find it"
+    assert all(_in(name, (*GLUE, "pytest_benchsdk.cli")) for name in importers), importers
+
+
+def test_engine_imports_no_glue_store_or_platform() -> None:
+    graph = _graph()
+    upper = (
+        *GLUE,
+        "pytest_benchsdk.store",
+        "pytest_benchsdk.platform",
+        "pytest_benchsdk.report",
+        *CLI,
+    )
+    engine = [n for n in graph if n != PACKAGE and not _in(n, upper)]
+    assert "pytest_benchsdk.executor" in engine
+    for name in engine:
+        forbidden = sorted(t for t in graph[name] if _in(t, upper))
+        assert forbidden == [], f"{name} imports {forbidden}"
+
+
+def test_the_cli_uses_no_glue_or_platform_and_nothing_imports_it() -> None:
+    graph = _graph()
+    assert "pytest_benchsdk.cli" in graph
+    for name in CLI:
+        forbidden = sorted(t for t in graph[name] if _in(t, (*GLUE, "pytest_benchsdk.platform")))
+        assert forbidden == [], f"{name} imports {forbidden}"
+    importers = sorted(n for n, targets in graph.items() if "pytest_benchsdk.cli" in targets)
+    assert importers == ["pytest_benchsdk.__main__"]
