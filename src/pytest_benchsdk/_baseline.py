@@ -5,9 +5,10 @@ iteration latency when nothing is scored), the median and the p95 are compared w
 :func:`~pytest_benchsdk.compare.compare_samples` (bootstrap interval of the relative change,
 Mann–Whitney U, a verdict only when the change is significant and clears the noise threshold).
 A metric's samples are what scoring counts (:func:`~pytest_benchsdk.scoring.metric_samples`),
-or the passing iterations' ``latencyMs``. Differences between the two runs that make the
-comparison less meaningful (knobs, benchmark identity, platform, machine, CPU count, Python)
-are listed as warnings.
+or the passing iterations' ``latencyMs``; its statistics follow the scores' percentile rule
+(trimmed by the metric's ``trim``, default 5 %), so they are the numbers the score table
+prints. Differences between the two runs that make the comparison less meaningful (knobs,
+benchmark identity, platform, machine, CPU count, Python) are listed as warnings.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, Final
 import attrs
 
 from ._js import py_number
+from ._stats import DEFAULT_TRIM
 from .compare import Comparison, Statistic, compare_samples
 from .records import TaskRecord
 from .scoring import ScoringSpec, metric_samples
@@ -41,11 +43,13 @@ LATENCY_METRIC: Final = "latency_ms"
 
 @attrs.frozen
 class ComparedMetric:
-    """A metric to compare: its key, direction and unit."""
+    """A metric to compare: its key, direction, unit and ``trim`` (the statistics follow the
+    scores' percentile rule)."""
 
     key: str
     lower_is_better: bool = True
     unit: str | None = None
+    trim: float = DEFAULT_TRIM
 
 
 def compared_metrics(spec: ScoringSpec | None) -> tuple[ComparedMetric, ...]:
@@ -53,7 +57,12 @@ def compared_metrics(spec: ScoringSpec | None) -> tuple[ComparedMetric, ...]:
     if spec is None or not spec.metrics:
         return (ComparedMetric(LATENCY_METRIC, True, "ms"),)
     return tuple(
-        ComparedMetric(metric.name, not metric.higher_is_better, metric.unit)
+        ComparedMetric(
+            metric.name,
+            not metric.higher_is_better,
+            metric.unit,
+            DEFAULT_TRIM if metric.trim is None else metric.trim,
+        )
         for metric in spec.metrics
     )
 
@@ -108,6 +117,18 @@ class MetricComparison:
             "note": self.note,
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MetricComparison:
+        comparison = data.get("comparison")
+        return cls(
+            str(data["participant"]),
+            str(data["metric"]),
+            data["statistic"],
+            data.get("unit"),
+            None if comparison is None else Comparison.from_json(comparison),
+            data.get("note"),
+        )
+
 
 @attrs.frozen
 class BaselineComparison:
@@ -130,6 +151,15 @@ class BaselineComparison:
             "warnings": list(self.warnings),
             "rows": [row.to_json() for row in self.rows],
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BaselineComparison:
+        return cls(
+            str(data["baseline"]),
+            data.get("baselineRunId"),
+            tuple(str(w) for w in data.get("warnings") or ()),
+            tuple(MetricComparison.from_json(row) for row in data.get("rows") or ()),
+        )
 
 
 def _value(value: float) -> str:
@@ -206,6 +236,7 @@ def _compare_one(
                 now,
                 statistic=statistic,
                 lower_is_better=metric.lower_is_better,
+                trim=metric.trim,
                 **options,
             )
         )

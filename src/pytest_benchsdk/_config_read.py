@@ -11,7 +11,6 @@ not numbers, ``3.0`` is an integer. Values in messages are shown as Python write
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from typing import Any, TypeGuard, cast
@@ -20,10 +19,10 @@ import attrs
 
 from pytest_benchsdk._js import (
     is_js_integer,
-    is_number,
     js_typeof,
     py_value,
 )
+from pytest_benchsdk._numbers import is_finite
 
 __all__ = [
     "DISPLAY_KEYS",
@@ -42,7 +41,6 @@ __all__ = [
     "canonical_fields",
     "get_field",
     "is_array",
-    "is_finite",
     "is_int_at_least",
     "is_js_object",
     "is_number_at_least_zero",
@@ -98,16 +96,6 @@ def show(value: object) -> str:
 def is_array(value: object) -> TypeGuard[list[Any] | tuple[Any, ...]]:
     """``Array.isArray(v)``: a list or a tuple."""
     return isinstance(value, (list, tuple))
-
-
-def is_finite(value: object) -> bool:
-    """``typeof v === "number" && Number.isFinite(v)``; huge ints count as Infinity."""
-    if not is_number(value):
-        return False
-    try:
-        return math.isfinite(value)  # type: ignore[arg-type]
-    except OverflowError:
-        return False
 
 
 def is_int_at_least(value: object, low: int) -> bool:

@@ -33,13 +33,13 @@ from pytest_benchsdk._config_read import (
     canonical_fields,
     get_field,
     is_array,
-    is_finite,
     is_int_at_least,
     is_js_object,
     is_number_at_least_zero,
     show,
 )
 from pytest_benchsdk._js import is_js_integer, is_nonblank_str, py_fixed
+from pytest_benchsdk._numbers import is_finite
 from pytest_benchsdk._thresholds import SCORE_KEY, parse_thresholds
 
 __all__ = [

@@ -70,6 +70,17 @@ class RunWarning:
             "metric": self.metric,
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunWarning:
+        """Read back :meth:`to_json`."""
+        metric = data.get("metric")
+        return cls(
+            str(data["code"]),
+            str(data["message"]),
+            str(data["participant"]),
+            None if metric is None else str(metric),
+        )
+
 
 def run_warnings(
     participant: str,

@@ -9,8 +9,11 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Final, NamedTuple, Protocol
+
+from ._numbers import is_finite
 
 __all__ = [
     "DEFAULT_TRIM",
@@ -21,47 +24,43 @@ __all__ = [
     "percentile_index",
     "score_stat",
     "stats_of_sorted",
+    "trimmed_range",
 ]
 
 DEFAULT_TRIM: Final = 0.05
 
 
-def _is_sample(value: object) -> bool:
-    # A finite number, never a bool. Python ints are exact, so any int counts (no isfinite call:
-    # it would overflow on huge ints).
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    return isinstance(value, float) and math.isfinite(value)
-
-
 def _add_sample(out: list[float], raw: object) -> None:
     # The general rule: a finite number, or each finite number of a list (one level only).
     if isinstance(raw, (list, tuple)):
-        out.extend(item for item in raw if _is_sample(item))
-    elif _is_sample(raw):
+        out.extend(item for item in raw if is_finite(item))
+    elif is_finite(raw):
         out.append(raw)  # type: ignore[arg-type]
 
 
 _PLAIN_TYPES: Final = frozenset({float, int, type(None)})
+_FLOAT_MAX: Final = sys.float_info.max
 _not_none: Final = functools.partial(operator.is_not, None)
 
 
 def finite_samples(raws: list[object]) -> list[float]:
-    """The samples in ``raws``: each finite number (never a bool), and each finite number of a
-    list or tuple (one level only); anything else is ignored."""
+    """The samples in ``raws``: each finite number (never a bool; an int too large for a float
+    is JavaScript's Infinity, no sample), and each finite number of a list or tuple (one level
+    only); anything else is ignored."""
     # Fast path, all in C: when every raw value is a plain float, int or None (no bools, lists,
     # subclasses), dropping None and keeping math.isfinite is exactly the sampling rule.
     kinds = set(map(type, raws))
     if kinds <= _PLAIN_TYPES:
         plain = list(filter(_not_none, raws)) if type(None) in kinds else raws
         if float not in kinds:
-            return plain  # type: ignore[return-value]  # ints only: always finite
-        try:
-            return list(filter(math.isfinite, plain))  # type: ignore[arg-type]
-        except OverflowError:
-            pass  # an int too large for a float: take the general path
+            # Ints only: samples unless one is too large for a float (JavaScript's Infinity).
+            if not plain or (min(plain) >= -_FLOAT_MAX and max(plain) <= _FLOAT_MAX):  # type: ignore[type-var, operator]
+                return plain  # type: ignore[return-value]
+        else:
+            try:
+                return list(filter(math.isfinite, plain))  # type: ignore[arg-type]
+            except OverflowError:
+                pass  # an int too large for a float: take the general path
     out: list[float] = []
     for raw in raws:
         _add_sample(out, raw)
@@ -93,19 +92,24 @@ def median_positions(m: int) -> tuple[int, int]:
     return (mid, mid) if m % 2 else (mid - 1, mid)
 
 
+def trimmed_range(n: int, trim: float) -> tuple[int, int]:
+    """``(first, count)`` of the values that ``trim`` keeps of ``n`` sorted ones: upstream drops
+    ``k = floor(n * trim)`` from each end when ``k > 0`` and ``n - 2k > 0``."""
+    cut = n * trim
+    # NaN/inf never trim (math.floor would raise on them, JS just fails the comparison).
+    if math.isfinite(cut) and cut >= 1:
+        k = math.floor(cut)
+        if n - 2 * k > 0:
+            return k, n - 2 * k
+    return 0, n
+
+
 def stats_of_sorted(values: Sequence[float], trim: float) -> Stats:
     """:func:`compute_stats` of values already sorted (``trim`` not None)."""
     n = len(values)
     if n == 0:
         return Stats(0, 0, 0)
-    lo, m = 0, n
-    cut = n * trim
-    # JS: k = Math.floor(n * trim); trim only if k > 0 && n - 2k > 0. NaN/inf never trim
-    # (math.floor would raise on them, JS just fails the comparison).
-    if math.isfinite(cut) and cut >= 1:
-        k = math.floor(cut)
-        if n - 2 * k > 0:
-            lo, m = k, n - 2 * k
+    lo, m = trimmed_range(n, trim)
     low_mid, high_mid = median_positions(m)
     # The odd case reads the one middle value: (v + v) / 2 would overflow for huge v.
     if low_mid == high_mid:

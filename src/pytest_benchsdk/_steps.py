@@ -36,6 +36,7 @@ import attrs
 from pytest_benchsdk._clock import Clock
 from pytest_benchsdk._coordination import StepCoordination
 from pytest_benchsdk._js import is_js_integer, is_number, py_number, py_value
+from pytest_benchsdk._numbers import is_finite
 from pytest_benchsdk._taskerror import TaskError, error_code_of, is_task_error
 from pytest_benchsdk.records import StepRecord
 
@@ -50,7 +51,6 @@ __all__ = [
     "StepOptions",
     "StepRunner",
     "StepState",
-    "finite",
     "is_step_outcome",
 ]
 
@@ -502,9 +502,7 @@ class StepRunner:
                 f"(got {py_value(parallelism)})"
             )
         timeout_ms = options.timeout_ms
-        if timeout_ms is not None and (
-            not is_number(timeout_ms) or not finite(timeout_ms) or timeout_ms < 0
-        ):
+        if timeout_ms is not None and (not is_finite(timeout_ms) or timeout_ms < 0):
             raise ValueError(
                 f'step "{options.name}" timeout_ms must be a number >= 0 '
                 f"(got {py_value(timeout_ms)})"
@@ -519,7 +517,7 @@ class StepRunner:
             ("ready_poll_interval_ms", options.ready_poll_interval_ms, 1),
             ("ready_timeout_ms", options.ready_timeout_ms, 0),
         ):
-            if value is not None and (not is_number(value) or not finite(value) or value < minimum):
+            if value is not None and (not is_finite(value) or value < minimum):
                 raise ValueError(
                     f'step "{options.name}" {option} must be a number >= {minimum} '
                     f"(got {py_value(value)})"
@@ -803,11 +801,6 @@ class StepRunner:
                 )
             )
         return records
-
-
-def finite(value: float) -> bool:
-    """Not NaN nor ±inf (unlike ``math.isfinite``, never overflows on huge ints)."""
-    return value == value and value not in (float("inf"), float("-inf"))
 
 
 def _raise_first_failure(settled: Iterable[Any]) -> None:

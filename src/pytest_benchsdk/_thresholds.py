@@ -9,12 +9,13 @@ A data key takes ``<stat> <op> <number>`` (stat: median, p95, p99, mean, min, ma
 ``<=``, ``>``, ``>=``); ``success_rate`` and ``score`` take ``<op> <number>``. On the command
 line, ``--bench-threshold "tti_ms: p95 < 3000"`` adds one (``KEY: EXPR``).
 
-A data key's samples are the participant's passing records' ``data[key]`` values, taken with
-the scoring engine's sample rule (finite numbers, one level of lists); ``latency_ms`` is the
-iteration's latency unless the data has such a key. Statistics are of the
-untrimmed samples with upstream's nearest-rank percentiles (a limit is about every sample, so
-nothing is trimmed away). ``success_rate`` is passing records / records (0–1); ``score`` is the
-participant's composite score (needs ``scoring`` or ``on_score``).
+A threshold reads the participant's summary (:mod:`pytest_benchsdk.results`), so its numbers
+are the ones the summary tables print: a data key's median/p95/p99 follow the one percentile
+rule (a scored metric's samples and ``trim`` as scoring takes them, any other key's passing
+records' ``data[key]`` trimmed 5 %), ``mean``, ``min`` and ``max`` are of every sample;
+``latency_ms`` is the passing iterations' latency unless the data has such a key.
+``success_rate`` is passing records / records (0–1); ``score`` is the participant's composite
+score (needs ``scoring`` or ``on_score``).
 """
 
 from __future__ import annotations
@@ -22,28 +23,26 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Final
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, Protocol
 
 import attrs
 
 from ._js import py_number
-from ._stats import finite_samples, stats_of_sorted
-from .records import TaskRecord
+from ._numbers import is_time_unit, quantity, time_scale
 
 __all__ = [
     "LATENCY_KEY",
     "SCORE_KEY",
     "STATISTICS",
     "SUCCESS_RATE_KEY",
+    "StatsLike",
     "Threshold",
-    "ThresholdTally",
     "ThresholdVerdict",
     "evaluate_threshold",
     "parse_cli_threshold",
     "parse_threshold",
     "parse_thresholds",
-    "threshold_samples",
 ]
 
 SUCCESS_RATE_KEY: Final = "success_rate"
@@ -89,30 +88,86 @@ class Threshold:
         return _OPERATORS[self.op](observed, self.limit)
 
 
+class StatsLike(Protocol):
+    """What a threshold reads of a metric's statistics
+    (:class:`~pytest_benchsdk.results.SampleStats`)."""
+
+    def get(self, statistic: str) -> float: ...
+
+
 @attrs.frozen
 class ThresholdVerdict:
-    """A threshold evaluated for one participant. ``observed`` is ``None`` when there was
-    nothing to measure (no sample): the threshold then fails."""
+    """A threshold judged for one participant. ``observed`` is ``None`` when there was
+    nothing to measure (no sample: the threshold fails); ``skipped`` says why it was not
+    judged at all (the participant did not run). ``unit`` is the metric's."""
 
     threshold: Threshold
     participant: str
     observed: float | None
     passed: bool
+    unit: str = ""
+    skipped: str | None = None
+
+    @property
+    def outcome(self) -> str:
+        """``passed``, ``failed`` or ``skipped``."""
+        if self.skipped is not None:
+            return "skipped"
+        return "passed" if self.passed else "failed"
 
     def message(self) -> str:
-        """One line: participant, metric, statistic, observed value, limit."""
+        """One line: participant, metric, statistic, observed value and limit, rounded and in
+        the metric's unit (``json: dumps_ms p95 = 93.5 ms, threshold < 30 ms: breached``)."""
         t = self.threshold
-        stat = f" {t.statistic}" if t.statistic else ""
+        head = f"{self.participant}: {t.metric}" + (f" {t.statistic}" if t.statistic else "")
+        limit = f"{t.op} {_limit_text(t.limit, self.unit, self.observed)}"
+        if self.skipped is not None:
+            return f"{head} not judged (threshold {limit}): {self.skipped}"
         if self.observed is None:
-            return (
-                f"{self.participant}: {t.metric}{stat} has no samples "
-                f"(threshold {t.op} {py_number(t.limit)})"
-            )
+            return f"{head} has no samples (threshold {limit})"
         verdict = "ok" if self.passed else "breached"
-        return (
-            f"{self.participant}: {t.metric}{stat} = {py_number(round(self.observed, 6))}, "
-            f"threshold {t.op} {py_number(t.limit)} {verdict}"
+        return f"{head} = {quantity(self.observed, self.unit)}, threshold {limit}: {verdict}"
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.threshold
+        return {
+            "participant": self.participant,
+            "metric": t.metric,
+            "statistic": t.statistic,
+            "op": t.op,
+            "limit": t.limit,
+            "label": t.label,
+            "observed": self.observed
+            if self.observed is None or math.isfinite(self.observed)
+            else None,
+            "unit": self.unit,
+            "outcome": self.outcome,
+            "skipped": self.skipped,
+            "message": self.message(),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ThresholdVerdict:
+        threshold = Threshold(
+            str(data["metric"]), data.get("statistic"), str(data["op"]), float(data["limit"])
         )
+        observed = data.get("observed")
+        return cls(
+            threshold=threshold,
+            participant=str(data["participant"]),
+            observed=None if observed is None else float(observed),
+            passed=data.get("outcome") == "passed",
+            unit=str(data.get("unit") or ""),
+            skipped=data.get("skipped"),
+        )
+
+
+def _limit_text(limit: float, unit: str, observed: float | None) -> str:
+    """The limit in the display unit of the observed value (a time in the same scale)."""
+    if is_time_unit(unit):
+        factor, shown = time_scale(observed if observed is not None else limit, unit)
+        return f"{limit * factor:.6g} {shown}"
+    return f"{py_number(limit)} {unit}" if unit else py_number(limit)
 
 
 def parse_threshold(metric: str, expression: object) -> Threshold:
@@ -185,90 +240,27 @@ def parse_cli_threshold(text: str) -> Threshold:
         raise ValueError(f"--bench-threshold {key.strip()}: {exc}") from None
 
 
-def _statistic(values: Sequence[float], statistic: str) -> float:
-    ordered = sorted(values)
-    if statistic == "min":
-        return ordered[0]
-    if statistic == "max":
-        return ordered[-1]
-    if statistic == "mean":
-        return math.fsum(ordered) / len(ordered)
-    stats = stats_of_sorted(ordered, 0.0)
-    return float(getattr(stats, statistic))
-
-
-def threshold_samples(
-    metric: str, passing: Iterable[tuple[Mapping[str, object] | None, float]]
-) -> list[float]:
-    """The samples of a data key from the passing records' ``(data, latency_ms)``: the data
-    values (the scoring rule), or for ``latency_ms`` the iteration latency when no record's
-    data has that key."""
-    pairs = list(passing)
-    samples = finite_samples([(data or {}).get(metric) for data, _ in pairs])
-    if metric == LATENCY_KEY and not any(metric in (data or {}) for data, _ in pairs):
-        samples = finite_samples([latency for _, latency in pairs])
-    return samples
-
-
 def evaluate_threshold(
     threshold: Threshold,
     participant: str,
     *,
-    samples: Sequence[float] = (),
-    passed: int = 0,
-    total: int = 0,
+    stats: StatsLike | None = None,
+    success_rate: float | None = None,
     score: float | None = None,
+    unit: str = "",
 ) -> ThresholdVerdict:
-    """Evaluate for one participant: ``samples`` of a data key (:func:`threshold_samples`),
-    ``passed``/``total`` its record counts (``success_rate``), ``score`` its composite score."""
+    """Judge ``threshold`` for one participant from what its summary says: ``stats`` of the
+    threshold's metric (its median/p95/p99 by the summary tables' percentile rule, mean, min
+    and max of every sample; None: no samples), its ``success_rate`` (0–1) and composite
+    ``score``. ``unit`` is the metric's, for the message."""
     observed: float | None
     if threshold.metric == SUCCESS_RATE_KEY:
-        observed = passed / total if total else None
+        observed = success_rate
     elif threshold.metric == SCORE_KEY:
         observed = score if score is not None and math.isfinite(score) else None
     else:
         assert threshold.statistic is not None
-        observed = _statistic(samples, threshold.statistic) if samples else None
-    passed_check = observed is not None and threshold.holds(observed)
-    return ThresholdVerdict(threshold, participant, observed, passed_check)
-
-
-class ThresholdTally:
-    """What a participant's thresholds need of its iterations in one process, kept as they
-    finish: counts, the samples of the data keys the thresholds name, and (only for a
-    ``score`` threshold) the records themselves."""
-
-    def __init__(self, thresholds: Sequence[Threshold]) -> None:
-        self.keys = tuple(
-            dict.fromkeys(t.metric for t in thresholds if t.metric not in _SCALAR_KEYS)
-        )
-        self.keeps_records = any(t.metric == SCORE_KEY for t in thresholds)
-        self.total = 0
-        self.passed = 0
-        self.samples: dict[str, list[float]] = {key: [] for key in self.keys}
-        self.records: list[TaskRecord] = []
-
-    def add(self, record: TaskRecord) -> None:
-        self.total += 1
-        if record.status != "success":
-            if self.keeps_records:
-                self.records.append(record)
-            return
-        self.passed += 1
-        pair = [(record.data, record.latency_ms if record.latency_ms is not None else math.nan)]
-        for key in self.keys:
-            self.samples[key].extend(threshold_samples(key, pair))
-        if self.keeps_records:
-            self.records.append(record)
-
-    def evaluate(
-        self, threshold: Threshold, participant: str, score: float | None = None
-    ) -> ThresholdVerdict:
-        return evaluate_threshold(
-            threshold,
-            participant,
-            samples=self.samples.get(threshold.metric, ()),
-            passed=self.passed,
-            total=self.total,
-            score=score,
-        )
+        observed = stats.get(threshold.statistic) if stats is not None else None
+    passed = observed is not None and threshold.holds(observed)
+    unit = "" if threshold.metric in _SCALAR_KEYS else unit
+    return ThresholdVerdict(threshold, participant, observed, passed, unit)

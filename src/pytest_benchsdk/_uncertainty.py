@@ -8,6 +8,7 @@ point estimate is ``score()`` of the real records.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -72,6 +73,23 @@ class ScoreUncertainty:
             "level": self.level,
             "resamples": self.resamples,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ScoreUncertainty:
+        """Read back :meth:`to_json` (a bound written as ``None`` is NaN)."""
+        # Any: attrs types a ``converter=tuple`` field's argument as a bare generic.
+        probabilities: Any = tuple(float(p) for p in data.get("rankProbabilities") or ())
+        return cls(
+            participant=str(data["participant"]),
+            score=float(data["score"]),
+            low=math.nan if data["low"] is None else float(data["low"]),
+            high=math.nan if data["high"] is None else float(data["high"]),
+            rank=int(data["rank"]),
+            rank_probabilities=probabilities,
+            skipped=bool(data.get("skipped", False)),
+            level=float(data.get("level", 0.95)),
+            resamples=int(data.get("resamples", 0)),
+        )
 
 
 @attrs.frozen

@@ -12,7 +12,6 @@ import argparse
 import csv
 import difflib
 import io
-import math
 import sys
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -21,36 +20,30 @@ from typing import Any, NoReturn
 
 import attrs
 
-from ._baseline import BaselineComparison, MetricComparison, compare_runs, setup_differences
-from ._hygiene import RunWarning, run_warnings
 from ._js import js_json
-from ._runs import record_phase
-from ._tables import (
-    comparison_table,
+from ._thresholds import Threshold, parse_threshold
+from ._uncertainty import DEFAULT_SCORE_RESAMPLES
+from ._views.text import (
+    comparison_lines,
     name_cell,
-    phase_label,
-    score_rows,
-    stat_text,
+    summary_lines,
     table,
     terminal_text,
-    warning_lines,
+    title_line,
 )
-from ._uncertainty import (
-    DEFAULT_SCORE_RESAMPLES,
-    ScoreUncertainty,
-    score_uncertainty,
-    tied_with_above,
+from .records import ParticipantRecords
+from .results import (
+    Baseline,
+    RunStatus,
+    analyse,
+    rebuild_summary,
+    sample_sets,
+    save_summary,
+    stored_spec,
+    stored_status,
+    stored_summary,
 )
-from .compare import Comparison
-from .records import ParticipantRecords, TaskRecord
-from .scoring import (
-    ScoreResult,
-    ScoringSpec,
-    compute_stats,
-    metric_samples,
-    score,
-    scoring_config_to_spec,
-)
+from .scoring import score
 from .store import ResultStore, StoredRun, StoreError, UnknownRunError
 
 __all__ = ["main"]
@@ -139,6 +132,7 @@ def _participant_list(names: Sequence[str], width: int = 40) -> str:
 def cmd_runs(args: argparse.Namespace) -> int:
     with _open_store(args.store) as store:
         runs = store.list_runs(limit=args.limit, benchmark_slug=args.benchmark)
+        statuses = {run.run_id: stored_status(store, run) for run in runs}
     if not runs:
         which = f" of benchmark {args.benchmark}" if args.benchmark else ""
         print(f"no runs{which} in {args.store}")
@@ -150,7 +144,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
                 short_id(run.run_id),
                 name_cell(run.benchmark_slug),
                 run.started_at,
-                run.status + (" (dry run)" if run.dry_run else ""),
+                statuses[run.run_id].text() + (" (dry run)" if run.dry_run else ""),
                 terminal_text(_participant_list(run.participants)),
                 str(run.record_count),
                 (run.environment.git_sha or "-")[:10],
@@ -261,17 +255,16 @@ def _merged_metadata(run_id: str, runs: Sequence[StoredRun], participants: list[
     )
 
 
-def _spec_of(run: StoredRun, units: Mapping[str, str]) -> ScoringSpec | None:
-    """The run's declarative scoring from its config snapshot (``None`` without one); the units
-    the run's scores were stored with win, as the session's display units did."""
-    scoring = run.config_snapshot.get("scoring")
-    if not isinstance(scoring, Mapping):
-        return None
-    dimensions = run.config_snapshot.get("dimensions")
-    display = {"metrics": [{"key": key, "unit": unit} for key, unit in units.items()]}
-    return scoring_config_to_spec(
-        scoring, dimensions if isinstance(dimensions, Mapping) else None, display
-    )
+def _snapshot_thresholds(run: StoredRun) -> tuple[Threshold, ...]:
+    """The thresholds the run's session judged (kept in its config snapshot)."""
+    found = []
+    for entry in run.config_snapshot.get("thresholds") or ():
+        if isinstance(entry, Mapping):
+            try:
+                found.append(parse_threshold(str(entry["metric"]), entry["expression"]))
+            except (KeyError, ValueError):
+                continue
+    return tuple(found)
 
 
 @attrs.frozen
@@ -281,55 +274,72 @@ class _Outcome:
     participants: Sequence[ParticipantRecords]
 
 
-def _score_merged(
+def _merged_status(merged: StoredRun, sources: Sequence[_Source]) -> RunStatus:
+    """The worst state of the shards, with every reason they had (an earlier merge of the same
+    run key stands for the shards no input brings again)."""
+    shards = [s for s in sources if s.run.run_id != merged.run_id] or list(sources)
+    statuses = [stored_status(s.store, s.run) for s in shards]
+    reasons = list(dict.fromkeys(r for status in statuses for r in status.reasons))
+    return RunStatus(
+        merged.status,
+        tuple(reasons),
+        planned=sum(status.planned for status in statuses),
+        ran=merged.record_count,
+        complete=all(status.complete for status in statuses),
+    )
+
+
+def _analyse_merged(
     out: ResultStore, merged: StoredRun, sources: Sequence[_Source], notes: list[str]
 ) -> None:
-    """Score the merged run as the session would have: its scores, their intervals and the
-    run warnings (each only if a shard had them); the shards' comparisons with their own
-    baselines describe the shards and are not kept."""
+    """Score and analyse the merged run as the session would have (the same
+    :func:`~pytest_benchsdk.results.analyse`): its scores, their intervals, the run warnings
+    and the thresholds, each only if a shard had them; the shards' comparisons with their own
+    baselines describe the shards and are not kept. Then its summary."""
     run_id = merged.run_id
+    merged = out.get_run(run_id)  # with the merged records counted
     stored_scores = [r for s in sources for r in s.store.scores(s.run.run_id)]
-    units = {m.name: m.unit for r in stored_scores for m in r.metrics}
     had = {kind for s in sources for kind in s.store.analyses(s.run.run_id)}
-    for kind in ("uncertainty", "warnings", "comparison"):
+    for kind in ("uncertainty", "warnings", "comparison", "thresholds", "summary", "status"):
         out.delete_analysis(run_id, kind)
-    try:
-        spec = _spec_of(merged, units)
-    except Exception as exc:
-        out.save_scores(run_id, [])
-        notes.append(f"not scored: its scoring config is unreadable ({exc})")
-        return
-    outcome = _Outcome(tuple(out.participant_records(run_id)))
-    if spec is None:
-        out.save_scores(run_id, [])
-        if stored_scores:
-            notes.append(
-                "not scored: its shards were scored by on_score, which the store does not keep"
-            )
-            return
-    else:
-        out.save_scores(run_id, score(outcome, spec))
-        if "uncertainty" in had:
-            estimates = score_uncertainty(outcome, spec, resamples=DEFAULT_SCORE_RESAMPLES)
-            out.save_analysis(run_id, "uncertainty", [u.to_json() for u in estimates])
-    if "warnings" in had:
-        found = [w.to_json() for pr in outcome.participants for w in _run_warnings(pr, spec)]
-        out.save_analysis(run_id, "warnings", found)
-
-
-def _run_warnings(participant: ParticipantRecords, spec: ScoringSpec | None) -> list[RunWarning]:
-    """The session's run-hygiene checks on one participant's records (the scored metrics'
-    samples, else the passing iterations' latency)."""
-    records = participant.records
-    if not records:
-        return []
-    if spec is not None and spec.metrics:
-        samples = metric_samples(spec, records)
-    else:
-        latencies = [r.latency_ms for r in records if r.status == "success"]
-        samples = {"latency_ms": [lat for lat in latencies if lat is not None]}
-    failed = sum(1 for r in records if r.status != "success")
-    return run_warnings(participant.participant, samples, iterations=len(records), failed=failed)
+    # The shards' scores carry the units the session resolved (display units included).
+    units = {m.name: m.unit for r in stored_scores for m in r.metrics}
+    spec = stored_spec(out, merged, units)
+    if spec is None and merged.config_snapshot.get("scoring") is not None:
+        notes.append("not scored: its scoring config is unreadable")
+    records = tuple(out.participant_records(run_id))
+    results = None if spec is None else score(_Outcome(records), spec)
+    out.save_scores(run_id, results or [])
+    if spec is None and stored_scores:
+        notes.append(
+            "not scored: its shards were scored by on_score, which the store does not keep"
+        )
+    thresholds = _snapshot_thresholds(merged)
+    draft = rebuild_summary(out, merged, participants=records)
+    analyses = analyse(
+        draft.participants,
+        samples={pr.participant: sample_sets(pr.records) for pr in records},
+        records=records,
+        spec=spec,
+        results=results,
+        resamples=DEFAULT_SCORE_RESAMPLES if "uncertainty" in had and results else 0,
+        warnings="warnings" in had,
+        thresholds={p.participant: thresholds for p in records} if thresholds else None,
+    )
+    for kind, body in (
+        ("uncertainty", analyses.uncertainty),
+        ("warnings", analyses.warnings),
+        ("thresholds", analyses.thresholds),
+    ):
+        if body:
+            out.save_analysis(run_id, kind, [item.to_json() for item in body])
+    notes.extend(analyses.errors)
+    status = _merged_status(merged, sources)
+    breached = any(v.outcome == "failed" for v in analyses.thresholds)
+    if breached and "threshold" not in status.reasons:
+        status = attrs.evolve(status, state="failed", reasons=(*status.reasons, "threshold"))
+    summary = rebuild_summary(out, merged, analyses=analyses, participants=records)
+    save_summary(out, run_id, attrs.evolve(summary, status=status))
 
 
 def _merge_group(
@@ -356,7 +366,7 @@ def _merge_group(
     merged = _merged_metadata(run_id, [s.run for s in ordered], participants)
     out.put_run(merged)
     out.replace_records(run_id, list(records.values()), lines)
-    _score_merged(out, merged, ordered, notes)
+    _analyse_merged(out, merged, ordered, notes)
     return out.get_run(run_id)
 
 
@@ -431,14 +441,6 @@ def cmd_merge(args: argparse.Namespace) -> int:
 # --- compare -------------------------------------------------------------------------------------
 
 
-def _stored_spec(store: ResultStore, run: StoredRun) -> ScoringSpec | None:
-    units = {m.name: m.unit for r in store.scores(run.run_id) for m in r.metrics}
-    try:
-        return _spec_of(run, units)
-    except Exception:
-        return None
-
-
 def _setup(run: StoredRun) -> dict[str, Any]:
     return {
         "benchmark": run.benchmark_slug,
@@ -451,28 +453,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
     with _open_store(args.store) as store:
         base = resolve_run(store, args.base)
         current = resolve_run(store, args.current)
-        baseline_records = {
-            pr.participant: pr.records for pr in store.participant_records(base.run_id)
-        }
-        current_records = {
-            pr.participant: pr.records
-            for pr in store.participant_records(current.run_id)
-            if pr.records
-        }
-        spec = _stored_spec(store, current)
+        baseline = Baseline(
+            f"run {base.run_id} ({base.started_at})",
+            base.run_id,
+            {pr.participant: pr.records for pr in store.participant_records(base.run_id)},
+            _setup(base),
+        )
+        records = tuple(pr for pr in store.participant_records(current.run_id) if pr.records)
+        spec = stored_spec(store, current)
         scored_elsewhere = spec is None and bool(store.scores(current.run_id))
-    rows = compare_runs(baseline_records, current_records, spec)
-    comparison = BaselineComparison(
-        f"run {base.run_id} ({base.started_at})",
-        base.run_id,
-        setup_differences(_setup(base), _setup(current)),
-        rows,
+        summary = stored_summary(store, current)
+    analyses = analyse(
+        summary.participants,
+        samples={},
+        records=records,
+        spec=spec,
+        warnings=False,
+        baseline=baseline,
+        setup=_setup(current),
     )
-    print(_title(current))
+    print(title_line(summary, f"run {current.run_id}"))
     if scored_elsewhere:
         print("  (scored by on_score, which the store does not keep: comparing the latency)")
-    print("\n".join(comparison_table(comparison)))
-    regressions = comparison.regressions
+    print("\n".join(comparison_lines(analyses.comparison, analyses.comparison_note)))
+    for error in analyses.errors:
+        print(f"ERROR {terminal_text(error)}")
+    regressions = analyses.comparison.regressions if analyses.comparison is not None else ()
     if regressions and args.fail_on_regression:
         for row in regressions:
             print(
@@ -486,180 +492,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
 # --- show ----------------------------------------------------------------------------------------
 
 
-def _title(run: StoredRun) -> str:
-    return f"{terminal_text(run.benchmark_name)} ({run.benchmark_slug}) [run {run.run_id}]"
-
-
-def _knobs_line(run: StoredRun) -> str:
-    knobs = run.knobs
-    phases = run.config_snapshot.get("phases")
-    iterations: Any = knobs.get("iterations")
-    if isinstance(phases, list):
-        counts = [p.get("iterations") for p in phases if isinstance(p, Mapping)]
-        if all(isinstance(c, int) for c in counts):
-            iterations = sum(c for c in counts if isinstance(c, int))
-    stagger = knobs.get("staggerDelayMs")
-    if isinstance(stagger, float) and stagger.is_integer():
-        stagger = int(stagger)
-    return (
-        f"Knobs: iterations={iterations}, concurrency={knobs.get('concurrency')}, "
-        f"staggerDelayMs={stagger}, groupBy={knobs.get('groupBy')}"
-    )
-
-
-def _latency_cell(records: Sequence[TaskRecord]) -> str:
-    latencies = [r.latency_ms for r in records if r.latency_ms is not None]
-    if not latencies:
-        return "-"
-    stats = compute_stats(latencies)
-    return f"{stat_text(stats.median)}/{stat_text(stats.p95)}/{stat_text(stats.p99)}"
-
-
-def _latency_rows(participants: Sequence[ParticipantRecords]) -> list[list[str]]:
-    rows = [["participant", "success", "latency med/p95/p99 (ms)"]]
-    for pr in participants:
-        parts: list[tuple[str, Sequence[TaskRecord]]] = [(name_cell(pr.participant), pr.records)]
-        phases = list(dict.fromkeys(record_phase(r) for r in pr.records))
-        if phases != [None]:
-            for phase in phases:
-                if phase is not None:
-                    in_phase = [r for r in pr.records if record_phase(r) == phase]
-                    parts.append((phase_label(str(phase)), in_phase))
-        for label, records in parts:
-            ok = sum(1 for r in records if r.status == "success")
-            rows.append([label, f"{ok}/{len(records)}", _latency_cell(records)])
-    return rows
-
-
-def _uncertainty_of(body: Any) -> list[ScoreUncertainty] | None:
-    if not isinstance(body, list):
-        return None
-    try:
-        return [
-            ScoreUncertainty(
-                participant=u["participant"],
-                score=u["score"],
-                low=u["low"],
-                high=u["high"],
-                rank=u["rank"],
-                rank_probabilities=u["rankProbabilities"],
-                skipped=u["skipped"],
-                level=u["level"],
-                resamples=u["resamples"],
-            )
-            for u in body
-        ]
-    except (KeyError, TypeError):
-        return None
-
-
-def _warnings_of(body: Any) -> list[RunWarning]:
-    if not isinstance(body, list):
-        return []
-    return [
-        RunWarning(
-            str(w.get("code")), str(w.get("message")), str(w.get("participant")), w.get("metric")
-        )
-        for w in body
-        if isinstance(w, Mapping)
-    ]
-
-
-def _number(value: Any) -> float:
-    return math.nan if value is None else float(value)
-
-
-def _comparison_of(body: Mapping[str, Any]) -> BaselineComparison:
-    rows = []
-    for row in body.get("rows") or []:
-        c = row.get("comparison")
-        comparison = None
-        if isinstance(c, Mapping):
-            comparison = Comparison(
-                statistic=c["statistic"],
-                lower_is_better=c["lowerIsBetter"],
-                baseline_statistic=_number(c["baselineStatistic"]),
-                current_statistic=_number(c["currentStatistic"]),
-                baseline_n=c["baselineN"],
-                current_n=c["currentN"],
-                change=_number(c["change"]),
-                ci_low=_number(c["ciLow"]),
-                ci_high=_number(c["ciHigh"]),
-                p_value=_number(c["pValue"]),
-                verdict=c["verdict"],
-                alpha=c["alpha"],
-                noise_threshold=c["noiseThreshold"],
-                resamples=c["resamples"],
-                seed=c["seed"],
-            )
-        rows.append(
-            MetricComparison(
-                row["participant"],
-                row["metric"],
-                row["statistic"],
-                row.get("unit"),
-                comparison,
-                row.get("note"),
-            )
-        )
-    return BaselineComparison(
-        str(body.get("baseline")),
-        body.get("baselineRunId"),
-        tuple(body.get("warnings") or ()),
-        tuple(rows),
-    )
-
-
-def show_lines(store: ResultStore, run: StoredRun) -> list[str]:
+def show_lines(store: ResultStore, run: StoredRun, *, verbose: int = 0) -> list[str]:
     """The run's summary as the session printed it, from what the store kept."""
-    lines = [_title(run), f"  {_knobs_line(run)}"]
-    warmup = run.knobs.get("warmup")
-    if warmup:
-        lines.append(f"  Warm-up: {warmup} iteration(s) per participant first, never scored")
-    status = f"  Status: {run.status}, started {run.started_at}"
+    summary = stored_summary(store, run)
+    head = f"  Run {run.run_id}, stored {run.started_at}"
     if run.run_key:
-        status += f", run key {terminal_text(run.run_key)}"
-    lines.append(status + (" (dry run)" if run.dry_run else ""))
-    participants = store.participant_records(run.run_id)
-    if not any(pr.records for pr in participants):
-        lines.append("  No participant ran.")
-        return lines
-    lines.extend(table(_latency_rows(participants)))
-    results: list[ScoreResult] = store.scores(run.run_id)
-    uncertainty = _uncertainty_of(store.analysis(run.run_id, "uncertainty"))
-    if results:
-        scoring = run.config_snapshot.get("scoring")
-        group_by = scoring.get("groupBy") if isinstance(scoring, Mapping) else None
-        lines.append("  Scores:")
-        lines.extend(
-            table(
-                score_rows(
-                    results, uncertainty, group_by if isinstance(group_by, str) else None, {}
-                ),
-                indent="    ",
-            )
-        )
-        if uncertainty and tied_with_above(uncertainty):
-            lines.append("    (n= : tied with the participant above: their intervals overlap)")
-    lines.extend(warning_lines(_warnings_of(store.analysis(run.run_id, "warnings"))))
-    comparison = store.analysis(run.run_id, "comparison")
-    if isinstance(comparison, Mapping):
-        if comparison.get("note"):
-            lines.append(f"  Baseline: none ({terminal_text(comparison['note'])})")
-        elif "rows" in comparison:
-            try:
-                lines.extend(comparison_table(_comparison_of(comparison)))
-            except (KeyError, TypeError, ValueError) as exc:
-                lines.append(f"  (stored comparison unreadable: {exc})")
-    if run.dashboard_url:
-        lines.append(f"  View at: {run.dashboard_url}")
-    return lines
+        head += f", run key {terminal_text(run.run_key)}"
+    if run.dry_run:
+        head += " (dry run)"
+    return [title_line(summary, summary.file), head, *summary_lines(summary, verbose=verbose)]
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     with _open_store(args.store) as store:
         run = resolve_run(store, args.run)
-        print("\n".join(show_lines(store, run)))
+        print("\n".join(show_lines(store, run, verbose=args.verbose)))
     return 0
 
 
@@ -772,6 +619,9 @@ def build_parser() -> argparse.ArgumentParser:
         "show", "a run's summary as the session printed it", "pytest-benchsdk show 81be07"
     )
     show.add_argument("run", metavar="RUN", help="run id or unique prefix")
+    show.add_argument(
+        "-v", "--verbose", action="count", default=0, help="also the steps' latencies"
+    )
     show.set_defaults(handler=cmd_show)
 
     report = command(

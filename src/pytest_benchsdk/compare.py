@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 import attrs
@@ -34,7 +34,7 @@ from ._hygiene import (
     RunWarning,
     run_warnings,
 )
-from ._stats import median_positions, percentile_index
+from ._stats import median_positions, percentile_index, trimmed_range
 from ._uncertainty import (
     DEFAULT_SCORE_RESAMPLES,
     ScoreUncertainty,
@@ -134,6 +134,29 @@ class Comparison:
             "seed": self.seed,
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Comparison:
+        """Read back :meth:`to_json` (a bound written as ``None`` is ±inf, as resampling made
+        it)."""
+        change = float(data["change"])
+        return cls(
+            statistic=data["statistic"],
+            lower_is_better=bool(data["lowerIsBetter"]),
+            baseline_statistic=float(data["baselineStatistic"]),
+            current_statistic=float(data["currentStatistic"]),
+            baseline_n=int(data["baselineN"]),
+            current_n=int(data["currentN"]),
+            change=change,
+            ci_low=-math.inf if data["ciLow"] is None else float(data["ciLow"]),
+            ci_high=math.inf if data["ciHigh"] is None else float(data["ciHigh"]),
+            p_value=float(data["pValue"]),
+            verdict=data["verdict"],
+            alpha=float(data["alpha"]),
+            noise_threshold=float(data["noiseThreshold"]),
+            resamples=int(data["resamples"]),
+            seed=int(data["seed"]),
+        )
+
 
 def _json_number(value: float) -> float | None:
     return value if math.isfinite(value) else None
@@ -149,12 +172,15 @@ def compare_samples(
     alpha: float = 0.05,
     resamples: int | None = None,
     seed: int = 0,
+    trim: float = 0.0,
 ) -> Comparison:
     """Compare a metric's ``current`` samples with its ``baseline`` samples.
 
     * ``statistic``: ``'median'``, ``'p95'``, ``'p99'`` (upstream's nearest-rank rule, no
-      interpolation) or ``'mean'``, of the samples as given (no trimming, unlike
-      :func:`~pytest_benchsdk.scoring.score`'s 5 %).
+      interpolation) or ``'mean'``. ``trim`` drops ``floor(n × trim)`` samples from each end
+      first, exactly as :func:`~pytest_benchsdk.scoring.score` does (``0.05`` is scoring's
+      default, and what the summary tables and ``--bench-compare`` use; the default ``0`` keeps
+      every sample); the mean is never trimmed. Each resample is trimmed the same way.
     * ``change = stat(current) / stat(baseline) - 1``. For a negative baseline statistic it is
       ``(current - baseline) / |baseline|``, so a positive change still means "larger".
     * ``ci_low``, ``ci_high``: percentile bootstrap interval of the change at level
@@ -199,14 +225,17 @@ def compare_samples(
         )
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an int >= 0 (got {seed!r})")
+    _check_real("trim", trim)
+    if not (math.isfinite(trim) and 0 <= trim < 0.5):
+        raise ValueError(f"trim must be a number in [0, 0.5), e.g. 0.05 (got {trim!r})")
 
     import numpy as np
     from scipy import stats
 
     baseline_sorted = _sorted_samples(baseline, "baseline")
     current_sorted = _sorted_samples(current, "current")
-    baseline_stat = float(_statistic_of_sorted(baseline_sorted, statistic, None)[0])
-    current_stat = float(_statistic_of_sorted(current_sorted, statistic, None)[0])
+    baseline_stat = float(_statistic_of_sorted(baseline_sorted, statistic, None, trim)[0])
+    current_stat = float(_statistic_of_sorted(current_sorted, statistic, None, trim)[0])
     if baseline_stat == 0:
         raise ValueError(
             f"the baseline's {statistic} is 0, so a relative change is undefined; compare a "
@@ -215,8 +244,8 @@ def compare_samples(
     change = (current_stat - baseline_stat) / abs(baseline_stat)
 
     rng = np.random.default_rng(seed)
-    baseline_boot = _bootstrap(baseline_sorted, statistic, resamples, rng)
-    current_boot = _bootstrap(current_sorted, statistic, resamples, rng)
+    baseline_boot = _bootstrap(baseline_sorted, statistic, resamples, rng, trim)
+    current_boot = _bootstrap(current_sorted, statistic, resamples, rng, trim)
     with np.errstate(divide="ignore", invalid="ignore"):
         changes = (current_boot - baseline_boot) / np.abs(baseline_boot)
     # A resample whose baseline statistic is 0: ±inf when the current one differs, else 0/0,
@@ -307,21 +336,23 @@ def _statistic_of_sorted(
     sorted_values: npt.NDArray[np.float64],
     statistic: str,
     positions: npt.NDArray[np.int32] | None,
+    trim: float = 0.0,
 ) -> npt.NDArray[np.float64]:
     """``statistic`` of each row of ``sorted_values[positions]`` (rows of positions sorted
     ascending, so each row picks an already sorted resample); ``None`` means the sample itself.
 
-    Positions and percentile indices come from :mod:`pytest_benchsdk._stats`, so a resample's
-    median/p95/p99 follow the same rule as the score's.
+    Positions, trimming and percentile indices come from :mod:`pytest_benchsdk._stats`, so a
+    resample's median/p95/p99 follow the same rule as the score's.
     """
     import numpy as np
 
     if positions is None:
         positions = np.arange(sorted_values.size, dtype=np.int32)[np.newaxis, :]
-    m = positions.shape[1]
     if statistic == "mean":
         result: npt.NDArray[np.float64] = sorted_values[positions].mean(axis=1)
         return result
+    low_cut, m = trimmed_range(positions.shape[1], trim)
+    positions = positions[:, low_cut : low_cut + m]
     if statistic == "median":
         low, high = median_positions(m)
         if low == high:
@@ -336,6 +367,7 @@ def _bootstrap(
     statistic: str,
     resamples: int,
     rng: np.random.Generator,
+    trim: float = 0.0,
 ) -> npt.NDArray[np.float64]:
     """``statistic`` of ``resamples`` resamples with replacement of ``sorted_values``.
 
@@ -352,5 +384,5 @@ def _bootstrap(
         positions = rng.integers(0, n, size=(rows, n), dtype=np.int32)
         if statistic != "mean":  # the mean needs no order
             positions.sort(axis=1)
-        out[start : start + rows] = _statistic_of_sorted(sorted_values, statistic, positions)
+        out[start : start + rows] = _statistic_of_sorted(sorted_values, statistic, positions, trim)
     return out

@@ -36,7 +36,8 @@ import attrs
 from pytest_benchsdk._clock import CLOCK, Clock
 from pytest_benchsdk._coordination import StepCoordination
 from pytest_benchsdk._js import JSONConversionError, is_number, to_json_value
-from pytest_benchsdk._steps import ACTIVE_STEP, StepOptions, StepRunner, finite, is_step_outcome
+from pytest_benchsdk._numbers import is_finite
+from pytest_benchsdk._steps import ACTIVE_STEP, StepOptions, StepRunner, is_step_outcome
 from pytest_benchsdk._taskerror import TaskError, error_code_of, is_task_error
 from pytest_benchsdk.records import LOG_LEVELS, LogLevel, LogLine, StepRecord, TaskRecord
 
@@ -506,7 +507,7 @@ def _assemble(
                 return invalid_record(invalid)
         data = _with_phase(data, phase)
         returned = task_result.latency_ms
-        if returned is not None and is_number(returned) and finite(returned):
+        if returned is not None and is_finite(returned):
             latency_ms = returned
         try:
             steps.extend(_coerce_step(s) for s in task_result.steps or ())

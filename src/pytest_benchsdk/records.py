@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import enum
 import json
-import math
 import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
@@ -28,6 +27,7 @@ from typing import Any, Final, Literal
 import attrs
 
 from ._js import JSONObject, is_js_integer, js_json
+from ._numbers import is_finite
 
 __all__ = [
     "ABSENT",
@@ -98,8 +98,8 @@ def _string(value: object, where: str) -> str:
 
 def _number(value: object, where: str) -> float:
     # bool is an int subclass but never a JSON number.
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return value
+    if is_finite(value):
+        return value  # type: ignore[return-value]
     raise ValueError(f"{where} must be a finite number (got {_describe(value)})")
 
 

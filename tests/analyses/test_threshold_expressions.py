@@ -7,10 +7,18 @@ import pytest
 from pytest_benchsdk import BenchmarkConfigError, define_benchmark_config
 from pytest_benchsdk._thresholds import (
     Threshold,
+    ThresholdVerdict,
     evaluate_threshold,
     parse_cli_threshold,
     parse_threshold,
-    threshold_samples,
+)
+from pytest_benchsdk.records import TaskRecord
+from pytest_benchsdk.results import (
+    MetricCatalog,
+    SampleStats,
+    judge_thresholds,
+    participant_summary,
+    sample_sets,
 )
 
 BASE = {"benchmark_slug": "a", "benchmark_name": "A", "participants": [{"name": "p"}]}
@@ -84,30 +92,61 @@ def test_cli_form() -> None:
         parse_cli_threshold("tti_ms: p42 < 1")
 
 
-def test_statistics_use_untrimmed_nearest_rank_samples() -> None:
-    samples = threshold_samples("v", [({"v": float(i)}, 0.0) for i in range(1, 101)])
-    verdict = evaluate_threshold(parse_threshold("v", "p95 < 95"), "p", samples=samples)
-    assert (verdict.observed, verdict.passed) == (95.0, False)
-    assert verdict.message() == "p: v p95 = 95, threshold < 95 breached"
-    ok = evaluate_threshold(parse_threshold("v", "max <= 100"), "p", samples=samples)
+def test_statistics_follow_the_summary_tables_percentile_rule() -> None:
+    # 1..100: the tables trim 5 samples from each end (n=100, trim 5 %), then take the nearest
+    # rank of the 90 left: p95 is 91. mean, min and max are of every sample.
+    stats = SampleStats.of([float(i) for i in range(1, 101)])
+    assert stats is not None
+    verdict = evaluate_threshold(parse_threshold("v", "p95 < 95"), "p", stats=stats)
+    assert (verdict.observed, verdict.passed) == (91.0, True)
+    assert verdict.message() == "p: v p95 = 91.0, threshold < 95: ok"
+    ok = evaluate_threshold(parse_threshold("v", "max <= 100"), "p", stats=stats)
     assert (ok.observed, ok.passed) == (100.0, True)
-    mean = evaluate_threshold(parse_threshold("v", "mean > 50"), "p", samples=samples)
+    mean = evaluate_threshold(parse_threshold("v", "mean > 50"), "p", stats=stats)
     assert mean.observed == 50.5
 
 
+def test_messages_are_rounded_and_times_scaled_with_the_limit() -> None:
+    stats = SampleStats.of([93.470848, 10.0, 12.0])
+    breach = evaluate_threshold(parse_threshold("dumps_ms", "p95 < 30"), "json", stats=stats,
+                                unit="ms")  # fmt: skip
+    assert breach.message() == "json: dumps_ms p95 = 93.5 ms, threshold < 30 ms: breached"
+    tiny = evaluate_threshold(parse_threshold("step_ms", "median < 0.02"), "p",
+                              stats=SampleStats.of([0.0112]), unit="ms")  # fmt: skip
+    assert tiny.message() == "p: step_ms median = 11.2 µs, threshold < 20 µs: ok"
+
+
+def _summary(records: list[TaskRecord]):  # type: ignore[no-untyped-def]
+    return participant_summary("p", sample_sets(records), MetricCatalog(), planned=len(records))
+
+
 def test_latency_falls_back_to_the_iteration_latency() -> None:
-    assert threshold_samples("latency_ms", [(None, 12.5), ({"x": 1}, 7.0)]) == [12.5, 7.0]
-    assert threshold_samples("latency_ms", [({"latency_ms": 3}, 12.5)]) == [3]
+    records = [
+        TaskRecord(task_index=0, status="success", latency_ms=12.5),
+        TaskRecord(task_index=1, status="success", latency_ms=7.0, data={"x": 1}),
+    ]
+    (verdict,) = judge_thresholds([parse_threshold("latency_ms", "max < 10")], _summary(records))
+    assert (verdict.observed, verdict.unit, verdict.passed) == (12.5, "ms", False)
+    own = [TaskRecord(task_index=0, status="success", latency_ms=12.5, data={"latency_ms": 3})]
+    (verdict,) = judge_thresholds([parse_threshold("latency_ms", "max < 10")], _summary(own))
+    assert (verdict.observed, verdict.passed) == (3, True)
 
 
 def test_missing_samples_fail_with_their_own_message() -> None:
-    verdict = evaluate_threshold(parse_threshold("v", "p95 < 1"), "p", samples=[])
+    verdict = evaluate_threshold(parse_threshold("v", "p95 < 1"), "p", stats=None)
     assert (verdict.observed, verdict.passed) == (None, False)
     assert verdict.message() == "p: v p95 has no samples (threshold < 1)"
 
 
+def test_verdicts_round_trip_through_json() -> None:
+    verdict = evaluate_threshold(parse_threshold("v", "p95 < 1"), "p", stats=SampleStats.of([2]),
+                                 unit="ms")  # fmt: skip
+    assert ThresholdVerdict.from_json(verdict.to_json()) == verdict
+    assert verdict.to_json()["message"] == verdict.message()
+
+
 def test_success_rate_and_score() -> None:
-    rate = evaluate_threshold(parse_threshold("success_rate", ">= 0.99"), "p", passed=98, total=100)
+    rate = evaluate_threshold(parse_threshold("success_rate", ">= 0.99"), "p", success_rate=0.98)
     assert (rate.observed, rate.passed) == (0.98, False)
     score = evaluate_threshold(parse_threshold("score", ">= 70"), "p", score=71.5)
     assert score.passed

@@ -14,8 +14,8 @@ message, every network request.
   :attr:`BrowserResult.page_requests` holds every other request: the page's.
 
 :func:`chromium_available` tells whether a browser is installed; :func:`open_in_chromium` does
-the rest. ``tests/views/test_report_browser.py`` checks the helper itself on a page that does all the
-wrong things (a console error, an uncaught exception, an image and a fetch from the network).
+the rest. ``tests/views/test_report_browser.py`` checks the helper itself on a page that does all
+the wrong things (a console error, an uncaught exception, an image and a fetch from the network).
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ BROWSER_OWN = frozenset(
         "GET http://clients2.google.com/time/1/current",
         "CONNECT clients2.google.com:443",
         "CONNECT accounts.google.com:443",
+        # The optimization guide fetches its models when the machine is slow to start it
+        # (seen under load); --disable-features below turns it off where Chromium allows.
+        "CONNECT optimizationguide-pa.googleapis.com:443",
     }
 )
 
@@ -127,6 +130,8 @@ def open_in_chromium(
                     "--disable-default-apps",
                     "--disable-extensions",
                     "--disable-sync",
+                    "--disable-features=OptimizationGuideModelDownloading,"
+                    "OptimizationHintsFetching,OptimizationTargetPrediction,OptimizationHints",
                     "--no-first-run",
                     "--no-default-browser-check",
                     f"--virtual-time-budget={budget_ms}",

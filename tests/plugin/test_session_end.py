@@ -247,9 +247,9 @@ def test_on_score_spec_is_used(pytester: pytest.Pytester) -> None:
     assert _composites(run) == {"p1": 25, "p2": 50}
     result.stdout.fnmatch_lines(
         [
-            "    #  participant  success  rate med/p95/p99 (ops)  score  95% interval  keeps rank",
-            "    1  p2           100%     60.0/60.0/60.0          50.00  50.0–50.0     100%",
-            "    2  p1           100%     30.0/30.0/30.0          25.00  25.0–25.0     100%",
+            "    #  participant  success  rate med/p95/p99    score  95% interval  keeps rank",
+            "    1  p2           100%     60.0/60.0/60.0 ops  50.00  50.0–50.0     100%",
+            "    2  p1           100%     30.0/30.0/30.0 ops  25.00  25.0–25.0     100%",
         ]
     )
 
@@ -361,7 +361,7 @@ def test_failed_records_lower_the_success_rate(pytester: pytest.Pytester) -> Non
     (row,) = doc["benchmarks"][0]["scores"]
     assert row["successRate"] == 0.75
     result.stdout.fnmatch_lines(
-        ["  p1           3/4      *", "    1  p1           75%      20.0/20.0/20.0      *"]
+        ["  p1           3/4      *", "    1  p1           75%      20.0/20.0/20.0 ms  *"]
     )
 
 
@@ -463,15 +463,17 @@ def test_terminal_summary(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyP
             "*= benchmarks =*",
             "Demo (demo) [bench_x.py]",
             "  Knobs: iterations=2, concurrency=1, staggerDelayMs=0, groupBy=participant",
-            "  participant  success  latency med/p95/p99 (ms)",
-            "  p2           2/2      */*/*",
-            "  p1           2/2      */*/*",
+            # the benchmark's own start and finish, and how the run ended
+            "  Ran ????-??-?? ??:??:??–??:??:?? UTC (*); status: passed",
+            "  participant  success  latency med/p95/p99",
+            "  p2           2/2      */*/* ?s",
+            "  p1           2/2      */*/* ?s",
             "  Scores:",
-            "    #  participant  success  value med/p95/p99 (ms)  score  95% interval  keeps rank",
+            "    #  participant  success  value med/p95/p99  score  95% interval  keeps rank",
             # ranked by composite score, best first; every value identical: a zero-width
             # interval, and each keeps its rank in every resample
-            "    1  p1           100%     20.0/20.0/20.0          80.00  80.0–80.0     100%",
-            "    2  p2           100%     50.0/50.0/50.0          50.00  50.0–50.0     100%",
+            "    1  p1           100%     20.0/20.0/20.0 ms  80.00  80.0–80.0     100%",
+            "    2  p2           100%     50.0/50.0/50.0 ms  50.00  50.0–50.0     100%",
             # run-hygiene warnings: one per code, wrapped
             "  warning [[]p99-few-samples] p2: value: p99 comes from 2 sample(s); below 100*",
             "      *",
@@ -705,7 +707,7 @@ def test_scores_on_complete_and_json_read_the_stored_records(pytester: pytest.Py
     for result in (stored_result, memory_result):
         result.stdout.fnmatch_lines(
             [
-                "  participant   success  latency med/p95/p99 (ms)",
+                "  participant   success  latency med/p95/p99",
                 "  p1            5/5      *",
                 "    phase=cold  2/2      *",
                 "    phase=warm  3/3      *",
@@ -713,11 +715,11 @@ def test_scores_on_complete_and_json_read_the_stored_records(pytester: pytest.Py
                 "    phase=cold  2/2      *",
                 "    phase=warm  2/3      *",
                 "  Scores:",
-                "    #   participant   success  value med/p95/p99 (ms)  score  95% interval*",
-                "    1   p1            100%     12.0/14.0/14.0          87.20  *",
-                "          phase=cold  100%     10.5/11.0/11.0",
-                "          phase=warm  100%     13.0/14.0/14.0",
-                "    2=  p2            80%      11.5/14.0/14.0          70.00  *",
+                "    #   participant   success  value med/p95/p99  score  95% interval*",
+                "    1   p1            100%     12.0/14.0/14.0 ms  87.20  *",
+                "          phase=cold  100%     10.5/11.0/11.0 ms",
+                "          phase=warm  100%     13.0/14.0/14.0 ms",
+                "    2=  p2            80%      11.5/14.0/14.0 ms  70.00  *",
             ]
         )
 

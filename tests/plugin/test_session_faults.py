@@ -66,12 +66,17 @@ BROKEN_FINISHES = {
         ),
         "scoring failed: on_score is called as on_score(lower_is_better, higher_is_better)*",
     ),
-    "overflow in the stats": (
+    "a scoring value that raises": (
         bench(
-            f'participants=[Participant("p1")], iterations=2,\nscoring={SCORING}',
-            "@define_task\ndef task(measure):\n    measure(value=10**400)\n",
+            'participants=[Participant("p1")], iterations=2,\non_score=on_score',
+            prelude=(
+                "def on_score(lower, higher):\n"
+                "    from pytest_benchsdk import ScoringSpec\n"
+                "    return ScoringSpec(metrics=[lower('v', ceiling=10, value=lambda r: 1 / 0,\n"
+                "        weights={'median': 1, 'p95': 0, 'p99': 0})])\n"
+            ),
         ),
-        "scoring failed: OverflowError: *",
+        "scoring failed: ZeroDivisionError: division by zero",
     ),
     "on_complete SystemExit": (
         bench(
@@ -111,6 +116,31 @@ def test_a_failing_finish_is_reported_under_its_benchmark(
     assert by_slug["healthy"]["errors"] == []
     assert by_slug["healthy"]["scores"] is not None
     assert _statuses(pytester) == {"demo": "failed", "healthy": "passed"}
+
+
+def test_a_number_too_large_for_a_float_is_no_sample_as_in_javascript(
+    pytester: pytest.Pytester,
+) -> None:
+    # 10**400 is Infinity to JavaScript: no sample for scoring, the tables, the analyses. The
+    # run is summarised and stored; the scored metric shows "-".
+    pytester.makepyfile(
+        bench_x=bench(
+            f'participants=[Participant("p1")], iterations=2,\nscoring={SCORING}',
+            "@define_task\ndef task(measure):\n    measure(value=10**400, other=3)\n",
+        )
+    )
+    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "  Ran * status: passed",
+            "  Metrics (not scored):",
+            "    p1           other   3.00/3.00/3.00  2",
+            "    #  participant  success  value med/p95/p99  score  95% interval  keeps rank",
+            "    1  p1           100%     -                  0.00   *",
+        ]
+    )
+    assert "ERROR" not in result.stdout.str()
 
 
 def test_a_scoring_spec_error_skips_on_complete_as_upstream(pytester: pytest.Pytester) -> None:

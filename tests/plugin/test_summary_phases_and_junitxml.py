@@ -73,12 +73,12 @@ def test_phases_get_their_own_rows_under_each_participant(pytester: pytest.Pytes
     run_json = read_json(out)["benchmarks"][0]
     composites = {r["provider"]: r["compositeScore"] for r in run_json["scores"]}
     assert rows == [
-        ["1", "fast", "100%", "10.0/40.0/40.0", f"{composites['fast']:.2f}"],
-        ["phase=cold", "100%", "40.0/40.0/40.0"],
-        ["phase=warm", "100%", "10.0/10.0/10.0"],
-        ["2", "slow", "100%", "30.0/120/120", f"{composites['slow']:.2f}"],
-        ["phase=cold", "100%", "120/120/120"],
-        ["phase=warm", "100%", "30.0/30.0/30.0"],
+        ["1", "fast", "100%", "10.0/40.0/40.0 ms", f"{composites['fast']:.2f}"],
+        ["phase=cold", "100%", "40.0/40.0/40.0 ms"],
+        ["phase=warm", "100%", "10.0/10.0/10.0 ms"],
+        ["2", "slow", "100%", "30.0/120/120 ms", f"{composites['slow']:.2f}"],
+        ["phase=cold", "100%", "120/120/120 ms"],
+        ["phase=warm", "100%", "30.0/30.0/30.0 ms"],
     ]
     # The composites are upstream's: score() on the same records gives the same numbers.
     weights = {"median": 0.6, "p95": 0.25, "p99": 0.15}
@@ -298,7 +298,8 @@ def test_an_interrupted_session_shows_done_of_planned(
         "--bench", "--bench-dry-run", "-p", "no:cacheprovider", *args
     )
     section = _section(result)
-    assert f"  Interrupted: {done}/10 planned iterations ran" in section
+    status = next(line for line in section if "status: " in line)
+    assert status.endswith(f"status: interrupted ({done} of 10 iterations ran)")
     header = next(line for line in section if "latency med/p95/p99" in line)
     assert _cells(header)[:3] == ["participant", "ran", "success"]
     rows = {_cells(line)[0]: _cells(line)[1:3] for line in section if line.startswith("  a ")}
@@ -312,7 +313,7 @@ def test_a_complete_run_has_no_ran_column(pytester: pytest.Pytester) -> None:
     section = _section(result)
     header = next(line for line in section if "latency med/p95/p99" in line)
     assert "ran" not in _cells(header)
-    assert not any("Interrupted" in line for line in section)
+    assert not any("interrupted" in line for line in section)
 
 
 def test_long_and_multiline_names_stay_on_one_short_line(

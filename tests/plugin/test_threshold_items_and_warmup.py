@@ -44,7 +44,7 @@ def test_each_threshold_is_an_item_after_its_participant(pytester: pytest.Pytest
             "bench_x.py::task[[]slow-0] PASSED*",
             "bench_x.py::threshold[[]slow-value-p95<20] FAILED*",
             "*_ threshold[[]slow-value-p95<20] _*",
-            "slow: value p95 = 25, threshold < 20 breached",
+            "slow: value p95 = 25.0 ms, threshold < 20 ms: breached",
         ]
     )
     cases = {
@@ -63,7 +63,7 @@ def test_k_selects_thresholds_and_cli_thresholds_add(pytester: pytest.Pytester) 
     result.stdout.fnmatch_lines(
         [
             "bench_x.py::threshold[[]fast-value-max<4] FAILED*",
-            "fast: value max = 5, threshold < 4 breached",
+            "fast: value max = 5.00 ms, threshold < 4 ms: breached",
         ]
     )
 
@@ -214,7 +214,7 @@ def test_markdown_summary_has_scores_thresholds_comparison_and_stays_small(
     text = (pytester.path / "summary.md").read_text()
     assert len(text.encode()) < 64 * 1024
     assert text.startswith("# Benchmarks\n\n## Demo (`demo`)\n")
-    assert "| # | participant | success | value med / p95 / p99 | score | 95% interval |" in text
+    assert "| # | participant | success | value med/p95/p99 | score | 95% interval | keeps rank |" in text
     assert "| 1 | provider-00 | 100% |" in text
     assert f"**Thresholds**: ✅ {20 - breaches} passed, ❌ {breaches} failed" in text
     assert "| provider-19 | `value-p95<25` | ❌ | provider-19: value p95 = " in text

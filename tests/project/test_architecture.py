@@ -2,13 +2,14 @@
 
 * Only the glue (``plugin.py``, ``hookspecs.py``, ``_plugin/``) imports pytest.
 * No import cycles between the package's modules, lazy (function-level) imports included.
-* The layers: ``platform/`` uses only the leaf modules (``_clock``, ``_coordination``, ``_files``,
-  ``_js``, ``_modes``, ``records``);
-  the store uses no platform and no glue; the engine uses neither of them;
-  ``report/`` (the HTML report, an I/O layer like the store) uses the store, the engine and the
-  leaves, and only the glue and the CLI use it.
-* The store CLI (``cli``, run by ``__main__``) sits on top: it uses the store, the engine, the
-  leaves and ``report``, no glue and no platform; nothing but ``__main__`` imports it.
+* The layers, bottom up: the leaves (``_clock``, ``_coordination``, ``_files``, ``_js``,
+  ``_modes``, ``_numbers``, ``records``); the engine; the store (engine and leaves); ``results``,
+  the model of a finished run (store, engine, leaves); the views — ``_views`` (text, Markdown,
+  JSON: ``results``, engine, leaves, no store), ``report/`` (the HTML report: ``results``,
+  ``_views``, the store, the engine, the leaves; only the glue and the CLI use it) and the store
+  CLI; the glue on top. ``platform/`` uses only the leaves.
+* The store CLI (``cli``, run by ``__main__``) uses no glue and no platform; nothing but
+  ``__main__`` imports it.
 """
 
 from __future__ import annotations
@@ -36,8 +37,12 @@ LEAVES = (
     "pytest_benchsdk._files",
     "pytest_benchsdk._js",
     "pytest_benchsdk._modes",
+    "pytest_benchsdk._numbers",
     "pytest_benchsdk.records",
 )
+#: The layers above the engine.
+RESULTS = ("pytest_benchsdk.results",)
+VIEWS = ("pytest_benchsdk._views", "pytest_benchsdk.report")
 
 
 def _module_name(path: Path) -> str:
@@ -229,21 +234,6 @@ def test_cycle_detection_sees_lazy_imports(tmp_path: Path) -> None:
                 "pytest_benchsdk._stats",
             ),
         ),
-        (
-            ("pytest_benchsdk.report",),
-            (
-                "pytest_benchsdk.report",
-                "pytest_benchsdk.store",
-                *LEAVES,
-                "pytest_benchsdk.scoring",
-                "pytest_benchsdk._runenv",
-                "pytest_benchsdk._stats",
-                "pytest_benchsdk.compare",
-                "pytest_benchsdk._uncertainty",
-                "pytest_benchsdk._hygiene",
-                "pytest_benchsdk._baseline",
-            ),
-        ),
     ],
 )
 def test_io_layers_import_only_what_they_may(
@@ -254,6 +244,40 @@ def test_io_layers_import_only_what_they_may(
     assert members
     for name in members:
         forbidden = sorted(t for t in graph[name] if not _in(t, allowed))
+        assert forbidden == [], f"{name} imports {forbidden}"
+
+
+def _engine(graph: dict[str, set[str]]) -> list[str]:
+    upper = (*GLUE, "pytest_benchsdk.store", "pytest_benchsdk.platform", *RESULTS, *VIEWS, *CLI)
+    return [n for n in graph if n != PACKAGE and not _in(n, upper)]
+
+
+@pytest.mark.parametrize(
+    ("layer", "forbidden_layers"),
+    [
+        (RESULTS, (*GLUE, "pytest_benchsdk.platform", *VIEWS, *CLI)),
+        (
+            ("pytest_benchsdk._views",),
+            (
+                *GLUE,
+                "pytest_benchsdk.platform",
+                "pytest_benchsdk.store",
+                "pytest_benchsdk.report",
+                *CLI,
+            ),
+        ),
+        (("pytest_benchsdk.report",), (*GLUE, "pytest_benchsdk.platform", *CLI)),
+    ],
+    ids=["results", "views", "report"],
+)
+def test_results_and_views_sit_above_the_engine_and_below_the_glue(
+    layer: tuple[str, ...], forbidden_layers: tuple[str, ...]
+) -> None:
+    graph = _graph()
+    members = [name for name in graph if _in(name, layer)]
+    assert members
+    for name in members:
+        forbidden = sorted(t for t in graph[name] if _in(t, forbidden_layers))
         assert forbidden == [], f"{name} imports {forbidden}"
 
 
@@ -275,10 +299,11 @@ def test_engine_imports_no_glue_store_or_platform() -> None:
         *GLUE,
         "pytest_benchsdk.store",
         "pytest_benchsdk.platform",
-        "pytest_benchsdk.report",
+        *RESULTS,
+        *VIEWS,
         *CLI,
     )
-    engine = [n for n in graph if n != PACKAGE and not _in(n, upper)]
+    engine = _engine(graph)
     assert "pytest_benchsdk.executor" in engine
     for name in engine:
         forbidden = sorted(t for t in graph[name] if _in(t, upper))

@@ -104,6 +104,7 @@ def test_bench_html_writes_every_section_in_order(pytester: pytest.Pytester) -> 
     assert f'data-run-id="{run.run_id}"' in text
     assert _sections(text) == [
         "Ranked scores",
+        "Thresholds",
         "Distributions",
         "Steps",
         "Timeline",

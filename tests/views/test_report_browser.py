@@ -91,6 +91,7 @@ def test_the_report_renders_every_chart_offline_without_console_errors(
         "dist-value",
         "steps",
         "timeline",
+        "history-latency_ms",
         "history-value",
     ]
     for plot in plots:

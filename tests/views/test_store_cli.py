@@ -128,7 +128,7 @@ def test_unknown_run_names_the_closest_ids_and_prefixes_work(
     assert f"no run {typo} in {path}; closest: {run_id[:12]}…" in text
     code, text = _main(capsys, "--store", path, "show", run_id[:6])
     assert code == 0, text
-    assert f"[run {run_id}]" in text
+    assert f"  Run {run_id}, stored " in text
     code, text = _main(capsys, "--store", path.parent / "missing.sqlite3", "runs")
     assert code == 2
     assert "no results store at" in text
@@ -366,15 +366,17 @@ def test_show_prints_the_session_summary(pytester: pytest.Pytester) -> None:
     done = _cli("show", run_id, cwd=pytester.path)
     assert done.returncode == 0, done.stderr
     shown = done.stdout.splitlines()
-    assert shown[0] == f"Demo (demo) [run {run_id}]"
+    assert shown[0] == "Demo (demo) [bench_x.py]"
+    assert shown[1].startswith(f"  Run {run_id}, stored ")
     printed = session.stdout.lines
     start = printed.index("Demo (demo) [bench_x.py]") + 1
     assert (
         printed[start]
         == "  Knobs: iterations=12, concurrency=1, staggerDelayMs=0, groupBy=participant"
     )
-    # The tables (latency, scores with intervals, comparison) as the session printed them.
-    table_lines = [line for line in shown[1:] if not line.startswith("  Status:")]
+    # Everything (the run's times and status, latency, scores with intervals, comparison)
+    # as the session printed it.
+    table_lines = shown[2:]
     assert table_lines == printed[start : start + len(table_lines)]
     assert any(line.startswith("  Compared with run ") for line in table_lines)
     assert any("95% interval" in line for line in table_lines)

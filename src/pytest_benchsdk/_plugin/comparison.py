@@ -1,39 +1,26 @@
 """``--bench-compare``: find the baseline of a run (store or JSON file) and compare with it.
 
-The comparison itself is the engine's (:mod:`pytest_benchsdk._baseline`); this module reads
-the baseline from where REF points: ``latest`` (the newest finished run of the same benchmark
-with the same knobs in the store), a stored run id, or a ``--bench-json`` file.
+The comparison itself is made with the run's other analyses
+(:func:`pytest_benchsdk.results.analyse`); this module reads the baseline from where REF
+points: ``latest`` (the newest finished run of the same benchmark with the same knobs in the
+store), a stored run id, or a ``--bench-json`` file.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
-from .._baseline import BaselineComparison, compare_runs, setup_differences
 from .._runenv import RunEnvironment
-from .._runs import BenchmarkRun
 from ..records import TaskRecord
+from ..results import Baseline, BenchmarkRun
 from ..store import ResultStore, StoredRun, UnknownRunError
 
-__all__ = ["Baseline", "compare_with_baseline", "current_setup", "find_baseline"]
+__all__ = ["current_setup", "find_baseline"]
 
 #: Finished runs only: a run still "running" (or interrupted) is no baseline.
 _FINISHED = ("passed", "failed")
-
-
-@attrs.frozen
-class Baseline:
-    """Where the baseline came from, its records per participant and its setup."""
-
-    label: str
-    run_id: str | None
-    records: Mapping[str, Sequence[TaskRecord]]
-    setup: Mapping[str, Any]
 
 
 def _setup_of_stored(run: StoredRun) -> dict[str, Any]:
@@ -118,20 +105,3 @@ def find_baseline(ref: str, run: BenchmarkRun, store: ResultStore | None) -> Bas
     except UnknownRunError:
         return f"no run {ref} in {store.path}"
     return _from_store(store, stored)
-
-
-def compare_with_baseline(
-    run: BenchmarkRun, baseline: Baseline, environment: RunEnvironment
-) -> BaselineComparison:
-    """Compare the run's records with the baseline's (the run's scoring spec decides the
-    metrics)."""
-    current = {pr.participant: pr.records for pr in run.participant_records() if pr.records}
-    rows = compare_runs(baseline.records, current, run.spec)
-    current_knobs = current_setup(run, environment)
-    # A JSON baseline carries only some knobs: compare what both sides have.
-    shared = set(baseline.setup.get("knobs") or {}) & set(current_knobs["knobs"])
-    ours = {**current_knobs, "knobs": {k: current_knobs["knobs"][k] for k in shared}}
-    theirs = {**baseline.setup, "knobs": {k: baseline.setup["knobs"][k] for k in shared}}
-    return BaselineComparison(
-        baseline.label, baseline.run_id, setup_differences(theirs, ours), rows
-    )

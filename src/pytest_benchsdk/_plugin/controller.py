@@ -13,38 +13,41 @@ import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import attrs
 import pytest
 
 from .._benchfile import BenchFile, item_name
 from .._coordination import StepCoordination
-from .._js import js_json
-from .._markdown import ThresholdResult, markdown_summary
 from .._modes import DRY_RUN_LINE, pool_ignored_line
 from .._runenv import RunEnvironment, collect_run_environment
 from .._runs import (
-    BenchmarkRun,
     RecordPayload,
     participant_secrets,
     redact_text,
     resolve_awaitable,
 )
+from .._views.json import benchmark_json, json_document, json_text
+from .._views.markdown import markdown_summary
+from ..results import Analyses, BenchmarkRun, analyse, save_summary
 from ..schedule import BenchmarkSchedule
 from ..scoring import ScoringSpecError
 from ..store import ResultStore, StoreError
 from .catalog import Catalog
-from .comparison import compare_with_baseline, find_baseline
-from .nodes import BenchItem, BenchModule
+from .comparison import current_setup, find_baseline
+from .nodes import BenchModule
 from .options import unwritable_reason
 from .runner import WORKEROUTPUT_KEY, attached_payload
-from .terminal import run_header_lines, summary_lines, verbose_detail
-from .thresholds import THRESHOLD_PROPERTY
+from .terminal import run_header_lines, section_lines, verbose_detail
+from .thresholds import threshold_item_names
 
 if TYPE_CHECKING:
     from .upload import PlatformLink
 
 __all__ = ["ControllerPlugin"]
+
+_T = TypeVar("_T")
 
 
 def describe(exc: BaseException) -> str:
@@ -62,11 +65,15 @@ def _uses_readiness(path: Path) -> bool:
         return False
 
 
+#: The names the plugin's items start with: iterations (and warm-up iterations), thresholds.
+_ITEM_KINDS = ("task[", "warmup[", "threshold[")
+
+
 def _bench_item_of(nodeid: str) -> tuple[str, str] | None:
-    """``(path, "task[...]")`` of a bench item's node id (xdist's loadgroup may append
-    ``@<group>``), else None."""
+    """``(path, "task[...]")`` of a bench item's node id (an iteration, a warm-up iteration or
+    a threshold; xdist's loadgroup may append ``@<group>``), else None."""
     path, sep, name = nodeid.partition("::")
-    if sep and name.startswith("task[") and "]" in name:
+    if sep and name.startswith(_ITEM_KINDS) and "]" in name:
         return path, name[: name.rindex("]") + 1]
     return None
 
@@ -98,11 +105,12 @@ class ControllerPlugin:
         self._json_written = False
         # --bench-html: the summary's line about the report (written, or why not).
         self._report_line: str | None = None
-        # The session stopped early (Ctrl-C, -x, --maxfail, a broken store): the summary says so.
-        self._interrupted = False
-        #: Threshold items' verdicts, in the order they ran (for --bench-markdown).
-        self.threshold_results: list[ThresholdResult] = []
         self._markdown_written = False
+        # Per run: how many of its selected items (iterations and warm-up iterations) there
+        # are, and how many finished (their teardown, or an xdist crash report): a run with an
+        # unfinished item was interrupted, whatever the exit status says.
+        self._items: dict[str, int] = {}
+        self._finished_items: dict[str, int] = {}
 
     # -- state -------------------------------------------------------------------------------
 
@@ -177,7 +185,8 @@ class ControllerPlugin:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.config.option.collectonly:
             return
-        self._begin([item.nodeid for item in session.items if isinstance(item, BenchItem)])
+        # Iterations and thresholds (a threshold is judged only when its item is selected).
+        self._begin([item.nodeid for item in session.items])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -259,12 +268,26 @@ class ControllerPlugin:
             bench_file, schedule = self._schedule_of(file_key)
             wanted = set(names)
             chosen: dict[str, set[int]] = {}
+            items = whole = 0
             for name, slot, skipped in schedule.items():
-                if skipped is None and not slot.warmup and item_name(name, slot) in wanted:
-                    chosen.setdefault(name, set()).add(slot.index)
+                if skipped is not None:
+                    continue
+                whole += not slot.warmup
+                if item_name(name, slot) in wanted:
+                    items += 1
+                    if not slot.warmup:
+                        chosen.setdefault(name, set()).add(slot.index)
             if not chosen and not schedule.skipped:
                 continue
-            run = BenchmarkRun(file_key, bench_file, schedule, chosen)
+            run = BenchmarkRun(
+                file_key,
+                bench_file,
+                schedule,
+                chosen,
+                whole_plan=sum(len(indexes) for indexes in chosen.values()) == whole,
+            )
+            run.thresholds = threshold_item_names(schedule, wanted)
+            self._items[file_key] = items
             # With --bench-no-store the store is a temporary outbox: on_complete gets no id.
             run.local_run_kept = self.options.store_path is not None
             self.runs[file_key] = run
@@ -276,7 +299,7 @@ class ControllerPlugin:
                     file=file_key,
                     knobs=schedule.resolved.to_wire(),
                     participants=run.participants,
-                    config_snapshot=run.config_snapshot(self.environment),
+                    config_snapshot=run.local_config_snapshot(self.environment),
                     environment=self.environment,
                     dry_run=self.options.dry_run,
                     run_key=self.options.run_args.run_key,
@@ -294,43 +317,26 @@ class ControllerPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = attached_payload(report)
         if data is None:
-            threshold = dict(report.user_properties).get(THRESHOLD_PROPERTY)
-            if isinstance(threshold, dict):
-                self._threshold_judged(report, threshold)
-                return
-            if report.failed:
-                self._item_failed(report.nodeid)
+            if report.when in ("teardown", "???") or report.failed:
+                self._item_reported(report)
             return
         payload = self._local.pop(id(report), None)
         self.keep(payload if payload is not None else RecordPayload.from_json(data))
 
-    def _threshold_judged(self, report: pytest.TestReport, threshold: dict[str, Any]) -> None:
-        """A threshold item's verdict (its call, or its skip at setup), for the summaries."""
-        if report.when != "call" and not (report.when == "setup" and report.skipped):
+    def _item_reported(self, report: pytest.TestReport) -> None:
+        """An iteration item finished (its teardown, or xdist's report of a crashed worker),
+        or failed without a record (setup, teardown, a BaseException): its run did not
+        pass. Threshold items are judged again at the session end, from the summary."""
+        parts = _bench_item_of(report.nodeid)
+        if parts is None or parts[1].startswith("threshold["):
             return
-        message = ""
+        file_key = self.catalog.file_key(self.config.rootpath / parts[0])
+        run = self.runs.get(file_key)
+        if run is None:
+            return
+        if report.when in ("teardown", "???"):
+            self._finished_items[file_key] = self._finished_items.get(file_key, 0) + 1
         if report.failed:
-            message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else ""
-        elif report.skipped and isinstance(report.longrepr, tuple):
-            message = str(report.longrepr[2]).removeprefix("Skipped: ")
-        self.threshold_results.append(
-            ThresholdResult(
-                str(threshold["file"]),
-                str(threshold["participant"]),
-                str(threshold["label"]),
-                report.outcome,
-                message,
-            )
-        )
-
-    def _item_failed(self, nodeid: str) -> None:
-        """A bench item failed without a record (setup, teardown, a crashed worker, a
-        BaseException): its run did not pass."""
-        parts = _bench_item_of(nodeid)
-        if parts is None:
-            return
-        run = self.runs.get(self.catalog.file_key(self.config.rootpath / parts[0]))
-        if run is not None:
             run.failed_items += 1
 
     def secrets_of(self, run: BenchmarkRun) -> tuple[str, ...]:
@@ -454,8 +460,8 @@ class ControllerPlugin:
     # -- session end -------------------------------------------------------------------------
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        """Finish every run. Each piece (scoring, hooks, ``on_complete``, the platform
-        summary, the store status, the JSON file, delivery) is isolated: a failure is
+        """Finish every run. Each piece (scoring, hooks, the analyses, ``on_complete``, the
+        platform summary, the store, the output files, delivery) is isolated: a failure is
         reported under its benchmark, fails the session, and the rest still happens."""
         if not self.runs:
             return
@@ -465,28 +471,14 @@ class ControllerPlugin:
             or bool(session.shouldfail)
             or self._store_broken is not None
         )
-        self._interrupted = interrupted
         failed = False
         for run in self.runs.values():
             self._finish_run(run)
             if self.platform is not None:
                 self._guard(run, "platform summary", partial(self.platform.finish, run))
-            self._store_status(run, interrupted or self._stopping)
+        for run in self.runs.values():
+            self._conclude(run, interrupted or self._stopping or self._unfinished(run))
             failed = failed or bool(run.errors)
-        if self.options.warnings == "error":
-            for run in self.runs.values():
-                for warning in run.warnings:
-                    self.session_errors.append(
-                        f"run warning (--bench-warnings=error): {run.config.benchmark_slug}: "
-                        f"[{warning.code}] {warning.participant}: {warning.message}"
-                    )
-        if self.options.compare_fail:
-            for run in self.runs.values():
-                for row in run.comparison.regressions if run.comparison is not None else ():
-                    self.session_errors.append(
-                        f"regressed (--bench-compare-fail): {run.config.benchmark_slug}: "
-                        f"{row.line()}"
-                    )
         self._json_written = self._write_output(
             "--bench-json", self.options.json_path, self._write_json
         )
@@ -514,11 +506,15 @@ class ControllerPlugin:
         if (failed or self.session_errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def _guard(self, run: BenchmarkRun, what: str, action: Callable[[], object]) -> bool:
-        """Run one piece of a run's finish; a failure becomes an error of the run."""
+    def _unfinished(self, run: BenchmarkRun) -> bool:
+        """Some selected item of the run never finished: the session stopped under it."""
+        return self._finished_items.get(run.file_key, 0) < self._items.get(run.file_key, 0)
+
+    def _guard(self, run: BenchmarkRun, what: str, action: Callable[[], _T]) -> _T | None:
+        """One piece of a run's finish: its value, or None with the failure as an error of
+        the run (a Ctrl-C skips the user's hooks still to come)."""
         try:
-            action()
-            return True
+            return action()
         except KeyboardInterrupt:
             self._stopping = True
             self._add_error(run, f"{what} interrupted (KeyboardInterrupt)")
@@ -526,33 +522,19 @@ class ControllerPlugin:
             self._add_error(run, f"{what} failed: {exc}")
         except BaseException as exc:
             self._add_error(run, f"{what} failed: {describe(exc)}")
-        return False
+        return None
 
-    def _store_status(self, run: BenchmarkRun, interrupted: bool) -> None:
-        store = self.store
-        run_id = run.local_run_id
-        if store is None or run_id is None or run_id in self._finished:
-            return
-        try:
-            store.finish_run(run_id, run.status(interrupted))
-            self._finished.add(run_id)
-        except BaseException as exc:
-            self._add_error(run, f"cannot store the run's status: {describe(exc)}")
+    def _storing(self) -> ResultStore | None:
+        return self.store if self._store_broken is None else None
 
     def _finish_run(self, run: BenchmarkRun) -> None:
-        """Score the run (if it declares scoring) and call ``on_complete``; a scoring spec
-        error skips ``on_complete``, as upstream."""
+        """Score the run (if it declares scoring), analyse it and call ``on_complete``; a
+        scoring spec error skips the rest, as upstream skips ``on_complete``."""
         if self._stopping:
             return
         config = run.config
-        results: list[Any] | None = None
-
-        def score() -> None:
-            nonlocal results
-            results = run.score()
-
         try:
-            score()
+            results = run.score()
         except ScoringSpecError as exc:
             self._add_error(run, f"scoring failed: {exc}")
             return
@@ -562,84 +544,143 @@ class ControllerPlugin:
             return
         except BaseException as exc:
             self._add_error(run, f"scoring failed: {describe(exc)}")
+            results = None
+        store, run_id = self._storing(), run.local_run_id
         if results is not None:
-            scored = results
-            run.results = scored
+            run.results = results
             self._guard(
                 run,
                 "pytest_benchsdk_scores hook",
                 lambda: self.config.hook.pytest_benchsdk_scores(
-                    config=self.config, benchmark=config.benchmark_slug, results=scored
+                    config=self.config, benchmark=config.benchmark_slug, results=results
                 ),
             )
-            store = self.store
-            run_id = run.local_run_id
-            if store is not None and run_id is not None and self._store_broken is None:
-                self._guard(run, "storing the scores", lambda: store.save_scores(run_id, scored))
-            summary: dict[str, Any] | None = None
-
-            def make_summary() -> None:
-                nonlocal summary
-                summary = run.summary_payload(self.environment)
-
-            if self._guard(run, "run summary", make_summary) and summary is not None:
-                payload = summary
+            if store is not None and run_id is not None:
+                self._guard(run, "storing the scores", lambda: store.save_scores(run_id, results))
+            summary = self._guard(
+                run, "run summary", partial(run.summary_payload, self.environment)
+            )
+            if summary is not None:
                 self._guard(
                     run,
                     "pytest_benchsdk_summary hook",
                     lambda: self.config.hook.pytest_benchsdk_summary(
-                        config=self.config, benchmark=config.benchmark_slug, summary=payload
+                        config=self.config, benchmark=config.benchmark_slug, summary=summary
                     ),
                 )
-            run.summary = summary
+            run.platform_summary = summary
         if not self._stopping:
-            self._analyse(run)
-        if self.options.compare is not None and not self._stopping:
-            self._guard(
-                run, "baseline comparison", partial(self._compare, run, self.options.compare)
-            )
+            analyses = self._guard(run, "the run's analyses", partial(self._analyse, run))
+            if analyses is not None:
+                run.analyses = analyses
+                for error in analyses.errors:
+                    self._add_error(run, error)
         if config.on_complete is not None and not self._stopping:
             on_complete = config.on_complete
             # The user's hook fails the run, as upstream; SystemExit included.
             self._guard(run, "on_complete", lambda: resolve_awaitable(on_complete(run.outcome())))
 
-    def _analyse(self, run: BenchmarkRun) -> None:
-        """The scores' uncertainty and the run-hygiene warnings, kept with the run."""
-        resamples = self.options.score_resamples
-        if (
-            run.results is not None
-            and resamples > 0
-            and self._guard(run, "score uncertainty", partial(run.estimate_uncertainty, resamples))
-            and run.uncertainty is not None
-        ):
-            self._keep_analysis(run, "uncertainty", [u.to_json() for u in run.uncertainty])
-        if (
-            self.options.warnings != "off"
-            and self._guard(run, "run-hygiene checks", run.check_hygiene)
-            and run.warnings
-        ):
-            self._keep_analysis(run, "warnings", [w.to_json() for w in run.warnings])
+    def _analyse(self, run: BenchmarkRun) -> Analyses:
+        """The scores' uncertainty, the run warnings, the thresholds and the comparison."""
+        baseline = None
+        if self.options.compare is not None:
+            baseline = find_baseline(self.options.compare, run, self.store)
+        display = run.config.display
+        scored = run.results is not None
+        return analyse(
+            run.participant_summaries(),
+            samples=run.samples,
+            records=run.participant_records() if scored or baseline is not None else (),
+            spec=run.scored_spec,
+            results=run.results,
+            display_metrics=display.metrics if display is not None else None,
+            resamples=self.options.score_resamples,
+            warnings=self.options.warnings != "off",
+            thresholds=run.thresholds,
+            baseline=baseline,
+            setup=current_setup(run, self.environment),
+        )
+
+    def _conclude(self, run: BenchmarkRun, interrupted: bool) -> None:
+        """The run's status and summary, kept in the store; the session's verdicts (a
+        regression with ``--bench-compare-fail``, warnings with ``--bench-warnings=error``)
+        fail it with one line each."""
+        slug = run.config.benchmark_slug
+        analyses = run.analyses
+        regressions = analyses.comparison.regressions if analyses.comparison is not None else ()
+        regression = self.options.compare_fail and bool(regressions)
+        warnings_failed = self.options.warnings == "error" and bool(analyses.warnings)
+        if warnings_failed:
+            for warning in analyses.warnings:
+                self.session_errors.append(
+                    f"run warning (--bench-warnings=error): {slug}: "
+                    f"[{warning.code}] {warning.participant}: {warning.message}"
+                )
+        if regression:
+            for row in regressions:
+                self.session_errors.append(
+                    f"regressed (--bench-compare-fail): {slug}: {row.line()}"
+                )
+        status = run.run_status(
+            interrupted=interrupted, regression=regression, warnings_failed=warnings_failed
+        )
+        participants = self._guard(run, "the run's summary", run.participant_summaries)
+        summary = self._guard(
+            run,
+            "the run's summary",
+            lambda: run.summarise(
+                self.environment,
+                status,
+                participants,
+                dry_run=self.options.dry_run,
+                run_key=self.options.run_args.run_key,
+            ),
+        )
+        store, run_id = self._storing(), run.local_run_id
+        if store is not None and run_id is not None:
+            for kind, body in (
+                ("uncertainty", analyses.uncertainty),
+                ("warnings", analyses.warnings),
+                ("thresholds", analyses.thresholds),
+            ):
+                if body:
+                    self._keep_analysis(run, kind, [item.to_json() for item in body])
+            if analyses.comparison is not None:
+                self._keep_analysis(run, "comparison", analyses.comparison.to_json())
+            elif analyses.comparison_note:
+                self._keep_analysis(run, "comparison", {"note": analyses.comparison_note})
+        if summary is not None:
+            # Errors storing the analyses above belong in the summary too.
+            run.summary = summary = attrs.evolve(summary, errors=tuple(run.errors))
+            if store is not None and run_id is not None:
+                kept = summary
+                self._guard(
+                    run, "storing the run's summary", lambda: save_summary(store, run_id, kept)
+                )
+        self._store_status(run, status.state)
 
     def _keep_analysis(self, run: BenchmarkRun, kind: str, body: Any) -> None:
-        store, run_id = self.store, run.local_run_id
-        if store is None or run_id is None or self._store_broken is not None:
+        store, run_id = self._storing(), run.local_run_id
+        if store is None or run_id is None:
             return
         self._guard(
             run, f"storing the run's {kind}", partial(store.save_analysis, run_id, kind, body)
         )
 
-    def _compare(self, run: BenchmarkRun, ref: str) -> None:
-        """``--bench-compare``: compare with the baseline, keep the result with the run."""
-        found = find_baseline(ref, run, self.store)
-        if isinstance(found, str):
-            run.comparison_note = found
+    def _store_status(self, run: BenchmarkRun, state: str) -> None:
+        store = self.store
+        run_id = run.local_run_id
+        if store is None or run_id is None or run_id in self._finished:
             return
-        run.comparison = compare_with_baseline(run, found, self.environment)
-        self._keep_analysis(run, "comparison", run.comparison.to_json())
+        try:
+            store.finish_run(run_id, state)
+            self._finished.add(run_id)
+        except BaseException as exc:
+            self._add_error(run, f"cannot store the run's status: {describe(exc)}")
 
     def _run_json(self, run: BenchmarkRun) -> dict[str, Any]:
         try:
-            return run.to_json(self.environment)
+            return benchmark_json(run, run.summary, self.environment)
         except Exception as exc:
             self._add_error(run, f"--bench-json: cannot export the run: {describe(exc)}")
             return {
@@ -650,17 +691,13 @@ class ControllerPlugin:
             }
 
     def _write_json(self, path: Path) -> None:
-        document = {
-            "version": 1,
-            "environment": self.environment.to_dict(),
-            "dryRun": self.options.dry_run,
-            "benchmarks": [self._run_json(run) for run in self.runs.values()],
-        }
-        # Strict JSON: NaN and Infinity are written as null, like the records the platform
-        # receives (JSON.stringify's rule), so every JSON reader parses the file.
-        text = js_json(document, indent=2)
+        document = json_document(
+            [self._run_json(run) for run in self.runs.values()],
+            self.environment,
+            self.options.dry_run,
+        )
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text + "\n", encoding="utf-8")
+        path.write_text(json_text(document), encoding="utf-8")
 
     def _write_output(self, flag: str, path: Path | None, write: Callable[[Path], None]) -> bool:
         """Write one of the session's output files; a failure is a session error (the runs are
@@ -675,11 +712,11 @@ class ControllerPlugin:
         return True
 
     def _write_markdown(self, path: Path) -> None:
-        text = markdown_summary(self.runs.values(), self.threshold_results)
+        summaries = [run.summary for run in self.runs.values() if run.summary is not None]
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        path.write_text(markdown_summary(summaries), encoding="utf-8")
 
-    # -- --bench-html (issue 14) -------------------------------------------------------------
+    # -- --bench-html ------------------------------------------------------------------------
 
     def _write_report(self, path: Path) -> None:
         """The HTML report of this session's stored runs; a failure is a session error."""
@@ -699,11 +736,11 @@ class ControllerPlugin:
         if not self.runs:
             return
         terminalreporter.section("benchmarks")
-        for line in summary_lines(
+        for line in section_lines(
             self.runs.values(),
             self.options,
+            verbose=self.config.get_verbosity(),
             json_written=self._json_written,
-            interrupted=self._interrupted or self._stopping,
         ):
             terminalreporter.write_line(line)
         if self._markdown_written:
@@ -735,7 +772,7 @@ class ControllerPlugin:
             with contextlib.suppress(Exception):  # nothing left to report it to
                 self.platform.close(interrupted=True)
         for run in self.runs.values():
-            self._store_status(run, interrupted=True)
+            self._store_status(run, "interrupted")
         if self.store is not None:
             self.store.close()
             self.store = None

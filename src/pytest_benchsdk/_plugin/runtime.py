@@ -17,9 +17,10 @@ import pytest
 
 from .._benchfile import BenchIteration
 from .._runs import RecordPayload
-from .._thresholds import ThresholdTally
 from ..context import IterationOutcome, TaskContext
 from ..executor import Executor, GroupPlan, IterationSpec
+from ..records import TaskRecord
+from ..results import ParticipantSamples
 from ..schedule import BenchmarkSchedule
 from .catalog import Catalog
 from .fixtures import CONTEXT_FIXTURES, context_value
@@ -73,6 +74,20 @@ class _TaskCall:
         return self.task(**kwargs)
 
 
+class JudgedIterations:
+    """A participant's iterations in this process, for its threshold items: their samples,
+    and the records (scored metrics and ``score`` thresholds are judged as scoring takes
+    them; only benchmarks with thresholds keep them)."""
+
+    def __init__(self) -> None:
+        self.samples = ParticipantSamples()
+        self.records: list[TaskRecord] = []
+
+    def add(self, record: TaskRecord) -> None:
+        self.samples.add(record)
+        self.records.append(record)
+
+
 class ProcessRuntime:
     """This process's executor plus the group plans built from its selected items."""
 
@@ -80,8 +95,8 @@ class ProcessRuntime:
         self.config = config
         self.executor = Executor()
         self._plans: dict[str, GroupPlan] = {}
-        # (file key, participant) -> what its threshold items need (files with thresholds).
-        self._tallies: dict[tuple[str, str], ThresholdTally] = {}
+        # (file key, participant) -> what its threshold items judge (files with thresholds).
+        self._judged: dict[tuple[str, str], JudgedIterations] = {}
 
     @classmethod
     def of(cls, config: pytest.Config) -> ProcessRuntime:
@@ -128,15 +143,15 @@ class ProcessRuntime:
             self.executor.release(plan.group_id, iteration.key)
         if schedule.thresholds and not iteration.slot.warmup:
             key = (iteration.file_key, iteration.participant.name)
-            tally = self._tallies.get(key)
-            if tally is None:
-                tally = self._tallies[key] = ThresholdTally(schedule.thresholds)
-            tally.add(outcome.record)
+            judged = self._judged.get(key)
+            if judged is None:
+                judged = self._judged[key] = JudgedIterations()
+            judged.add(outcome.record)
         return outcome
 
-    def tally_of(self, file_key: str, participant: str) -> ThresholdTally | None:
+    def judged(self, file_key: str, participant: str) -> JudgedIterations | None:
         """What the participant's iterations in this process measured, for its thresholds."""
-        return self._tallies.get((file_key, participant))
+        return self._judged.get((file_key, participant))
 
     def _plan_for(
         self, trigger: pytest.Function, iteration: BenchIteration, schedule: BenchmarkSchedule

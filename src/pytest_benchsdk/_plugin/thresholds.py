@@ -1,9 +1,10 @@
 """Threshold items: one pytest item per participant × threshold, after its iterations.
 
 ``bench_x.py::threshold[e2b-tti_ms-p95<3000]`` passes or fails on what the participant's
-iterations in this process measured (the process's runtime keeps a
-:class:`~pytest_benchsdk._thresholds.ThresholdTally` of them), so IDEs, ``-k`` and junitxml
-show each verdict. The item carries the participant's xdist group, so under
+iterations in this process measured (the process's runtime keeps them), judged on the
+participant's summary exactly as the session end judges it
+(:func:`pytest_benchsdk.results.participant_verdicts`), so IDEs, ``-k`` and junitxml show each
+verdict and every view says the same. The item carries the participant's xdist group, so under
 ``--dist loadgroup`` it runs on the worker that ran the iterations, after them.
 """
 
@@ -15,16 +16,21 @@ from typing import Any
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-from .._runs import scoring_spec_of
-from .._thresholds import SCORE_KEY, Threshold
-from ..records import ParticipantRecords
-from ..schedule import BenchmarkRunOutcome, SkippedParticipant
-from ..scoring import score
+from .._thresholds import Threshold
+from ..results import participant_verdicts
+from ..schedule import BenchmarkSchedule, SkippedParticipant
 from .catalog import Catalog
 from .loadgroup import LoadgroupNodeId
 from .runtime import ProcessRuntime
 
-__all__ = ["THRESHOLD_PROPERTY", "ThresholdBreach", "ThresholdItem", "threshold_items"]
+__all__ = [
+    "THRESHOLD_PROPERTY",
+    "ThresholdBreach",
+    "ThresholdItem",
+    "threshold_item_name",
+    "threshold_item_names",
+    "threshold_items",
+]
 
 #: The ``user_properties`` key of a threshold item's report: which threshold it judged.
 THRESHOLD_PROPERTY = "benchsdk_threshold"
@@ -58,29 +64,15 @@ class ThresholdItem(LoadgroupNodeId, pytest.Item):
         )
 
     def runtest(self) -> None:
-        tally = ProcessRuntime.of(self.config).tally_of(self.file_key, self.participant)
-        if tally is None or tally.total == 0:
+        judged = ProcessRuntime.of(self.config).judged(self.file_key, self.participant)
+        if judged is None or judged.samples.count == 0:
             pytest.skip(f"no iteration of {self.participant} ran in this process")
-        composite: float | None = None
-        if self.threshold.metric == SCORE_KEY:
-            composite = self._score(tally.records)
-        verdict = tally.evaluate(self.threshold, self.participant, composite)
+        _, schedule = Catalog.of(self.config).files[self.file_key]
+        (verdict,) = participant_verdicts(
+            schedule.config, self.participant, judged.samples, judged.records, [self.threshold]
+        )
         if not verdict.passed:
             raise ThresholdBreach(verdict.message())
-
-    def _score(self, records: list[Any]) -> float | None:
-        _, schedule = Catalog.of(self.config).files[self.file_key]
-        spec = scoring_spec_of(schedule.config)
-        if spec is None:
-            return None
-        outcome = BenchmarkRunOutcome(
-            run_id="threshold",
-            dashboard_url="",
-            participants=(ParticipantRecords(self.participant, tuple(records)),),
-            config=schedule.resolved,
-        )
-        rows = score(outcome, spec)
-        return None if not rows or rows[0].skipped else rows[0].composite_score
 
     def repr_failure(  # type: ignore[override]
         self, excinfo: ExceptionInfo[BaseException]
@@ -92,6 +84,24 @@ class ThresholdItem(LoadgroupNodeId, pytest.Item):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         # A line is needed (skip reports point at one): the top of the bench file.
         return self.path, 0, self.name
+
+
+def threshold_item_name(participant: str, threshold: Threshold) -> str:
+    """The item name of one participant's threshold."""
+    return f"threshold[{participant}-{threshold.label}]"
+
+
+def threshold_item_names(
+    schedule: BenchmarkSchedule, names: set[str]
+) -> dict[str, list[Threshold]]:
+    """The thresholds whose items are among ``names``, per participant (what a session
+    judges: a ``-k`` that deselects a threshold item does not judge it)."""
+    selected: dict[str, list[Threshold]] = {}
+    for participant in schedule.requested:
+        for threshold in schedule.thresholds:
+            if threshold_item_name(participant, threshold) in names:
+                selected.setdefault(participant, []).append(threshold)
+    return selected
 
 
 def threshold_items(
@@ -108,7 +118,7 @@ def threshold_items(
     for threshold in thresholds:
         item = ThresholdItem.from_parent(
             parent,
-            name=f"threshold[{participant}-{threshold.label}]",
+            name=threshold_item_name(participant, threshold),
             file_key=bench.file_key,
             participant=participant,
             threshold=threshold,

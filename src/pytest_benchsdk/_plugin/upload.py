@@ -12,8 +12,9 @@ from typing import Any
 from .._coordination import StepCoordination
 from .._modes import pool_ignored_line
 from .._runenv import RunEnvironment
-from .._runs import BenchmarkRun, RecordPayload
+from .._runs import RecordPayload
 from ..platform import DeliverySummary, PlatformUploader, RunUpload
+from ..results import BenchmarkRun
 from ..store import ResultStore
 from .options import BenchOptions
 
@@ -205,7 +206,7 @@ class PlatformLink:
     def finish(self, run: BenchmarkRun) -> None:
         upload = self.uploads.get(run.file_key)
         if upload is not None:
-            upload.finish(run.summary)
+            upload.finish(run.platform_summary)
             self._sync_run_ids(run, upload)
 
     def close(

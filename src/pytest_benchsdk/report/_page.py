@@ -11,13 +11,19 @@ from __future__ import annotations
 import html
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
+from .._numbers import change_text, in_unit
+from .._views.text import knobs_line, score_rows, stats_cell
+from ..results import FailureGroup, SampleStats
 from ..store import ResultStore
 from ._charts import Chart, run_charts
-from ._model import MAX_CODES, MAX_MESSAGES, RunReport, load_run
+from ._model import MAX_CODES, RunReport, load_run
+
+#: First messages listed per error code.
+MAX_MESSAGES: Final = 5
 
 __all__ = ["CSP", "render_report", "write_report"]
 
@@ -115,187 +121,196 @@ class _Figures:
         )
 
 
+def _stats_td(stats: SampleStats | None, unit: str) -> str:
+    return _td(stats_cell(stats, unit), num=True)
+
+
 def _scores(report: RunReport) -> str:
-    if not report.scores:
+    """The ranked scores, row for row the terminal's (one ranking: the summary's)."""
+    scores = report.summary.scores
+    if scores is None:
         return '<p class="muted">Not scored (the benchmark declares no scoring).</p>'
-    metrics: list[tuple[str, str]] = []
-    for row in report.scores:
-        for metric in row.metrics:
-            if metric.name not in [name for name, _ in metrics]:
-                metrics.append((metric.name, metric.unit))
-    head = ["#", "participant", "success"]
-    head += [f"{_e(name)} med/p95/p99{f' ({_e(unit)})' if unit else ''}" for name, unit in metrics]
-    head += ["score", "95% interval", "keeps rank"]
-    rows: list[list[str]] = []
-    classes: list[str] = []
-    for row in report.scores:
-        u = report.uncertainty.get(row.provider)
-        is_group = bool(row.dimensions) and u is None
-        rank = ""
-        if u is not None and not row.skipped:
-            rank = f"{u.rank}{'=' if row.provider in report.ties else ''}"
-        by_name = {m.name: m for m in row.metrics}
-        cells = [
-            _td(rank, num=True),
-            _td(row.provider + ("" if not row.dimensions else f" {dict(row.dimensions)}")),
-            _td("skipped" if row.skipped else f"{row.success_rate * 100:.0f}%", num=True),
-        ]
-        for name, _ in metrics:
-            m = by_name.get(name)
-            cells.append(
-                _td(
-                    "–" if m is None else f"{_num(m.median)}/{_num(m.p95)}/{_num(m.p99)}",
-                    num=True,
-                )
-            )
-        cells.append(_td("–" if row.skipped else f"{row.composite_score:.2f}", num=True))
-        if u is not None and math.isfinite(u.low) and math.isfinite(u.high):
-            cells.append(_td(f"{u.low:.1f}–{u.high:.1f}", num=True))
-            keeps = (
-                u.rank_probabilities[u.rank - 1]
-                if 0 < u.rank <= len(u.rank_probabilities)
-                else None
-            )
-            cells.append(_td("–" if keeps is None else f"{keeps * 100:.0f}%", num=True))
-        else:
-            cells += [_td("–", num=True), _td("–", num=True)]
-        rows.append(cells)
-        classes.append("phase" if is_group else "")
-    out = _table(head, rows, classes)
-    if report.ties:
+    header, *rows = score_rows(scores)
+    classes = ["" if row[1] and not row[1].startswith("  ") else "phase" for row in rows]
+    body = [[_td(cell, num=index != 1) for index, cell in enumerate(row)] for row in rows]
+    out = ""
+    if scores.dimensions:
+        dims = ", ".join(f"{k}={v}" for k, v in scores.dimensions.items())
+        out += f'<p class="muted">Dimensions: {_e(dims)}</p>'
+    out += _table([_e(h) for h in header], body, classes)
+    if scores.has_ties:
         out += (
             '<p class="muted">n= : tied with the participant above (their intervals overlap).</p>'
         )
-    if not report.uncertainty:
+    if any(e.rank is None and not e.row.skipped for e in scores.ranking):
+        out += '<p class="muted">– : no iteration passed, nothing to rank.</p>'
+    if scores.level is None:
         out += '<p class="muted">No score intervals stored for this run.</p>'
     return out
 
 
-def _counts(report: RunReport) -> str:
-    rows = []
-    for participant in report.participants:
-        passed, total = report.counts.get(participant, (0, 0))
-        rows.append([_td(participant), _td(f"{passed}/{total}", num=True)])
-    return _table(["participant", "passed / iterations"], rows)
+def _participants(report: RunReport) -> str:
+    """Success and latency per participant (and phase): the summary's."""
+    rows: list[list[str]] = []
+    classes: list[str] = []
+    for p in report.summary.ran_participants:
+        rows.append(
+            [
+                _td(p.name),
+                _td(f"{p.passed}/{p.ran}", num=True),
+                _td(f"{p.ran}/{p.planned}", num=True),
+                _stats_td(p.latency, "ms"),
+            ]
+        )
+        classes.append("")
+        for ph in p.phases:
+            rows.append(
+                [
+                    _td(f"phase {ph.phase}"),
+                    _td(f"{ph.passed}/{ph.ran}", num=True),
+                    _td(f"{ph.ran}/{ph.planned}", num=True),
+                    _stats_td(ph.latency, "ms"),
+                ]
+            )
+            classes.append("phase")
+    head = ["participant", "passed / iterations", "ran / planned", "latency med/p95/p99"]
+    return _table(head, rows, classes)
+
+
+def _metrics(report: RunReport) -> str:
+    """Every measured metric that is not scored (the scored ones are in the scores table)."""
+    rows = [
+        [
+            _td(p.name),
+            _td(m.label),
+            _stats_td(m.stats, m.unit),
+            _td(m.stats.count if m.stats is not None else 0, num=True),
+        ]
+        for p in report.summary.ran_participants
+        for m in p.metrics
+        if not m.scored
+    ]
+    if not rows:
+        return ""
+    head = "Metrics (not scored)" if report.summary.scores is not None else "Metrics"
+    return f"<h4>{head}</h4>" + _table(["participant", "metric", "med/p95/p99", "n"], rows)
+
+
+def _thresholds(report: RunReport) -> str:
+    verdicts = report.summary.thresholds
+    if not verdicts:
+        return '<p class="muted">No thresholds.</p>'
+    marks = {"passed": "passed", "failed": "breached", "skipped": "skipped"}
+    rows = [
+        [
+            _td(v.participant),
+            f"<td><code>{_e(v.threshold.label)}</code></td>",
+            f'<td class="{"regressed" if v.outcome == "failed" else ""}">{marks[v.outcome]}</td>',
+            _td(v.message()),
+        ]
+        for v in verdicts
+    ]
+    return _table(["participant", "threshold", "verdict", "detail"], rows)
 
 
 def _failures(report: RunReport) -> str:
-    if not report.failure_total:
+    groups = [(p.name, g) for p in report.summary.participants for g in p.failures]
+    total = sum(g.count for _, g in groups)
+    if not total:
         return '<p class="muted">No iteration failed.</p>'
+    by_code: dict[str, list[tuple[str, FailureGroup]]] = {}
+    for name, group in groups:
+        by_code.setdefault(group.code, []).append((name, group))
+    ordered = sorted(by_code.items(), key=lambda kv: (-sum(g.count for _, g in kv[1]), kv[0]))
     rows = []
-    for group in report.failures:
-        messages = "".join(f"<li>{_e(m)}</li>" for m in group.messages) or "<li>(no message)</li>"
+    for code, found in ordered[:MAX_CODES]:
+        messages = [f"{name} #{i}: {m}" for name, g in found for i, m in g.messages]
+        items = "".join(f"<li>{_e(m)}</li>" for m in messages[:MAX_MESSAGES])
         rows.append(
             [
-                _td(group.code),
-                _td(f"{group.count:,}", num=True),
-                _td(", ".join(group.participants)),
-                _td(f'<ul class="messages">{messages}</ul>', raw=True),
+                _td(code),
+                _td(f"{sum(g.count for _, g in found):,}", num=True),
+                _td(", ".join(name for name, _ in found)),
+                _td(f'<ul class="messages">{items or "<li>(no message)</li>"}</ul>', raw=True),
             ]
         )
-    shown = sum(g.count for g in report.failures)
-    out = f"<p>{report.failure_total:,} failed iteration(s).</p>"
+    shown = sum(g.count for _, found in ordered[:MAX_CODES] for _, g in found)
+    out = f"<p>{total:,} failed iteration(s).</p>"
     out += _table(["error code", "count", "participants", f"first {MAX_MESSAGES} messages"], rows)
-    if shown < report.failure_total:
+    if shown < total:
         out += (
-            f'<p class="muted">{report.failure_total - shown:,} more failure(s) under other error '
+            f'<p class="muted">{total - shown:,} more failure(s) under other error '
             f"codes (only the {MAX_CODES} most frequent codes are listed).</p>"
         )
     return out
 
 
 def _setup(report: RunReport) -> str:
-    run = report.run
-    env = run.environment
+    run, summary = report.run, report.summary
+    env = summary.environment
     rows = [
         ("run id", run.run_id),
-        ("benchmark", f"{run.benchmark_name} ({run.benchmark_slug})"),
-        ("file", run.file or "–"),
-        ("status", run.status),
-        ("started / finished", f"{run.started_at} / {run.finished_at or '–'}"),
-        ("dry run", "yes" if run.dry_run else "no"),
+        ("benchmark", f"{summary.benchmark_name} ({summary.benchmark_slug})"),
+        ("file", summary.file or "–"),
+        ("status", summary.status.text()),
+        ("ran", f"{summary.started_at or '–'} / {summary.finished_at or '–'}"),
+        ("dry run", "yes" if summary.dry_run else "no"),
         ("git", f"{env.git_sha or '–'} {env.git_ref or ''}".strip()),
         ("machine", f"{env.platform} {env.arch} ({env.machine}), {env.cpu_count or '?'} CPUs"),
         ("host", env.hostname or "–"),
         ("python", f"{env.implementation} {env.python_version}"),
     ]
-    if run.run_key:
-        rows.append(("run key", run.run_key))
-    if run.dashboard_url:
-        rows.append(("dashboard", run.dashboard_url))
+    if summary.run_key:
+        rows.append(("run key", summary.run_key))
+    if summary.dashboard_url:
+        rows.append(("dashboard", summary.dashboard_url))
     out = _table(["", ""], ([_td(k), _td(v)] for k, v in rows))
-    knobs = [[_td(key), _td(_json_text(value))] for key, value in run.knobs.items()]
-    out += "<h4>Knobs</h4>" + _table(["knob", "value"], knobs)
+    out += f"<h4>Knobs</h4><p>{_e(knobs_line(summary.knobs))}</p>"
     return out
 
 
-def _json_text(value: Any) -> str:
-    import json
-
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
 def _comparison(report: RunReport) -> str:
-    comparison = report.comparison
+    summary = report.summary
+    if summary.comparison_note:
+        return f'<p class="muted">Baseline: none ({_e(summary.comparison_note)}).</p>'
+    comparison = summary.comparison
     if comparison is None:
         return '<p class="muted">No baseline comparison stored (run with --bench-compare).</p>'
-    out = f"<p>Compared with {_e(comparison.get('baseline'))}"
-    if comparison.get("baselineRunId"):
-        out += f" (run <code>{_e(comparison.get('baselineRunId'))}</code>)"
-    out += ".</p>"
-    for warning in comparison.get("warnings") or ():
+    out = f"<p>Compared with {_e(comparison.baseline)}.</p>"
+    for warning in comparison.warnings:
         out += f'<p class="muted">warning: {_e(warning)}</p>'
     rows = []
-    for row in comparison.get("rows") or ():
-        if not isinstance(row, Mapping):
-            continue
-        unit = f" {row.get('unit')}" if row.get("unit") else ""
-        body = row.get("comparison")
-        if not isinstance(body, Mapping):
-            cells = [_td(row.get("participant")), _td(row.get("metric")), _td(row.get("statistic"))]
-            cells += [_td("–"), _td("–"), _td("–"), _td("–"), _td(row.get("note") or "")]
+    for row in comparison.rows:
+        c = row.comparison
+        if c is None:
+            cells = [_td(row.participant), _td(row.metric), _td(row.statistic)]
+            cells += [_td("–"), _td("–"), _td("–"), _td("–"), _td(row.note or "")]
             rows.append(cells)
             continue
-        verdict = str(body.get("verdict"))
-        cls = verdict if verdict in ("regressed", "improved") else ""
+        unit, base = row.unit or "", c.baseline_statistic
+        cls = c.verdict if c.verdict in ("regressed", "improved") else ""
         rows.append(
             [
-                _td(row.get("participant")),
-                _td(row.get("metric")),
-                _td(row.get("statistic")),
-                _td(f"{_num(_f(body.get('baselineStatistic')))}{unit}", num=True),
-                _td(f"{_num(_f(body.get('currentStatistic')))}{unit}", num=True),
-                _td(_pct(body.get("change")), num=True),
-                _td(f"[{_pct(body.get('ciLow'))}, {_pct(body.get('ciHigh'))}]", num=True),
-                f'<td class="{cls}">{_e(verdict)}</td>',
+                _td(row.participant),
+                _td(row.metric),
+                _td(row.statistic),
+                _td(in_unit([base], unit, base), num=True),
+                _td(in_unit([c.current_statistic], unit, base), num=True),
+                _td(change_text(c.change), num=True),
+                _td(f"[{change_text(c.ci_low)}, {change_text(c.ci_high)}]", num=True),
+                f'<td class="{cls}">{_e(c.verdict)}</td>',
             ]
         )
     head = ["participant", "metric", "stat", "baseline", "current", "change", "interval", "verdict"]
     return out + _table(head, rows)
 
 
-def _f(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _pct(value: Any) -> str:
-    number = _f(value)
-    if number is None or not math.isfinite(number):
-        return "n/a"
-    return f"{number * 100:+.1f}%"
-
-
 def _warnings(report: RunReport) -> str:
-    if not report.warnings:
+    warnings = report.summary.warnings
+    if not warnings:
         return '<p class="muted">No run warnings stored.</p>'
     rows = [
-        [
-            _td(w.get("code")),
-            _td(w.get("participant")),
-            _td(w.get("metric") or ""),
-            _td(w.get("message")),
-        ]
-        for w in report.warnings
+        [_td(w.code), _td(w.participant), _td(w.metric or ""), _td(w.message)] for w in warnings
     ]
     return _table(["code", "participant", "metric", "message"], rows)
 
@@ -304,9 +319,8 @@ def _history_note(report: RunReport) -> str:
     marked = sorted({p.run_id for p in report.history if p.verdicts})
     n = len(report.history_runs)
     text = (
-        f"{n} stored run(s) of {report.run.benchmark_slug}, oldest first. Scored runs: each "
-        "scored metric's median and p95 as stored with the run's scores (trimmed as scoring "
-        "trims); runs without scores: the latency of passing iterations (untrimmed)."
+        f"{n} stored run(s) of {report.summary.benchmark_slug}, oldest first: each run's "
+        "median and p95 as its summary printed them."
     )
     if marked:
         text += (
@@ -317,15 +331,19 @@ def _history_note(report: RunReport) -> str:
 
 
 def _section(report: RunReport, figures: _Figures) -> str:
-    run = report.run
+    run, summary = report.run, report.summary
     charts = run_charts(report)
     parts = [
         f'<section class="run" id="run-{_e(run.run_id)}" data-run-id="{_e(run.run_id)}">',
-        f'<h2>{_e(run.benchmark_name)} <span class="muted">({_e(run.benchmark_slug)}) · '
-        f"run {_e(run.run_id[:12])} · {_e(run.started_at)}</span></h2>",
+        f'<h2>{_e(summary.benchmark_name)} <span class="muted">({_e(summary.benchmark_slug)}) · '
+        f"run {_e(run.run_id[:12])} · {_e(summary.started_at or run.started_at)} · "
+        f'<span class="status">{_e(summary.status.text())}</span></span></h2>',
         '<h3 id="scores-' + _e(run.run_id) + '">Ranked scores</h3>',
         _scores(report),
-        _counts(report),
+        _participants(report),
+        _metrics(report),
+        "<h3>Thresholds</h3>",
+        _thresholds(report),
         "<h3>Distributions</h3>",
     ]
     if report.phases:
@@ -374,10 +392,13 @@ def render_report(store: ResultStore, run_ids: Sequence[str], *, history: int = 
     figures = _Figures()
     sections = [_section(report, figures) for report in reports]
     toc = " ".join(
-        f'<a href="#run-{_e(r.run.run_id)}">{_e(r.run.benchmark_name)} · {_e(r.run.run_id[:8])}</a>'
+        f'<a href="#run-{_e(r.run.run_id)}">{_e(r.summary.benchmark_name)} · '
+        f"{_e(r.run.run_id[:8])}</a>"
         for r in reports
     )
-    title = "Benchmark report" + (f": {reports[0].run.benchmark_name}" if len(reports) == 1 else "")
+    title = "Benchmark report" + (
+        f": {reports[0].summary.benchmark_name}" if len(reports) == 1 else ""
+    )
     return "\n".join(
         [
             "<!DOCTYPE html>",

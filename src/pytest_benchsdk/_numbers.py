@@ -1,0 +1,127 @@
+"""Numbers for people: three significant digits, and times in the unit that reads best.
+
+A leaf (it imports nothing of the package): the views (terminal, Markdown, ``show``, the HTML
+report) and the messages of the engine (threshold verdicts, run warnings) write every number
+through it, so a value reads the same everywhere. JSON and the store keep full precision.
+
+A *time unit* is ``ns``, ``us``/``µs``, ``ms`` or ``s``; a value in one is shown in the unit that
+puts it between 1 and 1000 (``0.0112 ms`` → ``11.2 µs``, ``1834 ms`` → ``1.83 s``). Other units
+are kept as they are.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+from typing import Final
+
+__all__ = [
+    "TIME_UNITS",
+    "change_text",
+    "in_unit",
+    "is_finite",
+    "is_time_unit",
+    "percent",
+    "quantity",
+    "significant",
+    "stat_triple",
+    "time_scale",
+]
+
+#: Seconds per unit of each time unit the views scale.
+TIME_UNITS: Final = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+#: Display units from the smallest up, with their size in seconds.
+_SCALE: Final = (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))
+
+
+def is_finite(value: object) -> bool:
+    """A number JavaScript sees as finite: a finite float, or an int a float can hold (a
+    larger one is Infinity there); never a bool, never anything else. The one home of the rule:
+    it never raises, unlike :func:`math.isfinite` on a huge int."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, int):
+        return -_FLOAT_MAX <= value <= _FLOAT_MAX
+    return False
+
+
+_FLOAT_MAX: Final = sys.float_info.max
+
+
+def is_time_unit(unit: str | None) -> bool:
+    return unit in TIME_UNITS
+
+
+def significant(value: float, digits: int = 3) -> str:
+    """``value`` with ``digits`` significant digits, never fewer than its integer part
+    (``0.04213`` → ``0.0421``, ``22.84`` → ``22.8``, ``1234.5`` → ``1235``); ``-`` for NaN,
+    ``inf``/``-inf`` as such."""
+    if value != value:
+        return "-"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(value)))
+    decimals = max(0, digits - 1 - magnitude)
+    text = f"{value:.{decimals}f}"
+    # Rounding can carry into a new digit (9.996 → "10.00"): one decimal fewer then.
+    if decimals and len(text.lstrip("-").split(".")[0]) > max(1, magnitude + 1):
+        text = f"{value:.{decimals - 1}f}"
+    return text
+
+
+def time_scale(reference: float, unit: str) -> tuple[float, str]:
+    """The factor and display unit for time values like ``reference`` (in ``unit``): the
+    largest unit in which ``|reference|`` is at least 1 (ns for anything smaller)."""
+    seconds = abs(reference) * TIME_UNITS[unit]
+    chosen = _SCALE[0]
+    for name, size in _SCALE:
+        if seconds >= size:
+            chosen = (name, size)
+    name, size = chosen
+    return TIME_UNITS[unit] / size, name
+
+
+def in_unit(values: Sequence[float], unit: str | None, reference: float | None = None) -> str:
+    """``values`` joined with ``/`` and one unit after them, all in the display unit of
+    ``reference`` (default: the first value): ``11.2/13.0/20.1 µs``. Without a time unit the
+    values keep ``unit`` (``0.95/0.97/0.99``, ``12/14/20 req``)."""
+    if not values:
+        return "-"
+    if unit and is_time_unit(unit):
+        base = values[0] if reference is None else reference
+        factor, shown = time_scale(base if math.isfinite(base) else 0.0, unit)
+        text = "/".join(significant(v * factor) for v in values)
+        return f"{text} {shown}"
+    text = "/".join(significant(v) for v in values)
+    return f"{text} {unit}" if unit else text
+
+
+def quantity(value: float | None, unit: str | None) -> str:
+    """One value with its unit, a time scaled (``93.5 ms``, ``11.2 µs``, ``0.97``)."""
+    if value is None:
+        return "-"
+    return in_unit([value], unit)
+
+
+def stat_triple(median: float, p95: float, p99: float, unit: str | None) -> str:
+    """``med/p95/p99`` with one unit, scaled by the median."""
+    return in_unit([median, p95, p99], unit, median)
+
+
+def percent(share: float) -> str:
+    """A share 0–1 as a whole percentage (``97%``); ``-`` for NaN."""
+    return "-" if share != share else f"{share:.0%}"
+
+
+def change_text(change: float) -> str:
+    """A relative change as a signed percentage (``+12.3%``; ``n/a`` for NaN)."""
+    if change != change:
+        return "n/a"
+    if math.isinf(change):
+        return "+inf%" if change > 0 else "-inf%"
+    return f"{change * 100:+.1f}%"

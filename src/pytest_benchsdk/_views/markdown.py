@@ -1,0 +1,208 @@
+"""The session's runs as GitHub-flavoured Markdown (``--bench-markdown``), for CI job summaries.
+
+Per benchmark, from its :class:`~pytest_benchsdk.results.RunSummary`: knobs, status and the
+platform link, the participants' success and latency, the metrics that are not scored, the
+ranked scores with their intervals, the threshold verdicts, the baseline comparison and the
+run warnings. Compact tables only, so 20 participants stay far below GitHub's 1 MiB
+step-summary limit (and below 64 KB). Every text from a run is escaped: no HTML, no control
+character and no table syntax of a name reaches the page.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+from .._numbers import change_text, in_unit
+from ..results import RunSummary, ScoreTable
+from .text import knobs_line, score_rows, stats_cell, terminal_text, warmup_line
+
+__all__ = ["cell", "code", "markdown_summary"]
+
+#: Names longer than this are cut in the tables.
+_MAX_NAME: Final = 40
+
+
+def cell(text: object, limit: int = _MAX_NAME) -> str:
+    """Text for a Markdown table cell or line: one line, cut to ``limit``, control characters
+    as escapes, HTML escaped (``<img>`` is text), ``|`` and backticks escaped."""
+    value = " ".join(terminal_text(str(text).replace("\n", " ")).split())
+    if len(value) > limit:
+        value = value[: limit - 1] + "…"
+    return html.escape(value, quote=False).replace("|", "\\|").replace("`", "\\`")
+
+
+def code(text: object, limit: int = 200) -> str:
+    """Text as a Markdown code span in a table cell: HTML needs no escaping there (a code span
+    shows ``<`` as it is, and would show ``&lt;`` literally); a backtick cannot end the span."""
+    value = " ".join(terminal_text(str(text).replace("\n", " ")).split())
+    if len(value) > limit:
+        value = value[: limit - 1] + "…"
+    return "`" + value.replace("`", "'").replace("|", "\\|") + "`"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines.extend("| " + " | ".join(row) + " |" for row in rows)
+    return lines
+
+
+def _participant_lines(summary: RunSummary) -> list[str]:
+    rows = []
+    for p in summary.ran_participants:
+        rows.append([cell(p.name), f"{p.passed}/{p.ran}", stats_cell(p.latency, "ms")])
+        rows += [
+            [f"↳ phase {cell(ph.phase)}", f"{ph.passed}/{ph.ran}", stats_cell(ph.latency, "ms")]
+            for ph in p.phases
+        ]
+    return ["", *_table(["participant", "success", "latency med / p95 / p99"], rows)]
+
+
+def _metric_lines(summary: RunSummary) -> list[str]:
+    rows = [
+        [
+            cell(p.name),
+            cell(m.label),
+            stats_cell(m.stats, m.unit),
+            str(m.stats.count if m.stats is not None else 0),
+        ]
+        for p in summary.ran_participants
+        for m in p.metrics
+        if not m.scored
+    ]
+    if not rows:
+        return []
+    head = "**Metrics (not scored)**" if summary.scores is not None else "**Metrics**"
+    return ["", head, "", *_table(["participant", "metric", "med / p95 / p99", "n"], rows)]
+
+
+def _score_lines(scores: ScoreTable | None) -> list[str]:
+    if scores is None or not scores.ranking:
+        return []
+    # The text view's rows, cell for cell: one ranking, one set of numbers.
+    header, *rows = score_rows(scores)
+    escaped = [[cell(c, 200) for c in row] for row in rows]
+    lines = ["", "**Scores**", ""]
+    if scores.dimensions:
+        dims = ", ".join(f"{cell(k)}={cell(v)}" for k, v in scores.dimensions.items())
+        lines += [f"Dimensions: {dims}", ""]
+    lines += _table([cell(h, 200) for h in header], escaped)
+    if scores.has_ties:
+        lines += ["", "_n= : tied with the participant above (their intervals overlap)_"]
+    return lines
+
+
+def _threshold_lines(summary: RunSummary) -> list[str]:
+    verdicts = summary.thresholds
+    if not verdicts:
+        return []
+    counts = {
+        o: sum(1 for v in verdicts if v.outcome == o) for o in ("passed", "failed", "skipped")
+    }
+    head = f"**Thresholds**: ✅ {counts['passed']} passed, ❌ {counts['failed']} failed" + (
+        f", {counts['skipped']} skipped" if counts["skipped"] else ""
+    )
+    marks = {"failed": "❌", "skipped": "⏭️"}
+    rows = [
+        [
+            cell(v.participant),
+            code(v.threshold.label),
+            marks[v.outcome],
+            cell(v.message(), 300),
+        ]
+        for v in verdicts
+        if v.outcome != "passed"
+    ]
+    lines = ["", head]
+    if rows:
+        lines += ["", *_table(["participant", "threshold", "", "detail"], rows)]
+    return lines
+
+
+def _comparison_lines(summary: RunSummary) -> list[str]:
+    if summary.comparison_note:
+        return ["", f"**Baseline**: none ({cell(summary.comparison_note, 300)})"]
+    comparison = summary.comparison
+    if comparison is None:
+        return []
+    verdicts = {"regressed": "🔴 regressed", "improved": "🟢 improved", "unchanged": "unchanged"}
+    rows = []
+    for row in comparison.rows:
+        c = row.comparison
+        if c is None:
+            rows.append(
+                [
+                    cell(row.participant),
+                    cell(row.metric),
+                    row.statistic,
+                    "",
+                    "",
+                    "",
+                    cell(row.note or "", 200),
+                ]
+            )
+            continue
+        unit, base = row.unit or "", c.baseline_statistic
+        rows.append(
+            [
+                cell(row.participant),
+                cell(row.metric),
+                row.statistic,
+                f"{in_unit([base], unit, base)} → {in_unit([c.current_statistic], unit, base)}",
+                change_text(c.change),
+                f"[{change_text(c.ci_low)}, {change_text(c.ci_high)}]",
+                verdicts.get(c.verdict, c.verdict),
+            ]
+        )
+    lines = ["", f"**Compared with** {cell(comparison.baseline, 200)}", ""]
+    lines += [f"> ⚠️ {cell(w, 200)}" for w in comparison.warnings]
+    lines += _table(
+        ["participant", "metric", "stat", "baseline → current", "change", "interval", "verdict"],
+        rows,
+    )
+    return lines
+
+
+def _warning_lines(summary: RunSummary) -> list[str]:
+    if not summary.warnings:
+        return []
+    by_code: dict[str, list[str]] = {}
+    for warning in summary.warnings:
+        who = warning.participant + (f" {warning.metric}" if warning.metric else "")
+        by_code.setdefault(warning.code, []).append(cell(who))
+    return ["", "**Warnings**", ""] + [
+        f"- `{code}`: {', '.join(whos)}" for code, whos in by_code.items()
+    ]
+
+
+def markdown_summary(summaries: Iterable[RunSummary]) -> str:
+    """The runs as Markdown (one ``##`` section per benchmark)."""
+    lines = ["# Benchmarks", ""]
+    for summary in summaries:
+        lines.append(f"## {cell(summary.benchmark_name)} (`{cell(summary.benchmark_slug)}`)")
+        lines.append("")
+        knobs = knobs_line(summary.knobs).removeprefix("Knobs: ")
+        head = f"{cell(knobs, 300)} · status **{cell(summary.status.text(), 200)}**"
+        warmup = warmup_line(summary.knobs)
+        if warmup:
+            head += f" · {cell(warmup, 200)}"
+        if summary.dashboard_url:
+            head += f" · [platform run]({cell(summary.dashboard_url, 500)})"
+        lines.append(head)
+        if summary.ran_participants:
+            lines += _participant_lines(summary)
+            lines += _metric_lines(summary)
+        else:
+            lines += ["", "No participant ran."]
+        lines += _score_lines(summary.scores)
+        lines += _threshold_lines(summary)
+        lines += _comparison_lines(summary)
+        lines += _warning_lines(summary)
+        for p in summary.participants:
+            if p.skipped is not None:
+                lines.append(f"\n_Skipped {cell(p.name)}: {cell(p.skipped, 300)}_")
+        for error in summary.errors:
+            lines.append(f"\n**Error**: {cell(error, 500)}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

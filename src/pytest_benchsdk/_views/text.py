@@ -1,0 +1,430 @@
+"""A finished run as plain text: the session's ``benchmarks`` section and ``pytest-benchsdk
+show`` print these lines, so both say the same.
+
+Everything comes from the :class:`~pytest_benchsdk.results.RunSummary`; numbers go through
+:mod:`pytest_benchsdk._numbers` (three significant digits, times in the unit that reads best),
+names and messages through :func:`terminal_text` (no control character reaches the terminal).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Final
+
+from .._baseline import BaselineComparison
+from .._hygiene import RunWarning
+from .._numbers import change_text, in_unit, percent, quantity, stat_triple
+from ..results import (
+    Knobs,
+    MetricSummary,
+    ParticipantSummary,
+    RankedParticipant,
+    RunSummary,
+    SampleStats,
+    ScoreTable,
+)
+from ..scoring import ScoreResult
+
+__all__ = [
+    "MAX_NAME_WIDTH",
+    "comparison_lines",
+    "knobs_line",
+    "name_cell",
+    "score_rows",
+    "stats_cell",
+    "summary_lines",
+    "table",
+    "terminal_text",
+    "threshold_lines",
+    "title_line",
+    "warmup_line",
+    "warning_lines",
+]
+
+#: Names (participants, group values, metrics) longer than this are cut with an ellipsis in
+#: the tables, so one long name does not pad every row.
+MAX_NAME_WIDTH: Final = 40
+#: Width at which long lines (warnings, threshold messages) wrap.
+_WRAP: Final = 96
+
+
+def terminal_text(text: object) -> str:
+    """``str(text)`` on one terminal line: characters that are not printable (a newline, a
+    tab, an escape sequence) are written as Python escapes (``\\n``, ``\\x1b``)."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+def name_cell(text: object) -> str:
+    """A name in a table cell: on one line, cut to :data:`MAX_NAME_WIDTH` with an ellipsis."""
+    text = terminal_text(text)
+    return text if len(text) <= MAX_NAME_WIDTH else text[: MAX_NAME_WIDTH - 1] + "…"
+
+
+def table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+    """Rows of cells as aligned lines (columns two spaces apart, no trailing spaces)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        (
+            indent + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    ]
+
+
+def _wrapped(line: str) -> list[str]:
+    return textwrap.wrap(line, _WRAP, subsequent_indent="      ", break_on_hyphens=False) or [""]
+
+
+def stats_cell(stats: SampleStats | None, unit: str) -> str:
+    """``med/p95/p99`` with one unit (``11.2/13.0/20.1 µs``); ``-`` without samples."""
+    if stats is None:
+        return "-"
+    return stat_triple(stats.median, stats.p95, stats.p99, unit)
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.4g}"
+
+
+def knobs_line(knobs: Knobs) -> str:
+    """Upstream's knobs line; ``iterations`` is the schedule length per participant."""
+    return (
+        f"Knobs: iterations={knobs.iterations}, concurrency={knobs.concurrency}, "
+        f"staggerDelayMs={_number(knobs.stagger_delay_ms)}, groupBy={knobs.group_by}"
+    )
+
+
+def warmup_line(knobs: Knobs) -> str | None:
+    if not knobs.warmup:
+        return None
+    per = " per phase" if knobs.phases else ""
+    return f"Warm-up: {knobs.warmup} iteration(s) per participant{per} first, never scored"
+
+
+def _clock(iso: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _span_line(summary: RunSummary) -> str | None:
+    """``Ran 08:00:01–08:00:04 UTC (3.21 s)``: the benchmark's own iterations."""
+    if summary.started_at is None or summary.finished_at is None:
+        return None
+    start, end = _clock(summary.started_at), _clock(summary.finished_at)
+    if start is None or end is None:
+        return None
+    seconds = max(0.0, (end - start).total_seconds())
+    return (
+        f"Ran {start:%Y-%m-%d %H:%M:%S}–{end:%H:%M:%S} UTC "
+        f"({quantity(seconds, 's')}); status: {summary.status.text()}"
+    )
+
+
+# -- the participants' table ------------------------------------------------------------------
+
+
+def _success(passed: int, ran: int) -> str:
+    return f"{passed}/{ran}"
+
+
+def _participant_rows(summary: RunSummary, with_ran: bool) -> list[list[str]]:
+    header = ["participant", "success", "latency med/p95/p99"]
+    if with_ran:
+        header.insert(1, "ran")
+    rows = [header]
+    # Every selected participant: one that never ran (an interrupted session) shows 0/n.
+    for p in summary.participants:
+        if p.skipped is not None:
+            continue
+        parts = [(name_cell(p.name), p.ran, p.passed, p.planned, p.latency)]
+        parts += [
+            (f"  phase={name_cell(ph.phase)}", ph.ran, ph.passed, ph.planned, ph.latency)
+            for ph in p.phases
+        ]
+        for label, ran, passed, planned, latency in parts:
+            row = [label, _success(passed, ran), stats_cell(latency, "ms")]
+            if with_ran:
+                row.insert(1, f"{ran}/{planned}")
+            rows.append(row)
+    return rows
+
+
+def _unscored(p: ParticipantSummary) -> list[MetricSummary]:
+    return [m for m in p.metrics if not m.scored]
+
+
+def _metric_rows(summary: RunSummary) -> list[list[str]]:
+    """Measured metrics that are not scored: one row per participant × metric (× phase)."""
+    rows = [["participant", "metric", "med/p95/p99", "n"]]
+    for p in summary.ran_participants:
+        for m in _unscored(p):
+            label = name_cell(m.label)
+            count = str(m.stats.count) if m.stats is not None else "0"
+            rows.append([name_cell(p.name), label, stats_cell(m.stats, m.unit), count])
+            for ph in p.phases:
+                pm = next((x for x in ph.metrics if x.key == m.key), None)
+                if pm is not None:
+                    rows.append(
+                        [
+                            f"  phase={name_cell(ph.phase)}",
+                            label,
+                            stats_cell(pm.stats, pm.unit),
+                            str(pm.stats.count) if pm.stats is not None else "0",
+                        ]
+                    )
+    return rows
+
+
+def _step_rows(summary: RunSummary) -> list[list[str]]:
+    rows = [["participant", "step", "med/p95/p99", "n", "failed"]]
+    for p in summary.ran_participants:
+        for s in p.steps:
+            count = str(s.latency.count) if s.latency is not None else "0"
+            rows.append(
+                [
+                    name_cell(p.name),
+                    name_cell(s.label),
+                    stats_cell(s.latency, "ms"),
+                    count,
+                    str(s.failed),
+                ]
+            )
+    return rows
+
+
+# -- scores -----------------------------------------------------------------------------------
+
+
+def _metric_cells(row: ScoreResult, table: ScoreTable) -> list[str]:
+    by_name = {m.name: m for m in row.metrics}
+    cells = []
+    for key, unit, _ in table.metrics:
+        m = by_name.get(key)
+        cells.append("-" if m is None else stat_triple(m.median, m.p95, m.p99, unit))
+    return cells
+
+
+def _rank_cell(entry: RankedParticipant) -> str:
+    if entry.rank is None:
+        return "-"
+    return f"{entry.rank}=" if entry.tied_with_above else str(entry.rank)
+
+
+def _score_cell(row: ScoreResult) -> str:
+    if row.skipped:
+        return "skipped"
+    return f"{row.composite_score:.2f}"
+
+
+def score_rows(table_: ScoreTable) -> list[list[str]]:
+    """The ranked scores table (header first): rank (``n=`` tied with the one above, ``-``
+    nothing to rank), participant, success, each metric's med/p95/p99, the composite and, with
+    intervals, the interval and how often the participant keeps its rank; ``group_by`` rows
+    and phase rows under their participant."""
+    header = ["#", "participant", "success"]
+    header += [f"{name_cell(label)} med/p95/p99" for _, _, label in table_.metrics]
+    header.append("score")
+    intervals = table_.level is not None
+    if intervals:
+        assert table_.level is not None
+        header += [f"{table_.level:.0%} interval", "keeps rank"]
+    rows = [header]
+    for entry in table_.ranking:
+        for index, row in enumerate(entry.rows):
+            label = name_cell(entry.participant)
+            if index > 0 and table_.group_by is not None:
+                value = row.dimensions.get(table_.group_by, "(none)")
+                label = f"  {name_cell(table_.group_by)}={name_cell(value)}"
+            cells = [_rank_cell(entry) if index == 0 else "", label, percent(row.success_rate)]
+            cells += _metric_cells(row, table_)
+            cells.append(_score_cell(row))
+            if intervals:
+                cells += _interval_cells(entry) if index == 0 else ["", ""]
+            rows.append(cells)
+        for phase, row in entry.phase_rows:
+            cells = [
+                "",
+                f"  phase={name_cell(phase)}",
+                "-" if row.skipped else percent(row.success_rate),
+            ]
+            cells += _metric_cells(row, table_)
+            cells.append("")
+            if intervals:
+                cells += ["", ""]
+            rows.append(cells)
+    return rows
+
+
+def _interval_cells(entry: RankedParticipant) -> list[str]:
+    u = entry.uncertainty
+    if u is None or u.skipped or entry.rank is None:
+        return ["", ""]
+    keeps = entry.keeps_rank
+    return [f"{u.low:.1f}–{u.high:.1f}", "" if keeps is None else percent(keeps)]
+
+
+def _dimensions_line(table_: ScoreTable) -> str | None:
+    if not table_.dimensions:
+        return None
+    parts = ", ".join(
+        f"{terminal_text(k)}={terminal_text(v)}" for k, v in table_.dimensions.items()
+    )
+    return f"Dimensions: {parts}"
+
+
+# -- thresholds, warnings, comparison ---------------------------------------------------------
+
+
+def threshold_lines(summary: RunSummary) -> list[str]:
+    verdicts = summary.thresholds
+    if not verdicts:
+        return []
+    counts = {
+        o: sum(1 for v in verdicts if v.outcome == o) for o in ("passed", "failed", "skipped")
+    }
+    head = f"  Thresholds: {counts['passed']} passed, {counts['failed']} failed"
+    if counts["skipped"]:
+        head += f", {counts['skipped']} skipped"
+    lines = [head]
+    for verdict in verdicts:
+        if verdict.outcome != "passed":
+            mark = "FAILED" if verdict.outcome == "failed" else "skipped"
+            lines.extend(
+                "    " + line for line in _wrapped(f"{mark} {terminal_text(verdict.message())}")
+            )
+    return lines
+
+
+def warning_lines(warnings: Iterable[RunWarning]) -> list[str]:
+    """The run-hygiene warnings: one line per code (the first finding's message, then who
+    else has it; every finding is in the store and ``--bench-json``)."""
+    by_code: dict[str, list[RunWarning]] = {}
+    for warning in warnings:
+        by_code.setdefault(warning.code, []).append(warning)
+    lines = []
+    for code, found in by_code.items():
+        first = found[0]
+        line = f"  warning [{code}] {name_cell(first.participant)}: {terminal_text(first.message)}"
+        others = [
+            name_cell(w.participant) + (f" {name_cell(w.metric)}" if w.metric else "")
+            for w in found[1:]
+        ]
+        if others:
+            line += f" (also: {', '.join(others)})"
+        lines.extend(_wrapped(line))
+    return lines
+
+
+def comparison_lines(comparison: BaselineComparison | None, note: str | None) -> list[str]:
+    """``--bench-compare``'s table under a run (or why nothing was compared)."""
+    if note:
+        return [f"  Baseline: none ({terminal_text(note)})"]
+    if comparison is None:
+        return []
+    lines = [f"  Compared with {terminal_text(comparison.baseline)}:"]
+    lines += [f"    warning: {terminal_text(w)}" for w in comparison.warnings]
+    rows = [
+        ["participant", "metric", "stat", "baseline", "current", "change", "interval", "verdict"]
+    ]
+    for row in comparison.rows:
+        c = row.comparison
+        if c is None:
+            rows.append(
+                [
+                    name_cell(row.participant),
+                    name_cell(row.metric),
+                    row.statistic,
+                    "",
+                    "",
+                    "",
+                    "",
+                    terminal_text(row.note or ""),
+                ]
+            )
+            continue
+        unit = row.unit or ""
+        base = c.baseline_statistic
+        rows.append(
+            [
+                name_cell(row.participant),
+                name_cell(row.metric),
+                row.statistic,
+                in_unit([c.baseline_statistic], unit, base),
+                in_unit([c.current_statistic], unit, base),
+                change_text(c.change),
+                f"[{change_text(c.ci_low)}, {change_text(c.ci_high)}]",
+                c.verdict,
+            ]
+        )
+    lines.extend(table(rows, indent="    "))
+    return lines
+
+
+# -- the whole run ----------------------------------------------------------------------------
+
+
+def title_line(summary: RunSummary, where: str | None = None) -> str:
+    place = where if where is not None else (summary.file or "")
+    tail = f" [{terminal_text(place)}]" if place else ""
+    return f"{terminal_text(summary.benchmark_name)} ({summary.benchmark_slug}){tail}"
+
+
+def summary_lines(summary: RunSummary, *, verbose: int = 0) -> list[str]:
+    """A finished run, as the ``benchmarks`` section prints it (without its title)."""
+    lines = [f"  {knobs_line(summary.knobs)}"]
+    warmup = warmup_line(summary.knobs)
+    if warmup:
+        lines.append(f"  {warmup}")
+    span = _span_line(summary)
+    status = summary.status
+    lines.append(f"  {span}" if span else f"  Status: {status.text()}")
+    ran, planned = status.ran, status.planned
+    if ran < planned and status.state != "interrupted" and ran:
+        lines.append(
+            f"  {ran}/{planned} planned iterations left a record (the others were skipped or "
+            "failed before their task ran)"
+        )
+    if not summary.ran_participants:
+        # Every participant skipped (missing env vars, pytest.skip) or nothing ran before the
+        # session stopped: no table of empty rows.
+        lines.append("  No participant ran.")
+    else:
+        with_ran = any(p.ran < p.planned for p in summary.participants if p.skipped is None)
+        lines.extend(table(_participant_rows(summary, with_ran)))
+        if any(_unscored(p) for p in summary.ran_participants):
+            scored = summary.scores is not None
+            lines.append("  Metrics (not scored):" if scored else "  Metrics:")
+            lines.extend(table(_metric_rows(summary), indent="    "))
+        # The implicit "task" step alone is the latency again: no table for it.
+        named = any(s.name != "task" for p in summary.ran_participants for s in p.steps)
+        if verbose > 0 and named:
+            lines.append("  Steps:")
+            lines.extend(table(_step_rows(summary), indent="    "))
+        scores = summary.scores
+        if scores is not None and scores.ranking:
+            lines.append("  Scores:")
+            dimensions = _dimensions_line(scores)
+            if dimensions:
+                lines.append(f"    {dimensions}")
+            lines.extend(table(score_rows(scores), indent="    "))
+            if scores.has_ties:
+                lines.append("    (n= : tied with the participant above: their intervals overlap)")
+            if any(e.rank is None and not e.row.skipped for e in scores.ranking):
+                lines.append("    (- : no iteration passed, nothing to rank)")
+    lines.extend(threshold_lines(summary))
+    lines.extend(warning_lines(summary.warnings))
+    lines.extend(comparison_lines(summary.comparison, summary.comparison_note))
+    for p in summary.participants:
+        if p.skipped is not None:
+            lines.append(f"  Skipped {name_cell(p.name)}: {terminal_text(p.skipped)}")
+    lines.extend(f"  ERROR {terminal_text(error)}" for error in summary.errors)
+    if summary.dashboard_url:
+        lines.append(f"  View at: {terminal_text(summary.dashboard_url)}")
+    return lines

@@ -1,0 +1,285 @@
+"""The analyses of a finished run, made once: the scores' uncertainty, the run-hygiene
+warnings, the threshold verdicts and the baseline comparison.
+
+Private to :mod:`pytest_benchsdk.results`. :func:`analyse` is the one place they are made: the
+session end calls it for each benchmark, ``pytest-benchsdk merge`` for each merged run. Each
+analysis is isolated: one that fails is reported in :attr:`Analyses.errors` and the others
+still stand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import attrs
+
+from .._baseline import BaselineComparison, compare_runs, setup_differences
+from .._hygiene import RunWarning, run_warnings
+from .._runs import scoring_spec_of
+from .._thresholds import (
+    SCORE_KEY,
+    SUCCESS_RATE_KEY,
+    Threshold,
+    ThresholdVerdict,
+    evaluate_threshold,
+)
+from .._uncertainty import ScoreUncertainty, score_uncertainty
+from ..config import BenchmarkConfig
+from ..records import ParticipantRecords, TaskRecord
+from ..scoring import ScoreResult, ScoringSpec, metric_samples, score
+from ._build import config_catalog, participant_summary
+from ._model import LATENCY, ParticipantSummary
+from ._samples import ParticipantSamples
+
+__all__ = ["Analyses", "Baseline", "analyse", "judge_thresholds", "participant_verdicts"]
+
+_T = TypeVar("_T")
+
+
+@attrs.frozen
+class Baseline:
+    """The run a comparison is made against: where it came from (``label``), its records per
+    participant and its setup (``{"benchmark", "knobs", "environment"}``)."""
+
+    label: str
+    run_id: str | None
+    records: Mapping[str, Sequence[TaskRecord]]
+    setup: Mapping[str, Any]
+
+
+@attrs.frozen
+class Analyses:
+    """What :func:`analyse` found. ``uncertainty`` is None when it was not estimated (no
+    scoring, resamples off, or scores changed by a hook)."""
+
+    uncertainty: tuple[ScoreUncertainty, ...] | None = None
+    warnings: tuple[RunWarning, ...] = ()
+    thresholds: tuple[ThresholdVerdict, ...] = ()
+    comparison: BaselineComparison | None = None
+    comparison_note: str | None = None
+    errors: tuple[str, ...] = ()
+
+
+def _guarded(what: str, errors: list[str], action: Callable[[], _T]) -> _T | None:
+    """``action()``, or None with ``<what> failed: <error>`` in ``errors`` (an analysis never
+    takes the others down; Ctrl-C still stops everything)."""
+    try:
+        return action()
+    except Exception as exc:
+        text = str(exc)
+        errors.append(f"{what} failed: {type(exc).__name__}: {text}" if text else f"{what} failed")
+        return None
+
+
+def judge_thresholds(
+    thresholds: Sequence[Threshold],
+    summary: ParticipantSummary,
+    score: float | None = None,
+) -> list[ThresholdVerdict]:
+    """Judge a participant's thresholds on its summary: the numbers the tables print."""
+    verdicts = []
+    for threshold in thresholds:
+        if summary.skipped is not None or not summary.ran:
+            reason = summary.skipped or f"no iteration of {summary.name} ran"
+            verdicts.append(ThresholdVerdict(threshold, summary.name, None, False, skipped=reason))
+            continue
+        metric = summary.metric(threshold.metric)
+        stats, unit = (None, "")
+        if threshold.metric not in (SUCCESS_RATE_KEY, SCORE_KEY):
+            if metric is not None:
+                stats, unit = metric.stats, metric.unit
+            elif threshold.metric == LATENCY:
+                stats, unit = summary.latency, "ms"
+        verdicts.append(
+            evaluate_threshold(
+                threshold,
+                summary.name,
+                stats=stats,
+                success_rate=summary.passed / summary.ran,
+                score=score,
+                unit=unit,
+            )
+        )
+    return verdicts
+
+
+def participant_verdicts(
+    config: BenchmarkConfig,
+    name: str,
+    samples: ParticipantSamples,
+    records: Sequence[TaskRecord],
+    thresholds: Sequence[Threshold],
+) -> list[ThresholdVerdict]:
+    """A participant's thresholds judged on what one process ran of it (a threshold item):
+    its summary built as the session end builds it, from its samples and records (scored with
+    the benchmark's scoring, when it has one)."""
+    spec = scoring_spec_of(config)
+    rows = None
+    scored = None
+    if spec is not None:
+        rows = score(_Outcome((ParticipantRecords(name, tuple(records)),)), spec)
+        scored = metric_samples(spec, records) if spec.metrics else None
+    summary = participant_summary(
+        name,
+        samples,
+        config_catalog(config, spec, rows),
+        planned=samples.count,
+        scored_samples=scored,
+    )
+    composite = None if not rows or rows[0].skipped else rows[0].composite_score
+    return judge_thresholds(thresholds, summary, composite)
+
+
+def _warnings(
+    participants: Sequence[ParticipantSummary],
+    samples: Mapping[str, ParticipantSamples],
+    records: Mapping[str, Sequence[TaskRecord]],
+    spec: ScoringSpec | None,
+) -> tuple[RunWarning, ...]:
+    """Run-hygiene findings per participant on the compared metrics' samples in run order:
+    the scored metrics (as scoring takes them), else the latency."""
+    found: list[RunWarning] = []
+    for participant in participants:
+        if not participant.ran:
+            continue
+        if spec is not None and spec.metrics and participant.name in records:
+            series = metric_samples(spec, records[participant.name])
+        else:
+            kept = samples.get(participant.name)
+            series = {LATENCY: kept.latency() if kept is not None else []}
+        found.extend(
+            run_warnings(
+                participant.name,
+                series,
+                iterations=participant.ran,
+                failed=participant.failed,
+            )
+        )
+    return tuple(found)
+
+
+def _compare(
+    baseline: Baseline,
+    current: Mapping[str, Sequence[TaskRecord]],
+    spec: ScoringSpec | None,
+    setup: Mapping[str, Any],
+) -> BaselineComparison:
+    rows = compare_runs(baseline.records, current, spec)
+    # A JSON baseline carries only some knobs: compare what both sides have.
+    ours, theirs = dict(setup.get("knobs") or {}), dict(baseline.setup.get("knobs") or {})
+    shared = set(ours) & set(theirs)
+    return BaselineComparison(
+        baseline.label,
+        baseline.run_id,
+        setup_differences(
+            {**baseline.setup, "knobs": {k: theirs[k] for k in shared}},
+            {**setup, "knobs": {k: ours[k] for k in shared}},
+        ),
+        rows,
+    )
+
+
+def analyse(
+    participants: Sequence[ParticipantSummary],
+    *,
+    samples: Mapping[str, ParticipantSamples],
+    records: Sequence[ParticipantRecords] = (),
+    spec: ScoringSpec | None = None,
+    results: Sequence[ScoreResult] | None = None,
+    display_metrics: Any = None,
+    resamples: int = 0,
+    warnings: bool = True,
+    thresholds: Mapping[str, Sequence[Threshold]] | None = None,
+    baseline: Baseline | str | None = None,
+    setup: Mapping[str, Any] | None = None,
+) -> Analyses:
+    """Every analysis of one run.
+
+    * ``records``: the participants' records (needed for scores' intervals and comparisons);
+      ``spec`` and ``results``: the scoring spec and the score rows (as shown).
+    * ``resamples``: bootstrap resamples for the scores' intervals (0: none).
+    * ``warnings``: run the run-hygiene checks.
+    * ``thresholds``: per participant the thresholds to judge (those selected).
+    * ``baseline``: compare with it (a string says why there is none); ``setup`` is this run's
+      ``{"benchmark", "knobs", "environment"}``.
+    """
+    errors: list[str] = []
+    by_name = {pr.participant: pr.records for pr in records}
+    uncertainty: tuple[ScoreUncertainty, ...] | None = None
+    if results is not None and spec is not None and resamples > 0:
+        spec_ = spec
+        estimates = _guarded(
+            "score uncertainty",
+            errors,
+            lambda: score_uncertainty(
+                _Outcome(tuple(records)),
+                spec_,
+                display_metrics=display_metrics,
+                resamples=resamples,
+            ),
+        )
+        # The intervals are of upstream's scores: a pytest_benchsdk_scores hook that changed
+        # them leaves intervals that would not contain what is shown, so there are none then.
+        shown: dict[str, float] = {}
+        for row in results:
+            shown.setdefault(row.provider, row.composite_score)
+        if estimates is not None and all(
+            u.skipped or shown.get(u.participant) == u.score for u in estimates
+        ):
+            uncertainty = tuple(estimates)
+    found: tuple[RunWarning, ...] = ()
+    if warnings:
+        found = (
+            _guarded(
+                "run-hygiene checks",
+                errors,
+                lambda: _warnings(participants, samples, by_name, spec),
+            )
+            or ()
+        )
+    verdicts: list[ThresholdVerdict] = []
+    composites: dict[str, float] = {}
+    for row in results or ():
+        if row.provider and not row.skipped:
+            composites.setdefault(row.provider, row.composite_score)
+    wanted = {p.name: (thresholds or {}).get(p.name, ()) for p in participants}
+    judged = [p for p in participants if wanted[p.name]]
+    if judged:
+        verdicts.extend(
+            _guarded(
+                "thresholds",
+                errors,
+                lambda: [
+                    verdict
+                    for p in judged
+                    for verdict in judge_thresholds(wanted[p.name], p, composites.get(p.name))
+                ],
+            )
+            or ()
+        )
+    comparison: BaselineComparison | None = None
+    note: str | None = None
+    if isinstance(baseline, str):
+        note = baseline
+    elif baseline is not None:
+        current = {name: recs for name, recs in by_name.items() if recs}
+        base = baseline
+        comparison = _guarded(
+            "baseline comparison", errors, lambda: _compare(base, current, spec, setup or {})
+        )
+    return Analyses(
+        uncertainty=uncertainty,
+        warnings=found,
+        thresholds=tuple(verdicts),
+        comparison=comparison,
+        comparison_note=note,
+        errors=tuple(errors),
+    )
+
+
+@attrs.frozen
+class _Outcome:
+    """The one attribute scoring reads of a run outcome."""
+
+    participants: tuple[ParticipantRecords, ...]

@@ -1,0 +1,432 @@
+"""A benchmark's run while its session goes on, and its summary once it is over.
+
+Private to :mod:`pytest_benchsdk.results`. A :class:`BenchmarkRun` is what the controller (the
+one process that owns the runs) keeps of one bench file: what was selected, the samples of the
+records as they arrive (the records themselves go to the store), the platform's ids, the
+scores and analyses at the end, and the :class:`~pytest_benchsdk.results.RunSummary` every view
+renders. No pytest here: the glue drives it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from .._benchfile import BenchFile
+from .._runenv import RunEnvironment
+from .._runs import NO_INGEST_RUN_ID, RecordPayload, scoring_spec_of
+from .._thresholds import Threshold
+from ..config import BenchmarkConfig
+from ..records import ParticipantRecords, TaskRecord
+from ..schedule import BenchmarkRunOutcome, BenchmarkSchedule, run_config_to_json
+from ..scoring import ScoreResult, ScoringSpec, metric_samples, score
+from ._analyse import Analyses
+from ._build import MetricCatalog, config_catalog, participant_summary, score_table
+from ._model import Knobs, ParticipantSummary, RunStatus, RunSummary
+from ._samples import ParticipantSamples, iso_time, record_phase
+
+__all__ = ["BenchmarkRun", "knobs_of"]
+
+
+def _reads_back_unchanged(record: TaskRecord) -> bool:
+    """Whether the store gives the record back as it is. JSON has no NaN or Infinity (the
+    store writes null, as JSON.stringify): a record measuring one is also kept in memory, so
+    ``on_complete`` and scoring see the value the task measured."""
+    datas = [step.data for step in record.steps or () if step.data is not None]
+    if record.data is not None:
+        datas.append(record.data)
+    if not datas:
+        return True
+    try:
+        json.dumps(datas, allow_nan=False)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def knobs_of(schedule: BenchmarkSchedule) -> Knobs:
+    """The knobs a schedule runs with."""
+    resolved, config = schedule.resolved, schedule.config
+    phases = tuple(
+        (
+            p.name,
+            resolved.phase_iterations if resolved.phase_iterations is not None else p.iterations,
+        )
+        for p in config.phases or ()
+    )
+    return Knobs(
+        iterations=len(schedule.slots),
+        concurrency=resolved.concurrency,
+        stagger_delay_ms=resolved.stagger_delay_ms,
+        group_by=resolved.group_by,
+        warmup=resolved.warmup,
+        phases=phases,
+        providers=resolved.providers,
+    )
+
+
+@attrs.define
+class BenchmarkRun:
+    """One bench file's run on the controller.
+
+    Records go to the store as they arrive; the run keeps their samples per participant
+    (:class:`~pytest_benchsdk.results._samples.ParticipantSamples`) and, in ``records``, only
+    records the store does not hold (no store, or it failed, or a value JSON cannot hold).
+    Scoring and ``on_complete`` read every record back through ``stored_records`` plus
+    ``records``.
+    """
+
+    file_key: str
+    bench_file: BenchFile
+    schedule: BenchmarkSchedule
+    #: Selected iterations per participant (task indexes), after deselection.
+    selected: dict[str, set[int]]
+    #: The selection is the benchmark's whole plan (no ``-k``/node-id subset).
+    whole_plan: bool = True
+    local_run_id: str | None = None
+    #: False when ``local_run_id`` names a run in a temporary outbox (``--bench-no-store``):
+    #: ``on_complete`` then gets no ``store_run_id``.
+    local_run_kept: bool = True
+    platform_run_id: str | None = None
+    dashboard_url: str = ""
+    #: Records the store does not hold, per participant and task index.
+    records: dict[str, dict[int, TaskRecord]] = attrs.Factory(dict)
+    samples: dict[str, ParticipantSamples] = attrs.Factory(dict)
+    #: Reads this run's stored records (set by the controller when the run is in a store).
+    stored_records: Callable[[], Sequence[ParticipantRecords]] | None = None
+    _read_back: tuple[ParticipantRecords, ...] | None = attrs.field(default=None, init=False)
+    #: Selected threshold items: per participant the thresholds to judge.
+    thresholds: dict[str, list[Threshold]] = attrs.Factory(dict)
+    results: list[ScoreResult] | None = None
+    #: With phases, each phase's rows scored like :attr:`results` on that phase's records
+    #: alone (aggregate rows only). Empty without phases or scoring.
+    phase_results: dict[str, list[ScoreResult]] = attrs.Factory(dict)
+    #: The run summary for the platform (upstream §6.6), once scored.
+    platform_summary: dict[str, Any] | None = None
+    errors: list[str] = attrs.Factory(list)
+    #: Items of this run that failed without a failed record (setup or teardown errors, a
+    #: crashed xdist worker, an item stopped by a BaseException).
+    failed_items: int = 0
+    #: Warm-up records per participant (negative task indices; never scored or reported).
+    warmup_records: dict[str, list[TaskRecord]] = attrs.Factory(dict)
+    #: The scoring spec the run was scored with (``on_score`` is called once per run).
+    spec: ScoringSpec | None = None
+    analyses: Analyses = attrs.Factory(Analyses)
+    #: The finished run, once the session end made it.
+    summary: RunSummary | None = None
+
+    @property
+    def config(self) -> BenchmarkConfig:
+        return self.schedule.config
+
+    @property
+    def participants(self) -> list[str]:
+        """Participants with selected items, in declared order."""
+        return [name for name in self.schedule.participant_names if self.selected.get(name)]
+
+    @property
+    def total_tasks(self) -> int:
+        return max((len(v) for v in self.selected.values()), default=0)
+
+    # -- records ------------------------------------------------------------------------------
+
+    def add(self, payload: RecordPayload, *, stored: bool = False) -> None:
+        """Take one record's samples; keep the record itself only when the store does not hold
+        it as it is."""
+        samples = self.samples.get(payload.participant)
+        if samples is None:
+            samples = self.samples[payload.participant] = ParticipantSamples()
+        samples.add(payload.record)
+        if not stored or not _reads_back_unchanged(payload.record):
+            self.records.setdefault(payload.participant, {})[payload.task_index] = payload.record
+        self._read_back = None
+
+    def received(self, participant: str) -> int:
+        """Records of the participant so far (distinct task indexes)."""
+        samples = self.samples.get(participant)
+        return 0 if samples is None else samples.count
+
+    def participant_finished(self, participant: str) -> bool:
+        """Every selected iteration of the participant has its record."""
+        return self.received(participant) >= len(self.selected.get(participant, ()))
+
+    @property
+    def planned_tasks(self) -> int:
+        """Iterations selected for this session, all participants together."""
+        return sum(len(self.selected.get(name, ())) for name in self.participants)
+
+    @property
+    def done_tasks(self) -> int:
+        """Iterations whose record arrived, all participants together."""
+        return sum(self.received(name) for name in self.participants)
+
+    @property
+    def failed_tasks(self) -> int:
+        return sum(s.count - s.passed for s in self.samples.values())
+
+    def participant_records(self) -> tuple[ParticipantRecords, ...]:
+        """Every record so far, per selected participant by task index: read back from the
+        store (once per batch of arrivals), with the records it does not hold."""
+        if self._read_back is not None:
+            return self._read_back
+        by_name: dict[str, dict[int, TaskRecord]] = {name: {} for name in self.participants}
+        if self.stored_records is not None:
+            for stored in self.stored_records():
+                kept = by_name.get(stored.participant)
+                if kept is not None:
+                    kept.update((r.task_index, r) for r in stored.records)
+        for name, records in self.records.items():
+            kept = by_name.get(name)
+            if kept is not None:
+                kept.update(records)
+        self._read_back = tuple(
+            ParticipantRecords(participant=name, records=tuple(r for _, r in sorted(kept.items())))
+            for name, kept in by_name.items()
+        )
+        return self._read_back
+
+    @property
+    def phases(self) -> list[str]:
+        """The schedule's phase names in order; empty for a benchmark with fewer than two
+        (one phase is the whole run)."""
+        names = list(dict.fromkeys(s.phase for s in self.schedule.slots if s.phase is not None))
+        return names if len(names) > 1 else []
+
+    def phase_records(self, phase: str) -> tuple[ParticipantRecords, ...]:
+        """:meth:`participant_records` restricted to one phase (``record.data["phase"]``)."""
+        return tuple(
+            ParticipantRecords(
+                participant=pr.participant,
+                records=tuple(r for r in pr.records if record_phase(r) == phase),
+            )
+            for pr in self.participant_records()
+        )
+
+    def outcome(self, run_id: str | None = None) -> BenchmarkRunOutcome:
+        return BenchmarkRunOutcome(
+            run_id=run_id or self.platform_run_id or NO_INGEST_RUN_ID,
+            dashboard_url=self.dashboard_url,
+            participants=self.participant_records(),
+            config=self.schedule.resolved,
+            store_run_id=self.local_run_id if self.local_run_kept else None,
+        )
+
+    # -- configuration ------------------------------------------------------------------------
+
+    def config_snapshot(self, environment: RunEnvironment) -> dict[str, Any]:
+        """The run-config snapshot the platform gets (upstream's ``runConfigToJson``)."""
+        return run_config_to_json(
+            self.config, self.schedule.resolved, self.participants, environment.trigger_to_wire()
+        )
+
+    def local_config_snapshot(self, environment: RunEnvironment) -> dict[str, Any]:
+        """The snapshot kept in the store and ``--bench-json``: upstream's, plus what only
+        this plugin has (the thresholds judged, warm-up, ``display``), so the store alone can
+        re-judge and re-render the run."""
+        snapshot = self.config_snapshot(environment)
+        thresholds = self.schedule.thresholds
+        if thresholds:
+            snapshot["thresholds"] = [
+                {"metric": t.metric, "expression": t.expression} for t in thresholds
+            ]
+        if self.schedule.resolved.warmup:
+            snapshot["warmup"] = self.schedule.resolved.warmup
+        if self.config.display is not None:
+            snapshot["display"] = self.config.display.to_wire()
+        return snapshot
+
+    def catalog(self) -> MetricCatalog:
+        """What the config says of the metrics and steps."""
+        return config_catalog(self.config, self.spec, self.results)
+
+    # -- the end ------------------------------------------------------------------------------
+
+    def score(self) -> list[ScoreResult] | None:
+        """Score rows of the records so far (None when the config declares no scoring).
+        Raises :class:`~pytest_benchsdk.scoring.ScoringSpecError` for a bad scoring spec.
+
+        With phases, also fills :attr:`phase_results` with the same spec (``on_score`` is
+        called once); a failure there only leaves them empty, never the scores."""
+        spec = self.spec = scoring_spec_of(self.config)
+        if spec is None:
+            return None
+        display = self.config.display
+        display_metrics = display.metrics if display is not None else None
+        results = score(self.outcome(), spec, display_metrics)
+        self.phase_results = {}
+        if self.phases:
+            per_phase = attrs.evolve(spec, group_by=None)
+            try:
+                self.phase_results = {
+                    phase: score(
+                        attrs.evolve(self.outcome(), participants=self.phase_records(phase)),
+                        per_phase,
+                        display_metrics,
+                    )
+                    for phase in self.phases
+                }
+            except Exception:  # the user's success/value callables: upstream's rows still stand
+                self.phase_results = {}
+        return results
+
+    @property
+    def scored_spec(self) -> ScoringSpec | None:
+        """The spec the run was scored with, if scoring worked and scores any metric."""
+        spec = self.spec
+        return spec if self.results is not None and spec is not None and spec.metrics else None
+
+    def summary_payload(self, environment: RunEnvironment) -> dict[str, Any] | None:
+        """The run summary for the platform (upstream §6.6), once the run is scored."""
+        if self.results is None:
+            return None
+        payload: dict[str, Any] = {
+            "run": environment.to_wire(),
+            "results": [r.to_wire() for r in self.results],
+        }
+        if self.config.scoring is not None:
+            payload["scoring"] = self.config.scoring.to_wire()
+        return payload
+
+    def participant_summaries(self) -> list[ParticipantSummary]:
+        """Every participant's facts (declared order; env-skipped ones included)."""
+        catalog = self.catalog()
+        # Scored metrics are sampled as scoring takes them, once scoring worked (a user's
+        # ``value`` function that raised would raise again: then they read their data keys).
+        spec = self.scored_spec
+        records = {pr.participant: pr.records for pr in self.participant_records()} if spec else {}
+        phase_of_slot = {slot.index: slot.phase for slot in self.schedule.slots}
+        phases = self.phases
+        skipped = {s.name: f"missing {', '.join(s.missing)}" for s in self.schedule.skipped}
+        out = []
+        for name in self.schedule.requested:
+            selected = self.selected.get(name, set())
+            if name not in skipped and not selected:
+                continue  # deselected (-k): not part of this run
+            samples = self.samples.get(name) or ParticipantSamples()
+            scored = phase_scored = None
+            if spec is not None and name in records:
+                scored = metric_samples(spec, records[name])
+                if phases:
+                    phase_scored = {
+                        phase: metric_samples(
+                            spec, [r for r in records[name] if record_phase(r) == phase]
+                        )
+                        for phase in phases
+                    }
+            out.append(
+                participant_summary(
+                    name,
+                    samples,
+                    catalog,
+                    planned=len(selected),
+                    planned_phases={
+                        phase: sum(1 for i in selected if phase_of_slot.get(i) == phase)
+                        for phase in phases
+                    },
+                    scored_samples=scored,
+                    phase_scored_samples=phase_scored,
+                    skipped=skipped.get(name),
+                )
+            )
+        return out
+
+    def run_status(
+        self,
+        *,
+        interrupted: bool,
+        regression: bool = False,
+        warnings_failed: bool = False,
+    ) -> RunStatus:
+        """How the run ended, with every reason it did not pass. ``interrupted``: the session
+        stopped before every selected item of this run finished."""
+        planned, ran = self.planned_tasks, self.done_tasks
+        if interrupted:
+            return RunStatus("interrupted", (), planned, ran, False)
+        complete = self.whole_plan and ran >= planned
+        reasons = []
+        if self.failed_tasks:
+            reasons.append("iterations")
+        if self.failed_items:
+            reasons.append("items")
+        if self.errors:
+            reasons.append("errors")
+        if any(v.outcome == "failed" for v in self.analyses.thresholds):
+            reasons.append("threshold")
+        if regression:
+            reasons.append("regression")
+        if warnings_failed:
+            reasons.append("warnings")
+        return RunStatus("failed" if reasons else "passed", tuple(reasons), planned, ran, complete)
+
+    def summarise(
+        self,
+        environment: RunEnvironment,
+        status: RunStatus,
+        participants: Sequence[ParticipantSummary] | None = None,
+        *,
+        dry_run: bool = False,
+        run_key: str | None = None,
+    ) -> RunSummary:
+        """The finished run as every view shows it."""
+        if participants is None:
+            participants = self.participant_summaries()
+        spans = [s.span() for s in self.samples.values()]
+        known = [span for span in spans if span is not None]
+        scores = None
+        if self.results is not None:
+            scoring = self.config.scoring
+            scores = score_table(
+                self.results,
+                self.catalog(),
+                uncertainty=self.analyses.uncertainty,
+                phase_results=self.phase_results,
+                group_by=scoring.group_by
+                if scoring is not None and self.config.on_score is None
+                else None,
+                dimensions=self.config.dimensions,
+            )
+        return RunSummary(
+            benchmark_slug=self.config.benchmark_slug,
+            benchmark_name=self.config.benchmark_name,
+            file=self.file_key,
+            knobs=knobs_of(self.schedule),
+            environment=environment,
+            status=status,
+            participants=tuple(participants),
+            local_run_id=self.local_run_id if self.local_run_kept else None,
+            platform_run_id=self.platform_run_id,
+            dashboard_url=self.dashboard_url or None,
+            dry_run=dry_run,
+            run_key=run_key,
+            started_at=iso_time(min(s for s, _ in known)) if known else None,
+            finished_at=iso_time(max(e for _, e in known)) if known else None,
+            scores=scores,
+            thresholds=self.analyses.thresholds,
+            comparison=self.analyses.comparison,
+            comparison_note=self.analyses.comparison_note,
+            warnings=self.analyses.warnings,
+            errors=tuple(self.errors),
+            notes=tuple(self.schedule.warnings),
+        )
+
+    def records_json(self) -> list[dict[str, Any]]:
+        """Every record in wire form, per participant (``--bench-json``)."""
+        return [
+            {"participant": pr.participant, "records": [r.to_wire() for r in pr.records]}
+            for pr in self.participant_records()
+        ]
+
+    def warmup_json(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "participant": name,
+                "records": [
+                    {**r.to_wire(), "warmup": True}
+                    for r in sorted(records, key=lambda r: r.task_index)
+                ],
+            }
+            for name, records in self.warmup_records.items()
+        ]

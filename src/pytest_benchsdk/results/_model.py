@@ -1,0 +1,606 @@
+"""The model of a finished run: every fact a reader needs, computed once.
+
+Private to :mod:`pytest_benchsdk.results`, which re-exports the public names. Everything here
+is plain data with a JSON form (``to_json`` / ``from_json``, camelCase keys like the rest of
+``--bench-json``), so the same :class:`RunSummary` is rendered by the terminal, ``--bench-json``,
+Markdown, ``pytest-benchsdk show`` and the HTML report, and is kept in the store.
+
+**The percentile rule**, one for every median, p95 and p99 a view prints (scores, the latency
+and metric tables, steps, thresholds, comparisons): upstream's ``computeStats`` — sort the
+samples, drop ``floor(n × trim)`` from each end (``trim`` is the scored metric's ``trim``,
+default 5 %; nothing is dropped below 20 samples), then the nearest-rank percentile of the
+rest. ``mean``, ``min`` and ``max`` are of every sample.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from .._baseline import BaselineComparison
+from .._hygiene import RunWarning
+from .._runenv import RunEnvironment
+from .._stats import DEFAULT_TRIM, stats_of_sorted
+from .._thresholds import ThresholdVerdict
+from .._uncertainty import ScoreUncertainty
+from ..scoring import ScoreResult
+
+__all__ = [
+    "LATENCY",
+    "STATUS_REASONS",
+    "FailureGroup",
+    "Knobs",
+    "MetricSummary",
+    "ParticipantSummary",
+    "PhaseSummary",
+    "RankedParticipant",
+    "RunStatus",
+    "RunSummary",
+    "SampleStats",
+    "ScoreTable",
+    "StepSummary",
+    "metric_unit",
+]
+
+#: The iteration latency's key among the metrics.
+LATENCY: Final = "latency_ms"
+#: Units read as times (the views scale them: ns, µs, ms, s).
+_TIME_SUFFIXES: Final = ("ns", "us", "µs", "ms", "s")
+
+
+def metric_unit(key: str, declared: str | None) -> str:
+    """A metric's unit: the declared one (scoring or ``display.metrics``), else the time unit
+    its key ends with (``dumps_ms`` → ``ms``, ``read_us`` → ``us``), else ``""``."""
+    if declared:
+        return declared
+    for suffix in _TIME_SUFFIXES:
+        if key.endswith(f"_{suffix}"):
+            return suffix
+    return ""
+
+
+def _num(value: float | None) -> float | None:
+    """A number for JSON: NaN and ±inf as None (``JSON.stringify``'s rule)."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _float(value: Any) -> float:
+    return math.nan if value is None else float(value)
+
+
+@attrs.frozen
+class SampleStats:
+    """Statistics of one sample set, by the module's percentile rule."""
+
+    count: int
+    median: float
+    p95: float
+    p99: float
+    mean: float
+    min: float
+    max: float
+    trim: float = DEFAULT_TRIM
+
+    @classmethod
+    def of(cls, values: Sequence[float], trim: float | None = None) -> SampleStats | None:
+        """The statistics of ``values`` (None for no values)."""
+        if not values:
+            return None
+        trim = DEFAULT_TRIM if trim is None else trim
+        ordered = sorted(values)
+        stats = stats_of_sorted(ordered, trim)
+        return cls(
+            count=len(ordered),
+            median=float(stats.median),
+            p95=float(stats.p95),
+            p99=float(stats.p99),
+            mean=math.fsum(ordered) / len(ordered),
+            min=float(ordered[0]),
+            max=float(ordered[-1]),
+            trim=trim,
+        )
+
+    def get(self, statistic: str) -> float:
+        """``median``, ``p95``, ``p99``, ``mean``, ``min`` or ``max``."""
+        value: float = getattr(self, statistic)
+        return value
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "median": _num(self.median),
+            "p95": _num(self.p95),
+            "p99": _num(self.p99),
+            "mean": _num(self.mean),
+            "min": _num(self.min),
+            "max": _num(self.max),
+            "trim": self.trim,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> SampleStats | None:
+        if data is None:
+            return None
+        return cls(
+            count=int(data["count"]),
+            median=_float(data["median"]),
+            p95=_float(data["p95"]),
+            p99=_float(data["p99"]),
+            mean=_float(data["mean"]),
+            min=_float(data["min"]),
+            max=_float(data["max"]),
+            trim=float(data.get("trim", DEFAULT_TRIM)),
+        )
+
+
+def _stats_json(stats: SampleStats | None) -> dict[str, Any] | None:
+    return None if stats is None else stats.to_json()
+
+
+@attrs.frozen
+class MetricSummary:
+    """One measured metric of a participant (or phase): scored or not, with its unit and
+    display label. ``lower_is_better`` is None when nothing says (an unscored metric without a
+    ``display.metrics`` direction)."""
+
+    key: str
+    label: str
+    unit: str
+    scored: bool
+    lower_is_better: bool | None
+    stats: SampleStats | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "label": self.label,
+            "unit": self.unit,
+            "scored": self.scored,
+            "lowerIsBetter": self.lower_is_better,
+            "stats": _stats_json(self.stats),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MetricSummary:
+        return cls(
+            key=str(data["key"]),
+            label=str(data["label"]),
+            unit=str(data["unit"]),
+            scored=bool(data["scored"]),
+            lower_is_better=data.get("lowerIsBetter"),
+            stats=SampleStats.from_json(data.get("stats")),
+        )
+
+
+@attrs.frozen
+class StepSummary:
+    """One step of a participant: its label (``display.steps``), its successful invocations'
+    latency and how many invocations failed."""
+
+    name: str
+    label: str
+    order: int
+    latency: SampleStats | None
+    failed: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "label": self.label,
+            "order": self.order,
+            "latency": _stats_json(self.latency),
+            "failed": self.failed,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> StepSummary:
+        return cls(
+            name=str(data["name"]),
+            label=str(data["label"]),
+            order=int(data["order"]),
+            latency=SampleStats.from_json(data.get("latency")),
+            failed=int(data["failed"]),
+        )
+
+
+@attrs.frozen
+class FailureGroup:
+    """A participant's failures with one error code: how many, and the first messages
+    (``(task index, message)``, capped)."""
+
+    code: str
+    count: int
+    messages: tuple[tuple[int, str], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "count": self.count,
+            "messages": [{"taskIndex": i, "message": m} for i, m in self.messages],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FailureGroup:
+        return cls(
+            code=str(data["code"]),
+            count=int(data["count"]),
+            messages=tuple((int(m["taskIndex"]), str(m["message"])) for m in data["messages"]),
+        )
+
+
+@attrs.frozen
+class PhaseSummary:
+    """A participant's iterations of one phase."""
+
+    phase: str
+    planned: int
+    ran: int
+    passed: int
+    latency: SampleStats | None
+    metrics: tuple[MetricSummary, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "phase": self.phase,
+            "planned": self.planned,
+            "ran": self.ran,
+            "passed": self.passed,
+            "latency": _stats_json(self.latency),
+            "metrics": [m.to_json() for m in self.metrics],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PhaseSummary:
+        return cls(
+            phase=str(data["phase"]),
+            planned=int(data["planned"]),
+            ran=int(data["ran"]),
+            passed=int(data["passed"]),
+            latency=SampleStats.from_json(data.get("latency")),
+            metrics=tuple(MetricSummary.from_json(m) for m in data["metrics"]),
+        )
+
+
+@attrs.frozen
+class ParticipantSummary:
+    """Everything measured of one participant: ``planned`` selected iterations, ``ran`` of
+    them left a record, ``passed`` of those passed; the latency (passing iterations); every
+    measured metric (the scored ones first, in the scoring's order, then the others as first
+    measured); the steps; each phase (with more than one phase); the failures by error code.
+    ``skipped`` says why a participant did not run at all (missing env vars)."""
+
+    name: str
+    planned: int
+    ran: int
+    passed: int
+    latency: SampleStats | None
+    metrics: tuple[MetricSummary, ...] = ()
+    steps: tuple[StepSummary, ...] = ()
+    phases: tuple[PhaseSummary, ...] = ()
+    failures: tuple[FailureGroup, ...] = ()
+    skipped: str | None = None
+
+    @property
+    def failed(self) -> int:
+        return self.ran - self.passed
+
+    def metric(self, key: str) -> MetricSummary | None:
+        return next((m for m in self.metrics if m.key == key), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "planned": self.planned,
+            "ran": self.ran,
+            "passed": self.passed,
+            "latency": _stats_json(self.latency),
+            "metrics": [m.to_json() for m in self.metrics],
+            "steps": [s.to_json() for s in self.steps],
+            "phases": [p.to_json() for p in self.phases],
+            "failures": [f.to_json() for f in self.failures],
+            "skipped": self.skipped,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ParticipantSummary:
+        return cls(
+            name=str(data["name"]),
+            planned=int(data["planned"]),
+            ran=int(data["ran"]),
+            passed=int(data["passed"]),
+            latency=SampleStats.from_json(data.get("latency")),
+            metrics=tuple(MetricSummary.from_json(m) for m in data["metrics"]),
+            steps=tuple(StepSummary.from_json(s) for s in data["steps"]),
+            phases=tuple(PhaseSummary.from_json(p) for p in data["phases"]),
+            failures=tuple(FailureGroup.from_json(f) for f in data["failures"]),
+            skipped=data.get("skipped"),
+        )
+
+
+@attrs.frozen
+class RankedParticipant:
+    """One participant's place in the ranking: ``rank`` (None: nothing to rank — every
+    iteration failed, or it was skipped), whether its interval overlaps the one ranked just
+    above (``tied_with_above``), its score rows (the aggregate first, then one per
+    ``group_by`` value) and, with phases, each phase's rows scored alone."""
+
+    participant: str
+    rank: int | None
+    tied_with_above: bool
+    rows: tuple[ScoreResult, ...]
+    phase_rows: tuple[tuple[str, ScoreResult], ...] = ()
+    uncertainty: ScoreUncertainty | None = None
+
+    @property
+    def row(self) -> ScoreResult:
+        """The aggregate row: the participant's score."""
+        return self.rows[0]
+
+    @property
+    def keeps_rank(self) -> float | None:
+        """How often the participant kept its rank among the resamples."""
+        u = self.uncertainty
+        if u is None or u.skipped or self.rank is None:
+            return None
+        probabilities = u.rank_probabilities
+        return probabilities[self.rank - 1] if self.rank <= len(probabilities) else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "participant": self.participant,
+            "rank": self.rank,
+            "tiedWithAbove": self.tied_with_above,
+            "rows": [r.to_wire() for r in self.rows],
+            "phaseRows": [{"phase": p, "row": r.to_wire()} for p, r in self.phase_rows],
+            "uncertainty": None if self.uncertainty is None else self.uncertainty.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RankedParticipant:
+        u = data.get("uncertainty")
+        return cls(
+            participant=str(data["participant"]),
+            rank=data.get("rank"),
+            tied_with_above=bool(data["tiedWithAbove"]),
+            rows=tuple(ScoreResult.from_wire(r) for r in data["rows"]),
+            phase_rows=tuple(
+                (str(p["phase"]), ScoreResult.from_wire(p["row"])) for p in data["phaseRows"]
+            ),
+            uncertainty=None if u is None else ScoreUncertainty.from_json(u),
+        )
+
+
+@attrs.frozen
+class ScoreTable:
+    """The scores of a run: upstream's rows as scored (``results``, in participant order, as
+    the platform gets them) and the ranking built from them. ``metrics`` are the scored
+    metrics as ``(key, unit, label)``; ``group_by`` the scoring's ``group_by`` (declarative
+    scoring only); ``dimensions`` the config's base dimensions; ``level`` the intervals'
+    confidence (None without intervals)."""
+
+    results: tuple[ScoreResult, ...]
+    ranking: tuple[RankedParticipant, ...]
+    metrics: tuple[tuple[str, str, str], ...]
+    group_by: str | None = None
+    dimensions: Mapping[str, Any] = attrs.Factory(dict)
+    level: float | None = None
+
+    @property
+    def has_ties(self) -> bool:
+        return any(entry.tied_with_above for entry in self.ranking)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "results": [r.to_wire() for r in self.results],
+            "ranking": [entry.to_json() for entry in self.ranking],
+            "metrics": [{"key": k, "unit": u, "label": label} for k, u, label in self.metrics],
+            "groupBy": self.group_by,
+            "dimensions": dict(self.dimensions),
+            "level": self.level,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> ScoreTable | None:
+        if data is None:
+            return None
+        return cls(
+            results=tuple(ScoreResult.from_wire(r) for r in data["results"]),
+            ranking=tuple(RankedParticipant.from_json(e) for e in data["ranking"]),
+            metrics=tuple(
+                (str(m["key"]), str(m["unit"]), str(m["label"])) for m in data["metrics"]
+            ),
+            group_by=data.get("groupBy"),
+            dimensions=dict(data.get("dimensions") or {}),
+            level=data.get("level"),
+        )
+
+
+#: Why a run did not pass, in the order :meth:`RunStatus.text` lists them.
+STATUS_REASONS: Final = (
+    "iterations",  # iterations failed
+    "items",  # items failed without a record (setup, teardown, a crashed worker)
+    "errors",  # the session end failed for this run (scoring, a hook, on_complete, the store)
+    "threshold",  # a threshold was breached
+    "regression",  # --bench-compare-fail found a regression
+    "warnings",  # --bench-warnings=error and a run warning
+)
+
+
+@attrs.frozen
+class RunStatus:
+    """How the run ended: ``state`` (``passed``, ``failed``, ``interrupted``, or ``running``
+    for a run whose session never finished it), the ``reasons`` of a failure
+    (:data:`STATUS_REASONS`), ``planned``/``ran`` iterations and whether the run is
+    ``complete``: every iteration of the benchmark's plan was selected and left a record (no
+    ``-k``/node-id subset, not interrupted). Only a complete run is a baseline by default."""
+
+    state: str
+    reasons: tuple[str, ...] = ()
+    planned: int = 0
+    ran: int = 0
+    complete: bool = True
+
+    def text(self) -> str:
+        """``passed``, ``failed (threshold, regression)``, ``interrupted (3 of 60 iterations
+        ran)``; ``, partial`` when the selection was a subset."""
+        if self.state == "interrupted":
+            return f"interrupted ({self.ran} of {self.planned} iterations ran)"
+        head = self.state
+        if self.reasons:
+            head += f" ({', '.join(self.reasons)})"
+        if not self.complete and self.state in ("passed", "failed"):
+            head += ", partial"
+        return head
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "reasons": list(self.reasons),
+            "planned": self.planned,
+            "ran": self.ran,
+            "complete": self.complete,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunStatus:
+        return cls(
+            state=str(data["state"]),
+            reasons=tuple(str(r) for r in data.get("reasons") or ()),
+            planned=int(data.get("planned", 0)),
+            ran=int(data.get("ran", 0)),
+            complete=bool(data.get("complete", True)),
+        )
+
+
+@attrs.frozen
+class Knobs:
+    """The knobs the run used: ``iterations`` per participant (all phases), ``phases`` as
+    ``(name, iterations)``, warm-up iterations per participant (per phase)."""
+
+    iterations: int
+    concurrency: int
+    stagger_delay_ms: float
+    group_by: str
+    warmup: int = 0
+    phases: tuple[tuple[str, int], ...] = ()
+    providers: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "iterations": self.iterations,
+            "concurrency": self.concurrency,
+            "staggerDelayMs": self.stagger_delay_ms,
+            "groupBy": self.group_by,
+            "warmup": self.warmup,
+            "phases": [{"name": n, "iterations": i} for n, i in self.phases],
+            "providers": None if self.providers is None else list(self.providers),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Knobs:
+        providers = data.get("providers")
+        return cls(
+            iterations=int(data["iterations"]),
+            concurrency=int(data["concurrency"]),
+            stagger_delay_ms=float(data["staggerDelayMs"]),
+            group_by=str(data["groupBy"]),
+            warmup=int(data.get("warmup") or 0),
+            phases=tuple((str(p["name"]), int(p["iterations"])) for p in data.get("phases") or ()),
+            providers=None if providers is None else tuple(str(p) for p in providers),
+        )
+
+
+@attrs.frozen
+class RunSummary:
+    """One finished run of one benchmark, as every view shows it.
+
+    ``started_at``/``finished_at`` are the benchmark's own (its first iteration's start, its
+    last one's end), not the session's. ``participants`` are in declared order, skipped ones
+    included. ``scores`` is None for a benchmark without scoring; ``comparison`` is the
+    ``--bench-compare`` result (or ``comparison_note`` says why there is none).
+    """
+
+    benchmark_slug: str
+    benchmark_name: str
+    file: str | None
+    knobs: Knobs
+    environment: RunEnvironment
+    status: RunStatus
+    participants: tuple[ParticipantSummary, ...]
+    local_run_id: str | None = None
+    platform_run_id: str | None = None
+    dashboard_url: str | None = None
+    dry_run: bool = False
+    run_key: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    scores: ScoreTable | None = None
+    thresholds: tuple[ThresholdVerdict, ...] = ()
+    comparison: BaselineComparison | None = None
+    comparison_note: str | None = None
+    warnings: tuple[RunWarning, ...] = ()
+    errors: tuple[str, ...] = ()
+    #: What the schedule said about the config (e.g. uneven phases), once per run.
+    notes: tuple[str, ...] = ()
+
+    def participant(self, name: str) -> ParticipantSummary | None:
+        return next((p for p in self.participants if p.name == name), None)
+
+    @property
+    def ran_participants(self) -> tuple[ParticipantSummary, ...]:
+        return tuple(p for p in self.participants if p.ran)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "benchmarkSlug": self.benchmark_slug,
+            "benchmarkName": self.benchmark_name,
+            "file": self.file,
+            "knobs": self.knobs.to_json(),
+            "environment": self.environment.to_dict(),
+            "status": self.status.to_json(),
+            "participants": [p.to_json() for p in self.participants],
+            "localRunId": self.local_run_id,
+            "runId": self.platform_run_id,
+            "dashboardUrl": self.dashboard_url,
+            "dryRun": self.dry_run,
+            "runKey": self.run_key,
+            "startedAt": self.started_at,
+            "finishedAt": self.finished_at,
+            "scores": None if self.scores is None else self.scores.to_json(),
+            "thresholds": [t.to_json() for t in self.thresholds],
+            "comparison": None if self.comparison is None else self.comparison.to_json(),
+            "comparisonNote": self.comparison_note,
+            "warnings": [w.to_json() for w in self.warnings],
+            "errors": list(self.errors),
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunSummary:
+        comparison = data.get("comparison")
+        return cls(
+            benchmark_slug=str(data["benchmarkSlug"]),
+            benchmark_name=str(data["benchmarkName"]),
+            file=data.get("file"),
+            knobs=Knobs.from_json(data["knobs"]),
+            environment=RunEnvironment.from_dict(data["environment"]),
+            status=RunStatus.from_json(data["status"]),
+            participants=tuple(ParticipantSummary.from_json(p) for p in data["participants"]),
+            local_run_id=data.get("localRunId"),
+            platform_run_id=data.get("runId"),
+            dashboard_url=data.get("dashboardUrl"),
+            dry_run=bool(data.get("dryRun", False)),
+            run_key=data.get("runKey"),
+            started_at=data.get("startedAt"),
+            finished_at=data.get("finishedAt"),
+            scores=ScoreTable.from_json(data.get("scores")),
+            thresholds=tuple(ThresholdVerdict.from_json(t) for t in data.get("thresholds") or ()),
+            comparison=None if comparison is None else BaselineComparison.from_json(comparison),
+            comparison_note=data.get("comparisonNote"),
+            warnings=tuple(RunWarning.from_json(w) for w in data.get("warnings") or ()),
+            errors=tuple(str(e) for e in data.get("errors") or ()),
+            notes=tuple(str(n) for n in data.get("notes") or ()),
+        )

@@ -1,0 +1,313 @@
+"""A participant's records kept as samples, as they arrive or as the store gives them back.
+
+Private to :mod:`pytest_benchsdk.results`. :class:`ParticipantSamples` is the one reader of
+records for everything a summary says about them: counts, the latency, every numeric data key
+(the measured metrics, scored or not), the steps, the failures by error code, the phases and
+the iterations' start and end times. A live session feeds it each record as it arrives (so the
+controller keeps no record objects, about 30 bytes a record instead of ~0.5 KiB); the store CLI
+and the report feed it the stored records. Either way the same :meth:`ParticipantSamples.add`
+reads them, so a summary built live and one built from the store say the same.
+
+A sample follows the scoring rule (:func:`~pytest_benchsdk._stats.finite_samples`): a finite
+number, never a bool, or each finite number of a list (one level). Metrics and the latency are
+sampled from passing records (``status == "success"``) only: a failed iteration's timing (a
+timeout, say) measures the failure, not the work.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Final
+
+from .._numbers import is_finite
+from .._runs import record_phase
+from ..records import TaskRecord
+
+__all__ = [
+    "MAX_MESSAGES",
+    "MAX_MESSAGE_CHARS",
+    "ParticipantSamples",
+    "iso_time",
+    "record_phase",
+    "sample_sets",
+]
+
+#: First messages kept per error code (the rest are counted).
+MAX_MESSAGES: Final = 5
+#: Characters kept of one error message.
+MAX_MESSAGE_CHARS: Final = 300
+_NAN: Final = math.nan
+
+
+def _epoch(text: str | None) -> float:
+    """Seconds since the epoch of an ISO time (``2026-12-01T08:00:00.000Z``); NaN if none."""
+    if not text:
+        return _NAN
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return _NAN
+
+
+def iso_time(epoch: float) -> str:
+    """Epoch seconds as the records write times (``2026-12-01T08:00:00.000Z``)."""
+    moment = datetime.fromtimestamp(epoch, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _number(value: object) -> float | None:
+    """``value`` as a sample, or None: finite numbers only (:func:`~pytest_benchsdk._numbers.
+    is_finite`)."""
+    return float(value) if is_finite(value) else None  # type: ignore[arg-type]
+
+
+def _grow(column: array[float], length: int) -> None:
+    missing = length - len(column)
+    if missing > 0:
+        column.extend([_NAN] * missing)
+
+
+class ParticipantSamples:
+    """One participant's records as samples, by task index (a record delivered again replaces
+    the earlier one, as in the store)."""
+
+    __slots__ = (
+        "_codes",
+        "_data",
+        "_end",
+        "_latency",
+        "_lists",
+        "_messages",
+        "_ok",
+        "_phase",
+        "_present",
+        "_start",
+        "_step_failed",
+        "_step_index",
+        "_step_latency",
+        "count",
+        "passed",
+    )
+
+    def __init__(self) -> None:
+        self._present = bytearray()
+        self._ok = bytearray()
+        self._latency: array[float] = array("d")
+        self._start: array[float] = array("d")
+        self._end: array[float] = array("d")
+        self._phase: list[str | None] = []
+        self._codes: list[str | None] = []
+        #: data key -> value per task index (NaN: no sample); list values live in ``_lists``.
+        self._data: dict[str, array[float]] = {}
+        self._lists: dict[str, dict[int, list[float]]] = {}
+        #: step name -> latencies of its successful invocations, and their task indexes.
+        self._step_latency: dict[str, array[float]] = {}
+        self._step_index: dict[str, array[int]] = {}
+        self._step_failed: dict[str, dict[int, int]] = {}
+        self._messages: dict[str, dict[int, str]] = {}
+        #: Records received (distinct task indexes), and how many of them passed.
+        self.count = 0
+        self.passed = 0
+
+    # -- feeding ------------------------------------------------------------------------------
+
+    def add(self, record: TaskRecord) -> None:
+        index = record.task_index
+        if index < 0:
+            return  # a warm-up iteration: never a sample
+        length = index + 1
+        if length > len(self._present):
+            missing = length - len(self._present)
+            self._present.extend(bytes(missing))
+            self._ok.extend(bytes(missing))
+            self._latency.extend([_NAN] * missing)
+            self._start.extend([_NAN] * missing)
+            self._end.extend([_NAN] * missing)
+            self._phase.extend([None] * missing)
+            self._codes.extend([None] * missing)
+        if self._present[index]:
+            self._forget(index)
+        else:
+            self._present[index] = 1
+            self.count += 1
+        ok = record.status == "success"
+        self._ok[index] = ok
+        self._phase[index] = record_phase(record)
+        self._start[index] = _epoch(record.started_at)
+        self._end[index] = _epoch(record.completed_at)
+        if ok:
+            self.passed += 1
+            latency = _number(record.latency_ms)
+            self._latency[index] = _NAN if latency is None else latency
+            if record.data:
+                self._add_data(index, record.data)
+        else:
+            code = record.error_code if isinstance(record.error_code, str) else "unknown"
+            self._codes[index] = code
+            kept = self._messages.setdefault(code, {})
+            if len(kept) < MAX_MESSAGES:
+                message = (record.data or {}).get("errorMessage")
+                if message is not None:
+                    text = str(message)
+                    if len(text) > MAX_MESSAGE_CHARS:
+                        text = text[: MAX_MESSAGE_CHARS - 1] + "…"
+                    kept[index] = text
+        for step in record.steps or ():
+            name = step.name
+            if step.status != "success":
+                failed = self._step_failed.setdefault(name, {})
+                failed[index] = failed.get(index, 0) + 1
+                continue
+            latencies = self._step_latency.get(name)
+            if latencies is None:
+                latencies = self._step_latency[name] = array("d")
+                self._step_index[name] = array("q")
+            value = _number(step.latency_ms)
+            if value is not None:
+                latencies.append(value)
+                self._step_index[name].append(index)
+
+    def _add_data(self, index: int, data: Mapping[str, object]) -> None:
+        length = index + 1
+        for key, value in data.items():
+            if isinstance(value, (list, tuple)):
+                values = [v for v in map(_number, value) if v is not None]
+                if values:
+                    self._lists.setdefault(key, {})[index] = values
+                    _grow(self._data.setdefault(key, array("d")), length)
+                continue
+            number = _number(value)
+            if number is None:
+                continue
+            column = self._data.get(key)
+            if column is None:
+                column = self._data[key] = array("d")
+            _grow(column, length)
+            column[index] = number
+
+    def _forget(self, index: int) -> None:
+        """Undo what an earlier record of ``index`` added (a record delivered again; rare)."""
+        if self._ok[index]:
+            self.passed -= 1
+        self._latency[index] = _NAN
+        for column in self._data.values():
+            if index < len(column):
+                column[index] = _NAN
+        for lists in self._lists.values():
+            lists.pop(index, None)
+        code = self._codes[index]
+        if code is not None:
+            self._messages.get(code, {}).pop(index, None)
+            self._codes[index] = None
+        for name, indexes in self._step_index.items():
+            if index in indexes:
+                latencies = self._step_latency[name]
+                keep = [i for i, at in enumerate(indexes) if at != index]
+                self._step_latency[name] = array("d", (latencies[i] for i in keep))
+                self._step_index[name] = array("q", (indexes[i] for i in keep))
+        for failed in self._step_failed.values():
+            failed.pop(index, None)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def _indexes(self, phase: str | None) -> Iterator[int]:
+        present, phases = self._present, self._phase
+        for index in range(len(present)):
+            if present[index] and (phase is None or phases[index] == phase):
+                yield index
+
+    def counts(self, phase: str | None = None) -> tuple[int, int]:
+        """``(records, passing records)``, of one phase or of all."""
+        if phase is None:
+            return self.count, self.passed
+        indexes = list(self._indexes(phase))
+        return len(indexes), sum(self._ok[i] for i in indexes)
+
+    def latency(self, phase: str | None = None) -> list[float]:
+        """The passing iterations' latencies in run (task index) order."""
+        latency = self._latency
+        return [latency[i] for i in self._indexes(phase) if latency[i] == latency[i]]
+
+    def metric_keys(self) -> list[str]:
+        """The data keys with at least one sample, in first-seen order."""
+        return list(self._data)
+
+    def metric(self, key: str, phase: str | None = None) -> list[float]:
+        """The samples of data key ``key`` in run order (a list value adds each number)."""
+        column = self._data.get(key)
+        if column is None:
+            return []
+        lists = self._lists.get(key, {})
+        out: list[float] = []
+        for index in self._indexes(phase):
+            if index >= len(column):
+                continue
+            value = column[index]
+            if value == value:
+                out.append(value)
+            elif index in lists:
+                out.extend(lists[index])
+        return out
+
+    def phases(self) -> list[str]:
+        """The phases of the records, in first-seen order."""
+        return [p for p in dict.fromkeys(self._phase) if p is not None]
+
+    def step_names(self) -> list[str]:
+        names = dict.fromkeys(self._step_latency)
+        names.update(dict.fromkeys(self._step_failed))
+        return list(names)
+
+    def step(self, name: str) -> tuple[list[float], int]:
+        """A step's successful latencies (run order) and how many invocations failed."""
+        return (
+            list(self._step_latency.get(name, ())),
+            sum(self._step_failed.get(name, {}).values()),
+        )
+
+    def failures(self) -> list[tuple[str, int, list[tuple[int, str]]]]:
+        """``(error code, failed records, [(task index, first messages)])``, most frequent
+        first."""
+        counts: dict[str, int] = {}
+        for code in self._codes:
+            if code is not None:
+                counts[code] = counts.get(code, 0) + 1
+        ordered = sorted(counts, key=lambda code: (-counts[code], code))
+        return [
+            (code, counts[code], sorted(self._messages.get(code, {}).items())) for code in ordered
+        ]
+
+    def span(self) -> tuple[float, float] | None:
+        """The first start and the last end of the iterations (epoch seconds), if known."""
+        starts = [s for s in self._start if s == s]
+        if not starts:
+            return None
+        ends = [e for e in self._end if e == e]
+        return min(starts), max([*ends, *starts])
+
+    def timeline(self) -> list[tuple[int, float, float, bool]]:
+        """``(task index, start, end, passed)`` of each iteration with a start time."""
+        out = []
+        for index in self._indexes(None):
+            start, end = self._start[index], self._end[index]
+            if start == start:
+                out.append(
+                    (
+                        index,
+                        start,
+                        end if end == end and end >= start else start,
+                        bool(self._ok[index]),
+                    )
+                )
+        return out
+
+
+def sample_sets(records: Sequence[TaskRecord]) -> ParticipantSamples:
+    """The samples of a participant's records."""
+    samples = ParticipantSamples()
+    for record in records:
+        samples.add(record)
+    return samples
