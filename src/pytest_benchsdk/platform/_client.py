@@ -287,7 +287,9 @@ class BenchmarkClient:
         """``PATCH /benchmarks/{slug}`` → benchmark."""
         return self.request("PATCH", self.path("benchmarks", slug), dict(body)).get("benchmark")
 
-    def list_benchmarks(self, *, limit: int | None = None, offset: int | None = None) -> list[Any]:
+    def list_benchmarks(
+        self, *, limit: int | float | None = None, offset: int | float | None = None
+    ) -> list[Any]:
         """``GET /benchmarks?limit&offset`` → ``items ?? benchmarks ?? []`` (used by the check)."""
         data = self.request("GET", "/benchmarks" + _query({"limit": limit, "offset": offset}))
         return _items(data, "benchmarks")
@@ -361,7 +363,9 @@ class BenchmarkClient:
         data: JSON = self.request("POST", self.path("benchmarks", slug, "runs"), dict(body))
         return data
 
-    def list_runs(self, slug: str, *, limit: int | None = None, offset: int | None = None) -> Any:
+    def list_runs(
+        self, slug: str, *, limit: int | float | None = None, offset: int | float | None = None
+    ) -> Any:
         """``GET /benchmarks/{slug}/runs`` → ``items`` (no legacy fallback, as upstream)."""
         data = self.request(
             "GET",
