@@ -70,6 +70,8 @@ class RecordedRequest:
     headers: dict[str, str]
     body: bytes
     status: int | None = None
+    #: The query string as sent (``query`` is it parsed and decoded).
+    raw_query: str = ""
 
     @property
     def json(self) -> Any:
@@ -283,6 +285,39 @@ class LoopbackPlatform:
     def issue_refresh_token(self, refresh_token: str, client_id: str = "benchsdk-runner") -> None:
         """Accept ``refresh_token`` at the OAuth token endpoint."""
         self.refresh_tokens[refresh_token] = client_id
+
+    def device_flow(
+        self,
+        *,
+        interval: float = 0,
+        expires_in: float = 900,
+        approve_after: int | None = None,
+        script: tuple[str, ...] = (),
+    ) -> None:
+        """How the device login answers from now on: the ``interval`` and ``expires_in`` it
+        hands out, the poll at which a code approves itself (``None``: only :meth:`approve`),
+        and error codes answered to a code's first polls (``slow_down``, ``access_denied`` …)."""
+        with self.lock:
+            self.device_settings = {
+                "interval": interval,
+                "expires_in": expires_in,
+                "approve_after": approve_after,
+                "script": list(script),
+            }
+
+    def approve(self, user_code: str) -> None:
+        """The user approves the device in the browser."""
+        with self.lock:
+            for code in self.device_codes.values():
+                if code["user_code"] == user_code:
+                    code["approved"] = True
+
+    def deny(self, user_code: str) -> None:
+        """The user denies the device (the next poll answers ``access_denied``)."""
+        with self.lock:
+            for code in self.device_codes.values():
+                if code["user_code"] == user_code:
+                    code["denied"] = True
 
     # -- request handling -------------------------------------------------------------------
 
@@ -1201,7 +1236,14 @@ def _make_handler(platform: LoopbackPlatform) -> type[BaseHTTPRequestHandler]:
             route = _route_of(self.command, raw_path)
             decoded = "/".join(unquote(s) for s in raw_path.split("/"))
             rec = RecordedRequest(
-                self.command, raw_path, decoded, route, parse_qs(split.query), headers, body
+                self.command,
+                raw_path,
+                decoded,
+                route,
+                parse_qs(split.query),
+                headers,
+                body,
+                raw_query=split.query,
             )
             with platform.lock:
                 platform.requests.append(rec)
