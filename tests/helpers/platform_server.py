@@ -1100,8 +1100,12 @@ class LoopbackPlatform:
         }
 
 
+#: ``generatedAt`` of the read endpoints: fixed, so that two reads of the same data are equal.
+GENERATED_AT = "2026-01-02T03:05:00.000Z"
+
+
 def _now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    return GENERATED_AT
 
 
 def _page(items: list[Any], query: dict[str, list[str]]) -> list[Any]:

@@ -62,7 +62,8 @@ def test_device_code_request_posts_upstreams_form(loopback_platform: LoopbackPla
     assert request.body.decode() == (
         "client_id=benchsdk-runner&resource="
         + loopback_platform.api_url.replace(":", "%3A").replace("/", "%2F")
-        + "&scope=" + DEVICE_SCOPE.replace(" ", "+").replace(":", "%3A")
+        + "&scope="
+        + DEVICE_SCOPE.replace(" ", "+").replace(":", "%3A")
     )
     assert code["verification_uri_complete"] == (
         f"{loopback_platform.root_url}/device?user_code={code['user_code']}"
@@ -124,7 +125,7 @@ def test_other_errors_end_the_poll_with_the_servers_words(
 def test_a_denied_device_ends_the_poll(loopback_platform: LoopbackPlatform) -> None:
     code = _start(loopback_platform)
     loopback_platform.deny(str(code["user_code"]))
-    with pytest.raises(DeviceFlowError, match="^The user said no$"):
+    with pytest.raises(DeviceFlowError, match=r"^The user said no$"):
         _poll(loopback_platform, code, FakeTime())
 
 
@@ -132,20 +133,20 @@ def test_device_code_failures(loopback_platform: LoopbackPlatform) -> None:
     loopback_platform.fault(
         "device_code", status=400, body={"error": "invalid_client", "error_description": "nope"}
     )
-    with pytest.raises(DeviceFlowError, match="^nope$"):
+    with pytest.raises(DeviceFlowError, match=r"^nope$"):
         _start(loopback_platform)
     loopback_platform.fault("device_code", status=503, body={})
-    with pytest.raises(DeviceFlowError, match="^Request failed: 503 Service Unavailable$"):
+    with pytest.raises(DeviceFlowError, match=r"^Request failed: 503 Service Unavailable$"):
         _start(loopback_platform)
     loopback_platform.fault("device_code", drop=True)
-    with pytest.raises(DeviceFlowError, match="^Cannot reach http://127.0.0.1:"):
+    with pytest.raises(DeviceFlowError, match=r"^Cannot reach http://127\.0\.0\.1:"):
         _start(loopback_platform)
 
 
 def test_a_dropped_poll_is_an_error_not_a_hang(loopback_platform: LoopbackPlatform) -> None:
     code = _start(loopback_platform)
     loopback_platform.fault("oauth_token", drop=True)
-    with pytest.raises(DeviceFlowError, match="^Cannot reach"):
+    with pytest.raises(DeviceFlowError, match=r"^Cannot reach"):
         _poll(loopback_platform, code, FakeTime())
 
 

@@ -146,7 +146,7 @@ def test_artifacts_list_get_and_download_with_gunzip(
     assert "authorization" not in download.headers
     metrics = platform_client.download_worker_artifact(SLUG, run_id, worker, str(listed[1]["id"]))
     assert '"memRssMb":50' in metrics
-    with pytest.raises(BenchmarkApiError, match="^Artifact download failed with 404$"):
+    with pytest.raises(BenchmarkApiError, match=r"^Artifact download failed with 404$"):
         platform_client.download_artifact(loopback_platform.root_url + "/_download/nope")
 
 
@@ -180,7 +180,7 @@ def test_account_endpoints_send_only_the_bearer(loopback_platform: LoopbackPlatf
 
 def test_account_failures_name_the_call(loopback_platform: LoopbackPlatform) -> None:
     with BenchmarkClient(base_url=loopback_platform.api_url, api_key="wrong-key-123") as client:
-        with pytest.raises(BenchmarkApiError, match="^Me request failed: 401 Unauthorized$"):
+        with pytest.raises(BenchmarkApiError, match=r"^Me request failed: 401 Unauthorized$"):
             client.get_me()
         loopback_platform.fault("list_organizations", status=503)
         with pytest.raises(BenchmarkApiError) as caught:
