@@ -62,6 +62,7 @@ class PlatformLink:
             dry_run=options.dry_run,
             base_url=options.base_url,
             api_key=options.api_key,
+            org=options.org,
             env=environ,
             header_wait_s=HEADER_WAIT_S,
             on_message=lambda line: write(f"benchsdk: {line}"),

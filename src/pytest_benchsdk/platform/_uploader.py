@@ -129,6 +129,7 @@ class PlatformUploader:
         dry_run: bool,
         base_url: str | None = None,
         api_key: str | None = None,
+        org: str | None = None,
         env: Mapping[str, str] | None = None,
         home: str | os.PathLike[str] | None = None,
         timeout: float = 30.0,
@@ -146,7 +147,7 @@ class PlatformUploader:
         if dry_run:
             return cls(store, mode="dry-run", client=None, env=env, **options)
         try:
-            auth = resolve_auth(base_url=base_url, api_key=api_key, env=env, home=home)
+            auth = resolve_auth(base_url=base_url, api_key=api_key, org=org, env=env, home=home)
         except AuthError as exc:
             uploader = cls(store, mode="local-only", client=None, env=env, **options)
             if not str(exc).startswith("No credentials found"):
