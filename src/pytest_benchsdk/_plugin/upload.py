@@ -104,6 +104,7 @@ class PlatformLink:
             run_key=self.run_key,
             pool=self.worker_pool,
             close_after_ms=run.schedule.resolved.close_after_ms,
+            group_by=run.schedule.resolved.group_by,
         )
         self.uploads[run.file_key] = upload
         self._sync_run_ids(run, upload)
