@@ -14,8 +14,8 @@ message, every network request.
   :attr:`BrowserResult.page_requests` holds every other request: the page's.
 
 :func:`chromium_available` tells whether a browser is installed; :func:`open_in_chromium` does
-the rest. ``tests/views/test_report_browser.py`` checks the helper itself on a page that does all the
-wrong things (a console error, an uncaught exception, an image and a fetch from the network).
+the rest. ``tests/views/test_report_browser.py`` checks the helper itself on a page that does all
+the wrong things (a console error, an uncaught exception, an image and a fetch from the network).
 """
 
 from __future__ import annotations
