@@ -123,7 +123,7 @@ FLUSH_BENCH = bench(
             wait_for_flushed_line("after 0")
         log(f"after {task_index}")
     """,
-    prelude='''
+    prelude="""
     import os, time
     import httpx
 
@@ -140,7 +140,7 @@ FLUSH_BENCH = bench(
                         return
             time.sleep(0.05)
         raise TaskError("the log line never reached the platform", code="no_flush")
-    ''',
+    """,
 )
 
 
@@ -180,8 +180,6 @@ def test_without_the_interval_the_log_is_uploaded_once_at_the_end(
     server = loopback_platform
     use_platform(monkeypatch)
     monkeypatch.setenv("BENCHMARK_LOG_FLUSH_INTERVAL_MS", "not-a-number")  # upstream: default 0
-    pytester.makepyfile(
-        bench_x=FLUSH_BENCH.replace('wait_for_flushed_line("after 0")', "pass")
-    )
+    pytester.makepyfile(bench_x=FLUSH_BENCH.replace('wait_for_flushed_line("after 0")', "pass"))
     pytester.runpytest_inprocess(*bench_args(server)).assert_outcomes(passed=2)
     assert _log_artifacts(server) == [["before 0", "after 0", "before 1", "after 1"]]
