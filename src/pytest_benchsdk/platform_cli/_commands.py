@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import posixpath
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -491,11 +490,7 @@ def export(session: Session, slug: str, options: Mapping[str, Any]) -> None:
             payload = client.get_benchmark_results(slug)
             name = f"{slug}.json"
     # Node's path.join normalises ("./x" is "x", "a/../b" is "b").
-    path = (
-        posixpath.normpath(posixpath.join(out_dir, name))
-        if os.sep == "/"
-        else str(Path(out_dir) / name)
-    )
+    path = os.path.normpath(os.path.join(out_dir, name))
     Path(path).write_text(js_stringify(payload), encoding="utf-8")
     session.out(f"Exported to {path}")
 
