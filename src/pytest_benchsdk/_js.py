@@ -41,6 +41,7 @@ __all__ = [
     "js_strict_equal",
     "js_string",
     "js_to_fixed",
+    "js_to_number",
     "js_trim",
     "js_typeof",
     "json_object",
@@ -108,6 +109,26 @@ def _js_number(value: float) -> str:
         digits = exponent.lstrip("+-").lstrip("0") or "0"
         text = f"{mantissa}e{sign}{digits}"
     return text
+
+
+def js_to_number(text: str) -> float:
+    """JavaScript's ``Number(text)``: whitespace trimmed, ``""`` is 0, hex/binary/octal
+    literals, ``Infinity``, exponents; anything else is NaN."""
+    stripped = js_trim(text)
+    if stripped == "":
+        return 0.0
+    lowered = stripped.lower()
+    if re.fullmatch(r"0x[0-9a-f]+", lowered):
+        return float(int(lowered, 16))
+    if re.fullmatch(r"0b[01]+", lowered):
+        return float(int(lowered, 2))
+    if re.fullmatch(r"0o[0-7]+", lowered):
+        return float(int(lowered, 8))
+    if re.fullmatch(r"[+-]?Infinity", stripped):
+        return -math.inf if stripped.startswith("-") else math.inf
+    if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?", lowered):
+        return float(lowered)
+    return math.nan
 
 
 def js_string(value: object) -> str:

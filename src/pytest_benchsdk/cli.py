@@ -1,6 +1,9 @@
 """``pytest-benchsdk`` (also ``python -m pytest_benchsdk``): the results store without a pytest
 session — list runs, export records, merge the stores of CI shards, compare two runs, show a
-run's summary, write an HTML report.
+run's summary, write an HTML report. Two more commands hand over to their own modules, imported
+only when they run: ``platform`` (upstream ``bench``'s platform commands,
+:mod:`pytest_benchsdk.platform_cli`) and ``init`` (a starter project,
+:mod:`pytest_benchsdk._scaffold`).
 
 Exit status: 0 on success, 1 when ``compare --fail-on-regression`` finds a regression, 2 for a
 usage error (bad arguments, no store, an unknown run id).
@@ -64,6 +67,8 @@ examples:
   pytest-benchsdk --store merged.sqlite3 report -o report.html
   pytest-benchsdk compare 3f2a9c 81be07 --fail-on-regression
   pytest-benchsdk show 81be07
+  pytest-benchsdk platform runs list my-benchmark --json
+  pytest-benchsdk init my-benchmarks
 
 A RUN is a stored run id or any unique prefix of one (as `runs` lists them).
 """
@@ -632,15 +637,38 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("runs", nargs="*", metavar="RUN", help="run ids or unique prefixes")
     report.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file")
     report.set_defaults(handler=cmd_report)
+    # Listed for --help only: main() hands these to their own parsers before argparse runs.
+    commands.add_parser(
+        "platform",
+        help="upstream bench's platform commands: auth, org, benchmarks, runs, results, "
+        "iterations, artifacts, logs, export (pytest-benchsdk platform --help)",
+        add_help=False,
+    )
+    commands.add_parser(
+        "init",
+        help="write a starter benchmark project into DIR (pytest-benchsdk init --help)",
+        add_help=False,
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    # Two commands with their own parsers, imported only when they run: ``platform`` (upstream
+    # bench's platform commands, which parse their argv as upstream does) and ``init``.
+    if args[:1] == ["platform"]:
+        from . import platform_cli
+
+        return platform_cli.main(args[1:])
+    if args[:1] == ["init"]:
+        from . import _scaffold
+
+        return _scaffold.main(args[1:])
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-        result: int = args.handler(args)
+        namespace = parser.parse_args(args)
+        result: int = namespace.handler(namespace)
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2

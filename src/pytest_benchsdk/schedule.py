@@ -20,7 +20,7 @@ from ._config_validate import (
     MAX_ITERATIONS,
     MAX_STAGGER_DELAY_MS,
 )
-from ._js import py_value
+from ._js import js_to_number, py_value
 from ._thresholds import SCORE_KEY, Threshold
 from .config import BenchmarkConfig, Participant
 from .records import ParticipantRecords
@@ -195,21 +195,7 @@ class NoAvailableParticipantsError(RuntimeError):
 
 def _js_number(text: str) -> float:
     """JavaScript's ``Number(text)`` for option values (whitespace, hex, exponents)."""
-    stripped = text.strip()
-    if stripped == "":
-        return 0.0
-    lowered = stripped.lower()
-    if re.fullmatch(r"0x[0-9a-f]+", lowered):
-        return float(int(lowered, 16))
-    if re.fullmatch(r"0b[01]+", lowered):
-        return float(int(lowered, 2))
-    if re.fullmatch(r"0o[0-7]+", lowered):
-        return float(int(lowered, 8))
-    if re.fullmatch(r"[+-]?Infinity", stripped):
-        return -math.inf if stripped.startswith("-") else math.inf
-    if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?", lowered):
-        return float(lowered)
-    return math.nan
+    return js_to_number(text)
 
 
 def parse_text(flag: str, value: str) -> str:

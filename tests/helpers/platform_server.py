@@ -7,6 +7,16 @@ number, heartbeats, complete/fail, artifacts with presigned upload URLs served b
 server, run summaries, and the benchmark listing. The OAuth refresh grant
 (``/api/auth/oauth2/token``) is there too.
 
+What the platform commands read (``pytest-benchsdk platform …``): runs across benchmarks, the
+results overview and a run's results (tasks, timeline, imports), per-iteration rows, the parsed
+worker logs of a participant, artifact lists, single artifacts with presigned download URLs
+(``/_download/<token>``, the stored bytes with their content type), ``/me`` and
+``/organizations`` (an account with organisations and an active one per bearer token). The
+device login (RFC 8628): ``POST /api/auth/device/code`` and the device-code grant at the token
+endpoint, answering ``authorization_pending`` until :meth:`LoopbackPlatform.approve` (or after
+``approve_after`` polls), error codes from a script (:meth:`LoopbackPlatform.device_flow`:
+``slow_down``, ``access_denied`` …), ``expired_token`` once the code has expired.
+
 Worker pools (upstream §3.7, §6.2): ``GET …/progress`` aggregates, per participant, the
 ``concurrency`` samples of the latest heartbeat of each *fresh* worker (running, heard from in
 the last :data:`FRESH_S` seconds). A step is ``ready`` once every planned worker of the
@@ -24,8 +34,10 @@ touches a real network: the server binds 127.0.0.1 on an ephemeral port.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import itertools
 import json
+import math
 import re
 import socket
 import threading
@@ -58,6 +70,8 @@ class RecordedRequest:
     headers: dict[str, str]
     body: bytes
     status: int | None = None
+    #: The query string as sent (``query`` is it parsed and decoded).
+    raw_query: str = ""
 
     @property
     def json(self) -> Any:
@@ -92,6 +106,21 @@ class Fault:
 # (method, compiled pattern on decoded segments, route name)
 _ROUTES: list[tuple[str, str, str]] = [
     ("GET", r"/benchmarks", "list_benchmarks"),
+    ("GET", r"/me", "me"),
+    ("GET", r"/organizations", "list_organizations"),
+    ("POST", r"/organizations", "set_organization"),
+    # Before get_benchmark: a GET of /benchmarks/runs is the cross-benchmark run list.
+    ("GET", r"/benchmarks/runs", "list_all_runs"),
+    ("GET", r"/benchmarks/([^/]+)/results", "benchmark_results"),
+    ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)/results", "run_results"),
+    ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)/results/tasks", "run_task_results"),
+    ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)/results/timeline", "run_timeline"),
+    ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)/results/imports", "run_imports"),
+    ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)/iterations", "iterations"),
+    ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)/artifacts", "run_artifacts"),
+    ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)/participants/([^/]+)/logs", "participant_logs"),
+    ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)/workers/([^/]+)/artifacts", "worker_artifacts"),
+    ("GET", r"/benchmarks/([^/]+)/runs/([^/]+)/workers/([^/]+)/artifacts/([^/]+)", "get_artifact"),
     ("PUT", r"/benchmarks/([^/]+)", "upsert_benchmark"),
     ("GET", r"/benchmarks/([^/]+)", "get_benchmark"),
     ("PATCH", r"/benchmarks/([^/]+)", "update_benchmark"),
@@ -114,6 +143,7 @@ _ROUTES: list[tuple[str, str, str]] = [
     ("POST", r"/benchmarks/([^/]+)/runs/([^/]+)/workers/([^/]+)/fail", "fail"),
     ("POST", r"/benchmarks/([^/]+)/runs/([^/]+)/workers/([^/]+)/artifacts", "create_artifact"),
 ]
+_ACCOUNT_ROUTES = ("me", "list_organizations", "set_organization")
 _COMPILED = [(m, re.compile("^" + p + "$"), name) for m, p, name in _ROUTES]
 
 
@@ -153,6 +183,24 @@ class LoopbackPlatform:
         self.artifacts: dict[str, dict[str, Any]] = {}
         self.summaries: dict[str, list[Any]] = {}
         self.refresh_tokens: dict[str, str] = {}  # refresh token -> client id
+        self.user: dict[str, Any] = {
+            "id": "user_1",
+            "name": "Ada Lovelace",
+            "email": "ada@example.com",
+        }
+        self.organizations: list[dict[str, Any]] = [
+            {"id": "org_1", "name": "Acme", "slug": ORG_SLUG}
+        ]
+        self.active_organization: dict[str, str] = {}  # bearer -> organization id
+        #: POST /organizations answers with a fresh access token carrying the org claim.
+        self.org_tokens = True
+        self.device_codes: dict[str, dict[str, Any]] = {}
+        self.device_settings: dict[str, Any] = {
+            "interval": 0,
+            "expires_in": 900,
+            "approve_after": None,
+            "script": [],
+        }
         self._ids = itertools.count(1)
         self._server = _Server(("127.0.0.1", 0), _make_handler(self))
         self._thread: threading.Thread | None = None
@@ -238,6 +286,39 @@ class LoopbackPlatform:
         """Accept ``refresh_token`` at the OAuth token endpoint."""
         self.refresh_tokens[refresh_token] = client_id
 
+    def device_flow(
+        self,
+        *,
+        interval: float = 0,
+        expires_in: float = 900,
+        approve_after: int | None = None,
+        script: tuple[str, ...] = (),
+    ) -> None:
+        """How the device login answers from now on: the ``interval`` and ``expires_in`` it
+        hands out, the poll at which a code approves itself (``None``: only :meth:`approve`),
+        and error codes answered to a code's first polls (``slow_down``, ``access_denied`` …)."""
+        with self.lock:
+            self.device_settings = {
+                "interval": interval,
+                "expires_in": expires_in,
+                "approve_after": approve_after,
+                "script": list(script),
+            }
+
+    def approve(self, user_code: str) -> None:
+        """The user approves the device in the browser."""
+        with self.lock:
+            for code in self.device_codes.values():
+                if code["user_code"] == user_code:
+                    code["approved"] = True
+
+    def deny(self, user_code: str) -> None:
+        """The user denies the device (the next poll answers ``access_denied``)."""
+        with self.lock:
+            for code in self.device_codes.values():
+                if code["user_code"] == user_code:
+                    code["denied"] = True
+
     # -- request handling -------------------------------------------------------------------
 
     def _take_fault(self, route: str, method: str) -> Fault | None:
@@ -272,8 +353,274 @@ class LoopbackPlatform:
             raise _ApiError(404, f"No route for {method} {path}")
         handler = getattr(self, "_h_" + route)
         with self.lock:
-            result: tuple[int, Any] = handler(*params, query=query, body=body or {})
+            if route in _ACCOUNT_ROUTES:
+                result: tuple[int, Any] = handler(auth[7:], query=query, body=body or {})
+            else:
+                result = handler(*params, query=query, body=body or {})
             return result
+
+    # account (the bearer decides whose active organisation it is)
+    def _h_me(self, bearer: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        return 200, {
+            "user": self.user,
+            "activeOrganizationId": self.active_organization.get(bearer),
+            "organizations": self.organizations,
+        }
+
+    def _h_list_organizations(self, bearer: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        return 200, {"items": self.organizations}
+
+    def _h_set_organization(self, bearer: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        org = next((o for o in self.organizations if o["slug"] == body.get("slug")), None)
+        if org is None:
+            raise _ApiError(404, "Organization not found")
+        answer: dict[str, Any] = {"activeOrganizationId": org["id"], "organization": org}
+        self.active_organization[bearer] = org["id"]
+        if self.org_tokens:
+            token = self.new_id("org-access-token")
+            self.active_organization[token] = org["id"]
+            if self.tokens:
+                self.tokens.add(token)
+            answer.update({"accessToken": token, "expiresIn": 3600})
+        return 200, answer
+
+    # results and iterations, computed from the stored event batches
+    def _h_list_all_runs(self, *, query: Any, body: Any) -> tuple[int, Any]:
+        only = query.get("benchmarkSlug", [None])[0]
+        runs = [
+            {**run, "organizationSlug": ORG_SLUG}
+            for run in self.runs.values()
+            if only is None or run["benchmarkSlug"] == only
+        ]
+        return 200, {"items": _page(runs, query)}
+
+    def _h_benchmark_results(self, slug: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        bench = self._h_get_benchmark(slug, query=query, body=body)[1]["benchmark"]
+        items = []
+        for run in [r for r in self.runs.values() if r["benchmarkSlug"] == slug]:
+            records = self.records(run["id"])
+            items.append(
+                {
+                    "run": run,
+                    "analytics": {"status": "ready", "eventBatches": len(records)},
+                    "participants": [
+                        {**row, "runId": run["id"]} for row in _participant_rows(records)
+                    ],
+                }
+            )
+        return 200, {
+            "benchmark": {k: bench[k] for k in ("id", "slug", "name")},
+            "generatedAt": _now_iso(),
+            "analytics": {"status": "ready", "query": "available"},
+            "items": _page(items, query),
+        }
+
+    def _h_run_results(self, slug: str, run_id: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        run = self._run(slug, run_id)
+        bench = self.benchmarks[slug]
+        records = self.records(run_id)
+        steps: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for participant, record in records:
+            for step in record.get("steps") or []:
+                steps.setdefault((participant, step["name"]), []).append(step)
+        return 200, {
+            "benchmark": {k: bench[k] for k in ("id", "slug", "name")},
+            "run": {k: run.get(k) for k in ("id", "status", "totalTasks", "workerCount")},
+            "generatedAt": _now_iso(),
+            "overall": _summary([r for _, r in records]),
+            "participants": _participant_rows(records),
+            "steps": [
+                {"participantSlug": participant, "provider": None, "stepName": name}
+                | _summary(items, count_key="stepCount")
+                for (participant, name), items in steps.items()
+            ],
+        }
+
+    def _h_run_task_results(
+        self, slug: str, run_id: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        self._run(slug, run_id)
+        size = int(query.get("bucketSize", ["10"])[0])
+        limit = int(query.get("failureLimit", ["100"])[0])
+        records = self.records(run_id)
+        buckets: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        for participant, record in records:
+            start = int(record["taskIndex"]) // size * size
+            buckets.setdefault((participant, start), []).append(record)
+        failures = [
+            {
+                "participantSlug": participant,
+                "provider": None,
+                "taskIndex": record["taskIndex"],
+                "errorCode": record.get("errorCode"),
+            }
+            for participant, record in records
+            if record.get("status") != "success"
+        ]
+        return 200, {
+            "run": {"id": run_id},
+            "generatedAt": _now_iso(),
+            "bucketSize": size,
+            "buckets": [
+                {
+                    "participantSlug": participant,
+                    "provider": None,
+                    "bucketStart": start,
+                    "bucketEnd": start + size - 1,
+                    "taskCount": len(items),
+                    "successCount": sum(r.get("status") == "success" for r in items),
+                }
+                for (participant, start), items in buckets.items()
+            ],
+            "failures": failures[:limit],
+        }
+
+    def _h_run_timeline(self, slug: str, run_id: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        self._run(slug, run_id)
+        bucket = int(query.get("bucketMs", ["1000"])[0])
+        beats = sum(len(w["heartbeats"]) for w in self.workers.values() if w["runId"] == run_id)
+        return 200, {
+            "run": {"id": run_id},
+            "generatedAt": _now_iso(),
+            "eventRate": {"bucketMs": bucket, "buckets": []},
+            "concurrency": {"firstRecordedAt": None, "heartbeatCount": beats, "points": []},
+        }
+
+    def _h_run_imports(self, slug: str, run_id: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        self._run(slug, run_id)
+        batches = [
+            (seq, batch)
+            for w in self.workers.values()
+            if w["runId"] == run_id
+            for seq, batch in sorted(w["events"].items())
+        ]
+        return 200, {
+            "run": {"id": run_id},
+            "generatedAt": _now_iso(),
+            "summary": {"eventBatches": len(batches), "persisted": len(batches), "queued": 0},
+            "items": [
+                {
+                    "batchType": "task_results",
+                    "sequenceNumber": seq,
+                    "batchStatus": "persisted",
+                    "eventCount": len(batch["records"]),
+                }
+                for seq, batch in batches
+            ],
+        }
+
+    def _h_iterations(self, slug: str, run_id: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        self._run(slug, run_id)
+        kind = query.get("type", [""])[0]
+        if kind not in ("tasks", "steps"):
+            raise _ApiError(400, "type must be 'tasks' or 'steps'")
+        only = query.get("participant", [None])[0]
+        wanted = {s for s in query.get("steps", [""])[0].split(",") if s}
+        rows: list[dict[str, Any]] = []
+        for participant, record in self.records(run_id):
+            if only is not None and participant != only:
+                continue
+            if kind == "tasks":
+                rows.append(
+                    {"participantSlug": participant, "provider": None, "taskIndex": 0}
+                    | _iteration(record)
+                )
+                continue
+            for step in record.get("steps") or []:
+                if wanted and step["name"] not in wanted:
+                    continue
+                rows.append(
+                    {"participantSlug": participant, "provider": None, "stepName": step["name"]}
+                    | _iteration(step)
+                    | {"taskIndex": record["taskIndex"]}
+                )
+        return 200, {"run": {"id": run_id}, "generatedAt": _now_iso(), kind: rows}
+
+    # artifacts and logs
+    def _public_artifact(self, artifact: dict[str, Any]) -> dict[str, Any]:
+        worker = self.workers.get(artifact["workerId"]) or {}
+        hidden = ("content", "uploadToken", "downloadToken", "uploadContentType")
+        return {k: v for k, v in artifact.items() if k not in hidden} | {
+            "participantSlug": worker.get("participant")
+        }
+
+    def _h_run_artifacts(self, slug: str, run_id: str, *, query: Any, body: Any) -> tuple[int, Any]:
+        self._run(slug, run_id)
+        items = [self._public_artifact(a) for a in self.artifacts.values() if a["runId"] == run_id]
+        return 200, {"items": _page(items, query)}
+
+    def _worker_of(self, slug: str, run_id: str, worker_id: str) -> dict[str, Any]:
+        self._run(slug, run_id)
+        worker = self.workers.get(worker_id)
+        if worker is None or worker["runId"] != run_id:
+            raise _ApiError(404, "Worker not found")
+        return worker
+
+    def _h_worker_artifacts(
+        self, slug: str, run_id: str, worker_id: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        worker = self._worker_of(slug, run_id, worker_id)
+        items = [self._public_artifact(self.artifacts[i]) for i in worker["artifacts"]]
+        return 200, {"items": _page(items, query)}
+
+    def _h_get_artifact(
+        self, slug: str, run_id: str, worker_id: str, artifact_id: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        worker = self._worker_of(slug, run_id, worker_id)
+        if artifact_id not in worker["artifacts"]:
+            raise _ApiError(404, "Artifact not found")
+        artifact = self.artifacts[artifact_id]
+        token = artifact.setdefault("downloadToken", self.new_id("dl"))
+        return 200, {
+            "artifact": self._public_artifact(artifact),
+            "downloadUrl": f"{self.root_url}/_download/{token}",
+            "downloadUrlExpiresAt": "2999-01-01T00:00:00.000Z",
+        }
+
+    def download(self, token: str) -> tuple[int, bytes, str]:
+        """The presigned GET target: ``(status, content, content type)``."""
+        with self.lock:
+            for artifact in self.artifacts.values():
+                if artifact.get("downloadToken") == token and artifact["content"] is not None:
+                    return 200, artifact["content"], artifact.get("contentType") or ""
+        return 404, b'{"error": "Unknown download"}', "application/json"
+
+    def _h_participant_logs(
+        self, slug: str, run_id: str, name: str, *, query: Any, body: Any
+    ) -> tuple[int, Any]:
+        part = self._participant(slug, run_id, name)
+        max_lines = int(query.get("maxLines", ["1000"])[0])
+        workers = []
+        for worker_id in part.get("workerIds", []):
+            worker = self.workers[worker_id]
+            logs = [
+                self.artifacts[i]
+                for i in worker["artifacts"]
+                if self.artifacts[i]["kind"] == "coordinator.log"
+                and self.artifacts[i]["content"] is not None
+            ]
+            entry: dict[str, Any] = {
+                "workerId": worker_id,
+                "workerIndex": worker["workerIndex"],
+                "status": worker["status"],
+                "artifact": self._public_artifact(logs[-1]) if logs else None,
+                "log": None,
+            }
+            if logs:
+                # Mid-run flushes upload the log in parts; the dashboard shows them as one.
+                text = "".join(_artifact_text(a) for a in logs)
+                lines = [_log_line(n, line) for n, line in enumerate(text.splitlines(), 1)]
+                entry["log"] = {
+                    "runId": run_id,
+                    "provider": name,
+                    "lines": lines[-max_lines:] if max_lines > 0 else [],
+                    "totalLines": len(lines),
+                    "okSampleRate": 1,
+                    "artifactId": logs[-1]["id"],
+                    "attemptId": worker["attempts"][-1]["id"],
+                }
+            workers.append(entry)
+        return 200, {"participant": part, "workers": workers}
 
     # benchmarks
     def _h_list_benchmarks(self, *, query: Any, body: Any) -> tuple[int, Any]:
@@ -660,9 +1007,80 @@ class LoopbackPlatform:
                     return 200, None
         return 404, {"error": "Unknown upload"}
 
+    def device_code(self, form: dict[str, list[str]]) -> tuple[int, Any]:
+        """``POST /api/auth/device/code`` (RFC 8628 §3.1)."""
+        client_id = form.get("client_id", [""])[0]
+        if not client_id:
+            return 400, {"error": "invalid_client", "error_description": "client_id is required"}
+        with self.lock:
+            settings = dict(self.device_settings)
+            device = self.new_id("dc")
+            user_code = f"WDJB-{len(self.device_codes) + 1:04d}"
+            self.device_codes[device] = {
+                "user_code": user_code,
+                "client_id": client_id,
+                "resource": form.get("resource", [""])[0],
+                "scope": form.get("scope", [""])[0],
+                "issued": time.monotonic(),
+                "expires_in": settings["expires_in"],
+                "approve_after": settings["approve_after"],
+                "script": list(settings["script"]),
+                "polls": 0,
+                "approved": False,
+                "denied": False,
+            }
+        return 200, {
+            "device_code": device,
+            "user_code": user_code,
+            "verification_uri": f"{self.root_url}/device",
+            "verification_uri_complete": f"{self.root_url}/device?user_code={user_code}",
+            "expires_in": settings["expires_in"],
+            "interval": settings["interval"],
+        }
+
+    def _device_token(self, form: dict[str, list[str]]) -> tuple[int, Any]:
+        code = self.device_codes.get(form.get("device_code", [""])[0])
+        if code is None or code["client_id"] != form.get("client_id", [""])[0]:
+            return 400, {"error": "invalid_grant", "error_description": "Unknown device code"}
+        code["polls"] += 1
+        if time.monotonic() - code["issued"] > code["expires_in"]:
+            return 400, {"error": "expired_token", "error_description": "The code has expired"}
+        if code["script"]:
+            error = code["script"].pop(0)
+            return 400, {"error": error, "error_description": f"scripted {error}"}
+        if code["denied"]:
+            return 400, {"error": "access_denied", "error_description": "The user said no"}
+        after = code["approve_after"]
+        if not code["approved"] and not (after is not None and code["polls"] >= after):
+            return 400, {
+                "error": "authorization_pending",
+                "error_description": "Waiting for the user",
+            }
+        del self.device_codes[form["device_code"][0]]
+        return 200, self._issue_tokens(code["client_id"], scope=code["scope"])
+
+    def _issue_tokens(self, client_id: str, scope: str | None = None) -> dict[str, Any]:
+        new_refresh = self.new_id("rt")
+        self.refresh_tokens[new_refresh] = client_id
+        access = self.new_id("access-token")
+        if self.tokens:
+            self.tokens.add(access)
+        answer: dict[str, Any] = {
+            "access_token": access,
+            "refresh_token": new_refresh,
+            "expires_in": 3600,
+            "token_type": "Bearer",
+        }
+        if scope:
+            answer["scope"] = scope
+        return answer
+
     def oauth_token(self, form: dict[str, list[str]]) -> tuple[int, Any]:
-        """``POST /api/auth/oauth2/token`` (refresh grant only)."""
+        """``POST /api/auth/oauth2/token``: the refresh grant and the device-code grant."""
         grant = form.get("grant_type", [""])[0]
+        if grant == "urn:ietf:params:oauth:grant-type:device_code":
+            with self.lock:
+                return self._device_token(form)
         refresh = form.get("refresh_token", [""])[0]
         client_id = form.get("client_id", [""])[0]
         with self.lock:
@@ -682,6 +1100,103 @@ class LoopbackPlatform:
         }
 
 
+#: ``generatedAt`` of the read endpoints: fixed, so that two reads of the same data are equal.
+GENERATED_AT = "2026-01-02T03:05:00.000Z"
+
+
+def _now_iso() -> str:
+    return GENERATED_AT
+
+
+def _page(items: list[Any], query: dict[str, list[str]]) -> list[Any]:
+    offset = int(query.get("offset", ["0"])[0])
+    limit = int(query.get("limit", ["100"])[0])
+    return items[offset : offset + limit]
+
+
+def _nearest_rank(values: list[float], p: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))]
+
+
+def _summary(items: list[dict[str, Any]], count_key: str = "taskCount") -> dict[str, Any]:
+    """The platform's result summary of records (or steps): counts, success rate, latency."""
+    latencies = [
+        float(i["latencyMs"]) for i in items if isinstance(i.get("latencyMs"), int | float)
+    ]
+    success = sum(i.get("status") == "success" for i in items)
+    errors = sum(i.get("status") == "error" for i in items)
+    started = [i["startedAt"] for i in items if i.get("startedAt")]
+    completed = [i["completedAt"] for i in items if i.get("completedAt")]
+    return {
+        count_key: len(items),
+        "successCount": success,
+        "errorCount": errors,
+        "otherCount": len(items) - success - errors,
+        "latencyCount": len(latencies),
+        "successRate": success / len(items) if items else 0,
+        "latencyMs": {
+            "min": min(latencies) if latencies else None,
+            "avg": sum(latencies) / len(latencies) if latencies else None,
+            "p50": _nearest_rank(latencies, 50),
+            "p95": _nearest_rank(latencies, 95),
+            "p99": _nearest_rank(latencies, 99),
+            "max": max(latencies) if latencies else None,
+        },
+        **(
+            {
+                "firstStartedAt": min(started, default=None),
+                "lastCompletedAt": max(completed, default=None),
+            }
+            if count_key == "taskCount"
+            else {}
+        ),
+    }
+
+
+def _participant_rows(records: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    by_participant: dict[str, list[dict[str, Any]]] = {}
+    for participant, record in records:
+        by_participant.setdefault(participant, []).append(record)
+    return [
+        {"participantSlug": name, "provider": None} | _summary(items)
+        for name, items in by_participant.items()
+    ]
+
+
+def _iteration(item: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "taskIndex": item.get("taskIndex"),
+        "status": item.get("status"),
+        "latencyMs": item.get("latencyMs"),
+        "startedAt": item.get("startedAt"),
+        "completedAt": item.get("completedAt"),
+        "data": item.get("data") or {},
+    }
+
+
+def _artifact_text(artifact: dict[str, Any]) -> str:
+    content: bytes = artifact["content"]
+    if "gzip" in str(artifact.get("contentType") or ""):
+        content = gzip.decompress(content)
+    return content.decode("utf-8", "replace")
+
+
+_LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\dT\S+) (\[task \d+\] )?\[(debug|info|warn|error)\] (.*)$")
+
+
+def _log_line(n: int, line: str) -> dict[str, Any]:
+    """One worker-log line as the platform parses it: ``<ISO> [task i] [level] message`` gives
+    its time, level and message; any other line (a step's ``  error: …``) is a bare message."""
+    found = _LOG_LINE.match(line)
+    if found is None:
+        return {"n": n, "ts": None, "level": "info", "msg": line}
+    message = (found.group(2) or "") + found.group(4)
+    return {"n": n, "ts": found.group(1), "level": found.group(3), "msg": message}
+
+
 def _match(method: str, path: str) -> tuple[str | None, tuple[str, ...]]:
     segments = [unquote(s) for s in path.strip("/").split("/")] if path.strip("/") else []
     # Match on the raw segments joined with a separator that cannot occur inside one.
@@ -698,8 +1213,12 @@ def _match(method: str, path: str) -> tuple[str | None, tuple[str, ...]]:
 def _route_of(method: str, path: str) -> str:
     if path.startswith("/_upload/"):
         return "upload"
+    if path.startswith("/_download/"):
+        return "download"
     if path == "/api/auth/oauth2/token":
         return "oauth_token"
+    if path == "/api/auth/device/code":
+        return "device_code"
     if path.startswith("/api/v1"):
         return _match(method, path[len("/api/v1") :])[0] or "unknown"
     return "unknown"
@@ -721,7 +1240,14 @@ def _make_handler(platform: LoopbackPlatform) -> type[BaseHTTPRequestHandler]:
             route = _route_of(self.command, raw_path)
             decoded = "/".join(unquote(s) for s in raw_path.split("/"))
             rec = RecordedRequest(
-                self.command, raw_path, decoded, route, parse_qs(split.query), headers, body
+                self.command,
+                raw_path,
+                decoded,
+                route,
+                parse_qs(split.query),
+                headers,
+                body,
+                raw_query=split.query,
             )
             with platform.lock:
                 platform.requests.append(rec)
@@ -746,6 +1272,17 @@ def _make_handler(platform: LoopbackPlatform) -> type[BaseHTTPRequestHandler]:
                     )
                     self._reply(rec, fault.status, payload, extra)
                     return
+            if rec.route == "download":
+                status, content, content_type = platform.download(
+                    rec.raw_path[len("/_download/") :]
+                )
+                rec.status = status
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+                return
             status, payload = self._dispatch(rec)
             self._reply(rec, status, payload)
 
@@ -754,6 +1291,8 @@ def _make_handler(platform: LoopbackPlatform) -> type[BaseHTTPRequestHandler]:
                 return platform.upload(rec.raw_path[len("/_upload/") :], rec.headers, rec.body)
             if rec.route == "oauth_token":
                 return platform.oauth_token(parse_qs(rec.body.decode()))
+            if rec.route == "device_code":
+                return platform.device_code(parse_qs(rec.body.decode()))
             if not rec.raw_path.startswith("/api/v1"):
                 return 404, {"error": "Not found"}
             try:

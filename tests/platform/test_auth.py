@@ -175,7 +175,8 @@ def test_refresh_not_needed_far_from_expiry(tmp_path: Path) -> None:
 
 def test_expired_session(tmp_path: Path) -> None:
     _save(tmp_path, "credentials.json", _oauth(tokenExpiresAt=NOW_MS, refreshToken=None))
-    with pytest.raises(AuthError, match=r"^Your session has expired\. Run `bench auth login`"):
+    expired = r"^Your session has expired\. Run `pytest-benchsdk platform auth login`"
+    with pytest.raises(AuthError, match=expired):
         resolve_auth(env={}, home=tmp_path, now_ms=NOW_MS)
     _save(tmp_path, "credentials.json", _oauth(tokenExpiresAt=NOW_MS, refreshExpiresAt=NOW_MS))
     with pytest.raises(AuthError, match="Your session has expired"):
@@ -188,7 +189,8 @@ def test_refresh_failure(tmp_path: Path) -> None:
         with pytest.raises(AuthError) as info:
             resolve_auth(env={}, home=tmp_path, now_ms=NOW_MS)
     assert str(info.value) == (
-        "Failed to refresh your session. Run `bench auth login` or set BENCHMARKS_PLATFORM_API_KEY."
+        "Failed to refresh your session. Run `pytest-benchsdk platform auth login` or set "
+        "BENCHMARKS_PLATFORM_API_KEY."
     )
     assert "rt_saved" not in str(info.value)
 

@@ -10,6 +10,12 @@
   CLI; the glue on top. ``platform/`` uses only the leaves.
 * The store CLI (``cli``, run by ``__main__``) uses no glue and no platform; nothing but
   ``__main__`` imports it.
+* The platform commands (``platform_cli``, upstream ``bench``'s ``auth``/``runs``/… under
+  ``pytest-benchsdk platform``) are a view above ``platform/``: they use the platform and the
+  leaves only. The store CLI reaches them through one lazy import in its ``main`` (when the
+  ``platform`` command runs), never at module level, so the store commands never load the
+  platform; nothing else imports them. The scaffolder (``_scaffold``, ``pytest-benchsdk init``)
+  imports nothing of the package and is reached the same way.
 """
 
 from __future__ import annotations
@@ -31,6 +37,10 @@ ROOT = Path(pytest_benchsdk.__file__).parent
 GLUE = ("pytest_benchsdk.plugin", "pytest_benchsdk.hookspecs", "pytest_benchsdk._plugin")
 #: The store CLI and its ``python -m`` entry: above the store and the engine.
 CLI = ("pytest_benchsdk.cli", "pytest_benchsdk.__main__")
+#: The platform commands: a view above ``platform/``, dispatched lazily by the store CLI.
+PLATFORM_CLI = ("pytest_benchsdk.platform_cli",)
+#: ``pytest-benchsdk init``: templates and file writing, dispatched lazily by the store CLI.
+SCAFFOLD = ("pytest_benchsdk._scaffold",)
 LEAVES = (
     "pytest_benchsdk._clock",
     "pytest_benchsdk._coordination",
@@ -225,6 +235,11 @@ def test_cycle_detection_sees_lazy_imports(tmp_path: Path) -> None:
     [
         (("pytest_benchsdk.platform",), ("pytest_benchsdk.platform", *LEAVES)),
         (
+            PLATFORM_CLI,
+            (*PLATFORM_CLI, "pytest_benchsdk.platform", *LEAVES),
+        ),
+        (SCAFFOLD, ()),
+        (
             ("pytest_benchsdk.store",),
             (
                 "pytest_benchsdk.store",
@@ -248,7 +263,16 @@ def test_io_layers_import_only_what_they_may(
 
 
 def _engine(graph: dict[str, set[str]]) -> list[str]:
-    upper = (*GLUE, "pytest_benchsdk.store", "pytest_benchsdk.platform", *RESULTS, *VIEWS, *CLI)
+    upper = (
+        *GLUE,
+        "pytest_benchsdk.store",
+        "pytest_benchsdk.platform",
+        *RESULTS,
+        *VIEWS,
+        *CLI,
+        *PLATFORM_CLI,
+        *SCAFFOLD,
+    )
     return [n for n in graph if n != PACKAGE and not _in(n, upper)]
 
 
@@ -281,6 +305,63 @@ def test_results_and_views_sit_above_the_engine_and_below_the_glue(
         assert forbidden == [], f"{name} imports {forbidden}"
 
 
+def _function_imports(tree: ast.AST) -> Iterator[tuple[str, ast.Import | ast.ImportFrom]]:
+    """Imports inside functions, with the name of the function."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for inner in ast.walk(node):
+                if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                    yield node.name, inner
+
+
+def test_the_store_cli_reaches_the_platform_commands_only_lazily_from_main() -> None:
+    graph = _graph()
+    modules = _modules()
+    path = modules["pytest_benchsdk.cli"]
+    tree = ast.parse(path.read_text())
+    views = (*PLATFORM_CLI, *SCAFFOLD)
+    top_level = {
+        t
+        for node in ast.iter_child_nodes(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for t in _imported_names("pytest_benchsdk.cli", False, node)
+    }
+    assert not [t for t in top_level if _in(t, views)]
+    lazy = {
+        (function, t)
+        for function, node in _function_imports(tree)
+        for t in _imported_names("pytest_benchsdk.cli", False, node)
+        if _in(t, views)
+    }
+    assert lazy == {("main", "pytest_benchsdk.platform_cli"), ("main", "pytest_benchsdk._scaffold")}
+    for layer in views:
+        importers = sorted(
+            n
+            for n, targets in graph.items()
+            if not _in(n, (layer,)) and any(_in(t, (layer,)) for t in targets)
+        )
+        assert importers == ["pytest_benchsdk.cli"], (layer, importers)
+
+
+def test_store_commands_do_not_load_the_platform(tmp_path: Path) -> None:
+    # The proof at run time: the store CLI's own commands run without importing platform code.
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from pytest_benchsdk import cli
+        status = cli.main(["--store", {str(tmp_path / "none.sqlite3")!r}, "runs"])
+        loaded = sorted(m for m in sys.modules
+                        if m.startswith(("pytest_benchsdk.platform", "pytest_benchsdk._scaffold")))
+        print(status, loaded)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2 []"
+
+
 def test_only_the_glue_and_the_cli_import_the_report() -> None:
     graph = _graph()
     report = ("pytest_benchsdk.report",)
@@ -302,6 +383,8 @@ def test_engine_imports_no_glue_store_or_platform() -> None:
         *RESULTS,
         *VIEWS,
         *CLI,
+        *PLATFORM_CLI,
+        *SCAFFOLD,
     )
     engine = _engine(graph)
     assert "pytest_benchsdk.executor" in engine
@@ -314,6 +397,8 @@ def test_the_cli_uses_no_glue_or_platform_and_nothing_imports_it() -> None:
     graph = _graph()
     assert "pytest_benchsdk.cli" in graph
     for name in CLI:
+        # platform_cli is a separate view (checked above): "pytest_benchsdk.platform" as a
+        # prefix does not cover "pytest_benchsdk.platform_cli".
         forbidden = sorted(t for t in graph[name] if _in(t, (*GLUE, "pytest_benchsdk.platform")))
         assert forbidden == [], f"{name} imports {forbidden}"
     importers = sorted(n for n, targets in graph.items() if "pytest_benchsdk.cli" in targets)

@@ -48,6 +48,7 @@ class CheckPlugin:
             dry_run=options.dry_run,
             base_url=options.base_url,
             api_key=options.api_key,
+            org=options.org,
             env=self.catalog.environ,
         )
         return result.api_ok, result.env_ok, list(result.warnings)

@@ -246,6 +246,15 @@ def add_options(parser: pytest.Parser) -> None:
         "visible to other users of the machine).",
     )
     add(
+        "--bench-org",
+        metavar="SLUG",
+        help="Platform organization to report to (sent as X-Org-Slug; ini: bench_org; default: "
+        "~/.benchsdk/config.json's org, else the saved login's).",
+    )
+    parser.addini(
+        "bench_org", default="", help="Platform organization slug to report to (like --bench-org)."
+    )
+    add(
         "--bench-resubmit",
         action="store_true",
         default=False,
@@ -317,6 +326,8 @@ class BenchOptions:
     store_path: Path | None
     base_url: str | None = None
     api_key: str | None = attrs.field(default=None, repr=False)
+    #: ``--bench-org`` / ini ``bench_org``: the platform organization (else resolved as upstream).
+    org: str | None = None
     resubmit: bool = False
     strict_upload: bool = False
     upload_timeout_s: float = DEFAULT_UPLOAD_TIMEOUT_S
@@ -375,6 +386,7 @@ class BenchOptions:
             store_path=store_path,
             base_url=base_url,
             api_key=opt("bench_api_key") or None,
+            org=(opt("bench_org") or config.getini("bench_org") or "").strip() or None,
             resubmit=bool(opt("bench_resubmit")),
             strict_upload=bool(opt("bench_strict_upload") or config.getini("bench_strict_upload")),
             upload_timeout_s=upload_timeout_s,

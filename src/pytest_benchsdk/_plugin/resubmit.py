@@ -64,7 +64,10 @@ class ResubmitPlugin:
                 return True
             try:
                 auth = resolve_auth(
-                    base_url=self.options.base_url, api_key=self.options.api_key, env=self.environ
+                    base_url=self.options.base_url,
+                    api_key=self.options.api_key,
+                    org=self.options.org,
+                    env=self.environ,
                 )
             except AuthError as exc:
                 write(f"benchsdk: cannot resubmit: {exc}")

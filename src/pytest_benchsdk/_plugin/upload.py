@@ -63,6 +63,7 @@ class PlatformLink:
             dry_run=options.dry_run,
             base_url=options.base_url,
             api_key=options.api_key,
+            org=options.org,
             env=environ,
             header_wait_s=HEADER_WAIT_S,
             on_message=lambda line: write(f"benchsdk: {line}"),
@@ -104,6 +105,7 @@ class PlatformLink:
             run_key=self.run_key,
             pool=self.worker_pool,
             close_after_ms=run.schedule.resolved.close_after_ms,
+            group_by=run.schedule.resolved.group_by,
         )
         self.uploads[run.file_key] = upload
         self._sync_run_ids(run, upload)

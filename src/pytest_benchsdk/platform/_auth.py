@@ -7,8 +7,14 @@ Precedence: an explicit API key (``--bench-api-key``/``api_key=``), then
 ``BENCHMARKS_PLATFORM_URL``, else ``https://platform.computesdk.com``.
 
 A saved OAuth token that expires within five minutes is refreshed with the refresh-token grant
-(``POST <root>/api/auth/oauth2/token``) and the credentials file is rewritten (mode 0600). The
-interactive device login is out of scope: run upstream's ``bench auth login`` to create the file.
+(``POST <root>/api/auth/oauth2/token``) and the credentials file is rewritten (mode 0600).
+
+The device login (RFC 8628, ``pytest-benchsdk platform auth login``) is here too:
+:func:`request_device_code` and :func:`poll_device_token` speak upstream's endpoints
+(``<root>/api/auth/device/code`` and ``…/oauth2/token``); the files are read and written by
+:func:`load_config`, :func:`load_credentials`, :func:`save_credentials` and
+:func:`clear_credentials` (``~/.benchsdk`` mode 0700, ``credentials.json`` mode 0600). The poll
+takes its ``sleep`` and ``clock`` as arguments so that a test can drive it without waiting.
 
 Secrets never leave this module in text form: :class:`CliAuth`'s ``repr`` hides them and every
 error message is fixed text.
@@ -20,7 +26,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,32 +37,52 @@ from ._errors import AuthError
 
 __all__ = [
     "DEFAULT_PLATFORM_URL",
+    "DEVICE_GRANT",
+    "DEVICE_SCOPE",
     "OAUTH_CLIENT_ID",
     "CliAuth",
+    "DeviceFlowError",
+    "clear_credentials",
+    "credentials_path",
     "get_api_base_url",
     "get_auth_base_url",
     "get_platform_base_url",
+    "load_config",
+    "load_credentials",
+    "poll_device_token",
+    "request_device_code",
     "resolve_auth",
+    "save_credentials",
 ]
 
 DEFAULT_PLATFORM_URL = "https://platform.computesdk.com"
 #: The client id upstream's code uses (its CHANGELOG says ``benchsdk-cli``; the code wins).
 OAUTH_CLIENT_ID = "benchsdk-runner"
+#: What the device login asks for (upstream cli 0.7.0).
+DEVICE_SCOPE = "benchmarks:read benchmarks:write billing:read org:read offline_access"
+DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+#: The device-flow errors that end or steer the poll with the server's own code (RFC 8628 §3.5).
+_DEVICE_ERRORS = frozenset(
+    {"authorization_pending", "slow_down", "expired_token", "access_denied", "invalid_grant"}
+)
+_DEVICE_EXPIRED = "Device code expired before authorization completed."
 _REFRESH_MARGIN_MS = 5 * 60 * 1000
 _REFRESH_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
 
+#: How upstream's messages name the login command, in our words.
+LOGIN_COMMAND = "pytest-benchsdk platform auth login"
 _NO_CREDENTIALS = (
     "No credentials found. Set BENCHMARKS_PLATFORM_API_KEY or BENCHMARKS_PLATFORM_TOKEN, or run "
-    "`bench auth login` for OAuth. Create an API key at https://platform.computesdk.com in your "
+    f"`{LOGIN_COMMAND}` for OAuth. Create an API key at https://platform.computesdk.com in your "
     "organization settings (Settings → API keys)."
 )
 _LEGACY = (
-    "Your saved login uses the retired CLI token format. Run `bench auth login` (or "
+    f"Your saved login uses the retired CLI token format. Run `{LOGIN_COMMAND}` (or "
     "`compute login`) to sign in again."
 )
-_EXPIRED = "Your session has expired. Run `bench auth login` or set BENCHMARKS_PLATFORM_API_KEY."
+_EXPIRED = f"Your session has expired. Run `{LOGIN_COMMAND}` or set BENCHMARKS_PLATFORM_API_KEY."
 _REFRESH_FAILED = (
-    "Failed to refresh your session. Run `bench auth login` or set BENCHMARKS_PLATFORM_API_KEY."
+    f"Failed to refresh your session. Run `{LOGIN_COMMAND}` or set BENCHMARKS_PLATFORM_API_KEY."
 )
 
 
@@ -144,14 +170,54 @@ def _permission_warning(path: Path) -> str | None:
 
 
 def _write_credentials(path: Path, data: Mapping[str, Any]) -> None:
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    directory = path.parent
+    if not directory.is_dir():
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # mkdir's mode is masked by the umask; the directory holds secrets.
+        os.chmod(directory, 0o700)
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(dict(data), handle, indent=2)
+        # Undefined fields are left out, as JSON.stringify does.
+        json.dump({k: v for k, v in data.items() if v is not None}, handle, indent=2)
         handle.write("\n")
     os.chmod(tmp, 0o600)
     os.replace(tmp, path)
+
+
+def _directory(home: str | os.PathLike[str] | None) -> Path:
+    return (Path(home) if home is not None else Path.home()) / ".benchsdk"
+
+
+def credentials_path(home: str | os.PathLike[str] | None = None) -> Path:
+    """``~/.benchsdk/credentials.json`` (under ``home`` when given)."""
+    return _directory(home) / "credentials.json"
+
+
+def load_config(home: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """``~/.benchsdk/config.json`` (``{baseUrl?, org?, format?}``); ``{}`` when missing."""
+    return _read_json(_directory(home) / "config.json") or {}
+
+
+def load_credentials(home: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
+    """The saved credentials, ``None`` when there are none."""
+    return _read_json(credentials_path(home))
+
+
+def save_credentials(data: Mapping[str, Any], home: str | os.PathLike[str] | None = None) -> Path:
+    """Write the credentials (``~/.benchsdk`` created with mode 0700, the file 0600)."""
+    path = credentials_path(home)
+    _write_credentials(path, data)
+    return path
+
+
+def clear_credentials(home: str | os.PathLike[str] | None = None) -> bool:
+    """Remove the saved credentials; ``False`` when there were none."""
+    try:
+        credentials_path(home).unlink()
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _str(value: Any) -> str | None:
@@ -292,3 +358,136 @@ def resolve_auth(
         org_id=_str(creds.get("orgId")),
         warnings=(warning,) if warning else (),
     )
+
+
+# --- device login (RFC 8628) -------------------------------------------------------------------
+
+
+class DeviceFlowError(Exception):
+    """The authorization server refused or ended the device login; ``code`` is its error
+    (``expired_token``, ``access_denied``, …, or ``server_error``)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _form_post(
+    url: str, form: Mapping[str, str], transport: httpx.BaseTransport | None
+) -> httpx.Response:
+    try:
+        with httpx.Client(timeout=_REFRESH_TIMEOUT, transport=transport) as http:
+            return http.post(url, data=dict(form))
+    except httpx.HTTPError as exc:
+        raise DeviceFlowError(
+            "server_error", f"Cannot reach {url}: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _error_of(response: httpx.Response) -> tuple[str, str]:
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    body = body if isinstance(body, dict) else {}
+    code = _str(body.get("error")) or "server_error"
+    description = _str(body.get("error_description")) or (
+        f"Request failed: {response.status_code} {response.reason_phrase}".rstrip()
+    )
+    return code, description
+
+
+def _json_object(response: httpx.Response, what: str) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise DeviceFlowError("server_error", f"The {what} answer is not a JSON object.")
+    return data
+
+
+def request_device_code(
+    auth_base_url: str,
+    *,
+    client_id: str = OAUTH_CLIENT_ID,
+    resource: str,
+    scope: str = DEVICE_SCOPE,
+    transport: httpx.BaseTransport | None = None,
+) -> dict[str, Any]:
+    """``POST <auth>/device/code`` (form ``client_id``, ``resource``, ``scope``) →
+    ``{device_code, user_code, verification_uri, verification_uri_complete?, expires_in,
+    interval}``; a refusal raises :class:`DeviceFlowError` with the server's description."""
+    response = _form_post(
+        auth_base_url + "/device/code",
+        {"client_id": client_id, "resource": resource, "scope": scope},
+        transport,
+    )
+    if not response.is_success:
+        raise DeviceFlowError("server_error", _error_of(response)[1])
+    data = _json_object(response, "device code")
+    for key in ("device_code", "user_code"):
+        if not _str(data.get(key)):
+            raise DeviceFlowError("server_error", f"The device code answer has no {key}.")
+    return data
+
+
+def _exchange(
+    auth_base_url: str,
+    device_code: str,
+    client_id: str,
+    resource: str,
+    transport: httpx.BaseTransport | None,
+) -> dict[str, Any]:
+    response = _form_post(
+        auth_base_url + "/oauth2/token",
+        {
+            "grant_type": DEVICE_GRANT,
+            "device_code": device_code,
+            "client_id": client_id,
+            "resource": resource,
+        },
+        transport,
+    )
+    if not response.is_success:
+        code, description = _error_of(response)
+        raise DeviceFlowError(code if code in _DEVICE_ERRORS else "server_error", description)
+    data = _json_object(response, "token")
+    if not _str(data.get("access_token")):
+        raise DeviceFlowError("server_error", "The token answer has no access_token.")
+    return data
+
+
+def poll_device_token(
+    auth_base_url: str,
+    device_code: str,
+    *,
+    interval_s: float,
+    expires_in_s: float,
+    resource: str,
+    client_id: str = OAUTH_CLIENT_ID,
+    sleep: Callable[[float], object] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    transport: httpx.BaseTransport | None = None,
+) -> dict[str, Any]:
+    """Poll ``<auth>/oauth2/token`` with the device-code grant until the user approves.
+
+    As upstream: wait ``interval_s`` before each poll; ``authorization_pending`` polls again,
+    ``slow_down`` adds 5 s to the interval, any other error raises :class:`DeviceFlowError`;
+    when ``expires_in_s`` has passed, ``Device code expired before authorization completed.``
+    Returns the token answer (``access_token``, ``refresh_token``, ``expires_in`` …).
+    """
+    start = clock()
+    interval = max(0.0, float(interval_s))
+    while clock() - start < expires_in_s:
+        sleep(interval)
+        try:
+            return _exchange(auth_base_url, device_code, client_id, resource, transport)
+        except DeviceFlowError as exc:
+            if exc.code == "authorization_pending":
+                continue
+            if exc.code == "slow_down":
+                interval += 5.0
+                continue
+            raise
+    raise DeviceFlowError("expired_token", _DEVICE_EXPIRED)

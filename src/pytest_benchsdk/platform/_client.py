@@ -12,10 +12,13 @@ delivery layer (:mod:`._delivery`), not here, exactly like upstream keeps its cl
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
+import gzip
 import json
 import os
 import time
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -31,7 +34,9 @@ __all__ = [
     "MAX_HEARTBEAT_SAMPLES",
     "MAX_RECORD_STEPS",
     "BenchmarkClient",
+    "decode_artifact_body",
     "encode_segment",
+    "form_query",
 ]
 
 DEFAULT_API_BASE_URL = "https://platform.computesdk.com/api/v1"
@@ -65,6 +70,47 @@ def _query(params: Mapping[str, object | None]) -> str:
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
         parts.append(f"{encode_segment(key)}={encode_segment(text)}")
     return ("?" + "&".join(parts)) if parts else ""
+
+
+def form_query(params: Mapping[str, object | None]) -> str:
+    """``?k=v&…`` as ``URLSearchParams.toString()`` writes it (spaces as ``+``, ``,`` as ``%2C``);
+    ``None`` values are left out."""
+    parts = []
+    for key, value in params.items():
+        if value is None:
+            continue
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        parts.append(f"{_form_encode(key)}={_form_encode(text)}")
+    return ("?" + "&".join(parts)) if parts else ""
+
+
+def _form_encode(text: str) -> str:
+    # The application/x-www-form-urlencoded byte serializer: only *-._ and ASCII alphanumerics
+    # stay, a space is "+", every other byte of the UTF-8 text is percent-encoded.
+    out = []
+    for byte in text.encode("utf-8", "replace"):
+        char = chr(byte)
+        if (char.isascii() and char.isalnum()) or char in "*-._":
+            out.append(char)
+        elif char == " ":
+            out.append("+")
+        else:
+            out.append(f"%{byte:02X}")
+    return "".join(out)
+
+
+def is_gzip_content_type(content_type: str | None) -> bool:
+    """Upstream's test for a gzipped artifact body (``application/gzip``, ``…x-gzip``, …)."""
+    return bool(content_type) and "gzip" in str(content_type).lower()
+
+
+def decode_artifact_body(content: bytes, content_type: str | None, *, decompress: bool) -> str:
+    """An artifact's text: gunzipped when its type says gzip (or ``decompress``), the raw
+    bytes when they do not gunzip, decoded as UTF-8 (bad bytes replaced, as TextDecoder)."""
+    if is_gzip_content_type(content_type) or decompress:
+        with contextlib.suppress(OSError, EOFError, zlib.error):
+            content = gzip.decompress(content)
+    return content.decode("utf-8", "replace")
 
 
 def _parse_retry_after(value: str | None) -> float | None:
@@ -241,10 +287,71 @@ class BenchmarkClient:
         """``PATCH /benchmarks/{slug}`` → benchmark."""
         return self.request("PATCH", self.path("benchmarks", slug), dict(body)).get("benchmark")
 
-    def list_benchmarks(self, *, limit: int | None = None, offset: int | None = None) -> list[Any]:
+    def list_benchmarks(
+        self, *, limit: int | float | None = None, offset: int | float | None = None
+    ) -> list[Any]:
         """``GET /benchmarks?limit&offset`` → ``items ?? benchmarks ?? []`` (used by the check)."""
         data = self.request("GET", "/benchmarks" + _query({"limit": limit, "offset": offset}))
         return _items(data, "benchmarks")
+
+    # -- account (upstream @benchsdk/cli's getMe / listOrganizations / setActiveOrganization) --
+
+    def _account_request(self, method: str, path: str, body: Any, failure: str) -> Any:
+        # Upstream's CLI calls these with only the Authorization header (no org headers), and
+        # names the call in its error message.
+        headers = {"Authorization": f"Bearer {self._bearer}"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        content = None if body is None else json.dumps(body, ensure_ascii=False).encode()
+        request = self._http.build_request(method, self.base_url + path, content=content)
+        for name in ("X-Org-Slug", "X-Organization-Id", "Content-Type"):
+            request.headers.pop(name, None)
+        request.headers.update(headers)
+        try:
+            response = self._http.send(request)
+        except httpx.HTTPError as exc:
+            raise PlatformConnectionError(
+                self.redact(f"{method} {path}: {type(exc).__name__}: {exc}"),
+                timeout=isinstance(exc, httpx.TimeoutException),
+            ) from None
+        if not response.is_success:
+            raise BenchmarkApiError(
+                response.status_code,
+                self.redact(response.text),
+                message=f"{failure}: {response.status_code} {response.reason_phrase}".rstrip(),
+                status_text=response.reason_phrase,
+                method=method,
+                path=path,
+            )
+        try:
+            return json.loads(response.text) if response.text else {}
+        except ValueError:
+            raise BenchmarkApiError(
+                response.status_code,
+                self.redact(response.text[:2000]),
+                message=f"Benchmark API returned invalid JSON for {method} {path}",
+                method=method,
+                path=path,
+            ) from None
+
+    def get_me(self) -> JSON:
+        """``GET /me`` → ``{user, activeOrganizationId, organizations}``."""
+        data = self._account_request("GET", "/me", None, "Me request failed")
+        return data if isinstance(data, dict) else {}
+
+    def list_organizations(self) -> list[Any]:
+        """``GET /organizations`` → ``items`` (``[]`` when absent)."""
+        data = self._account_request("GET", "/organizations", None, "Organizations request failed")
+        items = data.get("items") if isinstance(data, dict) else None
+        return list(items) if isinstance(items, list) else []
+
+    def set_active_organization(self, slug: str) -> JSON:
+        """``POST /organizations`` ``{slug}`` → ``{activeOrganizationId, organization,
+        accessToken?, expiresIn?}`` (a new access token carries the organisation claim)."""
+        data = self._account_request(
+            "POST", "/organizations", {"slug": slug}, "Set active organization failed"
+        )
+        return data if isinstance(data, dict) else {}
 
     # -- runs -------------------------------------------------------------------------------
 
@@ -256,7 +363,9 @@ class BenchmarkClient:
         data: JSON = self.request("POST", self.path("benchmarks", slug, "runs"), dict(body))
         return data
 
-    def list_runs(self, slug: str, *, limit: int | None = None, offset: int | None = None) -> Any:
+    def list_runs(
+        self, slug: str, *, limit: int | float | None = None, offset: int | float | None = None
+    ) -> Any:
         """``GET /benchmarks/{slug}/runs`` → ``items`` (no legacy fallback, as upstream)."""
         data = self.request(
             "GET",
@@ -267,6 +376,97 @@ class BenchmarkClient:
     def get_run(self, slug: str, run_id: str) -> Any:
         """``GET /benchmarks/{slug}/runs/{runId}`` → run."""
         return self.request("GET", self._run(slug, run_id)).get("run")
+
+    def list_all_runs(
+        self,
+        *,
+        limit: int | float | None = None,
+        offset: int | float | None = None,
+        benchmark_slug: str | None = None,
+    ) -> Any:
+        """``GET /benchmarks/runs?limit&offset&benchmarkSlug`` → ``items``: every run the caller
+        can read, across benchmarks (own and subscribed)."""
+        query = _query({"limit": limit, "offset": offset, "benchmarkSlug": benchmark_slug})
+        data = self.request("GET", "/benchmarks/runs" + query)
+        return data.get("items") if isinstance(data, dict) else None
+
+    # -- results ----------------------------------------------------------------------------
+
+    def get_benchmark_results(
+        self, slug: str, *, limit: int | float | None = None, offset: int | float | None = None
+    ) -> Any:
+        """``GET /benchmarks/{slug}/results?limit&offset`` → the results overview."""
+        query = _query({"limit": limit, "offset": offset})
+        return self.request("GET", self.path("benchmarks", slug, "results") + query)
+
+    def get_run_results(self, slug: str, run_id: str) -> Any:
+        """``GET …/runs/{runId}/results`` → ``{benchmark, run, generatedAt, overall,
+        participants, steps}``."""
+        return self.request("GET", self._run(slug, run_id, "results"))
+
+    def get_run_task_results(
+        self,
+        slug: str,
+        run_id: str,
+        *,
+        bucket_size: int | float | None = None,
+        failure_limit: int | float | None = None,
+    ) -> Any:
+        """``GET …/runs/{runId}/results/tasks?bucketSize&failureLimit``."""
+        query = _query({"bucketSize": bucket_size, "failureLimit": failure_limit})
+        return self.request("GET", self._run(slug, run_id, "results", "tasks") + query)
+
+    def get_run_timeline(
+        self, slug: str, run_id: str, *, bucket_ms: int | float | None = None
+    ) -> Any:
+        """``GET …/runs/{runId}/results/timeline?bucketMs``."""
+        query = _query({"bucketMs": bucket_ms})
+        return self.request("GET", self._run(slug, run_id, "results", "timeline") + query)
+
+    def get_run_imports(self, slug: str, run_id: str) -> Any:
+        """``GET …/runs/{runId}/results/imports``."""
+        return self.request("GET", self._run(slug, run_id, "results", "imports"))
+
+    def _iterations(
+        self,
+        kind: str,
+        slug: str,
+        run_id: str,
+        participant: str | None,
+        steps: Sequence[str] | None,
+    ) -> Any:
+        query = form_query(
+            {
+                "type": kind,
+                "participant": participant or None,
+                "steps": ",".join(steps or ()) or None,
+            }
+        )
+        return self.request("GET", self._run(slug, run_id, "iterations") + query)
+
+    def get_run_task_iterations(
+        self,
+        slug: str,
+        run_id: str,
+        *,
+        participant: str | None = None,
+        steps: Sequence[str] | None = None,
+    ) -> Any:
+        """``GET …/runs/{runId}/iterations?type=tasks[&participant][&steps]`` → ``{run,
+        generatedAt, tasks}``."""
+        return self._iterations("tasks", slug, run_id, participant, steps)
+
+    def get_run_step_iterations(
+        self,
+        slug: str,
+        run_id: str,
+        *,
+        participant: str | None = None,
+        steps: Sequence[str] | None = None,
+    ) -> Any:
+        """``GET …/runs/{runId}/iterations?type=steps[&participant][&steps=a,b]`` → ``{run,
+        generatedAt, steps}``."""
+        return self._iterations("steps", slug, run_id, participant, steps)
 
     def get_progress(self, slug: str, run_id: str) -> JSON:
         """``GET …/runs/{runId}/progress`` → ``RunProgress`` (per participant: worker counts
@@ -296,6 +496,23 @@ class BenchmarkClient:
     def list_participants(self, slug: str, run_id: str) -> list[Any]:
         """``GET …/participants`` → ``items ?? participants ?? []``."""
         return _items(self.request("GET", self._run(slug, run_id, "participants")), "participants")
+
+    def get_participant_logs(
+        self,
+        slug: str,
+        run_id: str,
+        participant: str,
+        *,
+        max_lines: int | float | None = None,
+    ) -> Any:
+        """``GET …/participants/{p}/logs?maxLines`` → ``{participant, workers: [{workerId,
+        workerIndex, status, artifact, log: {lines: [{n, ts, level, msg}], totalLines, …} |
+        null}]}`` (the parsed worker logs, as the dashboard shows them)."""
+        return self.request(
+            "GET",
+            self._run(slug, run_id, "participants", participant, "logs")
+            + _query({"maxLines": max_lines}),
+        )
 
     def plan_workers(
         self, slug: str, run_id: str, participant: str, body: Mapping[str, Any] | None = None
@@ -397,6 +614,78 @@ class BenchmarkClient:
             "POST", self._worker(slug, run_id, worker_id, "artifacts"), dict(body)
         )
         return data
+
+    def list_run_artifacts(
+        self,
+        slug: str,
+        run_id: str,
+        *,
+        limit: int | float | None = None,
+        offset: int | float | None = None,
+    ) -> list[Any]:
+        """``GET …/runs/{runId}/artifacts?limit&offset`` → ``items ?? artifacts ?? []``."""
+        query = _query({"limit": limit, "offset": offset})
+        return _items(
+            self.request("GET", self._run(slug, run_id, "artifacts") + query), "artifacts"
+        )
+
+    def list_worker_artifacts(
+        self,
+        slug: str,
+        run_id: str,
+        worker_id: str,
+        *,
+        limit: int | float | None = None,
+        offset: int | float | None = None,
+    ) -> list[Any]:
+        """``GET …/workers/{w}/artifacts?limit&offset`` → ``items ?? artifacts ?? []``."""
+        query = _query({"limit": limit, "offset": offset})
+        return _items(
+            self.request("GET", self._worker(slug, run_id, worker_id, "artifacts") + query),
+            "artifacts",
+        )
+
+    def get_worker_artifact(self, slug: str, run_id: str, worker_id: str, artifact_id: str) -> JSON:
+        """``GET …/workers/{w}/artifacts/{id}`` → ``{artifact, downloadUrl,
+        downloadUrlExpiresAt?}``."""
+        data = self.request("GET", self._worker(slug, run_id, worker_id, "artifacts", artifact_id))
+        return data if isinstance(data, dict) else {}
+
+    def download_artifact(
+        self, url: str, *, content_type: str | None = None, decompress: bool = False
+    ) -> str:
+        """The text behind a presigned download URL (``GET`` without the Authorization header),
+        gunzipped when the content type (given, else the response's) says gzip."""
+        try:
+            response = self._upload.get(url)
+        except httpx.HTTPError as exc:
+            raise PlatformConnectionError(
+                self.redact(f"GET <download url>: {type(exc).__name__}: {exc}"),
+                timeout=isinstance(exc, httpx.TimeoutException),
+            ) from None
+        if not response.is_success:
+            raise BenchmarkApiError(
+                response.status_code,
+                self.redact(response.text),
+                message=f"Artifact download failed with {response.status_code}",
+                status_text=response.reason_phrase,
+                method="GET",
+                path="<download url>",
+            )
+        declared = content_type or response.headers.get("content-type")
+        return decode_artifact_body(response.content, declared, decompress=decompress)
+
+    def download_worker_artifact(
+        self, slug: str, run_id: str, worker_id: str, artifact_id: str
+    ) -> str:
+        """An artifact's text: its download URL looked up, then fetched (and gunzipped)."""
+        found = self.get_worker_artifact(slug, run_id, worker_id, artifact_id)
+        artifact = found.get("artifact")
+        content_type = artifact.get("contentType") if isinstance(artifact, dict) else None
+        url = found.get("downloadUrl")
+        if not url:
+            raise BenchmarkApiError(0, "", message="Benchmark artifact download URL is missing.")
+        return self.download_artifact(str(url), content_type=content_type or None)
 
     def upload_presigned(self, url: str, content: bytes, content_type: str) -> None:
         """``PUT <uploadUrl>`` with the raw body and no Authorization header."""

@@ -28,6 +28,7 @@ def check_connectivity(
     dry_run: bool,
     base_url: str | None = None,
     api_key: str | None = None,
+    org: str | None = None,
     env: Mapping[str, str] | None = None,
     home: str | os.PathLike[str] | None = None,
     timeout: float = 15.0,
@@ -45,7 +46,7 @@ def check_connectivity(
     api_ok = False
     secrets: tuple[str | None, ...] = (api_key,)
     try:
-        auth = resolve_auth(base_url=base_url, api_key=api_key, env=env, home=home)
+        auth = resolve_auth(base_url=base_url, api_key=api_key, org=org, env=env, home=home)
         warnings.extend(auth.warnings)
         secrets = auth.secrets
         with client_for(auth, timeout=timeout, env=env) as client:

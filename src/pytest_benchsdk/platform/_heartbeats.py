@@ -26,7 +26,8 @@ class _RunUpload(Protocol):
     @property
     def slug(self) -> str: ...
     def heartbeat_due(self, name: str) -> bool: ...
-    def heartbeat_body(self, name: str) -> tuple[str, str, dict[str, Any]] | None: ...
+    def heartbeat_bodies(self, name: str) -> list[tuple[str, str, dict[str, Any]]]: ...
+    def flush_log_if_due(self, name: str) -> None: ...
 
 
 class _Uploader(Protocol):
@@ -103,6 +104,12 @@ class Heartbeats:
                     for name in [key[1]]
                     if now - last >= self._interval or upload.heartbeat_due(name)
                 ]
+                active = [(upload, key[1]) for key, (upload, _) in self._active.items()]
+            # The same tick uploads mid-run logs (BENCHMARK_LOG_FLUSH_INTERVAL_MS); queued
+            # through the outbox, so it never waits for the network.
+            for upload, name in active:
+                with contextlib.suppress(Exception):
+                    upload.flush_log_if_due(name)
             if self._uploader.stopped:
                 continue
             for key, upload, name in due:
@@ -117,13 +124,10 @@ class Heartbeats:
                     self._send(upload, name)
 
     def _send(self, upload: _RunUpload, name: str) -> None:
-        target = upload.heartbeat_body(name)
-        if target is None:
-            return
-        run_id, worker_id, body = target
         client = self._uploader.client
         if client is None:
             return
-        # Telemetry: never fatal; the next heartbeat carries the same counters.
-        with contextlib.suppress(BenchmarkApiError, PlatformConnectionError, ValueError):
-            client.heartbeat(upload.slug, run_id, worker_id, body)
+        for run_id, worker_id, body in upload.heartbeat_bodies(name):
+            # Telemetry: never fatal; the next heartbeat carries the same counters.
+            with contextlib.suppress(BenchmarkApiError, PlatformConnectionError, ValueError):
+                client.heartbeat(upload.slug, run_id, worker_id, body)

@@ -237,6 +237,15 @@ def _submit_events(store: OutboxStore, client: BenchmarkClient, entry: OutboxEnt
     return result if isinstance(result, dict) else {}
 
 
+def _send_progress(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
+    """Round mode: the heartbeat after one iteration, with that moment's counters (upstream's
+    ``reporter.setProgress`` + ``heartbeat``); telemetry, so a failed one is not retried."""
+    payload: Mapping[str, Any] = entry.payload
+    slug, run_id, assignment, _, _ = _attempt(store, entry)
+    _heartbeat(client, slug, run_id, assignment, payload.get("progress"))
+    return {}
+
+
 def _finish_worker(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
     payload: Mapping[str, Any] = entry.payload
     slug, run_id, assignment, worker_id, attempt_id = _attempt(store, entry)
@@ -352,6 +361,7 @@ OPERATIONS: Mapping[str, Operation] = {
     "artifact": _upload_artifact,
     "finish": _finish_worker,
     "close": _close_run,
+    "progress": _send_progress,
 }
 
 

@@ -16,7 +16,21 @@ claimed assignments, so a resubmit decides the same).
 Sequence numbers and ``isFinal`` are fixed when a batch is queued, so a replay sends the same
 batch. Per participant the upload keeps its place in the chain, the records not yet batched,
 the progress counters that heartbeats send (:meth:`RunUpload.heartbeat_due`,
-:meth:`RunUpload.heartbeat_body`) and the ``worker.log`` lines.
+:meth:`RunUpload.heartbeat_bodies`) and the ``worker.log`` lines.
+
+With ``BENCHMARK_LOG_FLUSH_INTERVAL_MS`` > 0 (participant mode, as upstream's worker) the lines
+logged so far are uploaded as a ``worker.log`` artifact every that many milliseconds
+(``artifact/<p>/log/<n>``), and the rest at the end.
+
+Round mode (``group_by="round"``, upstream's ``runGroupedByRound``): each worker is planned
+with ``{workerCount: 1, targetConcurrency: <rounds>}`` and claimed with ``processKey`` =
+``HOSTNAME`` or ``local``; after each iteration a ``progress`` entry (a heartbeat with exactly
+that moment's counters, ``progressInFlight`` 0) follows it on the participant's chain, so the
+heartbeats arrive in order and before the worker finishes (there are no others: upstream's
+reporter sends no periodic or per-step ones); and when every participant is done one
+``system-metrics`` artifact for the whole process (``metadata: {scope: "shared-process",
+participants}``) goes through the first participant's worker, before each participant's log
+and finish.
 """
 
 from __future__ import annotations
@@ -63,6 +77,8 @@ class _Uploader(Protocol):
     @property
     def log_compression(self) -> str | None: ...
     @property
+    def log_flush_interval_s(self) -> float: ...
+    @property
     def metrics(self) -> SystemMetricsCollector | None: ...
     @property
     def client(self) -> BenchmarkClient | None: ...
@@ -93,6 +109,10 @@ class _Participant:
     log_truncated: bool = False
     metrics_from: int = 0
     heartbeat_due: bool = False
+    log_parts: int = 0
+    last_log_flush: float = attrs.Factory(time.monotonic)
+    # Round mode: (failed, error) of a participant whose log and finish wait for the others.
+    deferred: tuple[bool, tuple[str, str] | None] | None = None
     # Why this process runs none of the participant's iterations (no pool worker left).
     refused: str | None = None
     coordination: StepCoordination | None = None
@@ -119,6 +139,8 @@ class RunUpload:
         wake: Callable[[], None],
         pool: int | None = None,
         close_after_ms: float | None = None,
+        group_by: str = "participant",
+        rounds: int | None = None,
     ) -> None:
         self._uploader = uploader
         self._heartbeats = heartbeats
@@ -133,6 +155,10 @@ class RunUpload:
         self._finished = False
         self.pool = pool
         self.close_after_ms = close_after_ms
+        self.round_mode = group_by == "round"
+        #: Round mode: iterations per participant (upstream's ``schedule.length``).
+        self.rounds = rounds
+        self._shared_metrics_queued = False
 
     # -- header -----------------------------------------------------------------------------
 
@@ -280,18 +306,22 @@ class RunUpload:
             base = part.chain or self._run_key
             # "total" (not sent): the participant's iteration count, for the claim's heartbeat
             # and for a resubmit that finishes a participant its session never finished.
+            plan: dict[str, Any] = {}
+            if self.pool:
+                plan = {"workerCount": self.pool}
+            elif self.round_mode:
+                plan = {"workerCount": 1, "targetConcurrency": self.rounds or part.total}
             self._put(
                 part,
                 "plan",
                 f"plan/{name}",
-                {
-                    "participant": name,
-                    "body": {"workerCount": self.pool} if self.pool else {},
-                    "total": part.total,
-                },
+                {"participant": name, "body": plan, "total": part.total},
                 base,
             )
-            process_key = self._uploader.env.get("HOSTNAME") or socket.gethostname() or "local"
+            hostname = self._uploader.env.get("HOSTNAME")
+            # Upstream's round mode claims with HOSTNAME ?? 'local'; its worker with the host name.
+            process_key = hostname or ("local" if self.round_mode else socket.gethostname())
+            process_key = process_key or "local"
             self._put(
                 part,
                 "claim",
@@ -365,6 +395,23 @@ class RunUpload:
             overdue = time.monotonic() - part.last_flush >= _FLUSH_INTERVAL_S
             if len(part.buffer) > size or (overdue and len(part.buffer) > 1):
                 self._flush(part, final=False)
+            if self.round_mode:
+                # Upstream: setProgress({done, inFlight: 0, errors, total}) + heartbeat().
+                self._put(
+                    part,
+                    "progress",
+                    f"progress/{name}/{part.done}",
+                    {
+                        "participant": name,
+                        "progress": {
+                            "progressDone": part.done,
+                            "progressInFlight": 0,
+                            "progressErrors": part.errors,
+                            "progressTotal": part.total or part.done,
+                        },
+                    },
+                    part.chain,
+                )
             part.heartbeat_due = True
         self._heartbeats.poke()
 
@@ -398,34 +445,64 @@ class RunUpload:
                 self.participant_started(name)
             part.finished = True
             self._finish_participant(part, part.failed if failed is None else failed)
+            if self.round_mode:
+                self._release_round_mode()
         self._heartbeats.discard(self, name)
+
+    def _queue_log(self, part: _Participant, *, final: bool) -> None:
+        """The lines logged since the last upload as a ``worker.log`` artifact (the last one
+        keeps the key ``artifact/<p>/log``; mid-run flushes are ``artifact/<p>/log/<n>``)."""
+        if not part.log:
+            return
+        truncated = final and part.log_truncated
+        lines = part.log + (["... (worker log truncated)"] if truncated else [])
+        part.log = []
+        text = "\n".join(lines) + "\n"
+        if self._uploader.log_compression == "gzip":
+            body = base64.b64encode(gzip.compress(text.encode())).decode()
+            content_type, encoding = "application/gzip", "base64"
+        else:
+            body, content_type, encoding = text, "text/plain", "text"
+        suffix = f"artifact/{part.name}/log" + ("" if final else f"/{part.log_parts}")
+        part.log_parts += 0 if final else 1
+        part.last_log_flush = time.monotonic()
+        self._put(
+            part,
+            "artifact",
+            suffix,
+            {
+                "participant": part.name,
+                "kind": "coordinator.log",
+                "contentType": content_type,
+                "name": "worker.log",
+                "body": body,
+                "encoding": encoding,
+            },
+            part.chain,
+        )
+
+    def flush_log_if_due(self, name: str) -> None:
+        """Upload the participant's new log lines when ``BENCHMARK_LOG_FLUSH_INTERVAL_MS`` has
+        passed since the last upload (participant mode; called by the heartbeat thread)."""
+        interval = self._uploader.log_flush_interval_s
+        if not self.active or interval <= 0 or self.round_mode:
+            return
+        with self._lock:
+            part = self._participants.get(name)
+            if part is None or part.finished or not part.started or not part.log:
+                return
+            if time.monotonic() - part.last_log_flush >= interval:
+                self._queue_log(part, final=False)
 
     def _finish_participant(
         self, part: _Participant, failed: bool, error: tuple[str, str] | None = None
     ) -> None:
         self._flush(part, final=True)
-        if part.log:
-            lines = part.log + (["... (worker log truncated)"] if part.log_truncated else [])
-            text = "\n".join(lines) + "\n"
-            if self._uploader.log_compression == "gzip":
-                body = base64.b64encode(gzip.compress(text.encode())).decode()
-                content_type, encoding = "application/gzip", "base64"
-            else:
-                body, content_type, encoding = text, "text/plain", "text"
-            self._put(
-                part,
-                "artifact",
-                f"artifact/{part.name}/log",
-                {
-                    "participant": part.name,
-                    "kind": "coordinator.log",
-                    "contentType": content_type,
-                    "name": "worker.log",
-                    "body": body,
-                    "encoding": encoding,
-                },
-                part.chain,
-            )
+        if self.round_mode:
+            # Upstream uploads the shared metrics, then every participant's log and finish.
+            part.deferred = (failed, error)
+            return
+        self._queue_log(part, final=True)
         collector = self._uploader.metrics
         if collector is not None:
             collector.sample()
@@ -444,6 +521,48 @@ class RunUpload:
                 },
                 part.chain,
             )
+        self._queue_finish(part, failed, error)
+
+    def _release_round_mode(self) -> None:
+        """Round mode: once every started participant is done, the process's one metrics
+        artifact, then each waiting participant's log and finish (declared order)."""
+        started = [p for p in self._participants.values() if p.started and not p.refused]
+        if any(not p.finished for p in started):
+            return
+        collector = self._uploader.metrics
+        if collector is not None and started and not self._shared_metrics_queued:
+            self._shared_metrics_queued = True
+            collector.sample()
+            first = started[0]
+            samples = collector.samples[min(p.metrics_from for p in started) :]
+            self._put(
+                first,
+                "artifact",
+                "artifact/shared/metrics",
+                {
+                    "participant": first.name,
+                    "kind": "system-metrics",
+                    "contentType": "application/x-ndjson",
+                    "name": "metrics.jsonl",
+                    "metadata": {
+                        "scope": "shared-process",
+                        "participants": list(self._participants),
+                    },
+                    "body": samples_to_ndjson(samples),
+                    "encoding": "text",
+                },
+                first.chain,
+            )
+        for part in started:
+            if part.deferred is not None:
+                failed, error = part.deferred
+                part.deferred = None
+                self._queue_log(part, final=True)
+                self._queue_finish(part, failed, error)
+
+    def _queue_finish(
+        self, part: _Participant, failed: bool, error: tuple[str, str] | None
+    ) -> None:
         code, message = error or ("Error", "One or more tasks failed")
         self._put(
             part,
@@ -484,6 +603,8 @@ class RunUpload:
                         ("Interrupted", "The pytest session ended before all tasks finished"),
                     )
                     self._heartbeats.discard(self, part.name)
+            if self.round_mode:
+                self._release_round_mode()
             claimed = [p for p in self._participants.values() if p.started and not p.refused]
             if self.pool and claimed:
                 # After every finish of this process (the chain of the last participant).
@@ -499,7 +620,16 @@ class RunUpload:
     def heartbeat_due(self, name: str) -> bool:
         """The participant made progress that no heartbeat has carried yet."""
         part = self._participants.get(name)
-        return part is not None and part.heartbeat_due
+        return part is not None and part.heartbeat_due and not self.round_mode
+
+    def heartbeat_bodies(self, name: str) -> list[tuple[str, str, dict[str, Any]]]:
+        """What the heartbeat thread sends for the participant now: its current state, or
+        nothing while the run or the worker does not exist yet, and nothing in round mode
+        (its heartbeats are ``progress`` entries, one per iteration, as upstream's)."""
+        if self.round_mode:
+            return []
+        current = self.heartbeat_body(name)
+        return [] if current is None else [current]
 
     def heartbeat_body(self, name: str) -> tuple[str, str, dict[str, Any]] | None:
         """``(platform run id, worker id, body)`` of the participant's next heartbeat, and its

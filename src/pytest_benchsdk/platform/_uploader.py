@@ -96,6 +96,9 @@ class PlatformUploader:
         self.max_log_lines = _env_int(self.env, "BENCHMARK_LOG_MAX_LINES", 100_000)
         compression = (self.env.get("BENCHMARK_LOG_COMPRESSION") or "").strip().lower()
         self.log_compression = "gzip" if compression == "gzip" else None
+        #: Upstream's worker uploads the log every this many seconds while it runs (0: only
+        #: at the end).
+        self.log_flush_interval_s = _env_int(self.env, "BENCHMARK_LOG_FLUSH_INTERVAL_MS", 0) / 1000
         self._auth_warnings = list(auth_warnings)
         self.metrics: SystemMetricsCollector | None = None
         self._sender: Sender | None = None
@@ -129,6 +132,7 @@ class PlatformUploader:
         dry_run: bool,
         base_url: str | None = None,
         api_key: str | None = None,
+        org: str | None = None,
         env: Mapping[str, str] | None = None,
         home: str | os.PathLike[str] | None = None,
         timeout: float = 30.0,
@@ -146,7 +150,7 @@ class PlatformUploader:
         if dry_run:
             return cls(store, mode="dry-run", client=None, env=env, **options)
         try:
-            auth = resolve_auth(base_url=base_url, api_key=api_key, env=env, home=home)
+            auth = resolve_auth(base_url=base_url, api_key=api_key, org=org, env=env, home=home)
         except AuthError as exc:
             uploader = cls(store, mode="local-only", client=None, env=env, **options)
             if not str(exc).startswith("No credentials found"):
@@ -192,6 +196,7 @@ class PlatformUploader:
         run_key: str | None = None,
         pool: int | None = None,
         close_after_ms: float | None = None,
+        group_by: str = "participant",
     ) -> RunUpload:
         """Queue benchmark upsert and run creation (or the keyed run and its participants),
         wait up to ``header_wait_s`` for the run to exist, and return the run's uploads.
@@ -200,7 +205,8 @@ class PlatformUploader:
         order. ``total_tasks``: the schedule length. ``run_config``: the run-config snapshot
         (with ``trigger``). ``benchmark_config``: ``{scoring?, display?}`` wire form.
         ``pool``: the worker pool size of ``--bench-worker-pool`` (with ``run_key``);
-        ``close_after_ms``: sent when this process closes the pooled run.
+        ``close_after_ms``: sent when this process closes the pooled run. ``group_by``:
+        ``"round"`` reports as upstream's round mode (see :mod:`._run_upload`).
         """
         sender = self._sender if self.mode == "reporting" else None
         upload = RunUpload(
@@ -213,6 +219,8 @@ class PlatformUploader:
             wake=self._wake,
             pool=pool if run_key else None,
             close_after_ms=close_after_ms,
+            group_by=group_by,
+            rounds=total_tasks,
         )
         if sender is None:
             return upload
