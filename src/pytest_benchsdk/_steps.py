@@ -48,10 +48,12 @@ __all__ = [
     "StepBlock",
     "StepHost",
     "StepOptions",
+    "StepRow",
     "StepRunner",
     "StepState",
     "finite",
     "is_step_outcome",
+    "step_records",
 ]
 
 #: The error code of a ``readiness="poll"`` step whose barrier did not open in time.
@@ -96,20 +98,29 @@ def _error_message(exc: BaseException) -> str:
 
 @attrs.define(eq=False)
 class StepState:
-    """A step while it runs; turned into a StepRecord when the task's record is built."""
+    """A step while it runs; turned into a StepRecord when the task's record is built.
+
+    ``started`` and ``ended`` are monotonic readings: ``started`` is taken when the step is
+    opened and taken again right before its work begins (after its options are checked and
+    its barrier, if any, opened), ``ended`` right after the work returns; the ISO timestamps
+    are derived from them when the record is built.
+    """
 
     name: str
     started: float
-    started_at: str
-    concurrency: int | None
-    timeout_ms: float | None
+    concurrency: int | None = None
+    timeout_ms: float | None = None
     data: dict[str, Any] = attrs.Factory(dict)
     status: str = "running"
     ended: float | None = None
-    completed_at: str | None = None
     error_code: str | None = None
     # Invocations counted as active in the coordination (left again when the step ends).
     entered: int = 0
+
+
+#: A finished (or, at the snapshot, still running) step as the record builder needs it:
+#: ``(name, started, ended, status, error_code, data, concurrency, timeout_ms)``.
+StepRow = tuple[str, float, float, str, str | None, dict[str, Any] | None, int | None, float | None]
 
 
 # (owner runner, step) of the innermost running step in the current execution context.
@@ -119,11 +130,8 @@ ACTIVE_STEP: contextvars.ContextVar[tuple[StepRunner, StepState] | None] = conte
 
 
 def _in_running_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+    # asyncio._get_running_loop returns None where get_running_loop raises (a microsecond).
+    return asyncio._get_running_loop() is not None
 
 
 def _consume_result(task: asyncio.Future[Any]) -> None:
@@ -288,29 +296,54 @@ class _Arrival:
 
 
 class StepBlock:
-    """``with step("name"):`` / ``async with step("name"):`` — times the block as a step."""
+    """``with step("name"):`` / ``async with step("name"):`` — times the block as a step.
 
-    def __init__(self, runner: StepRunner, options: StepOptions) -> None:
+    ``options`` None is a block without options to check (no timeout, no readiness wait): it
+    is opened with :meth:`StepRunner.open` and timed from the last statement of ``__enter__``
+    to the first of ``__exit__``.
+    """
+
+    __slots__ = (
+        "_name",
+        "_options",
+        "_report",
+        "_runner",
+        "_state",
+        "_task",
+        "_timed_out",
+        "_timer",
+        "_token",
+    )
+
+    def __init__(
+        self,
+        runner: StepRunner,
+        options: StepOptions | None,
+        name: str = "",
+        report_concurrency: bool = True,
+    ) -> None:
         self._runner = runner
         self._options = options
+        self._name = name if options is None else options.name
+        self._report = report_concurrency
         self._state: StepState | None = None
         self._token: contextvars.Token[tuple[StepRunner, StepState] | None] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._timed_out = False
         self._task: asyncio.Task[Any] | None = None
 
-    def _begin(self, *, allow_timeout: bool) -> _Arrival:
-        self._state, self._token = self._runner.begin(self._options)
+    def _begin(self, options: StepOptions, *, allow_timeout: bool) -> _Arrival:
+        self._state, self._token = self._runner.begin(options)
         try:
-            if self._options.parallelism is not None:
+            if options.parallelism is not None:
                 raise ValueError(
-                    f'step "{self._options.name}" parallel_invocations needs a function '
+                    f'step "{options.name}" parallel_invocations needs a function '
                     "(step(name, fn, parallel_invocations=N))"
                 )
-            arrival = self._runner.arrive(self._state, self._options)
+            arrival = self._runner.arrive(self._state, options)
             if arrival.timeout_ms is not None and not allow_timeout:
                 raise ValueError(
-                    f'step "{self._options.name}" timeout_ms needs a function or `async with` '
+                    f'step "{options.name}" timeout_ms needs a function or `async with` '
                     "(a plain `with` block cannot be interrupted)"
                 )
         except BaseException as exc:
@@ -318,20 +351,25 @@ class StepBlock:
             raise
         return arrival
 
-    def _finish(self, value: Any, exc: BaseException | None) -> None:
+    def _finish(self, value: Any, exc: BaseException | None, ended: float | None = None) -> None:
         assert self._state is not None
         assert self._token is not None
         token, self._token = self._token, None
-        self._runner.end(self._state, token, self._options, value, exc)
+        self._runner.end(self._state, token, self._options, value, exc, ended)
 
     def __enter__(self) -> StepBlock:
-        arrival = self._begin(allow_timeout=False)
-        assert self._state is not None
-        try:
-            self._runner.wait_ready(self._state, arrival)
-        except BaseException as exc:
-            self._finish(None, exc)
-            raise
+        options = self._options
+        if options is None:
+            self._state, self._token = self._runner.open(self._name, self._report)
+        else:
+            arrival = self._begin(options, allow_timeout=False)
+            assert self._state is not None
+            try:
+                self._runner.wait_ready(self._state, arrival)
+            except BaseException as exc:
+                self._finish(None, exc)
+                raise
+        self._state.started = self._runner.monotonic()
         return self
 
     def __exit__(
@@ -340,21 +378,27 @@ class StepBlock:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._finish(None, exc)
+        self._finish(None, exc, self._runner.monotonic())
 
     async def __aenter__(self) -> StepBlock:
-        arrival = self._begin(allow_timeout=True)
+        options = self._options
+        if options is None:
+            self._state, self._token = self._runner.open(self._name, self._report)
+            self._state.started = self._runner.monotonic()
+            return self
+        arrival = self._begin(options, allow_timeout=True)
         assert self._state is not None
         try:
             await self._runner.wait_ready_async(self._state, arrival)
         except BaseException as exc:
             self._finish(None, exc)
             raise
-        timeout_ms = self._options.timeout_ms
+        timeout_ms = options.timeout_ms
         if timeout_ms is not None:
             self._task = asyncio.current_task()
             loop = asyncio.get_running_loop()
             self._timer = loop.call_later(float(timeout_ms) / 1000.0, self._on_timeout)
+        self._state.started = self._runner.monotonic()
         return self
 
     def _on_timeout(self) -> None:
@@ -368,16 +412,18 @@ class StepBlock:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool:
+        ended = self._runner.monotonic()
         if self._timer is not None:
             self._timer.cancel()
         if self._timed_out and (exc is None or isinstance(exc, asyncio.CancelledError)):
             uncancel = getattr(self._task, "uncancel", None)
             if exc is not None and uncancel is not None:
                 uncancel()  # 3.11+: our own cancellation is consumed here
+            assert self._options is not None  # only a block with a timeout times out
             error = self._runner.timeout_error(self._options.name, self._options.timeout_ms)
-            self._finish(None, error)
+            self._finish(None, error, ended)
             raise error from None
-        self._finish(None, exc)
+        self._finish(None, exc, ended)
         return False
 
 
@@ -404,6 +450,12 @@ class StepRunner:
 
     ``lock`` is the context's lock: one lock guards measures, steps and logs, so a ``measure``
     never lands in a step that has just ended.
+
+    A step's latency is its work only: the monotonic clock is read right before the work
+    starts and right after it returns; opening the step (its state, the active-step variable,
+    the coordination's count, checking options, a barrier wait) happens before the first
+    reading, and settling it (status, log lines, the coordination) after the second. The
+    timestamps and the step's record are made when the task's record is built.
     """
 
     def __init__(self, host: StepHost, lock: threading.Lock, write_log: LogWriter) -> None:
@@ -411,6 +463,10 @@ class StepRunner:
         self._lock = lock
         self._write_log = write_log
         self._states: list[StepState] = []  # every step started, in start order
+
+    def monotonic(self) -> float:
+        """A reading of the host's clock (see :meth:`Clock.monotonic`)."""
+        return self._host.clock.monotonic()
 
     def start(self, options: StepOptions, fn: object) -> Any:
         """A block without ``fn``; in a running loop an awaitable; else run now (see
@@ -422,16 +478,78 @@ class StepRunner:
             return self._step_async(options, fn)
         return self._step_sync(options, fn)
 
+    def plain(
+        self, name: str, fn: object, capture_output: bool, report_concurrency: bool
+    ) -> Any:
+        """:meth:`start` for a step without options to check: no ``timeout_ms``, no
+        ``parallel_invocations``, ``readiness="internal"`` (the common step, kept lean)."""
+        if fn is None:
+            return StepBlock(self, None, name, report_concurrency)
+        if not callable(fn):  # an awaitable, or the TypeError that says what to pass
+            return self.start(StepOptions(name, None, None, capture_output, report_concurrency), fn)
+        if _in_running_loop():
+            return self._plain_async(name, fn, capture_output, report_concurrency)
+        state, token = self.open(name, report_concurrency)
+        monotonic = self._host.clock.monotonic
+        try:
+            state.started = monotonic()
+            value = fn()
+            ended = monotonic()
+            if value is not None and inspect.isawaitable(value):
+                value = self.resolve_blocking(value, None, None)
+                ended = monotonic()
+        except BaseException as exc:
+            ended = monotonic()
+            self.end(state, token, None, None, exc, ended)
+            raise
+        self.end(state, token, None, value, None, ended, capture_output)
+        return value
+
+    async def _plain_async(
+        self, name: str, fn: Callable[[], Any], capture_output: bool, report_concurrency: bool
+    ) -> Any:
+        state, token = self.open(name, report_concurrency)
+        monotonic = self._host.clock.monotonic
+        try:
+            state.started = started = monotonic()
+            value = fn()
+            ended = monotonic()
+            if ended - started > BLOCKING_WARN_S:
+                self._check_blocking(name, ended - started)
+            if value is not None and inspect.isawaitable(value):
+                value = await value
+                ended = monotonic()
+        except BaseException as exc:
+            ended = monotonic()
+            self.end(state, token, None, None, exc, ended)
+            raise
+        self.end(state, token, None, value, None, ended, capture_output)
+        return value
+
+    def open(
+        self, name: str, report_concurrency: bool = True
+    ) -> tuple[StepState, contextvars.Token[tuple[StepRunner, StepState] | None]]:
+        """Record a running step without options to check, make it the active one and count
+        it in the coordination (undo with :meth:`end`). Its ``started`` is read now; the
+        caller reads it again right before the work begins."""
+        state = StepState(name, self._host.clock.monotonic())
+        with self._lock:
+            self._states.append(state)
+        token = ACTIVE_STEP.set((self, state))
+        coordination = self._host.coordination
+        if coordination is not None and report_concurrency:
+            coordination.enter(name, coordination.target_of(None), 1)
+            state.entered = 1
+        return state, token
+
     def begin(
         self, options: StepOptions
     ) -> tuple[StepState, contextvars.Token[tuple[StepRunner, StepState] | None]]:
         """Record a running step and make it the active one (undo with :meth:`end`)."""
-        now = self._host.clock.monotonic()
         parallelism = options.parallelism
         state = StepState(
-            name=options.name,
-            started=now,
-            started_at=self._host.clock.iso(now),
+            options.name,
+            self._host.clock.monotonic(),
             # Only a valid request is recorded (the wire schema wants an integer >= 1).
             concurrency=int(parallelism)
             if is_js_integer(parallelism) and parallelism >= 1
@@ -447,12 +565,18 @@ class StepRunner:
         self,
         state: StepState,
         token: contextvars.Token[tuple[StepRunner, StepState] | None],
-        options: StepOptions,
+        options: StepOptions | None,
         value: Any,
         exc: BaseException | None,
+        ended: float | None = None,
+        capture_output: bool | None = None,
     ) -> None:
-        """Settle ``state`` as success (``exc`` None) or error and write its log lines."""
-        end = self._host.clock.monotonic()
+        """Settle ``state`` as success (``exc`` None) or error and write its log lines.
+
+        ``ended`` is the reading taken right after the step's work (now when omitted);
+        ``capture_output`` defaults to the options' (a step without options: False)."""
+        if ended is None:
+            ended = self._host.clock.monotonic()
         try:
             ACTIVE_STEP.reset(token)
         except ValueError:
@@ -461,13 +585,13 @@ class StepRunner:
             current = ACTIVE_STEP.get()
             if current is not None and current[1] is state:
                 ACTIVE_STEP.set(None)
-        coordination = self._host.coordination
-        if state.entered and coordination is not None:
-            coordination.leave(state.name, state.entered)
+        if state.entered:
+            coordination = self._host.coordination
+            if coordination is not None:
+                coordination.leave(state.name, state.entered)
             state.entered = 0
         with self._lock:
-            state.ended = end
-            state.completed_at = self._host.clock.iso(end)
+            state.ended = ended
             if exc is None:
                 state.status = "success"
             else:
@@ -475,7 +599,9 @@ class StepRunner:
                 state.error_code = _step_error_code(exc)
         if exc is None:
             self._write_log("info", state.name, None)
-            if options.capture_output and is_step_outcome(value):
+            if capture_output is None:
+                capture_output = options is not None and options.capture_output
+            if capture_output and value is not None and is_step_outcome(value):
                 self._log_outcome(state.name, value)
         else:
             self._write_log("error", f"{state.name}\n  error: {_error_message(exc)}", None)
@@ -556,13 +682,6 @@ class StepRunner:
             step=name,
         )
 
-    def _restart_clock(self, state: StepState) -> None:
-        # The barrier wait is not the step's work: its latency starts when the pool is ready.
-        now = self._host.clock.monotonic()
-        with self._lock:
-            state.started = now
-            state.started_at = self._host.clock.iso(now)
-
     def wait_ready(self, state: StepState, arrival: _Arrival) -> None:
         """Block at the step's barrier (if any); ``TaskError`` when it times out."""
         coordination = self._host.coordination
@@ -570,7 +689,6 @@ class StepRunner:
             return
         if not coordination.wait_ready(state.name, *arrival.barrier):
             raise self._ready_error(state.name)
-        self._restart_clock(state)
 
     async def wait_ready_async(self, state: StepState, arrival: _Arrival) -> None:
         """:meth:`wait_ready` without blocking the event loop."""
@@ -579,7 +697,6 @@ class StepRunner:
             return
         if not await coordination.wait_ready_async(state.name, *arrival.barrier):
             raise self._ready_error(state.name)
-        self._restart_clock(state)
 
     def timeout_error(self, name: str, timeout_ms: Any) -> TaskError:
         """The ``step_timeout`` TaskError of step ``name``."""
@@ -594,26 +711,33 @@ class StepRunner:
 
     async def _step_async(self, options: StepOptions, fn: Callable[[], Any]) -> Any:
         state, token = self.begin(options)
+        monotonic = self._host.clock.monotonic
         value: Any = None
         try:
             arrival = self.arrive(state, options)
+            # The barrier wait is not the step's work: its latency starts when the pool is ready.
             await self.wait_ready_async(state, arrival)
             count, timeout_ms = arrival.count, arrival.timeout_ms
             if count == 1:
+                state.started = monotonic()
                 value = await self._invoke_async(options, fn, timeout_ms)
+                ended = monotonic()
             else:
+                state.started = monotonic()
                 tasks = [
                     asyncio.ensure_future(self._invoke_async(options, fn, timeout_ms))
                     for _ in range(count)
                 ]
                 settled = await asyncio.gather(*tasks, return_exceptions=True)
+                ended = monotonic()
                 _raise_first_failure(settled)
                 value = list(settled)
         except BaseException as exc:
+            ended = monotonic()
             _discard_unstarted(fn)
-            self.end(state, token, options, None, exc)
+            self.end(state, token, options, None, exc, ended)
             raise
-        self.end(state, token, options, value, None)
+        self.end(state, token, options, value, None, ended)
         return value
 
     async def _invoke_async(
@@ -694,20 +818,30 @@ class StepRunner:
 
     def _step_sync(self, options: StepOptions, fn: Callable[[], Any]) -> Any:
         state, token = self.begin(options)
+        monotonic = self._host.clock.monotonic
         value: Any = None
         try:
             arrival = self.arrive(state, options)
+            # The barrier wait is not the step's work: its latency starts when the pool is ready.
             self.wait_ready(state, arrival)
             count, timeout_ms = arrival.count, arrival.timeout_ms
             if count == 1 and timeout_ms is None:
-                value = self.resolve_blocking(fn(), None, options)
+                state.started = monotonic()
+                value = fn()
+                ended = monotonic()
+                if value is not None and inspect.isawaitable(value):
+                    value = self.resolve_blocking(value, None, options)
+                    ended = monotonic()
             else:
+                state.started = monotonic()
                 value = self._invoke_threads(options, fn, count, timeout_ms)
+                ended = monotonic()
         except BaseException as exc:
+            ended = monotonic()
             _discard_unstarted(fn)
-            self.end(state, token, options, None, exc)
+            self.end(state, token, options, None, exc, ended)
             raise
-        self.end(state, token, options, value, None)
+        self.end(state, token, options, value, None, ended)
         return value
 
     def _invoke_threads(
@@ -765,44 +899,57 @@ class StepRunner:
                 raise
         return asyncio.run(coro)
 
+    def rows(self, now: float) -> tuple[StepRow, ...]:
+        """The steps as they are at ``now``, in start order (see :data:`StepRow`); steps still
+        running (not awaited / left on a thread) end at ``now`` as ``step_unfinished``.
+        Cheap: the records are made from these later, by :func:`step_records`."""
+        with self._lock:
+            return tuple(
+                (
+                    state.name,
+                    state.started,
+                    now if state.ended is None or state.status == "running" else state.ended,
+                    state.status,
+                    state.error_code,
+                    dict(state.data) if state.data else None,
+                    state.concurrency,
+                    state.timeout_ms,
+                )
+                for state in self._states
+            )
+
     def records(self, now: float) -> list[StepRecord]:
         """Step records in start order; steps still running at ``now`` are ``step_unfinished``."""
-        with self._lock:
-            states = list(self._states)
-        records: list[StepRecord] = []
-        for state in states:
-            error_code: str | None
-            if state.status == "running":
-                # Still running when the task ended (not awaited / left on a thread).
-                ended: float = now
-                completed_at = self._host.clock.iso(now)
-                status, error_code = "error", "step_unfinished"
-            else:
-                assert state.ended is not None
-                assert state.completed_at is not None
-                ended, completed_at = state.ended, state.completed_at
-                status = state.status
-                error_code = state.error_code
-            kwargs: dict[str, Any] = {}
-            if error_code is not None:
-                kwargs["error_code"] = error_code
-            if state.data:
-                kwargs["data"] = dict(state.data)
-            if state.concurrency is not None:
-                kwargs["concurrency"] = state.concurrency
-            if state.timeout_ms is not None:
-                kwargs["timeout_ms"] = state.timeout_ms
-            records.append(
-                StepRecord(
-                    name=state.name,
-                    status=status,
-                    started_at=state.started_at,
-                    completed_at=completed_at,
-                    latency_ms=Clock.elapsed_ms(state.started, ended),
-                    **kwargs,
-                )
+        return step_records(self.rows(now), self._host.clock)
+
+
+def step_records(rows: Iterable[StepRow], clock: Clock) -> list[StepRecord]:
+    """The :class:`StepRecord` s of :meth:`StepRunner.rows` (timestamps from ``clock``)."""
+    records: list[StepRecord] = []
+    for name, started, ended, status, error_code, data, concurrency, timeout_ms in rows:
+        if status == "running":
+            # Still running when the task ended (not awaited / left on a thread).
+            status, error_code = "error", "step_unfinished"
+        kwargs: dict[str, Any] = {}
+        if error_code is not None:
+            kwargs["error_code"] = error_code
+        if data:
+            kwargs["data"] = data
+        if concurrency is not None:
+            kwargs["concurrency"] = concurrency
+        if timeout_ms is not None:
+            kwargs["timeout_ms"] = timeout_ms
+        records.append(
+            StepRecord(
+                name=name,
+                status=status,
+                started_at=clock.iso(started),
+                completed_at=clock.iso(ended),
+                latency_ms=Clock.elapsed_ms(started, ended),
+                **kwargs,
             )
-        return records
+        )
+    return records
 
 
 def finite(value: float) -> bool:
