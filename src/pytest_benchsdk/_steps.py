@@ -33,6 +33,9 @@ from typing import Any, Final, Protocol
 
 import attrs
 
+# Returns None where asyncio.get_running_loop raises RuntimeError (which costs a microsecond).
+from asyncio import _get_running_loop
+
 from pytest_benchsdk._clock import Clock
 from pytest_benchsdk._coordination import StepCoordination
 from pytest_benchsdk._js import is_js_integer, is_number, py_number, py_value
@@ -44,7 +47,7 @@ __all__ = [
     "BLOCKING_WARN_S",
     "READINESS_MODES",
     "READY_TIMEOUT_CODE",
-    "LogWriter",
+    "RawLogLine",
     "StepBlock",
     "StepHost",
     "StepOptions",
@@ -110,7 +113,7 @@ class StepState:
     started: float
     concurrency: int | None = None
     timeout_ms: float | None = None
-    data: dict[str, Any] = attrs.Factory(dict)
+    data: dict[str, Any] | None = None  # made by the first measure()
     status: str = "running"
     ended: float | None = None
     error_code: str | None = None
@@ -130,8 +133,15 @@ ACTIVE_STEP: contextvars.ContextVar[tuple[StepRunner, StepState] | None] = conte
 
 
 def _in_running_loop() -> bool:
-    # asyncio._get_running_loop returns None where get_running_loop raises (a microsecond).
-    return asyncio._get_running_loop() is not None
+    return _get_running_loop() is not None
+
+
+def _clear_active(state: StepState) -> None:
+    # The step's token was made in another context (a block entered and left in different
+    # tasks): clear the active step only if it still points at this step.
+    current = ACTIVE_STEP.get()
+    if current is not None and current[1] is state:
+        ACTIVE_STEP.set(None)
 
 
 def _consume_result(task: asyncio.Future[Any]) -> None:
@@ -295,25 +305,31 @@ class _Arrival:
     barrier: tuple[int, float | None, float] | None
 
 
+class _BlockTimeout:
+    """The deadline of an ``async with step(..., timeout_ms=N)`` block: cancels its task."""
+
+    __slots__ = ("handle", "task", "timed_out")
+
+    def __init__(self, timeout_ms: float) -> None:
+        self.task = asyncio.current_task()
+        self.timed_out = False
+        self.handle = asyncio.get_running_loop().call_later(timeout_ms / 1000.0, self._fire)
+
+    def _fire(self) -> None:
+        self.timed_out = True
+        if self.task is not None:
+            self.task.cancel()
+
+
 class StepBlock:
     """``with step("name"):`` / ``async with step("name"):`` — times the block as a step.
 
     ``options`` None is a block without options to check (no timeout, no readiness wait): it
-    is opened with :meth:`StepRunner.open` and timed from the last statement of ``__enter__``
-    to the first of ``__exit__``.
+    is opened with :meth:`StepRunner.open`. Either way the block is timed from the last
+    statement of ``__enter__`` to the first of ``__exit__``.
     """
 
-    __slots__ = (
-        "_name",
-        "_options",
-        "_report",
-        "_runner",
-        "_state",
-        "_task",
-        "_timed_out",
-        "_timer",
-        "_token",
-    )
+    __slots__ = ("_name", "_options", "_report", "_runner", "_state", "_timeout", "_token")
 
     def __init__(
         self,
@@ -328,9 +344,7 @@ class StepBlock:
         self._report = report_concurrency
         self._state: StepState | None = None
         self._token: contextvars.Token[tuple[StepRunner, StepState] | None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
-        self._timed_out = False
-        self._task: asyncio.Task[Any] | None = None
+        self._timeout: _BlockTimeout | None = None
 
     def _begin(self, options: StepOptions, *, allow_timeout: bool) -> _Arrival:
         self._state, self._token = self._runner.begin(options)
@@ -352,24 +366,32 @@ class StepBlock:
         return arrival
 
     def _finish(self, value: Any, exc: BaseException | None, ended: float | None = None) -> None:
-        assert self._state is not None
-        assert self._token is not None
-        token, self._token = self._token, None
-        self._runner.end(self._state, token, self._options, value, exc, ended)
+        state, token = self._state, self._token
+        assert state is not None
+        assert token is not None
+        self._token = None
+        if exc is None:
+            self._runner.succeed(state, token, ended, value)
+        else:
+            self._runner.end(state, token, self._options, value, exc, ended)
 
     def __enter__(self) -> StepBlock:
+        runner = self._runner
         options = self._options
         if options is None:
-            self._state, self._token = self._runner.open(self._name, self._report)
-        else:
-            arrival = self._begin(options, allow_timeout=False)
-            assert self._state is not None
-            try:
-                self._runner.wait_ready(self._state, arrival)
-            except BaseException as exc:
-                self._finish(None, exc)
-                raise
-        self._state.started = self._runner.monotonic()
+            state, self._token = runner.open(self._name, self._report)
+            self._state = state
+            state.started = runner._host.clock.monotonic()
+            return self
+        arrival = self._begin(options, allow_timeout=False)
+        assert self._state is not None
+        state = self._state
+        try:
+            runner.wait_ready(state, arrival)
+        except BaseException as exc:
+            self._finish(None, exc)
+            raise
+        state.started = runner.monotonic()
         return self
 
     def __exit__(
@@ -378,33 +400,35 @@ class StepBlock:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._finish(None, exc, self._runner.monotonic())
+        runner = self._runner
+        ended = runner._host.clock.monotonic()
+        state, token = self._state, self._token
+        if exc is None and state is not None and token is not None:
+            self._token = None
+            runner.succeed(state, token, ended)
+        else:
+            self._finish(None, exc, ended)
 
     async def __aenter__(self) -> StepBlock:
+        runner = self._runner
         options = self._options
         if options is None:
-            self._state, self._token = self._runner.open(self._name, self._report)
-            self._state.started = self._runner.monotonic()
+            state, self._token = runner.open(self._name, self._report)
+            self._state = state
+            state.started = runner.monotonic()
             return self
         arrival = self._begin(options, allow_timeout=True)
         assert self._state is not None
+        state = self._state
         try:
-            await self._runner.wait_ready_async(self._state, arrival)
+            await runner.wait_ready_async(state, arrival)
         except BaseException as exc:
             self._finish(None, exc)
             raise
-        timeout_ms = options.timeout_ms
-        if timeout_ms is not None:
-            self._task = asyncio.current_task()
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(float(timeout_ms) / 1000.0, self._on_timeout)
-        self._state.started = self._runner.monotonic()
+        if options.timeout_ms is not None:
+            self._timeout = _BlockTimeout(float(options.timeout_ms))
+        state.started = runner.monotonic()
         return self
-
-    def _on_timeout(self) -> None:
-        self._timed_out = True
-        if self._task is not None:
-            self._task.cancel()
 
     async def __aexit__(
         self,
@@ -413,16 +437,17 @@ class StepBlock:
         tb: TracebackType | None,
     ) -> bool:
         ended = self._runner.monotonic()
-        if self._timer is not None:
-            self._timer.cancel()
-        if self._timed_out and (exc is None or isinstance(exc, asyncio.CancelledError)):
-            uncancel = getattr(self._task, "uncancel", None)
-            if exc is not None and uncancel is not None:
-                uncancel()  # 3.11+: our own cancellation is consumed here
-            assert self._options is not None  # only a block with a timeout times out
-            error = self._runner.timeout_error(self._options.name, self._options.timeout_ms)
-            self._finish(None, error, ended)
-            raise error from None
+        timeout = self._timeout
+        if timeout is not None:
+            timeout.handle.cancel()
+            if timeout.timed_out and (exc is None or isinstance(exc, asyncio.CancelledError)):
+                uncancel = getattr(timeout.task, "uncancel", None)
+                if exc is not None and uncancel is not None:
+                    uncancel()  # 3.11+: our own cancellation is consumed here
+                assert self._options is not None
+                error = self._runner.timeout_error(self._options.name, self._options.timeout_ms)
+                self._finish(None, error, ended)
+                raise error from None
         self._finish(None, exc, ended)
         return False
 
@@ -441,15 +466,17 @@ class StepHost(Protocol):
     def coordination(self) -> StepCoordination | None: ...
 
 
-#: ``(level, message, meta)`` -> None: the context's log writer.
-LogWriter = Callable[[str | None, str, Mapping[str, Any] | None], None]
+#: A log line as written: ``(monotonic reading, level, message, meta)``; the context makes its
+#: :class:`~pytest_benchsdk.records.LogLine` (and the ISO timestamp) when the logs are read.
+RawLogLine = tuple[float, str | None, str, dict[str, Any] | None]
 
 
 class StepRunner:
     """Runs and records the steps of one context.
 
     ``lock`` is the context's lock: one lock guards measures, steps and logs, so a ``measure``
-    never lands in a step that has just ended.
+    never lands in a step that has just ended. ``logs`` is the context's list of log lines
+    (steps write theirs there too).
 
     A step's latency is its work only: the monotonic clock is read right before the work
     starts and right after it returns; opening the step (its state, the active-step variable,
@@ -458,15 +485,20 @@ class StepRunner:
     timestamps and the step's record are made when the task's record is built.
     """
 
-    def __init__(self, host: StepHost, lock: threading.Lock, write_log: LogWriter) -> None:
+    def __init__(self, host: StepHost, lock: threading.Lock, logs: list[RawLogLine]) -> None:
         self._host = host
         self._lock = lock
-        self._write_log = write_log
+        self._logs = logs
         self._states: list[StepState] = []  # every step started, in start order
 
     def monotonic(self) -> float:
         """A reading of the host's clock (see :meth:`Clock.monotonic`)."""
         return self._host.clock.monotonic()
+
+    def _write_log(self, level: str, message: str) -> None:
+        line = (self._host.clock.monotonic(), level, message, None)
+        with self._lock:
+            self._logs.append(line)
 
     def start(self, options: StepOptions, fn: object) -> Any:
         """A block without ``fn``; in a running loop an awaitable; else run now (see
@@ -482,15 +514,24 @@ class StepRunner:
         self, name: str, fn: object, capture_output: bool, report_concurrency: bool
     ) -> Any:
         """:meth:`start` for a step without options to check: no ``timeout_ms``, no
-        ``parallel_invocations``, ``readiness="internal"`` (the common step, kept lean)."""
+        ``parallel_invocations``, ``readiness="internal"`` — the common step, so it is kept
+        short: what :meth:`open` and :meth:`end` do, inline."""
         if fn is None:
             return StepBlock(self, None, name, report_concurrency)
         if not callable(fn):  # an awaitable, or the TypeError that says what to pass
-            return self.start(StepOptions(name, None, None, capture_output, report_concurrency), fn)
-        if _in_running_loop():
+            options = StepOptions(name, None, None, capture_output, bool(report_concurrency))
+            return self.start(options, fn)
+        if _get_running_loop() is not None:
             return self._plain_async(name, fn, capture_output, report_concurrency)
-        state, token = self.open(name, report_concurrency)
-        monotonic = self._host.clock.monotonic
+        host = self._host
+        monotonic = host.clock.monotonic
+        state = StepState(name, monotonic())
+        self._states.append(state)  # (one append is atomic; rows() copies under the lock)
+        token = ACTIVE_STEP.set((self, state))
+        coordination = host.coordination
+        if coordination is not None and report_concurrency:
+            coordination.enter(name, coordination.target_of(None), 1)
+            state.entered = 1
         try:
             state.started = monotonic()
             value = fn()
@@ -499,10 +540,9 @@ class StepRunner:
                 value = self.resolve_blocking(value, None, None)
                 ended = monotonic()
         except BaseException as exc:
-            ended = monotonic()
-            self.end(state, token, None, None, exc, ended)
+            self.end(state, token, None, None, exc, monotonic())
             raise
-        self.end(state, token, None, value, None, ended, capture_output)
+        self.succeed(state, token, ended, value, capture_output)
         return value
 
     async def _plain_async(
@@ -520,11 +560,42 @@ class StepRunner:
                 value = await value
                 ended = monotonic()
         except BaseException as exc:
-            ended = monotonic()
-            self.end(state, token, None, None, exc, ended)
+            self.end(state, token, None, None, exc, monotonic())
             raise
-        self.end(state, token, None, value, None, ended, capture_output)
+        self.succeed(state, token, ended, value, capture_output)
         return value
+
+    def succeed(
+        self,
+        state: StepState,
+        token: contextvars.Token[tuple[StepRunner, StepState] | None],
+        ended: float | None,
+        value: Any = None,
+        capture_output: bool = False,
+    ) -> None:
+        """:meth:`end` of a step whose work returned ``value`` (``ended``: the reading right
+        after it; None: now): one lock for the status and the step's log line, stamped with
+        the step's end."""
+        if ended is None:
+            ended = self._host.clock.monotonic()
+        try:
+            ACTIVE_STEP.reset(token)
+        except ValueError:
+            _clear_active(state)
+        if state.entered:
+            self._leave(state)
+        with self._lock:
+            state.ended = ended
+            state.status = "success"
+            self._logs.append((ended, "info", state.name, None))
+        if capture_output and value is not None and is_step_outcome(value):
+            self._log_outcome(state.name, value)
+
+    def _leave(self, state: StepState) -> None:
+        coordination = self._host.coordination
+        if coordination is not None:
+            coordination.leave(state.name, state.entered)
+        state.entered = 0
 
     def open(
         self, name: str, report_concurrency: bool = True
@@ -533,8 +604,7 @@ class StepRunner:
         it in the coordination (undo with :meth:`end`). Its ``started`` is read now; the
         caller reads it again right before the work begins."""
         state = StepState(name, self._host.clock.monotonic())
-        with self._lock:
-            self._states.append(state)
+        self._states.append(state)  # (one append is atomic; rows() copies under the lock)
         token = ACTIVE_STEP.set((self, state))
         coordination = self._host.coordination
         if coordination is not None and report_concurrency:
@@ -556,8 +626,7 @@ class StepRunner:
             else None,
             timeout_ms=options.timeout_ms if is_number(options.timeout_ms) else None,
         )
-        with self._lock:
-            self._states.append(state)
+        self._states.append(state)
         token = ACTIVE_STEP.set((self, state))
         return state, token
 
@@ -577,34 +646,22 @@ class StepRunner:
         ``capture_output`` defaults to the options' (a step without options: False)."""
         if ended is None:
             ended = self._host.clock.monotonic()
+        if exc is None:
+            if capture_output is None:
+                capture_output = options is not None and options.capture_output
+            self.succeed(state, token, ended, value, capture_output)
+            return
         try:
             ACTIVE_STEP.reset(token)
         except ValueError:
-            # Token made in another context (a block entered and left in different tasks);
-            # fall back to clearing only if it still points at this step.
-            current = ACTIVE_STEP.get()
-            if current is not None and current[1] is state:
-                ACTIVE_STEP.set(None)
+            _clear_active(state)
         if state.entered:
-            coordination = self._host.coordination
-            if coordination is not None:
-                coordination.leave(state.name, state.entered)
-            state.entered = 0
+            self._leave(state)
         with self._lock:
             state.ended = ended
-            if exc is None:
-                state.status = "success"
-            else:
-                state.status = "error"
-                state.error_code = _step_error_code(exc)
-        if exc is None:
-            self._write_log("info", state.name, None)
-            if capture_output is None:
-                capture_output = options is not None and options.capture_output
-            if capture_output and value is not None and is_step_outcome(value):
-                self._log_outcome(state.name, value)
-        else:
-            self._write_log("error", f"{state.name}\n  error: {_error_message(exc)}", None)
+            state.status = "error"
+            state.error_code = _step_error_code(exc)
+        self._write_log("error", f"{state.name}\n  error: {_error_message(exc)}")
 
     def _log_outcome(self, step_name: str, outcome: Mapping[str, Any]) -> None:
         # Upstream writes these lines without a level; ours carry one (stdout info, stderr
@@ -617,7 +674,7 @@ class StepRunner:
             for raw in text.split("\n"):
                 line = raw.rstrip()
                 if line:
-                    self._write_log(level, f"{step_name} {stream}: {line}", None)
+                    self._write_log(level, f"{step_name} {stream}: {line}")
 
     def validate(self, options: StepOptions) -> tuple[int, float | None]:
         """``(invocation count, timeout_ms)``; ValueError for an invalid option."""
@@ -813,7 +870,7 @@ class StepRunner:
             f"meanwhile (their steps may time out). Give it a timeout_ms (it then runs on a "
             f"helper thread) or make it async (e.g. asyncio.to_thread)."
         )
-        self._write_log("warn", message, None)
+        self._write_log("warn", message)
         warnings.warn(message, RuntimeWarning, stacklevel=2)
 
     def _step_sync(self, options: StepOptions, fn: Callable[[], Any]) -> Any:

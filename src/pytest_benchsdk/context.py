@@ -39,6 +39,7 @@ from pytest_benchsdk._coordination import StepCoordination
 from pytest_benchsdk._js import JSONConversionError, is_number, to_json_value
 from pytest_benchsdk._steps import (
     ACTIVE_STEP,
+    RawLogLine,
     StepOptions,
     StepRow,
     StepRunner,
@@ -203,7 +204,7 @@ class TaskContext:
         self._lock = threading.Lock()
         self._measures: dict[str, Any] = {}
         # (monotonic reading, level, message, meta) per line: LogLines are made when read.
-        self._logs: list[_RawLine] = []
+        self._logs: list[RawLogLine] = []
         self._step_runner: StepRunner | None = None
 
     @property
@@ -216,7 +217,7 @@ class TaskContext:
             with self._lock:
                 runner = self._step_runner
                 if runner is None:
-                    runner = self._step_runner = StepRunner(self, self._lock, self._write_log)
+                    runner = self._step_runner = StepRunner(self, self._lock, self._logs)
         return runner
 
     def __repr__(self) -> str:
@@ -238,7 +239,7 @@ class TaskContext:
         """The log lines written so far."""
         return _log_lines(self._raw_logs(), self.clock, self.task_index)
 
-    def _raw_logs(self) -> tuple[_RawLine, ...]:
+    def _raw_logs(self) -> tuple[RawLogLine, ...]:
         with self._lock:
             return tuple(self._logs)
 
@@ -258,7 +259,11 @@ class TaskContext:
         with self._lock:
             runner = self._step_runner  # (not _steps: that takes the lock held here)
             if active is not None and active[0] is runner and active[1].status == "running":
-                active[1].data.update(merged)
+                state = active[1]
+                if state.data is None:
+                    state.data = merged
+                else:
+                    state.data.update(merged)
             else:
                 self._measures.update(merged)
 
@@ -350,7 +355,9 @@ class TaskContext:
             runner = self._step_runner
             if runner is None:
                 runner = self._steps
-            return runner.plain(str(name), fn, capture_output, bool(report_concurrency))
+            if type(name) is not str:
+                name = str(name)
+            return runner.plain(name, fn, capture_output, report_concurrency)
         if concurrency is not None:
             warnings.warn(
                 f'step "{name}" option "concurrency" is deprecated; use "parallel_invocations"',
@@ -399,11 +406,7 @@ class TaskContext:
             self._logs.append(line)
 
 
-#: A log line as written: (monotonic reading, level, message, meta).
-_RawLine = tuple[float, "str | None", str, "dict[str, Any] | None"]
-
-
-def _log_lines(raw: Sequence[_RawLine], clock: Clock, task_index: int) -> tuple[LogLine, ...]:
+def _log_lines(raw: Sequence[RawLogLine], clock: Clock, task_index: int) -> tuple[LogLine, ...]:
     return tuple(
         LogLine(
             timestamp=clock.iso(mono),
