@@ -184,8 +184,15 @@ SCENARIOS = (
     Scenario("busy", "sync 200 µs busy-wait", _busy_task, False, "busy", "busy()"),
     Scenario("a_empty", "empty async task", _empty_async, True, "task", "pass"),
     Scenario(
-        "a_fn", "async await step(name, fn)", _fn_steps_async, True, "step", _FN_ASYNC, 1,
-        "a_empty", 6.0,
+        "a_fn",
+        "async await step(name, fn)",
+        _fn_steps_async,
+        True,
+        "step",
+        _FN_ASYNC,
+        1,
+        "a_empty",
+        6.0,
     ),
     Scenario(
         "a_coro",
@@ -373,7 +380,7 @@ def report(path: str, repeats: list[dict[str, Sample]], pair: float) -> bool:
         if scenario.kind == "step":
             assert scenario.baseline is not None
             base = [r[scenario.baseline].task_us for r in repeats]
-            figure = [(t - b) / STEPS for t, b in zip(task, base)]
+            figure = [(t - b) / STEPS for t, b in zip(task, base, strict=True)]
             recorded = [r[scenario.name].step_us or 0.0 for r in repeats]
             what = f"per step {_median(figure):6.2f} µs"
             extra = f"  step reads {_median(recorded):.1f} µs"

@@ -4,9 +4,16 @@ A :class:`StepRunner` belongs to one :class:`~pytest_benchsdk.context.TaskContex
 ``step(name, fn)`` in a coroutine (awaiting ``fn``'s awaitable, cancelling it at ``timeout_ms``)
 or on a plain thread (running now; with ``timeout_ms`` or ``parallel_invocations`` each
 invocation gets a daemon helper thread that the step stops waiting for at the deadline), keeps
-each step's state for the record (:meth:`StepRunner.records`), and writes the step's log lines
+each step's state for the record (:meth:`StepRunner.rows`, made into records by
+:func:`step_records` when the task's record is built), and writes the step's log lines
 (including a captured ``{stdout, stderr, error}`` outcome). :class:`StepBlock` is the
 ``with step("x"):`` / ``async with step("x"):`` form.
+
+A step's latency is the time between two clock readings taken right before its work starts
+and right after it returns; everything else a step does (its state, the active step, the
+coordination's count and heartbeat notice, checking options, log lines) happens outside them.
+A step without options to check (the common ``step(name, fn)`` / ``with step(name)``) takes
+:meth:`StepRunner.plain`, a short path with the same behaviour.
 
 The innermost running step of the current execution context is :data:`ACTIVE_STEP`, so
 ``measure`` of concurrently running steps lands in the right step.
@@ -27,14 +34,14 @@ import inspect
 import threading
 import time
 import warnings
+
+# Returns None where asyncio.get_running_loop raises RuntimeError (which costs a microsecond).
+from asyncio import _get_running_loop
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from types import TracebackType
 from typing import Any, Final, Protocol
 
 import attrs
-
-# Returns None where asyncio.get_running_loop raises RuntimeError (which costs a microsecond).
-from asyncio import _get_running_loop
 
 from pytest_benchsdk._clock import Clock
 from pytest_benchsdk._coordination import StepCoordination
@@ -510,9 +517,7 @@ class StepRunner:
             return self._step_async(options, fn)
         return self._step_sync(options, fn)
 
-    def plain(
-        self, name: str, fn: object, capture_output: bool, report_concurrency: bool
-    ) -> Any:
+    def plain(self, name: str, fn: object, capture_output: bool, report_concurrency: bool) -> Any:
         """:meth:`start` for a step without options to check: no ``timeout_ms``, no
         ``parallel_invocations``, ``readiness="internal"`` — the common step, so it is kept
         short: what :meth:`open` and :meth:`end` do, inline."""
@@ -861,7 +866,8 @@ class StepRunner:
         )
 
     def _check_blocking(self, name: str, seconds: float) -> None:
-        """Warn (once per step name) about a sync step function that held the event loop."""
+        """Warn (once per step name) about a sync step function that held the event loop
+        for ``seconds`` (as the step's readings measured it)."""
         if seconds <= BLOCKING_WARN_S or not _first_blocking_report(name):
             return
         message = (
