@@ -30,6 +30,7 @@ import threading
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
+from types import CoroutineType
 from typing import Any, Final, Literal
 
 import attrs
@@ -391,9 +392,12 @@ class TaskContext:
             completed=completed,
         )
 
-    def _log_builder(self) -> Callable[[], tuple[LogLine, ...]]:
-        """A function making the log lines written so far (the lines are copied now)."""
+    def _log_builder(self) -> Callable[[], tuple[LogLine, ...]] | None:
+        """A function making the log lines written so far (the lines are copied now); None
+        when there are none."""
         raw, clock, task_index = self._raw_logs(), self.clock, self.task_index
+        if not raw:
+            return None
         return lambda: _log_lines(raw, clock, task_index)
 
     # ---------------------------------------------------------------- logging
@@ -735,7 +739,8 @@ async def run_task_async(
         call = _prepared(invoke, ctx)
         started = monotonic()
         result = call()
-        if inspect.isawaitable(result):
+        # (A coroutine is told apart without a call: this check is inside the task's time.)
+        if type(result) is CoroutineType or inspect.isawaitable(result):
             result = await result
         completed = monotonic()
     except BaseException as exc:
