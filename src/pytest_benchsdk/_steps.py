@@ -385,10 +385,17 @@ class StepBlock:
     def __enter__(self) -> StepBlock:
         runner = self._runner
         options = self._options
-        if options is None:
-            state, self._token = runner.open(self._name, self._report)
-            self._state = state
-            state.started = runner._host.clock.monotonic()
+        if options is None:  # runner.open(), inline: this is every plain block's cost
+            host = runner._host
+            monotonic = host.clock.monotonic
+            self._state = state = StepState(self._name, monotonic())
+            runner._states.append(state)
+            self._token = ACTIVE_STEP.set((runner, state))
+            coordination = host.coordination
+            if coordination is not None and self._report:
+                coordination.enter(state.name, coordination.target_of(None), 1)
+                state.entered = 1
+            state.started = monotonic()
             return self
         arrival = self._begin(options, allow_timeout=False)
         assert self._state is not None

@@ -41,6 +41,7 @@ from pytest_benchsdk._js import JSONConversionError, is_number, to_json_value
 from pytest_benchsdk._steps import (
     ACTIVE_STEP,
     RawLogLine,
+    StepBlock,
     StepOptions,
     StepRow,
     StepRunner,
@@ -358,6 +359,8 @@ class TaskContext:
                 runner = self._steps
             if type(name) is not str:
                 name = str(name)
+            if fn is None:
+                return StepBlock(runner, None, name, report_concurrency)
             return runner.plain(name, fn, capture_output, report_concurrency)
         if concurrency is not None:
             warnings.warn(
