@@ -989,10 +989,6 @@ class StepRunner:
                 for state in self._states
             )
 
-    def records(self, now: float) -> list[StepRecord]:
-        """Step records in start order; steps still running at ``now`` are ``step_unfinished``."""
-        return step_records(self.rows(now), self._host.clock)
-
 
 def step_records(rows: Iterable[StepRow], clock: Clock) -> list[StepRecord]:
     """The :class:`StepRecord` s of :meth:`StepRunner.rows` (timestamps from ``clock``)."""
