@@ -20,9 +20,11 @@ Scenarios (each a benchmark of its own; ``N`` iterations each):
 Both paths users have: in-process through the engine (``pytest_benchsdk.executor.Executor``,
 ``run_inline`` like the plugin at concurrency 1), and through real pytest sessions
 (``pytest --bench --bench-dry-run --bench-no-store --bench-json``, one bench file per
-scenario, the records read back from the JSON). Each is repeated; figures are medians of the
-repeats' medians (best and worst repeat beside). Targets are checked on both paths; exits 1 if
-any fails.
+scenario, the records read back from the JSON; the store is left out: it is written after each
+iteration, outside its time). Each is repeated; figures are medians of the repeats' medians
+(best and worst repeat beside). Records keep upstream's resolution, 0.001 ms, so a task's
+figure resolves 1 µs and a per-step figure 0.1 µs. Targets are checked on both paths; exits 1
+if any fails.
 
 Run: ``python benchmarks/perf_steps.py [--repeat N] [--iterations N] [--no-pytest]``.
 """
