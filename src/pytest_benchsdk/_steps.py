@@ -4,9 +4,16 @@ A :class:`StepRunner` belongs to one :class:`~pytest_benchsdk.context.TaskContex
 ``step(name, fn)`` in a coroutine (awaiting ``fn``'s awaitable, cancelling it at ``timeout_ms``)
 or on a plain thread (running now; with ``timeout_ms`` or ``parallel_invocations`` each
 invocation gets a daemon helper thread that the step stops waiting for at the deadline), keeps
-each step's state for the record (:meth:`StepRunner.records`), and writes the step's log lines
+each step's state for the record (:meth:`StepRunner.rows`, made into records by
+:func:`step_records` when the task's record is built), and writes the step's log lines
 (including a captured ``{stdout, stderr, error}`` outcome). :class:`StepBlock` is the
 ``with step("x"):`` / ``async with step("x"):`` form.
+
+A step's latency is the time between two clock readings taken right before its work starts
+and right after it returns; everything else a step does (its state, the active step, the
+coordination's count and heartbeat notice, checking options, log lines) happens outside them.
+A step without options to check (the common ``step(name, fn)`` / ``with step(name)``) takes
+:meth:`StepRunner.plain`, a short path with the same behaviour.
 
 The innermost running step of the current execution context is :data:`ACTIVE_STEP`, so
 ``measure`` of concurrently running steps lands in the right step.
@@ -27,8 +34,11 @@ import inspect
 import threading
 import time
 import warnings
+
+# Returns None where asyncio.get_running_loop raises RuntimeError (which costs a microsecond).
+from asyncio import _get_running_loop
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
-from types import TracebackType
+from types import CoroutineType, TracebackType
 from typing import Any, Final, Protocol
 
 import attrs
@@ -45,13 +55,15 @@ __all__ = [
     "BLOCKING_WARN_S",
     "READINESS_MODES",
     "READY_TIMEOUT_CODE",
-    "LogWriter",
+    "RawLogLine",
     "StepBlock",
     "StepHost",
     "StepOptions",
+    "StepRow",
     "StepRunner",
     "StepState",
     "is_step_outcome",
+    "step_records",
 ]
 
 #: The error code of a ``readiness="poll"`` step whose barrier did not open in time.
@@ -96,20 +108,29 @@ def _error_message(exc: BaseException) -> str:
 
 @attrs.define(eq=False)
 class StepState:
-    """A step while it runs; turned into a StepRecord when the task's record is built."""
+    """A step while it runs; turned into a StepRecord when the task's record is built.
+
+    ``started`` and ``ended`` are monotonic readings: ``started`` is taken when the step is
+    opened and taken again right before its work begins (after its options are checked and
+    its barrier, if any, opened), ``ended`` right after the work returns; the ISO timestamps
+    are derived from them when the record is built.
+    """
 
     name: str
     started: float
-    started_at: str
-    concurrency: int | None
-    timeout_ms: float | None
-    data: dict[str, Any] = attrs.Factory(dict)
+    concurrency: int | None = None
+    timeout_ms: float | None = None
+    data: dict[str, Any] | None = None  # made by the first measure()
     status: str = "running"
     ended: float | None = None
-    completed_at: str | None = None
     error_code: str | None = None
     # Invocations counted as active in the coordination (left again when the step ends).
     entered: int = 0
+
+
+#: A finished (or, at the snapshot, still running) step as the record builder needs it:
+#: ``(name, started, ended, status, error_code, data, concurrency, timeout_ms)``.
+StepRow = tuple[str, float, float, str, str | None, dict[str, Any] | None, int | None, float | None]
 
 
 # (owner runner, step) of the innermost running step in the current execution context.
@@ -119,11 +140,15 @@ ACTIVE_STEP: contextvars.ContextVar[tuple[StepRunner, StepState] | None] = conte
 
 
 def _in_running_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+    return _get_running_loop() is not None
+
+
+def _clear_active(state: StepState) -> None:
+    # The step's token was made in another context (a block entered and left in different
+    # tasks): clear the active step only if it still points at this step.
+    current = ACTIVE_STEP.get()
+    if current is not None and current[1] is state:
+        ACTIVE_STEP.set(None)
 
 
 def _consume_result(task: asyncio.Future[Any]) -> None:
@@ -287,30 +312,59 @@ class _Arrival:
     barrier: tuple[int, float | None, float] | None
 
 
-class StepBlock:
-    """``with step("name"):`` / ``async with step("name"):`` — times the block as a step."""
+class _BlockTimeout:
+    """The deadline of an ``async with step(..., timeout_ms=N)`` block: cancels its task."""
 
-    def __init__(self, runner: StepRunner, options: StepOptions) -> None:
+    __slots__ = ("handle", "task", "timed_out")
+
+    def __init__(self, timeout_ms: float) -> None:
+        self.task = asyncio.current_task()
+        self.timed_out = False
+        self.handle = asyncio.get_running_loop().call_later(timeout_ms / 1000.0, self._fire)
+
+    def _fire(self) -> None:
+        self.timed_out = True
+        if self.task is not None:
+            self.task.cancel()
+
+
+class StepBlock:
+    """``with step("name"):`` / ``async with step("name"):`` — times the block as a step.
+
+    ``options`` None is a block without options to check (no timeout, no readiness wait): it
+    is opened with :meth:`StepRunner.open`. Either way the block is timed from the last
+    statement of ``__enter__`` to the first of ``__exit__``.
+    """
+
+    __slots__ = ("_name", "_options", "_report", "_runner", "_state", "_timeout", "_token")
+
+    def __init__(
+        self,
+        runner: StepRunner,
+        options: StepOptions | None,
+        name: str = "",
+        report_concurrency: bool = True,
+    ) -> None:
         self._runner = runner
         self._options = options
+        self._name = name if options is None else options.name
+        self._report = report_concurrency
         self._state: StepState | None = None
         self._token: contextvars.Token[tuple[StepRunner, StepState] | None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
-        self._timed_out = False
-        self._task: asyncio.Task[Any] | None = None
+        self._timeout: _BlockTimeout | None = None
 
-    def _begin(self, *, allow_timeout: bool) -> _Arrival:
-        self._state, self._token = self._runner.begin(self._options)
+    def _begin(self, options: StepOptions, *, allow_timeout: bool) -> _Arrival:
+        self._state, self._token = self._runner.begin(options)
         try:
-            if self._options.parallelism is not None:
+            if options.parallelism is not None:
                 raise ValueError(
-                    f'step "{self._options.name}" parallel_invocations needs a function '
+                    f'step "{options.name}" parallel_invocations needs a function '
                     "(step(name, fn, parallel_invocations=N))"
                 )
-            arrival = self._runner.arrive(self._state, self._options)
+            arrival = self._runner.arrive(self._state, options)
             if arrival.timeout_ms is not None and not allow_timeout:
                 raise ValueError(
-                    f'step "{self._options.name}" timeout_ms needs a function or `async with` '
+                    f'step "{options.name}" timeout_ms needs a function or `async with` '
                     "(a plain `with` block cannot be interrupted)"
                 )
         except BaseException as exc:
@@ -318,20 +372,40 @@ class StepBlock:
             raise
         return arrival
 
-    def _finish(self, value: Any, exc: BaseException | None) -> None:
-        assert self._state is not None
-        assert self._token is not None
-        token, self._token = self._token, None
-        self._runner.end(self._state, token, self._options, value, exc)
+    def _finish(self, value: Any, exc: BaseException | None, ended: float | None = None) -> None:
+        state, token = self._state, self._token
+        assert state is not None
+        assert token is not None
+        self._token = None
+        if exc is None:
+            self._runner.succeed(state, token, ended, value)
+        else:
+            self._runner.end(state, token, self._options, value, exc, ended)
 
     def __enter__(self) -> StepBlock:
-        arrival = self._begin(allow_timeout=False)
+        runner = self._runner
+        options = self._options
+        if options is None:  # runner.open(), inline: this is every plain block's cost
+            host = runner._host
+            monotonic = host.clock.monotonic
+            self._state = state = StepState(self._name, monotonic())
+            runner._states.append(state)
+            self._token = ACTIVE_STEP.set((runner, state))
+            coordination = host.coordination
+            if coordination is not None and self._report:
+                coordination.enter(state.name, coordination.target_of(None), 1)
+                state.entered = 1
+            state.started = monotonic()
+            return self
+        arrival = self._begin(options, allow_timeout=False)
         assert self._state is not None
+        state = self._state
         try:
-            self._runner.wait_ready(self._state, arrival)
+            runner.wait_ready(state, arrival)
         except BaseException as exc:
             self._finish(None, exc)
             raise
+        state.started = runner.monotonic()
         return self
 
     def __exit__(
@@ -340,27 +414,35 @@ class StepBlock:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._finish(None, exc)
+        runner = self._runner
+        ended = runner._host.clock.monotonic()
+        state, token = self._state, self._token
+        if exc is None and state is not None and token is not None:
+            self._token = None
+            runner.succeed(state, token, ended)
+        else:
+            self._finish(None, exc, ended)
 
     async def __aenter__(self) -> StepBlock:
-        arrival = self._begin(allow_timeout=True)
+        runner = self._runner
+        options = self._options
+        if options is None:
+            state, self._token = runner.open(self._name, self._report)
+            self._state = state
+            state.started = runner.monotonic()
+            return self
+        arrival = self._begin(options, allow_timeout=True)
         assert self._state is not None
+        state = self._state
         try:
-            await self._runner.wait_ready_async(self._state, arrival)
+            await runner.wait_ready_async(state, arrival)
         except BaseException as exc:
             self._finish(None, exc)
             raise
-        timeout_ms = self._options.timeout_ms
-        if timeout_ms is not None:
-            self._task = asyncio.current_task()
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(float(timeout_ms) / 1000.0, self._on_timeout)
+        if options.timeout_ms is not None:
+            self._timeout = _BlockTimeout(float(options.timeout_ms))
+        state.started = runner.monotonic()
         return self
-
-    def _on_timeout(self) -> None:
-        self._timed_out = True
-        if self._task is not None:
-            self._task.cancel()
 
     async def __aexit__(
         self,
@@ -368,16 +450,19 @@ class StepBlock:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool:
-        if self._timer is not None:
-            self._timer.cancel()
-        if self._timed_out and (exc is None or isinstance(exc, asyncio.CancelledError)):
-            uncancel = getattr(self._task, "uncancel", None)
-            if exc is not None and uncancel is not None:
-                uncancel()  # 3.11+: our own cancellation is consumed here
-            error = self._runner.timeout_error(self._options.name, self._options.timeout_ms)
-            self._finish(None, error)
-            raise error from None
-        self._finish(None, exc)
+        ended = self._runner.monotonic()
+        timeout = self._timeout
+        if timeout is not None:
+            timeout.handle.cancel()
+            if timeout.timed_out and (exc is None or isinstance(exc, asyncio.CancelledError)):
+                uncancel = getattr(timeout.task, "uncancel", None)
+                if exc is not None and uncancel is not None:
+                    uncancel()  # 3.11+: our own cancellation is consumed here
+                assert self._options is not None
+                error = self._runner.timeout_error(self._options.name, self._options.timeout_ms)
+                self._finish(None, error, ended)
+                raise error from None
+        self._finish(None, exc, ended)
         return False
 
 
@@ -395,22 +480,39 @@ class StepHost(Protocol):
     def coordination(self) -> StepCoordination | None: ...
 
 
-#: ``(level, message, meta)`` -> None: the context's log writer.
-LogWriter = Callable[[str | None, str, Mapping[str, Any] | None], None]
+#: A log line as written: ``(monotonic reading, level, message, meta)``; the context makes its
+#: :class:`~pytest_benchsdk.records.LogLine` (and the ISO timestamp) when the logs are read.
+RawLogLine = tuple[float, str | None, str, dict[str, Any] | None]
 
 
 class StepRunner:
     """Runs and records the steps of one context.
 
     ``lock`` is the context's lock: one lock guards measures, steps and logs, so a ``measure``
-    never lands in a step that has just ended.
+    never lands in a step that has just ended. ``logs`` is the context's list of log lines
+    (steps write theirs there too).
+
+    A step's latency is its work only: the monotonic clock is read right before the work
+    starts and right after it returns; opening the step (its state, the active-step variable,
+    the coordination's count, checking options, a barrier wait) happens before the first
+    reading, and settling it (status, log lines, the coordination) after the second. The
+    timestamps and the step's record are made when the task's record is built.
     """
 
-    def __init__(self, host: StepHost, lock: threading.Lock, write_log: LogWriter) -> None:
+    def __init__(self, host: StepHost, lock: threading.Lock, logs: list[RawLogLine]) -> None:
         self._host = host
         self._lock = lock
-        self._write_log = write_log
+        self._logs = logs
         self._states: list[StepState] = []  # every step started, in start order
+
+    def monotonic(self) -> float:
+        """A reading of the host's clock (see :meth:`Clock.monotonic`)."""
+        return self._host.clock.monotonic()
+
+    def _write_log(self, level: str, message: str) -> None:
+        line = (self._host.clock.monotonic(), level, message, None)
+        with self._lock:
+            self._logs.append(line)
 
     def start(self, options: StepOptions, fn: object) -> Any:
         """A block without ``fn``; in a running loop an awaitable; else run now (see
@@ -422,24 +524,122 @@ class StepRunner:
             return self._step_async(options, fn)
         return self._step_sync(options, fn)
 
+    def plain(self, name: str, fn: object, capture_output: bool, report_concurrency: bool) -> Any:
+        """:meth:`start` for a step without options to check: no ``timeout_ms``, no
+        ``parallel_invocations``, ``readiness="internal"`` — the common step, so it is kept
+        short: what :meth:`open` and :meth:`end` do, inline."""
+        if fn is None:
+            return StepBlock(self, None, name, report_concurrency)
+        if not callable(fn):  # an awaitable, or the TypeError that says what to pass
+            options = StepOptions(name, None, None, capture_output, bool(report_concurrency))
+            return self.start(options, fn)
+        if _get_running_loop() is not None:
+            return self._plain_async(name, fn, capture_output, report_concurrency)
+        host = self._host
+        monotonic = host.clock.monotonic
+        state = StepState(name, monotonic())
+        self._states.append(state)  # (one append is atomic; rows() copies under the lock)
+        token = ACTIVE_STEP.set((self, state))
+        coordination = host.coordination
+        if coordination is not None and report_concurrency:
+            coordination.enter(name, coordination.target_of(None), 1)
+            state.entered = 1
+        try:
+            state.started = monotonic()
+            value = fn()
+            ended = monotonic()
+            if value is not None and inspect.isawaitable(value):
+                value = self.resolve_blocking(value, None, None)
+                ended = monotonic()
+        except BaseException as exc:
+            self.end(state, token, None, None, exc, monotonic())
+            raise
+        self.succeed(state, token, ended, value, capture_output)
+        return value
+
+    async def _plain_async(
+        self, name: str, fn: Callable[[], Any], capture_output: bool, report_concurrency: bool
+    ) -> Any:
+        state, token = self.open(name, report_concurrency)
+        monotonic = self._host.clock.monotonic
+        try:
+            state.started = started = monotonic()
+            value = fn()
+            ended = monotonic()
+            if ended - started > BLOCKING_WARN_S:
+                self._check_blocking(name, ended - started)
+            # (A coroutine is told apart without a call: this check is inside the step's time.)
+            if type(value) is CoroutineType or (value is not None and inspect.isawaitable(value)):
+                value = await value
+                ended = monotonic()
+        except BaseException as exc:
+            self.end(state, token, None, None, exc, monotonic())
+            raise
+        self.succeed(state, token, ended, value, capture_output)
+        return value
+
+    def succeed(
+        self,
+        state: StepState,
+        token: contextvars.Token[tuple[StepRunner, StepState] | None],
+        ended: float | None,
+        value: Any = None,
+        capture_output: bool = False,
+    ) -> None:
+        """:meth:`end` of a step whose work returned ``value`` (``ended``: the reading right
+        after it; None: now): one lock for the status and the step's log line, stamped with
+        the step's end."""
+        if ended is None:
+            ended = self._host.clock.monotonic()
+        try:
+            ACTIVE_STEP.reset(token)
+        except ValueError:
+            _clear_active(state)
+        if state.entered:
+            self._leave(state)
+        with self._lock:
+            state.ended = ended
+            state.status = "success"
+            self._logs.append((ended, "info", state.name, None))
+        if capture_output and value is not None and is_step_outcome(value):
+            self._log_outcome(state.name, value)
+
+    def _leave(self, state: StepState) -> None:
+        coordination = self._host.coordination
+        if coordination is not None:
+            coordination.leave(state.name, state.entered)
+        state.entered = 0
+
+    def open(
+        self, name: str, report_concurrency: bool = True
+    ) -> tuple[StepState, contextvars.Token[tuple[StepRunner, StepState] | None]]:
+        """Record a running step without options to check, make it the active one and count
+        it in the coordination (undo with :meth:`end`). Its ``started`` is read now; the
+        caller reads it again right before the work begins."""
+        state = StepState(name, self._host.clock.monotonic())
+        self._states.append(state)  # (one append is atomic; rows() copies under the lock)
+        token = ACTIVE_STEP.set((self, state))
+        coordination = self._host.coordination
+        if coordination is not None and report_concurrency:
+            coordination.enter(name, coordination.target_of(None), 1)
+            state.entered = 1
+        return state, token
+
     def begin(
         self, options: StepOptions
     ) -> tuple[StepState, contextvars.Token[tuple[StepRunner, StepState] | None]]:
         """Record a running step and make it the active one (undo with :meth:`end`)."""
-        now = self._host.clock.monotonic()
         parallelism = options.parallelism
         state = StepState(
-            name=options.name,
-            started=now,
-            started_at=self._host.clock.iso(now),
+            options.name,
+            self._host.clock.monotonic(),
             # Only a valid request is recorded (the wire schema wants an integer >= 1).
             concurrency=int(parallelism)
             if is_js_integer(parallelism) and parallelism >= 1
             else None,
             timeout_ms=options.timeout_ms if is_number(options.timeout_ms) else None,
         )
-        with self._lock:
-            self._states.append(state)
+        self._states.append(state)
         token = ACTIVE_STEP.set((self, state))
         return state, token
 
@@ -447,38 +647,34 @@ class StepRunner:
         self,
         state: StepState,
         token: contextvars.Token[tuple[StepRunner, StepState] | None],
-        options: StepOptions,
+        options: StepOptions | None,
         value: Any,
         exc: BaseException | None,
+        ended: float | None = None,
+        capture_output: bool | None = None,
     ) -> None:
-        """Settle ``state`` as success (``exc`` None) or error and write its log lines."""
-        end = self._host.clock.monotonic()
+        """Settle ``state`` as success (``exc`` None) or error and write its log lines.
+
+        ``ended`` is the reading taken right after the step's work (now when omitted);
+        ``capture_output`` defaults to the options' (a step without options: False)."""
+        if ended is None:
+            ended = self._host.clock.monotonic()
+        if exc is None:
+            if capture_output is None:
+                capture_output = options is not None and options.capture_output
+            self.succeed(state, token, ended, value, capture_output)
+            return
         try:
             ACTIVE_STEP.reset(token)
         except ValueError:
-            # Token made in another context (a block entered and left in different tasks);
-            # fall back to clearing only if it still points at this step.
-            current = ACTIVE_STEP.get()
-            if current is not None and current[1] is state:
-                ACTIVE_STEP.set(None)
-        coordination = self._host.coordination
-        if state.entered and coordination is not None:
-            coordination.leave(state.name, state.entered)
-            state.entered = 0
+            _clear_active(state)
+        if state.entered:
+            self._leave(state)
         with self._lock:
-            state.ended = end
-            state.completed_at = self._host.clock.iso(end)
-            if exc is None:
-                state.status = "success"
-            else:
-                state.status = "error"
-                state.error_code = _step_error_code(exc)
-        if exc is None:
-            self._write_log("info", state.name, None)
-            if options.capture_output and is_step_outcome(value):
-                self._log_outcome(state.name, value)
-        else:
-            self._write_log("error", f"{state.name}\n  error: {_error_message(exc)}", None)
+            state.ended = ended
+            state.status = "error"
+            state.error_code = _step_error_code(exc)
+        self._write_log("error", f"{state.name}\n  error: {_error_message(exc)}")
 
     def _log_outcome(self, step_name: str, outcome: Mapping[str, Any]) -> None:
         # Upstream writes these lines without a level; ours carry one (stdout info, stderr
@@ -491,7 +687,7 @@ class StepRunner:
             for raw in text.split("\n"):
                 line = raw.rstrip()
                 if line:
-                    self._write_log(level, f"{step_name} {stream}: {line}", None)
+                    self._write_log(level, f"{step_name} {stream}: {line}")
 
     def validate(self, options: StepOptions) -> tuple[int, float | None]:
         """``(invocation count, timeout_ms)``; ValueError for an invalid option."""
@@ -554,13 +750,6 @@ class StepRunner:
             step=name,
         )
 
-    def _restart_clock(self, state: StepState) -> None:
-        # The barrier wait is not the step's work: its latency starts when the pool is ready.
-        now = self._host.clock.monotonic()
-        with self._lock:
-            state.started = now
-            state.started_at = self._host.clock.iso(now)
-
     def wait_ready(self, state: StepState, arrival: _Arrival) -> None:
         """Block at the step's barrier (if any); ``TaskError`` when it times out."""
         coordination = self._host.coordination
@@ -568,7 +757,6 @@ class StepRunner:
             return
         if not coordination.wait_ready(state.name, *arrival.barrier):
             raise self._ready_error(state.name)
-        self._restart_clock(state)
 
     async def wait_ready_async(self, state: StepState, arrival: _Arrival) -> None:
         """:meth:`wait_ready` without blocking the event loop."""
@@ -577,7 +765,6 @@ class StepRunner:
             return
         if not await coordination.wait_ready_async(state.name, *arrival.barrier):
             raise self._ready_error(state.name)
-        self._restart_clock(state)
 
     def timeout_error(self, name: str, timeout_ms: Any) -> TaskError:
         """The ``step_timeout`` TaskError of step ``name``."""
@@ -592,26 +779,33 @@ class StepRunner:
 
     async def _step_async(self, options: StepOptions, fn: Callable[[], Any]) -> Any:
         state, token = self.begin(options)
+        monotonic = self._host.clock.monotonic
         value: Any = None
         try:
             arrival = self.arrive(state, options)
+            # The barrier wait is not the step's work: its latency starts when the pool is ready.
             await self.wait_ready_async(state, arrival)
             count, timeout_ms = arrival.count, arrival.timeout_ms
             if count == 1:
+                state.started = monotonic()
                 value = await self._invoke_async(options, fn, timeout_ms)
+                ended = monotonic()
             else:
+                state.started = monotonic()
                 tasks = [
                     asyncio.ensure_future(self._invoke_async(options, fn, timeout_ms))
                     for _ in range(count)
                 ]
                 settled = await asyncio.gather(*tasks, return_exceptions=True)
+                ended = monotonic()
                 _raise_first_failure(settled)
                 value = list(settled)
         except BaseException as exc:
+            ended = monotonic()
             _discard_unstarted(fn)
-            self.end(state, token, options, None, exc)
+            self.end(state, token, options, None, exc, ended)
             raise
-        self.end(state, token, options, value, None)
+        self.end(state, token, options, value, None, ended)
         return value
 
     async def _invoke_async(
@@ -678,7 +872,8 @@ class StepRunner:
         )
 
     def _check_blocking(self, name: str, seconds: float) -> None:
-        """Warn (once per step name) about a sync step function that held the event loop."""
+        """Warn (once per step name) about a sync step function that held the event loop
+        for ``seconds`` (as the step's readings measured it)."""
         if seconds <= BLOCKING_WARN_S or not _first_blocking_report(name):
             return
         message = (
@@ -687,25 +882,35 @@ class StepRunner:
             f"meanwhile (their steps may time out). Give it a timeout_ms (it then runs on a "
             f"helper thread) or make it async (e.g. asyncio.to_thread)."
         )
-        self._write_log("warn", message, None)
+        self._write_log("warn", message)
         warnings.warn(message, RuntimeWarning, stacklevel=2)
 
     def _step_sync(self, options: StepOptions, fn: Callable[[], Any]) -> Any:
         state, token = self.begin(options)
+        monotonic = self._host.clock.monotonic
         value: Any = None
         try:
             arrival = self.arrive(state, options)
+            # The barrier wait is not the step's work: its latency starts when the pool is ready.
             self.wait_ready(state, arrival)
             count, timeout_ms = arrival.count, arrival.timeout_ms
             if count == 1 and timeout_ms is None:
-                value = self.resolve_blocking(fn(), None, options)
+                state.started = monotonic()
+                value = fn()
+                ended = monotonic()
+                if value is not None and inspect.isawaitable(value):
+                    value = self.resolve_blocking(value, None, options)
+                    ended = monotonic()
             else:
+                state.started = monotonic()
                 value = self._invoke_threads(options, fn, count, timeout_ms)
+                ended = monotonic()
         except BaseException as exc:
+            ended = monotonic()
             _discard_unstarted(fn)
-            self.end(state, token, options, None, exc)
+            self.end(state, token, options, None, exc, ended)
             raise
-        self.end(state, token, options, value, None)
+        self.end(state, token, options, value, None, ended)
         return value
 
     def _invoke_threads(
@@ -763,44 +968,53 @@ class StepRunner:
                 raise
         return asyncio.run(coro)
 
-    def records(self, now: float) -> list[StepRecord]:
-        """Step records in start order; steps still running at ``now`` are ``step_unfinished``."""
+    def rows(self, now: float) -> tuple[StepRow, ...]:
+        """The steps as they are at ``now``, in start order (see :data:`StepRow`); steps still
+        running (not awaited / left on a thread) end at ``now`` as ``step_unfinished``.
+        Cheap: the records are made from these later, by :func:`step_records`."""
         with self._lock:
-            states = list(self._states)
-        records: list[StepRecord] = []
-        for state in states:
-            error_code: str | None
-            if state.status == "running":
-                # Still running when the task ended (not awaited / left on a thread).
-                ended: float = now
-                completed_at = self._host.clock.iso(now)
-                status, error_code = "error", "step_unfinished"
-            else:
-                assert state.ended is not None
-                assert state.completed_at is not None
-                ended, completed_at = state.ended, state.completed_at
-                status = state.status
-                error_code = state.error_code
-            kwargs: dict[str, Any] = {}
-            if error_code is not None:
-                kwargs["error_code"] = error_code
-            if state.data:
-                kwargs["data"] = dict(state.data)
-            if state.concurrency is not None:
-                kwargs["concurrency"] = state.concurrency
-            if state.timeout_ms is not None:
-                kwargs["timeout_ms"] = state.timeout_ms
-            records.append(
-                StepRecord(
-                    name=state.name,
-                    status=status,
-                    started_at=state.started_at,
-                    completed_at=completed_at,
-                    latency_ms=Clock.elapsed_ms(state.started, ended),
-                    **kwargs,
+            return tuple(
+                (
+                    state.name,
+                    state.started,
+                    now if state.ended is None or state.status == "running" else state.ended,
+                    state.status,
+                    state.error_code,
+                    dict(state.data) if state.data else None,
+                    state.concurrency,
+                    state.timeout_ms,
                 )
+                for state in self._states
             )
-        return records
+
+
+def step_records(rows: Iterable[StepRow], clock: Clock) -> list[StepRecord]:
+    """The :class:`StepRecord` s of :meth:`StepRunner.rows` (timestamps from ``clock``)."""
+    records: list[StepRecord] = []
+    for name, started, ended, status, error_code, data, concurrency, timeout_ms in rows:
+        if status == "running":
+            # Still running when the task ended (not awaited / left on a thread).
+            status, error_code = "error", "step_unfinished"
+        kwargs: dict[str, Any] = {}
+        if error_code is not None:
+            kwargs["error_code"] = error_code
+        if data:
+            kwargs["data"] = data
+        if concurrency is not None:
+            kwargs["concurrency"] = concurrency
+        if timeout_ms is not None:
+            kwargs["timeout_ms"] = timeout_ms
+        records.append(
+            StepRecord(
+                name=name,
+                status=status,
+                started_at=clock.iso(started),
+                completed_at=clock.iso(ended),
+                latency_ms=Clock.elapsed_ms(started, ended),
+                **kwargs,
+            )
+        )
+    return records
 
 
 def _raise_first_failure(settled: Iterable[Any]) -> None:

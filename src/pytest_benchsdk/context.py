@@ -29,6 +29,8 @@ import inspect
 import threading
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import partial
+from types import CoroutineType
 from typing import Any, Final, Literal
 
 import attrs
@@ -37,7 +39,16 @@ from pytest_benchsdk._clock import CLOCK, Clock
 from pytest_benchsdk._coordination import StepCoordination
 from pytest_benchsdk._js import JSONConversionError, is_number, to_json_value
 from pytest_benchsdk._numbers import is_finite
-from pytest_benchsdk._steps import ACTIVE_STEP, StepOptions, StepRunner, is_step_outcome
+from pytest_benchsdk._steps import (
+    ACTIVE_STEP,
+    RawLogLine,
+    StepBlock,
+    StepOptions,
+    StepRow,
+    StepRunner,
+    is_step_outcome,
+    step_records,
+)
 from pytest_benchsdk._taskerror import TaskError, error_code_of, is_task_error
 from pytest_benchsdk.records import LOG_LEVELS, LogLevel, LogLine, StepRecord, TaskRecord
 
@@ -56,6 +67,8 @@ __all__ = [
 ]
 
 _TASK_RESULT_KEYS: Final = frozenset({"data", "steps", "latency_ms", "latencyMs"})
+# The default readiness (the same interned string as the default argument of ``step``).
+_INTERNAL: Final = "internal"
 
 
 # --------------------------------------------------------------------------------------------
@@ -81,13 +94,13 @@ class IterationOutcome:
     """The result of one iteration: its record, the exception it raised (with traceback) and
     its log lines. ``error`` is None for a successful iteration.
 
-    The record may be given ready-made or as ``build``, a function making it on first access:
-    the executor hands finished iterations over that way, so formatting timestamps and
-    assembling records happens in the thread that reads them, not on the event loop while
-    other iterations are being timed.
+    The record may be given ready-made or as ``build``, a function making it on first access,
+    and the log lines likewise (``build_logs``): the executor hands finished iterations over
+    that way, so formatting timestamps and assembling records and log lines happens in the
+    thread that reads them, not on the event loop while other iterations are being timed.
     """
 
-    __slots__ = ("_build", "_record", "error", "logs")
+    __slots__ = ("_build", "_build_logs", "_logs", "_record", "error")
 
     def __init__(
         self,
@@ -96,13 +109,15 @@ class IterationOutcome:
         logs: tuple[LogLine, ...] = (),
         *,
         build: Callable[[], TaskRecord] | None = None,
+        build_logs: Callable[[], tuple[LogLine, ...]] | None = None,
     ) -> None:
         if (record is None) == (build is None):
             raise TypeError("IterationOutcome needs exactly one of record and build")
         self._record = record
         self._build = build
         self.error = error
-        self.logs = logs
+        self._logs = logs
+        self._build_logs = build_logs
 
     @property
     def record(self) -> TaskRecord:
@@ -114,6 +129,16 @@ class IterationOutcome:
             record = self._record = self._build()
             self._build = None
         return record
+
+    @property
+    def logs(self) -> tuple[LogLine, ...]:
+        """The iteration's log lines, in the order they were written."""
+        build = self._build_logs
+        if build is not None:
+            # A race builds the same lines twice from the same snapshot; both are equal.
+            self._logs = build()
+            self._build_logs = None
+        return self._logs
 
     @property
     def ok(self) -> bool:
@@ -180,7 +205,8 @@ class TaskContext:
         self.coordination = coordination
         self._lock = threading.Lock()
         self._measures: dict[str, Any] = {}
-        self._logs: list[LogLine] = []
+        # (monotonic reading, level, message, meta) per line: LogLines are made when read.
+        self._logs: list[RawLogLine] = []
         self._step_runner: StepRunner | None = None
 
     @property
@@ -193,7 +219,7 @@ class TaskContext:
             with self._lock:
                 runner = self._step_runner
                 if runner is None:
-                    runner = self._step_runner = StepRunner(self, self._lock, self._write_log)
+                    runner = self._step_runner = StepRunner(self, self._lock, self._logs)
         return runner
 
     def __repr__(self) -> str:
@@ -213,6 +239,9 @@ class TaskContext:
     @property
     def logs(self) -> tuple[LogLine, ...]:
         """The log lines written so far."""
+        return _log_lines(self._raw_logs(), self.clock, self.task_index)
+
+    def _raw_logs(self) -> tuple[RawLogLine, ...]:
         with self._lock:
             return tuple(self._logs)
 
@@ -226,12 +255,17 @@ class TaskContext:
         fails the iteration."""
         merged: dict[str, Any] = dict(data) if data is not None else {}
         merged.update(values)
-        merged = _json_or_raise(merged, "measure()")
+        if not _plain_json(merged):
+            merged = _json_or_raise(merged, "measure()")
         active = ACTIVE_STEP.get()
         with self._lock:
             runner = self._step_runner  # (not _steps: that takes the lock held here)
             if active is not None and active[0] is runner and active[1].status == "running":
-                active[1].data.update(merged)
+                state = active[1]
+                if state.data is None:
+                    state.data = merged
+                else:
+                    state.data.update(merged)
             else:
                 self._measures.update(merged)
 
@@ -311,6 +345,23 @@ class TaskContext:
         xdist workers) a ``"poll"`` step proceeds at once; ``"internal"`` (the default) never
         waits.
         """
+        if (
+            timeout_ms is None
+            and parallel_invocations is None
+            and concurrency is None
+            and readiness is _INTERNAL
+            and ready_poll_interval_ms is None
+            and ready_timeout_ms is None
+        ):
+            # No option to check: the common step takes the short way (same behaviour).
+            runner = self._step_runner
+            if runner is None:
+                runner = self._steps
+            if type(name) is not str:
+                name = str(name)
+            if fn is None:
+                return StepBlock(runner, None, name, report_concurrency)
+            return runner.plain(name, fn, capture_output, report_concurrency)
         if concurrency is not None:
             warnings.warn(
                 f'step "{name}" option "concurrency" is deprecated; use "parallel_invocations"',
@@ -332,29 +383,57 @@ class TaskContext:
 
     def _snapshot(self, started: float, completed: float) -> _IterationSnapshot:
         """What the record of the iteration that ran from ``started`` to ``completed`` is
-        built from (the measures and step records as they are now)."""
+        built from (the measures and steps as they are now)."""
+        runner = self._step_runner
         return _IterationSnapshot(
             task_index=self.task_index,
             phase=self.phase,
             clock=self.clock,
             measures=self.measures,
-            steps=() if self._step_runner is None else tuple(self._step_runner.records(completed)),
+            steps=() if runner is None else runner.rows(completed),
             started=started,
             completed=completed,
         )
 
+    def _log_builder(self) -> Callable[[], tuple[LogLine, ...]] | None:
+        """A function making the log lines written so far (the lines are copied now); None
+        when there are none."""
+        raw, clock, task_index = self._raw_logs(), self.clock, self.task_index
+        if not raw:
+            return None
+        return lambda: _log_lines(raw, clock, task_index)
+
     # ---------------------------------------------------------------- logging
 
     def _write_log(self, level: str | None, message: str, meta: Mapping[str, Any] | None) -> None:
-        line = LogLine(
-            timestamp=self.clock.iso(),
-            task_index=self.task_index,
-            level=level,
-            message=message,
-            meta=dict(meta) if meta else None,
-        )
+        # The line is kept raw (its time as a clock reading): the LogLine and its ISO
+        # timestamp are made when the logs are read, not in the task's timed region.
+        line = (self.clock.monotonic(), level, message, dict(meta) if meta else None)
         with self._lock:
             self._logs.append(line)
+
+
+def _log_lines(raw: Sequence[RawLogLine], clock: Clock, task_index: int) -> tuple[LogLine, ...]:
+    return tuple(
+        LogLine(
+            timestamp=clock.iso(mono),
+            task_index=task_index,
+            level=level,
+            message=message,
+            meta=meta,
+        )
+        for mono, level, message, meta in raw
+    )
+
+
+_PLAIN_JSON_TYPES: Final = (str, int, float, bool, type(None))
+
+
+def _plain_json(values: Mapping[str, Any]) -> bool:
+    """Every key a ``str`` and every value a plain JSON scalar: already its own JSON form."""
+    return all(
+        type(key) is str and type(value) in _PLAIN_JSON_TYPES for key, value in values.items()
+    )
 
 
 def _json_or_raise(value: Mapping[str, Any], path: str) -> dict[str, Any]:
@@ -425,8 +504,8 @@ def _with_phase(data: dict[str, Any], phase: str | None) -> dict[str, Any]:
 class _IterationSnapshot:
     """What an iteration's record is made of, read from its context when the task ended.
 
-    ``measures`` is a copy of the task-level measures and ``steps`` the framework's step
-    records at ``completed`` (:meth:`TaskContext._snapshot` takes both); ``started`` and
+    ``measures`` is a copy of the task-level measures and ``steps`` the framework's steps as
+    they were at ``completed`` (:meth:`TaskContext._snapshot` takes both); ``started`` and
     ``completed`` are :meth:`Clock.monotonic` readings. Later changes to the context (a step
     left running on a thread) do not reach a snapshot, so a record built from it later (see
     :class:`IterationOutcome`) is the record that would have been built at once.
@@ -436,7 +515,7 @@ class _IterationSnapshot:
     phase: str | None
     clock: Clock
     measures: dict[str, Any]
-    steps: tuple[StepRecord, ...]
+    steps: tuple[StepRow, ...]
     started: float
     completed: float
 
@@ -452,12 +531,11 @@ def _finish(
     if result is not None:
         return build_record(ctx, started=started, completed=completed, result=result)
     snapshot = ctx._snapshot(started, completed)
-    logs = ctx.logs
 
     def build() -> TaskRecord:
         return _assemble(snapshot).record
 
-    return IterationOutcome(error=None, logs=logs, build=build)
+    return IterationOutcome(error=None, build=build, build_logs=ctx._log_builder())
 
 
 def build_record(
@@ -474,7 +552,7 @@ def build_record(
     return value (see :class:`TaskResult`), ``error`` the exception it raised (if any).
     """
     outcome = _assemble(ctx._snapshot(started, completed), result, error)
-    return IterationOutcome(outcome.record, outcome.error, ctx.logs)
+    return IterationOutcome(outcome.record, outcome.error, build_logs=ctx._log_builder())
 
 
 def _assemble(
@@ -483,7 +561,7 @@ def _assemble(
     """:func:`build_record` on a snapshot of the context (the outcome's logs are left empty)."""
     task_index, phase, clock = snapshot.task_index, snapshot.phase, snapshot.clock
     measures, started, completed = snapshot.measures, snapshot.started, snapshot.completed
-    steps = list(snapshot.steps)
+    steps = step_records(snapshot.steps, clock)
 
     def invalid_record(invalid: Exception) -> IterationOutcome:
         # Malformed steps (returned, or carried by a TaskError) fail the iteration readably;
@@ -600,6 +678,16 @@ def stops_the_run(error: BaseException) -> bool:
     return isinstance(error, (KeyboardInterrupt, asyncio.CancelledError))
 
 
+def _prepared(invoke: Callable[[TaskContext], object], ctx: TaskContext) -> Callable[[], object]:
+    """The call to time: ``invoke.bind(ctx)`` where ``invoke`` has one (it does its setup,
+    such as resolving the task's arguments, before the clock starts), else ``invoke(ctx)``."""
+    bind = getattr(invoke, "bind", None)
+    if bind is not None:
+        call: Callable[[], object] = bind(ctx)
+        return call
+    return partial(invoke, ctx)
+
+
 def run_task(ctx: TaskContext, invoke: Callable[[TaskContext], object]) -> IterationOutcome:
     """Run ``invoke(ctx)`` on the calling thread and build its record.
 
@@ -607,21 +695,34 @@ def run_task(ctx: TaskContext, invoke: Callable[[TaskContext], object]) -> Itera
     exception the task raises becomes an error record, ``BaseException`` s included, except
     ``KeyboardInterrupt`` and cancellation (see :func:`stops_the_run`), which propagate
     without a record.
+
+    The latency is the call alone: the clock is read right before ``invoke`` and right after
+    it returns (or after the awaitable it returned has finished). If ``invoke`` has a
+    ``bind(ctx)`` method, that runs first, outside the timed region, and the function it
+    returns is what is timed.
     """
 
     def body() -> IterationOutcome:
         ACTIVE_STEP.set(None)
         _CURRENT.set(ctx)
-        started = ctx.clock.monotonic()
+        monotonic = ctx.clock.monotonic
+        started: float | None = None
         try:
-            result = invoke(ctx)
-            if inspect.isawaitable(result):
+            call = _prepared(invoke, ctx)
+            started = monotonic()
+            result = call()
+            completed = monotonic()
+            if result is not None and inspect.isawaitable(result):
                 result = ctx._steps.resolve_blocking(result, None, None)
+                completed = monotonic()
         except BaseException as exc:
+            completed = monotonic()
             if stops_the_run(exc):
                 raise
-            return build_record(ctx, started=started, completed=ctx.clock.monotonic(), error=exc)
-        return _finish(ctx, started=started, completed=ctx.clock.monotonic(), result=result)
+            if started is None:
+                started = completed  # bind() failed: the task did not start
+            return build_record(ctx, started=started, completed=completed, error=exc)
+        return _finish(ctx, started=started, completed=completed, result=result)
 
     return contextvars.copy_context().run(body)
 
@@ -631,19 +732,28 @@ async def run_task_async(
 ) -> IterationOutcome:
     """Run ``invoke(ctx)`` in the running event loop (awaiting what it returns) and build its
     record. Like :func:`run_task`: only ``asyncio.CancelledError`` and ``KeyboardInterrupt``
-    propagate; every other exception becomes an error record."""
+    propagate; every other exception becomes an error record; the latency is the call and
+    the await alone."""
     token = ACTIVE_STEP.set(None)
     current_token = _CURRENT.set(ctx)
-    started = ctx.clock.monotonic()
+    monotonic = ctx.clock.monotonic
+    started: float | None = None
     try:
-        result = invoke(ctx)
-        if inspect.isawaitable(result):
+        call = _prepared(invoke, ctx)
+        started = monotonic()
+        result = call()
+        # (A coroutine is told apart without a call: this check is inside the task's time.)
+        if type(result) is CoroutineType or inspect.isawaitable(result):
             result = await result
+        completed = monotonic()
     except BaseException as exc:
+        completed = monotonic()
         if stops_the_run(exc):
             raise
-        return build_record(ctx, started=started, completed=ctx.clock.monotonic(), error=exc)
+        if started is None:
+            started = completed  # bind() failed: the task did not start
+        return build_record(ctx, started=started, completed=completed, error=exc)
     finally:
         _CURRENT.reset(current_token)
         ACTIVE_STEP.reset(token)
-    return _finish(ctx, started=started, completed=ctx.clock.monotonic(), result=result)
+    return _finish(ctx, started=started, completed=completed, result=result)

@@ -73,6 +73,10 @@ class IterationSpec:
     * ``ordinal`` — position of this iteration among its group's *selected* iterations (0-based);
       the participant-mode stagger slot (``t0 + ordinal × stagger``).
     * ``invoke(ctx)`` — calls the user task with the context (returns a value or an awaitable).
+      An ``invoke`` with a ``bind(ctx)`` method has that called first, outside the timed
+      region, and only the zero-argument function it returns is timed (see
+      :func:`~pytest_benchsdk.context.run_task`): where finding the task's arguments takes
+      work (the plugin resolves fixtures), that work is not the iteration's latency.
     * ``is_async`` — run on the event loop (True) or on a thread (False).
     * ``args`` — custom CLI flag values (``ctx.args``).
     * ``coordination`` — the participant's step coordination with the platform, if any
