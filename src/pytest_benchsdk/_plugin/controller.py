@@ -36,6 +36,7 @@ from ..scoring import ScoringSpecError
 from ..store import ResultStore, StoreError
 from .catalog import Catalog
 from .comparison import current_setup, find_baseline
+from .interrupts import STOPPING_LINE, CtrlC
 from .nodes import BenchModule
 from .options import unwritable_reason
 from .runner import WORKEROUTPUT_KEY, attached_payload
@@ -111,6 +112,7 @@ class ControllerPlugin:
         # unfinished item was interrupted, whatever the exit status says.
         self._items: dict[str, int] = {}
         self._finished_items: dict[str, int] = {}
+        self._ctrl_c = CtrlC()
 
     # -- state -------------------------------------------------------------------------------
 
@@ -150,6 +152,9 @@ class ControllerPlugin:
             if capture is not None
             else contextlib.nullcontext()
         ):
+            # Progress dots (-q) leave the cursor mid-line without pytest knowing.
+            if reporter._tw.width_of_current_line:
+                reporter._tw.line()
             reporter.write_line(line)
 
     def _schedule_of(self, file_key: str) -> tuple[BenchFile, BenchmarkSchedule]:
@@ -169,6 +174,7 @@ class ControllerPlugin:
         self._session = session
         if self.config.option.collectonly:
             return
+        self._ctrl_c.install()
         # Check the store before collection and before xdist starts its workers: an
         # existing file is opened (and validated) now, a new one must be creatable.
         path = self.options.store_path
@@ -459,6 +465,12 @@ class ControllerPlugin:
 
     # -- session end -------------------------------------------------------------------------
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_keyboard_interrupt(self) -> None:
+        # Before pytest formats the traceback (slow: a second Ctrl-C used to land there).
+        if self.runs:
+            self._write(STOPPING_LINE)
+
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Finish every run. Each piece (scoring, hooks, the analyses, ``on_complete``, the
         platform summary, the store, the output files, delivery) is isolated: a failure is
@@ -470,6 +482,7 @@ class ControllerPlugin:
             or bool(session.shouldstop)
             or bool(session.shouldfail)
             or self._store_broken is not None
+            or self._ctrl_c.pressed
         )
         failed = False
         for run in self.runs.values():
@@ -765,6 +778,7 @@ class ControllerPlugin:
                 )
 
     def pytest_unconfigure(self) -> None:
+        self._ctrl_c.restore()
         # The last resort, when the session end did not get there (an error before or in
         # pytest_sessionfinish): stop delivery before the store closes under it, and leave
         # no run "running".
