@@ -29,7 +29,7 @@ from typing import Any, Final, Protocol
 import attrs
 
 from ._js import py_number
-from ._numbers import is_time_unit, quantity, time_scale
+from ._numbers import in_unit, is_time_unit, time_scale
 
 __all__ = [
     "LATENCY_KEY",
@@ -107,6 +107,9 @@ class ThresholdVerdict:
     passed: bool
     unit: str = ""
     skipped: str | None = None
+    #: The value whose time unit the message uses: the metric's median, as the tables scale a
+    #: participant's row, so the message reads the number the table prints (None: observed).
+    scale: float | None = None
 
     @property
     def outcome(self) -> str:
@@ -120,13 +123,15 @@ class ThresholdVerdict:
         the metric's unit (``json: dumps_ms p95 = 93.5 ms, threshold < 30 ms: breached``)."""
         t = self.threshold
         head = f"{self.participant}: {t.metric}" + (f" {t.statistic}" if t.statistic else "")
-        limit = f"{t.op} {_limit_text(t.limit, self.unit, self.observed)}"
+        reference = self.observed if self.scale is None else self.scale
+        limit = f"{t.op} {_limit_text(t.limit, self.unit, reference)}"
         if self.skipped is not None:
             return f"{head} not judged (threshold {limit}): {self.skipped}"
         if self.observed is None:
             return f"{head} has no samples (threshold {limit})"
         verdict = "ok" if self.passed else "breached"
-        return f"{head} = {quantity(self.observed, self.unit)}, threshold {limit}: {verdict}"
+        value = in_unit([self.observed], self.unit, reference)
+        return f"{head} = {value}, threshold {limit}: {verdict}"
 
     def to_json(self) -> dict[str, Any]:
         t = self.threshold
@@ -141,6 +146,7 @@ class ThresholdVerdict:
             if self.observed is None or math.isfinite(self.observed)
             else None,
             "unit": self.unit,
+            "scale": self.scale,
             "outcome": self.outcome,
             "skipped": self.skipped,
             "message": self.message(),
@@ -159,13 +165,15 @@ class ThresholdVerdict:
             passed=data.get("outcome") == "passed",
             unit=str(data.get("unit") or ""),
             skipped=data.get("skipped"),
+            scale=data.get("scale"),
         )
 
 
 def _limit_text(limit: float, unit: str, observed: float | None) -> str:
-    """The limit in the display unit of the observed value (a time in the same scale)."""
-    if is_time_unit(unit):
-        factor, shown = time_scale(observed if observed is not None else limit, unit)
+    """The limit as written, or in the display unit of the observed value when there is one
+    (a time in the same scale: ``11.2 µs, threshold < 20 µs``)."""
+    if observed is not None and is_time_unit(unit):
+        factor, shown = time_scale(observed, unit)
         return f"{limit * factor:.6g} {shown}"
     return f"{py_number(limit)} {unit}" if unit else py_number(limit)
 
@@ -248,11 +256,12 @@ def evaluate_threshold(
     success_rate: float | None = None,
     score: float | None = None,
     unit: str = "",
+    scale: float | None = None,
 ) -> ThresholdVerdict:
     """Judge ``threshold`` for one participant from what its summary says: ``stats`` of the
     threshold's metric (its median/p95/p99 by the summary tables' percentile rule, mean, min
     and max of every sample; None: no samples), its ``success_rate`` (0–1) and composite
-    ``score``. ``unit`` is the metric's, for the message."""
+    ``score``. ``unit`` is the metric's and ``scale`` its median, for the message."""
     observed: float | None
     if threshold.metric == SUCCESS_RATE_KEY:
         observed = success_rate
@@ -262,5 +271,6 @@ def evaluate_threshold(
         assert threshold.statistic is not None
         observed = stats.get(threshold.statistic) if stats is not None else None
     passed = observed is not None and threshold.holds(observed)
-    unit = "" if threshold.metric in _SCALAR_KEYS else unit
-    return ThresholdVerdict(threshold, participant, observed, passed, unit)
+    if threshold.metric in _SCALAR_KEYS:
+        unit, scale = "", None
+    return ThresholdVerdict(threshold, participant, observed, passed, unit, scale=scale)

@@ -99,6 +99,7 @@ def judge_thresholds(
                 success_rate=summary.passed / summary.ran,
                 score=score,
                 unit=unit,
+                scale=stats.median if stats is not None else None,
             )
         )
     return verdicts
