@@ -11,11 +11,10 @@ reading the local store and writing ``conftest.py`` hooks (see :mod:`pytest_benc
 
 from __future__ import annotations
 
-import inspect
 from importlib.metadata import PackageNotFoundError, version
-from types import ModuleType
 
 from . import compare, config, context, records, schedule, scoring, store
+from ._public import publish
 from .compare import Comparison, compare_samples
 from .config import (
     BenchmarkConfig,
@@ -61,27 +60,14 @@ from .scoring import (
 )
 from .store import ResultStore
 
-
-def _name_public_homes(*modules: ModuleType) -> None:
-    """Set ``__module__`` of re-exported classes and functions (see the rule below)."""
-    private = f"{__name__}._"
-    for module in modules:
-        for name in vars(module)["__all__"]:
-            obj = getattr(module, name)
-            if (inspect.isclass(obj) or inspect.isfunction(obj)) and obj.__module__.startswith(
-                private
-            ):
-                obj.__module__ = module.__name__
-
-
-# The one place that sets ``__module__``. Rule: a class or function defined in a private module
-# (``pytest_benchsdk._x``) is named after the public module that re-exports it: the first module
-# below whose ``__all__`` lists it (``pytest_benchsdk.context.TaskError``, not
-# ``pytest_benchsdk._taskerror.TaskError``). Names defined in a public module keep their module.
-# Every name of this package's ``__all__`` comes from one of these modules, so reprs,
-# tracebacks, docs and pickles (which find a class by ``__module__`` + ``__qualname__``) always
-# name an importable public path that really exports the object.
-_name_public_homes(compare, config, context, records, schedule, scoring, store)
+# A class or function defined in a private module (``pytest_benchsdk._x``) is named after the
+# public module that re-exports it: the first module below whose ``__all__`` lists it
+# (``pytest_benchsdk.context.TaskError``, not ``pytest_benchsdk._taskerror.TaskError``); every
+# facade publishes its own names with the same helper (``_public.publish``), so there is one rule
+# in one place. Every name of this package's ``__all__`` comes from one of these modules.
+for _module in (compare, config, context, records, schedule, scoring, store):
+    publish(_module.__name__, vars(_module))
+del _module
 
 try:
     __version__ = version("pytest-benchsdk")

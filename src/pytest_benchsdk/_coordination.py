@@ -97,11 +97,6 @@ class StepCoordination:
         active.sort(key=lambda sample: -sample[1])  # stable: ties keep first-seen order
         return [{"step": n, "active": a, "target": t} for n, a, t in active[:MAX_SAMPLES]]
 
-    def current_step(self) -> str | None:
-        """The step with the most active invocations (``None`` when none is active)."""
-        samples = self.samples()
-        return str(samples[0]["step"]) if samples else None
-
     def wait_ready(
         self, step: str, target: int, timeout_s: float | None, poll_interval_s: float
     ) -> bool:

@@ -21,7 +21,7 @@ import math
 import re
 import uuid
 from collections.abc import Mapping
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from pathlib import PurePath
 from typing import Any, Final
 
@@ -40,7 +40,6 @@ __all__ = [
     "js_round2",
     "js_strict_equal",
     "js_string",
-    "js_to_fixed",
     "js_to_number",
     "js_trim",
     "js_typeof",
@@ -197,19 +196,6 @@ def js_json(value: object, indent: int | None = None) -> str:
         ensure_ascii=False,
         default=_json_default,
     )
-
-
-def js_to_fixed(value: float, digits: int) -> str:
-    """``value.toFixed(digits)``: rounds the exact binary value half away from zero."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    quantum = Decimal(1).scaleb(-digits)
-    text = str(Decimal(value).quantize(quantum, rounding=ROUND_HALF_UP))
-    if text.startswith("-") and Decimal(text) == 0:
-        text = text[1:]
-    return text
 
 
 def js_round(value: float) -> float:

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_benchsdk._flag_values import (
+    parse_group_by,
+    parse_non_negative_number,
+    parse_positive_int,
+    parse_providers,
+    parse_slug,
+    parse_text,
+)
 from pytest_benchsdk.config import Participant, define_benchmark_config
 from pytest_benchsdk.schedule import (
     UNEVEN_PHASES_WARNING,
@@ -20,12 +28,6 @@ from pytest_benchsdk.schedule import (
     identity_is_ours,
     is_env_no_ingest,
     merge_config,
-    parse_group_by,
-    parse_non_negative_number,
-    parse_positive_int,
-    parse_providers,
-    parse_slug,
-    parse_text,
     run_config_to_json,
     schedule_benchmark,
     schedule_order,

@@ -13,10 +13,7 @@ import pytest
 
 from .._benchfile import is_bench_path
 from .._files import creation_problem
-from .._thresholds import parse_cli_threshold
-from ..schedule import (
-    RunArgs,
-    is_env_no_ingest,
+from .._flag_values import (
     parse_group_by,
     parse_non_negative_int,
     parse_non_negative_number,
@@ -25,6 +22,8 @@ from ..schedule import (
     parse_slug,
     parse_text,
 )
+from .._thresholds import parse_cli_threshold
+from ..schedule import RunArgs, is_env_no_ingest
 
 __all__ = [
     "DEFAULT_STORE",

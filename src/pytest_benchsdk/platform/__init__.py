@@ -16,6 +16,7 @@ sent; nothing is sent twice. Secrets never reach output, logs, artifacts or the 
 
 from __future__ import annotations
 
+from .._public import publish
 from ._auth import CliAuth, get_api_base_url, get_platform_base_url, resolve_auth
 from ._client import BenchmarkClient, encode_segment
 from ._connect import CheckResult, check_connectivity, client_for
@@ -51,10 +52,5 @@ __all__ = [
     "resubmit",
 ]
 
-# The public classes and functions say they live here (in reprs, tracebacks and docs), not in
-# the private modules that define them; constants have no ``__module__``.
-for _name in __all__:
-    _obj = globals()[_name]
-    if callable(_obj):
-        _obj.__module__ = __name__
-del _name, _obj
+# Name this package as the home of what it re-exports (reprs, tracebacks, pickles, docs).
+publish(__name__, globals())

@@ -16,11 +16,10 @@ Code: :mod:`._model` reads a run from the store into plain values, :mod:`._chart
 figures, :mod:`._page` writes the page.
 """
 
+from .._public import publish
 from ._page import render_report, write_report
 
 __all__ = ["render_report", "write_report"]
 
-# The public functions live in a private module; name this package as their home.
-for _name in __all__:
-    globals()[_name].__module__ = __name__
-del _name
+# Name this package as the home of what it re-exports (reprs, tracebacks, pickles, docs).
+publish(__name__, globals())

@@ -20,6 +20,7 @@ builds its parts, :mod:`._analyse` makes the analyses, :mod:`._live` is a run wh
 goes on, :mod:`._stored` reads a run back from the store.
 """
 
+from .._public import publish
 from ._analyse import Analyses, Baseline, analyse, judge_thresholds, participant_verdicts
 from ._build import (
     MetricCatalog,
@@ -92,3 +93,6 @@ __all__ = [
     "stored_status",
     "stored_summary",
 ]
+
+# Name this package as the home of what it re-exports (reprs, tracebacks, pickles, docs).
+publish(__name__, globals())

@@ -41,6 +41,7 @@ Code: :mod:`._connection` opens the file and runs the transactions (and defines 
 every query. Only the names in ``__all__`` here are public.
 """
 
+from .._public import publish
 from ._connection import StoreError, UnknownRunError
 from ._results import (
     OUTBOX_STATES,
@@ -64,10 +65,5 @@ __all__ = [
     "UnknownRunError",
 ]
 
-# The public classes live in private modules; name this package as their home in reprs,
-# tracebacks, pickles and docs (as httpx does).
-for _name in __all__:
-    _value = globals()[_name]
-    if isinstance(_value, type):
-        _value.__module__ = __name__
-del _name, _value
+# Name this package as the home of what it re-exports (reprs, tracebacks, pickles, docs).
+publish(__name__, globals())
