@@ -41,3 +41,16 @@ def test_scoring_saved_results_snippet_scores_the_codecs_run(
     rows = dict(line.split() for line in out.getvalue().splitlines())
     assert set(rows) == {"zlib", "bz2", "lzma"}
     assert all(float(score) > 0 for score in rows.values())
+
+
+def test_ci_runs_the_quick_starts_test_command() -> None:
+    # The README's quick start is two commands; CI must run the second (the test suite) as it is.
+    text = (ROOT / "README.md").read_text()
+    start = text.index("## Quick start")
+    block = re.search(r"```bash\n(.*?)```", text[start:], flags=re.S)
+    assert block is not None
+    commands = block.group(1).strip().splitlines()
+    assert len(commands) == 2
+    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()
+    assert ci[-1] == commands[1]
+    assert "-n " in commands[1]  # in parallel (pytest-xdist)
