@@ -11,9 +11,16 @@ from typing import Any, Final
 
 from .._views.text import knobs_line, summary_lines, terminal_text, title_line, warmup_line
 from ..results import BenchmarkRun, knobs_of
+from ..schedule import BenchmarkSchedule
 from .options import BenchOptions
 
-__all__ = ["readable", "run_header_lines", "section_lines", "verbose_detail"]
+__all__ = [
+    "phase_warmup_line",
+    "readable",
+    "run_header_lines",
+    "section_lines",
+    "verbose_detail",
+]
 
 #: Characters of a record's data a ``-v`` result line shows at most.
 MAX_DETAIL_CHARS: Final = 500
@@ -55,7 +62,7 @@ def run_header_lines(run: BenchmarkRun) -> list[str]:
         f"benchsdk: {terminal_text(run.config.benchmark_name)} [{terminal_text(run.file_key)}]",
         f"  {knobs_line(knobs)}",
     ]
-    warmup = warmup_line(knobs)
+    warmup = phase_warmup_line(run.schedule) if run.config.phases else warmup_line(knobs)
     if warmup:
         lines.append(f"  {warmup}")
     lines.extend(f"  {terminal_text(warning)}" for warning in run.schedule.warnings)
@@ -64,6 +71,23 @@ def run_header_lines(run: BenchmarkRun) -> list[str]:
             f"  Skipping {terminal_text(skipped.name)}: missing {', '.join(skipped.missing)}"
         )
     return lines
+
+
+def phase_warmup_line(schedule: BenchmarkSchedule) -> str | None:
+    """With phases: each phase's warm-up count (it runs right before the phase), and why a
+    cold-named phase has none."""
+    plan = schedule.warmup_plan
+    asked = schedule.resolved.warmup
+    parts = ", ".join(
+        f"{terminal_text(str(entry.phase))} {entry.count}"
+        + (" (named cold)" if entry.source == "cold" and asked else "")
+        for entry in plan
+    )
+    if any(entry.count for entry in plan):
+        return f"Warm-up: per participant right before each phase, never scored: {parts}"
+    if asked and any(entry.source == "cold" for entry in plan):
+        return f"Warm-up: none: {parts}; Phase(name, n, warmup=N) warms a cold phase"
+    return None
 
 
 def section_lines(
