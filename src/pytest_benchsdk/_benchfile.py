@@ -60,17 +60,21 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
-def item_name(participant: str, slot: Slot, warmup_count: int = 0) -> str:
-    """``task[<participant>-<phase>-<task_index>]`` (no phase part without phases); a warm-up
-    slot is ``task[<participant>-<phase>-warmup-<i>]``, ``i`` counting from 0 within its phase
-    (``warmup_count``: warm-up iterations per phase)."""
+def item_name(participant: str, slot: Slot) -> str:
+    """``task[<participant>-<phase>-<task_index>]`` (no phase part without phases).
+
+    A warm-up slot is ``warmup[<participant>-<phase>-<i>]`` (``warmup[<participant>-<i>]``
+    without phases), ``i`` counting from 0 within its phase: a name of its own, so
+    ``-k warmup`` / ``-k "not warmup"`` tell warm-up from measured iterations and a warm-up
+    never reads as an iteration of the measured schedule.
+    """
     if slot.warmup:
-        ordinal = (slot.index % warmup_count) if warmup_count else -slot.index - 1
-        tail = ["warmup", str(ordinal)]
+        ordinal = slot.warmup_ordinal if slot.warmup_ordinal is not None else -slot.index - 1
+        kind, tail = "warmup", str(ordinal)
     else:
-        tail = [str(slot.index)]
-    parts = [participant] + ([slot.phase] if slot.phase is not None else []) + tail
-    return f"task[{'-'.join(_printable(part) for part in parts)}]"
+        kind, tail = "task", str(slot.index)
+    parts = [participant] + ([slot.phase] if slot.phase is not None else []) + [tail]
+    return f"{kind}[{'-'.join(_printable(part) for part in parts)}]"
 
 
 @attrs.frozen

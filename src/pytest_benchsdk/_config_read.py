@@ -71,7 +71,7 @@ SCORING_METRIC_KEYS = _keys(
     "key", "label", "unit", "ceiling", "floor", "higherIsBetter", "weights", "trim"
 )
 WEIGHTS_KEYS = _keys("median", "p95", "p99")
-PHASE_KEYS = _keys("name", "iterations")
+PHASE_KEYS = _keys("name", "iterations", "warmup")
 SHAPE_KEYS = _keys("slug", "name", "staggerDelayMs")
 
 # --- JavaScript-like predicates -------------------------------------------------------------

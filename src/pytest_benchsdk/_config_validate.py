@@ -306,10 +306,15 @@ def _check_participants(participants: object, add: Any) -> None:
         return
     seen: set[str] = set()
     for i, participant in enumerate(participants):
-        if not is_js_object(participant):
-            add(f"participants[{i}]", "must be a Participant, a dict or an object with a name")
+        # Beyond upstream: a string is a participant's name (no required env vars).
+        named = isinstance(participant, str)
+        if not (named or is_js_object(participant)):
+            add(
+                f"participants[{i}]",
+                "must be a Participant, a name (str), a dict or an object with a name",
+            )
             continue
-        name = get_field(participant, "name")
+        name = participant if named else get_field(participant, "name")
         if not is_nonblank_str(name):
             add(f"participants[{i}].name", "must be a non-empty string")
         elif name in (".", ".."):
@@ -322,7 +327,7 @@ def _check_participants(participants: object, add: Any) -> None:
             add(f"participants[{i}].name", f"duplicate participant name: {name}")
         else:
             seen.add(name)
-        env_vars = get_field(participant, "required_env_vars", "requiredEnvVars")
+        env_vars = None if named else get_field(participant, "required_env_vars", "requiredEnvVars")
         if env_vars is not None and not (
             is_array(env_vars) and all(isinstance(v, str) for v in env_vars)
         ):
@@ -357,6 +362,9 @@ def _check_phases(phases: object, add: Any) -> None:
                 )
             else:
                 total += iterations
+            warmup = get_field(phase, "warmup")
+            if warmup is not None and not (is_js_integer(warmup) and warmup >= 0):
+                add(f"phases['{name}'].warmup", f"must be an integer >= 0 (got {show(warmup)})")
         for key in _unexpected_keys(phase, PHASE_KEYS):
             add(f"phases[{i}]", f"contains unexpected key: {key}")
     if total > MAX_ITERATIONS:

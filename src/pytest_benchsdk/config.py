@@ -89,22 +89,26 @@ class Participant:
 
     @classmethod
     def coerce(cls, value: object) -> Participant:
-        """A Participant from a Participant, a dict, or a plain object with a ``name``.
+        """A Participant from a Participant, a name, a dict, or a plain object with a ``name``.
 
-        Dicts: ``name``, ``required_env_vars`` (or ``requiredEnvVars``), other keys become
-        extras. Plain objects stay reachable: attribute lookups the Participant cannot answer
-        fall back to the object.
+        A string is a participant of that name without required env vars. Dicts: ``name``,
+        ``required_env_vars`` (or ``requiredEnvVars``), other keys become extras. Plain objects
+        stay reachable: attribute lookups the Participant cannot answer fall back to the object.
         """
         if isinstance(value, Participant):
             return value
+        if isinstance(value, str):
+            return cls(value)
         if isinstance(value, Mapping):
             data = {str(k): v for k, v in value.items()}
             name = data.pop("name", None)
             env_vars = data.pop("required_env_vars", None)
             camel = data.pop("requiredEnvVars", None)
             return cls(name, camel if env_vars is None else env_vars, **data)
-        if value is None or isinstance(value, (str, bytes, bool, int, float, list, tuple)):
-            raise TypeError(f"a participant must be an object with a name (got {value!r})")
+        if value is None or isinstance(value, (bytes, bool, int, float, list, tuple)):
+            raise TypeError(
+                f"a participant must be a name or an object with a name (got {value!r})"
+            )
         participant = cls(
             _r.get_field(value, "name"), _r.get_field(value, "required_env_vars", "requiredEnvVars")
         )
@@ -160,13 +164,20 @@ class Participant:
 
 @attrs.frozen
 class Phase:
-    """A named segment of iterations run in order; records are tagged ``data.phase = name``."""
+    """A named segment of iterations run in order; records are tagged ``data.phase = name``.
+
+    ``warmup`` (beyond upstream): warm-up iterations each participant runs right before this
+    phase; ``None`` takes the config's ``warmup`` (``--bench-warmup``), except for a phase
+    named cold (``cold``, ``cold-start`` …), which is measured cold unless it says otherwise;
+    ``0`` opts out.
+    """
 
     name: str
     iterations: int
+    warmup: int | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        """Upstream's ``{name, iterations}``."""
+        """Upstream's ``{name, iterations}`` (the warm-up is ours and never sent)."""
         return {"name": self.name, "iterations": self.iterations}
 
 
@@ -511,7 +522,12 @@ def _normalize(raw: Mapping[str, Any]) -> BenchmarkConfig:
         phases=None
         if phases is None
         else tuple(
-            Phase(_r.get_field(p, "name"), _int(_r.get_field(p, "iterations"))) for p in phases
+            Phase(
+                _r.get_field(p, "name"),
+                _int(_r.get_field(p, "iterations")),
+                _int(_r.get_field(p, "warmup")),
+            )
+            for p in phases
         ),
         concurrency=_int(get("concurrency")),
         stagger_delay_ms=get("stagger_delay_ms"),

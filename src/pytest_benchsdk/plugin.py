@@ -14,7 +14,8 @@ no ``--bench``            :class:`UncollectedBenchFiles` (one hint line when ben
 ``--bench-check``         :class:`~._plugin.collection.CollectionPlugin`,
                           :class:`~._plugin.check.CheckPlugin`
 xdist worker              collection, :class:`~._plugin.runner.RunnerPlugin`
-controller                collection, runner, :class:`~._plugin.controller.ControllerPlugin`
+controller                collection, runner, :class:`~._plugin.controller.ControllerPlugin`;
+                          under xdist also :class:`~._plugin.distribution.DistributedBench`
 ========================  =====================================================================
 
 ``--bench`` is also implied by the ini's ``bench = true``, by ``--bench-check``, by a
@@ -29,6 +30,7 @@ run pays next to nothing (the hint's pattern match per collected ``.py`` file).
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +39,7 @@ import pytest
 from . import hookspecs
 from ._benchfile import is_bench_path
 from ._plugin import fixtures
-from ._plugin.options import BenchOptions, add_options, bench_option_given
+from ._plugin.options import BenchOptions, add_options, bench_option_given, note_dist_choice
 
 __all__: list[str] = []
 
@@ -50,8 +52,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_cmdline_main(config: pytest.Config) -> None:
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object]:
+    # Before xdist's own pytest_cmdline_main, which turns -n without --dist into --dist load.
+    _before_xdist(config)
+    return (yield)
+
+
+def _before_xdist(config: pytest.Config) -> None:
+    note_dist_choice(config)
     # --bench-check and --bench-resubmit run no iteration: keep them in this process, where
     # collection (check) and the store (resubmit) are, even when -n is in the ini's addopts.
     option = config.option
@@ -141,7 +150,11 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
     register = config.pluginmanager.register
     register(CollectionPlugin(catalog, runs_items=not options.check), "benchsdk-collection")
     if options.enabled:
+        from ._plugin.loadgroup import plain_args
+
         _rewrite_asserts_in_bench_files(config, options.file_patterns)
+        # An id pasted from an older run's output may carry xdist's group: find the item.
+        plain_args(config.args)
     if options.check:
         from ._plugin.check import CheckPlugin
 
@@ -155,9 +168,12 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
         register(RunnerPlugin(config, hand_over_to_xdist(config)), "benchsdk-runner")
         return
     from ._plugin.controller import ControllerPlugin
+    from ._plugin.distribution import DistributedBench, xdist_distributes
 
     controller = ControllerPlugin(catalog)
     register(controller, "benchsdk-controller")
+    if xdist_distributes(config):
+        register(DistributedBench(catalog), "benchsdk-distribution")
     runner = RunnerPlugin(config, controller.keep_all, on_payload=controller.remember_local)
     register(runner, "benchsdk-runner")
 

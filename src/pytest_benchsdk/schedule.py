@@ -29,6 +29,7 @@ __all__ = [
     "BenchmarkRunOutcome",
     "BenchmarkSchedule",
     "NoAvailableParticipantsError",
+    "PhaseWarmup",
     "ResolvedRunConfig",
     "RunArgs",
     "SkippedParticipant",
@@ -37,8 +38,11 @@ __all__ = [
     "UnknownShapeError",
     "apply_shape",
     "build_schedule",
+    "build_warmup",
+    "build_warmup_plan",
     "filter_participants_by_env",
     "identity_is_ours",
+    "is_cold_phase",
     "is_env_no_ingest",
     "merge_config",
     "run_config_to_json",
@@ -114,14 +118,38 @@ class ResolvedRunConfig:
 class Slot:
     """One scheduled iteration: its 0-based schedule index (``task_index``) and phase.
 
-    A warm-up slot (``warmup``) runs before the measured ones and is never scored, compared
-    or reported to the platform; its index is negative (``-N … -1`` per participant), so it
-    never collides with a measured iteration and sorts before them.
+    A warm-up slot (``warmup``) runs right before its phase's measured ones (without phases:
+    before all of them) and is never scored, compared or reported to the platform; its index
+    is negative (``-N … -1`` per participant), so it never collides with a measured iteration,
+    and ``warmup_ordinal`` counts it from 0 within its phase (its item name).
     """
 
     index: int
     phase: str | None = None
     warmup: bool = False
+    warmup_ordinal: int | None = None
+
+
+#: A phase whose name says it is measured cold (``cold``, ``Cold start``, ``cold_start``,
+#: ``coldstart``; not ``scold``): it gets no warm-up unless the phase asks for one.
+_COLD_NAME = re.compile(r"(?<![a-z])cold", re.IGNORECASE)
+
+
+def is_cold_phase(name: str) -> bool:
+    """Whether a phase's name marks it as measured cold (no warm-up by default)."""
+    return _COLD_NAME.search(name) is not None
+
+
+@attrs.frozen
+class PhaseWarmup:
+    """The warm-up iterations each participant runs right before one phase (``phase`` None:
+    a benchmark without phases), and where the count comes from: ``"phase"`` (the phase's
+    own ``warmup``), ``"default"`` (the config's ``warmup`` or ``--bench-warmup``) or
+    ``"cold"`` (a cold-named phase, which gets none unless it asks)."""
+
+    phase: str | None
+    count: int
+    source: str
 
 
 @attrs.frozen
@@ -332,17 +360,39 @@ def filter_participants_by_env(
 # -- schedule --------------------------------------------------------------------------------
 
 
+def build_warmup_plan(
+    config: BenchmarkConfig, resolved: ResolvedRunConfig
+) -> tuple[PhaseWarmup, ...]:
+    """How many warm-up iterations run before each phase (one entry without phases).
+
+    A phase's own ``warmup`` wins; otherwise the default (``warmup`` / ``--bench-warmup``)
+    applies, except to a cold-named phase (:func:`is_cold_phase`), which is measured cold.
+    """
+    default = resolved.warmup
+    if not config.phases:
+        return (PhaseWarmup(None, default, "default"),)
+    plan: list[PhaseWarmup] = []
+    for phase in config.phases:
+        if phase.warmup is not None:
+            plan.append(PhaseWarmup(phase.name, phase.warmup, "phase"))
+        elif is_cold_phase(phase.name):
+            plan.append(PhaseWarmup(phase.name, 0, "cold"))
+        else:
+            plan.append(PhaseWarmup(phase.name, default, "default"))
+    return tuple(plan)
+
+
 def build_warmup(config: BenchmarkConfig, resolved: ResolvedRunConfig) -> tuple[Slot, ...]:
-    """Each participant's warm-up slots: ``warmup`` per phase (in phase order), else
-    ``warmup``; indices ``-N … -1``."""
-    count = resolved.warmup
-    phases: list[str | None] = [p.name for p in config.phases] if config.phases else [None]
-    total = count * len(phases)
-    return tuple(
-        Slot(-total + i * count + j, phase, warmup=True)
-        for i, phase in enumerate(phases)
-        for j in range(count)
-    )
+    """Each participant's warm-up slots, in phase order, indices ``-N … -1`` (N: all phases'
+    warm-up together); :meth:`BenchmarkSchedule.items` runs each phase's right before it."""
+    plan = build_warmup_plan(config, resolved)
+    index = -sum(entry.count for entry in plan)
+    slots: list[Slot] = []
+    for entry in plan:
+        for ordinal in range(entry.count):
+            slots.append(Slot(index, entry.phase, warmup=True, warmup_ordinal=ordinal))
+            index += 1
+    return tuple(slots)
 
 
 def build_schedule(config: BenchmarkConfig, resolved: ResolvedRunConfig) -> tuple[Slot, ...]:
@@ -429,10 +479,12 @@ class BenchmarkSchedule:
     participants: tuple[Participant, ...]
     skipped: tuple[SkippedParticipant, ...]
     slots: tuple[Slot, ...]
-    #: Warm-up slots (run first, never scored); empty without ``warmup``.
+    #: Warm-up slots (never scored), in phase order; empty without warm-up.
     warmup: tuple[Slot, ...] = ()
     #: The benchmark's thresholds, then ``--bench-threshold``'s.
     thresholds: tuple[Threshold, ...] = ()
+    #: Per phase (one entry without phases): how many warm-up iterations run before it.
+    warmup_plan: tuple[PhaseWarmup, ...] = ()
 
     @property
     def participant_names(self) -> tuple[str, ...]:
@@ -458,10 +510,34 @@ class BenchmarkSchedule:
         Participant-major by default, round-major with ``group_by="round"``.
         """
         skipped = {s.name: s for s in self.skipped}
-        # Warm-up slots come first: each participant's before its own iterations, or in round
-        # mode everyone's warm-up rounds before the first measured round.
-        order = schedule_order(self.requested, (*self.warmup, *self.slots), self.resolved.group_by)
+        order = schedule_order(self.requested, self.sequence, self.resolved.group_by)
         return [(name, slot, skipped.get(name)) for name, slot in order]
+
+    @property
+    def sequence(self) -> tuple[Slot, ...]:
+        """One participant's slots in run order: each phase's warm-up right before that
+        phase's measured iterations (without phases: the warm-up, then the iterations)."""
+        if not self.warmup:
+            return self.slots
+        ordered: list[Slot] = []
+        phases = [p.name for p in self.config.phases] if self.config.phases else [None]
+        for phase in phases:
+            ordered.extend(slot for slot in self.warmup if slot.phase == phase)
+            ordered.extend(slot for slot in self.slots if slot.phase == phase)
+        return tuple(ordered)
+
+    @property
+    def grouping_reasons(self) -> tuple[str, ...]:
+        """Why this benchmark needs each participant's items (each round, in round mode) in
+        one process, as a reader would say it; empty when items may run anywhere."""
+        reasons: list[str] = []
+        if self.resolved.concurrency > 1:
+            reasons.append(f"concurrency {self.resolved.concurrency}")
+        if self.thresholds:
+            reasons.append("thresholds")
+        if self.warmup:
+            reasons.append("warm-up")
+        return tuple(reasons)
 
 
 def schedule_benchmark(
@@ -497,4 +573,5 @@ def schedule_benchmark(
         slots=build_schedule(config, resolved),
         warmup=build_warmup(config, resolved),
         thresholds=thresholds,
+        warmup_plan=build_warmup_plan(config, resolved),
     )

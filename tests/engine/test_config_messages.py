@@ -28,7 +28,7 @@ BASE: dict[str, Any] = {
 }
 
 
-PARTICIPANT_KIND = "must be a Participant, a dict or an object with a name"
+PARTICIPANT_KIND = "must be a Participant, a name (str), a dict or an object with a name"
 
 
 def issues(**overrides: Any) -> list[tuple[str, str]]:
@@ -57,12 +57,29 @@ CONFIG_CASES = [
         {"participants": "a"}, ("participants", "must be a non-empty list"), id="participants-str"
     ),
     case(
-        {"participants": [None, "a", 1, ["a"]]},
+        {"participants": [None, b"a", 1, ["a"]]},
         ("participants[0]", PARTICIPANT_KIND),
         ("participants[1]", PARTICIPANT_KIND),
         ("participants[2]", PARTICIPANT_KIND),
         ("participants[3]", PARTICIPANT_KIND),
         id="participant-not-object",
+    ),
+    case(
+        {"participants": ["json", "", " ", "json", ".."]},
+        ("participants[1].name", "must be a non-empty string"),
+        ("participants[2].name", "must be a non-empty string"),
+        ("participants[3].name", "duplicate participant name: json"),
+        (
+            "participants[4].name",
+            "must not be '..': the name is a path segment of the platform's URLs, where '..' "
+            "would address another endpoint",
+        ),
+        id="participant-strings",
+    ),
+    case(
+        {"participants": ["json", {"name": "json"}]},
+        ("participants[1].name", "duplicate participant name: json"),
+        id="participant-string-and-dict-share-names",
     ),
     case(
         {"participants": [{"name": " \t"}]},

@@ -102,9 +102,24 @@ def test_coerce_plain_object_falls_back_to_it() -> None:
 def test_coerce_keeps_participants_and_rejects_primitives() -> None:
     p = Participant("a")
     assert Participant.coerce(p) is p
-    for bad in (None, "a", 1, ["a"]):
+    for bad in (None, b"a", 1, ["a"]):
         with pytest.raises(TypeError):
             Participant.coerce(bad)
+
+
+def test_a_string_is_a_participant_without_env_vars() -> None:
+    assert Participant.coerce("json") == Participant("json")
+    config = define_benchmark_config(
+        benchmark_slug="s",
+        benchmark_name="n",
+        participants=["json", Participant("pickle", required_env_vars=["P"]), {"name": "m"}],
+    )
+    assert config.participants == (
+        Participant("json"),
+        Participant("pickle", required_env_vars=["P"]),
+        Participant("m"),
+    )
+    assert config.participants[0].required_env_vars == ()
 
 
 def test_participant_pickles_and_copies() -> None:

@@ -12,10 +12,11 @@ from pytest_benchsdk._flag_values import (
     parse_slug,
     parse_text,
 )
-from pytest_benchsdk.config import Participant, define_benchmark_config
+from pytest_benchsdk.config import Participant, Phase, define_benchmark_config
 from pytest_benchsdk.schedule import (
     UNEVEN_PHASES_WARNING,
     NoAvailableParticipantsError,
+    PhaseWarmup,
     ResolvedRunConfig,
     RunArgs,
     SkippedParticipant,
@@ -26,6 +27,7 @@ from pytest_benchsdk.schedule import (
     build_schedule,
     filter_participants_by_env,
     identity_is_ours,
+    is_cold_phase,
     is_env_no_ingest,
     merge_config,
     run_config_to_json,
@@ -311,3 +313,71 @@ def test_plan_keeps_skipped_participants_in_item_order() -> None:
         ("a", 1, True),
         ("b", 1, False),
     ]
+
+
+# -- warm-up (beyond upstream) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "cold"),
+    [
+        ("cold", True),
+        ("Cold start", True),
+        ("cold_start", True),
+        ("coldstart", True),
+        ("first-cold", True),
+        ("scold", False),
+        ("warm", False),
+        ("steady", False),
+    ],
+)
+def test_cold_named_phases(name: str, cold: bool) -> None:
+    assert is_cold_phase(name) is cold
+
+
+def test_warmup_plan_per_phase_and_the_sequence() -> None:
+    file_config = config(
+        phases=[
+            Phase("cold", 2),
+            Phase("steady", 1, warmup=0),
+            Phase("warm", 2),
+            Phase("x", 1, warmup=1),
+        ],
+        warmup=2,
+    )
+    plan = schedule_benchmark(file_config, RunArgs(), {})
+    assert plan.warmup_plan == (
+        PhaseWarmup("cold", 0, "cold"),
+        PhaseWarmup("steady", 0, "phase"),
+        PhaseWarmup("warm", 2, "default"),
+        PhaseWarmup("x", 1, "phase"),
+    )
+    # Each phase's warm-up right before it; indices -3 … -1 in phase order.
+    assert [(s.index, s.phase, s.warmup) for s in plan.sequence] == [
+        (0, "cold", False),
+        (1, "cold", False),
+        (2, "steady", False),
+        (-3, "warm", True),
+        (-2, "warm", True),
+        (3, "warm", False),
+        (4, "warm", False),
+        (-1, "x", True),
+        (5, "x", False),
+    ]
+    # --bench-warmup changes the default, never a phase's own count.
+    overridden = schedule_benchmark(file_config, RunArgs(warmup=1), {})
+    assert [entry.count for entry in overridden.warmup_plan] == [0, 0, 1, 1]
+
+
+def test_warmup_without_phases_and_what_needs_one_process() -> None:
+    plain = schedule_benchmark(config(iterations=2, warmup=1), RunArgs(), {})
+    assert plain.warmup_plan == (PhaseWarmup(None, 1, "default"),)
+    assert [(s.index, s.warmup) for s in plain.sequence] == [(-1, True), (0, False), (1, False)]
+    assert plain.grouping_reasons == ("warm-up",)
+    busy = schedule_benchmark(
+        config(iterations=2, concurrency=3, thresholds={"latency_ms": "p95 < 9"}),
+        RunArgs(),
+        {},
+    )
+    assert busy.grouping_reasons == ("concurrency 3", "thresholds")
+    assert schedule_benchmark(config(iterations=2), RunArgs(), {}).grouping_reasons == ()

@@ -568,4 +568,4 @@ def test_bench_files_run_without_xdist_under_strict_markers(pytester: pytest.Pyt
 def test_bench_items_keep_their_xdist_group_with_xdist(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=bench(config='participants=[Participant("p1")], iterations=1'))
     items, _ = pytester.inline_genitems("--bench", "--bench-dry-run", "--strict-markers")
-    assert [m.kwargs for m in items[0].iter_markers("xdist_group")] == [{"name": "bench_x.py::p1"}]
+    assert [m.kwargs for m in items[0].iter_markers("xdist_group")] == [{"name": "bench_x.py:p1"}]

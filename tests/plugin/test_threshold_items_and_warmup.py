@@ -124,8 +124,8 @@ def test_warmup_runs_first_and_is_never_scored(pytester: pytest.Pytester) -> Non
     result.stdout.fnmatch_lines(
         [
             "  Warm-up: 2 iteration(s) per participant first, never scored",
-            "bench_x.py::task[[]fast-warmup-0] PASSED*",
-            "bench_x.py::task[[]fast-warmup-1] PASSED*",
+            "bench_x.py::warmup[[]fast-0] PASSED*",
+            "bench_x.py::warmup[[]fast-1] PASSED*",
             "bench_x.py::task[[]fast-0] PASSED*",
         ]
     )
@@ -155,21 +155,24 @@ def test_warmup_per_phase_and_the_option_overrides(pytester: pytest.Pytester) ->
     pytester.makepyfile(
         bench_x=bench(
             'participants=[Participant("p1")],\n'
-            'phases=[Phase("cold", 2), Phase("warm", 1)], warmup=3'
+            'phases=[Phase("setup", 1), Phase("cold", 2), Phase("warm", 1)], warmup=3'
         )
     )
     result = pytester.runpytest_inprocess(
         "--bench", "--bench-dry-run", "--collect-only", "-q", "--bench-warmup", "1"
     )
+    # Each phase's warm-up right before it; the cold-named phase gets none.
     result.stdout.fnmatch_lines(
         [
-            "bench_x.py::task[[]p1-cold-warmup-0]",
-            "bench_x.py::task[[]p1-warm-warmup-0]",
-            "bench_x.py::task[[]p1-cold-0]",
+            "bench_x.py::warmup[[]p1-setup-0]",
+            "bench_x.py::task[[]p1-setup-0]",
             "bench_x.py::task[[]p1-cold-1]",
-            "bench_x.py::task[[]p1-warm-2]",
+            "bench_x.py::task[[]p1-cold-2]",
+            "bench_x.py::warmup[[]p1-warm-0]",
+            "bench_x.py::task[[]p1-warm-3]",
         ]
     )
+    assert "p1-cold-0]" not in result.stdout.str()
 
 
 def test_warmup_never_reaches_the_platform(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,10 @@ import pytest
 
 from .._benchfile import is_bench_path
 from .catalog import Catalog
+from .distribution import tags_items
+from .loadgroup import plain_cached_ids, shown_to_xdist
 from .nodes import BenchModule
+from .selection import Completion, complete_selection
 
 __all__ = ["CollectionPlugin"]
 
@@ -34,6 +38,12 @@ class CollectionPlugin:
         self.config = catalog.config
         self._failed_collections = {"bench": 0, "other": 0}
         self._kept_going = False
+        self._completion_line: str | None = None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self) -> None:
+        # Before collection, after every plugin read its cache.
+        plain_cached_ids(self.config)
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> BenchModule | None:
         if not self.options.enabled or file_path.suffix != ".py":
@@ -63,6 +73,48 @@ class CollectionPlugin:
         errors = self.catalog.selection_errors()
         if errors:
             raise pytest.UsageError("\n".join(errors))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> Generator[None, None, None]:
+        # Every selector (node ids, -k, -m, --deselect, --lf, --ff, --sw) has chosen; the
+        # terminal, the controller and xdist's worker read session.items inside the yield.
+        completion = complete_selection(
+            session.items, last_failed=bool(self.config.getoption("lf", False))
+        )
+        session.items[:] = completion.items
+        self._completion_line = completion.summary()
+        self._count_as_selected(completion)
+        if getattr(self.config, "workerinput", None) is None:
+            return (yield)
+        # On an xdist worker: the ids xdist sends to its scheduler carry their group.
+        grouped = {
+            key
+            for key, (_, schedule) in self.catalog.files.items()
+            if tags_items(self.config, schedule)
+        }
+        shown = [
+            item
+            for item in session.items
+            if isinstance(item.parent, BenchModule) and item.parent.bench_file_key in grouped
+        ]
+        with shown_to_xdist(shown):
+            return (yield)
+
+    def _count_as_selected(self, completion: Completion) -> None:
+        """Items the completion added were reported deselected (by -k, --lf ...): the
+        terminal's count is corrected; the warm-up it left out is reported deselected."""
+        if completion.removed_warmup:
+            self.config.hook.pytest_deselected(items=list(completion.removed_warmup))
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        deselected = getattr(reporter, "stats", {}).get("deselected")
+        if completion.added and isinstance(deselected, list):
+            added = {id(item) for item in completion.added}
+            deselected[:] = [item for item in deselected if id(item) not in added]
+
+    def pytest_report_collectionfinish(self) -> str | None:
+        if self._completion_line is not None and self.config.get_verbosity() >= 0:
+            return self._completion_line
+        return None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:

@@ -14,8 +14,9 @@ from ..config import BenchmarkConfigError
 from ..context import IterationOutcome, is_task_error
 from ..schedule import BenchmarkSchedule
 from .catalog import Catalog
+from .distribution import grouping_problem
 from .fixtures import CONTEXT_FIXTURES
-from .loadgroup import LoadgroupNodeId
+from .loadgroup import LoadgroupNodeId, group_name
 from .runtime import ProcessRuntime
 from .thresholds import threshold_items
 
@@ -27,9 +28,15 @@ class BenchModule(pytest.Module):
     module-level fixtures work) but yields benchmark items instead of test functions.
 
     ``task_location`` caches where the task is defined, which every item of the file reports.
+    ``bench_items`` are all its items as collected, before any selection;
+    ``bench_round_mode`` says whether they run round by round (``group_by="round"``);
+    ``bench_file_key`` is the file's key in the catalog.
     """
 
     task_location: tuple[Path, int | None] | None = None
+    bench_items: tuple[pytest.Item, ...] = ()
+    bench_round_mode: bool = False
+    bench_file_key: str = ""
 
     def _getobj(self) -> Any:
         try:
@@ -49,7 +56,16 @@ class BenchModule(pytest.Module):
             schedule = catalog.add(self.path, bench_file)
         except BenchSetupError as exc:
             raise self.CollectError(str(exc)) from None
-        return list(self._items(catalog, bench_file, schedule))
+        problem = grouping_problem(self.config, self.path, schedule)
+        if problem is not None:
+            raise self.CollectError(problem)
+        items = list(self._items(catalog, bench_file, schedule))
+        # Every item, before --lf, -k and the rest choose: completing the selection
+        # (warm-up, the iterations a threshold judges) adds from here.
+        self.bench_items = tuple(items)
+        self.bench_round_mode = schedule.resolved.group_by == "round"
+        self.bench_file_key = catalog.file_key(self.path)
+        return items
 
     def _items(
         self, catalog: Catalog, bench_file: BenchFile, schedule: BenchmarkSchedule
@@ -80,8 +96,6 @@ class BenchModule(pytest.Module):
         args = catalog.custom_args_for(bench_file.config)
         by_name = {p.name: p for p in schedule.file_config.participants}
         concurrency = schedule.resolved.concurrency
-        if concurrency > 1:
-            self._check_distribution(concurrency)
         # xdist_group is pytest-xdist's marker: apply it only where xdist registered it, so
         # --strict-markers runs without xdist (-p no:xdist, or not installed) collect.
         xdist = self.config.pluginmanager.hasplugin("xdist")
@@ -91,19 +105,17 @@ class BenchModule(pytest.Module):
         bench_mark = pytest.mark.bench
         group_marks: dict[str, pytest.MarkDecorator] = {}
         round_mode = schedule.resolved.group_by == "round"
-        warmup = schedule.resolved.warmup
+        pools = _executor_pools(schedule)
         for name, slot, skipped in schedule.items():
-            xdist_group_id = group_id = f"{file_key}::{'round' if round_mode else name}"
-            if slot.warmup and not round_mode:
-                # Its own executor pool (the measured ramp starts after it), on the same xdist
-                # worker as the participant's iterations.
-                group_id += "::warmup"
+            unit = "round" if round_mode else name
+            pool = pools.get((slot.phase, slot.warmup), "::warmup" if slot.warmup else "")
+            group_id = f"{file_key}::{unit}{pool}"
             keywords = {name: True, **({slot.phase: True} if slot.phase else {})}
             if slot.warmup:
                 keywords["warmup"] = True
             item = BenchItem.from_parent(
                 self,
-                name=item_name(name, slot, warmup),
+                name=item_name(name, slot),
                 callobj=bench_file.task,
                 keywords=keywords,
                 fixtureinfo=fixtureinfo,
@@ -118,10 +130,12 @@ class BenchModule(pytest.Module):
             )
             item.add_marker(bench_mark)
             if xdist:
-                group_mark = group_marks.get(xdist_group_id)
+                # One xdist group per participant (per file in round mode): its warm-up,
+                # iterations and thresholds stay on one worker.
+                group_mark = group_marks.get(unit)
                 if group_mark is None:
-                    group_mark = group_marks[xdist_group_id] = pytest.mark.xdist_group(
-                        name=xdist_group_id
+                    group_mark = group_marks[unit] = pytest.mark.xdist_group(
+                        name=group_name(file_key, unit)
                     )
                 item.add_marker(group_mark)
             if skipped is not None:
@@ -129,17 +143,6 @@ class BenchModule(pytest.Module):
             elif concurrency > 1:
                 self._check_fixture_scopes(item, concurrency)
             yield item
-
-    def _check_distribution(self, concurrency: int) -> None:
-        # xdist resets --dist to "no" on its workers but records whether it was loadgroup.
-        if getattr(self.config, "workerinput", None) is None:
-            return
-        if not getattr(self.config.option, "loadgroup", False):
-            raise self.CollectError(
-                f"{self.path}: concurrency {concurrency} runs a participant's iterations "
-                "together, so they must stay on one xdist worker: run with --dist loadgroup, "
-                "or use --bench-concurrency 1."
-            )
 
     def _check_fixture_scopes(self, item: BenchItem, concurrency: int) -> None:
         defs = item._fixtureinfo.name2fixturedefs
@@ -153,6 +156,24 @@ class BenchModule(pytest.Module):
                     f"be set up per iteration. Give '{name}' a wider scope (e.g. "
                     f'scope="module") or run with --bench-concurrency 1.'
                 )
+
+
+def _executor_pools(schedule: BenchmarkSchedule) -> dict[tuple[str | None, bool], str]:
+    """The executor pool of each (phase, warm-up?) of a participant (of a file in round mode),
+    as a suffix of its group id.
+
+    Each phase's warm-up is a pool of its own, run right before that phase. The measured
+    iterations are one pool across phases (upstream's ramp) up to a phase with warm-up of its
+    own: that warm-up runs after the phases before it, so the measured pool starts again
+    after it (``::2`` from the second phase on, say)."""
+    pools: dict[tuple[str | None, bool], str] = {}
+    measured = ""
+    for position, entry in enumerate(schedule.warmup_plan):
+        if entry.count and position > 0:
+            measured = f"::{position + 1}"
+        pools[entry.phase, False] = measured
+        pools[entry.phase, True] = f"::warmup::{position + 1}"
+    return pools
 
 
 class BenchItem(LoadgroupNodeId, pytest.Function):
@@ -172,13 +193,7 @@ class BenchItem(LoadgroupNodeId, pytest.Function):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.bench_outcome = None
-        # pytest >= 9.2 keeps structured node ids and builds a Function's from its callspec;
-        # re-parsing "task[p1-0]" gives ours the same shape as a parametrized test's, which is
-        # what --lf, --deselect and the cache compare against.
-        node_id = getattr(self, "_id", None)
-        parse = getattr(type(node_id), "parse", None)
-        if callable(parse):
-            self._id = parse(str(node_id))
+        self._structure_id()
 
     def runtest(self) -> None:
         catalog = Catalog.of(self.config)

@@ -32,6 +32,8 @@ __all__ = [
     "BenchOptions",
     "add_options",
     "bench_option_given",
+    "n_without_dist",
+    "note_dist_choice",
     "unwritable_reason",
 ]
 
@@ -412,6 +414,23 @@ def _html_path(raw: object) -> Path | None:
     if not found:
         raise pytest.UsageError("--bench-html needs plotly: pip install 'pytest-benchsdk[report]'")
     return path
+
+
+_N_WITHOUT_DIST = pytest.StashKey[bool]()
+
+
+def note_dist_choice(config: pytest.Config) -> None:
+    """Before pytest-xdist reads ``-n`` (it turns ``--dist no`` into ``load``): remember
+    whether ``-n`` came without ``--dist``, where bench files get ``--dist loadgroup``."""
+    option = config.option
+    dist = getattr(option, "dist", None)
+    given = dist not in (None, "no") or bool(getattr(option, "distload", False))
+    config.stash[_N_WITHOUT_DIST] = bool(getattr(option, "numprocesses", None)) and not given
+
+
+def n_without_dist(config: pytest.Config) -> bool:
+    """Whether ``-n`` came without ``--dist`` (see :func:`note_dist_choice`)."""
+    return config.stash.get(_N_WITHOUT_DIST, False)
 
 
 def bench_option_given(config: pytest.Config) -> bool:

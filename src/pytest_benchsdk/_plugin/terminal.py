@@ -13,7 +13,12 @@ from .._views.text import knobs_line, summary_lines, terminal_text, title_line, 
 from ..results import BenchmarkRun, knobs_of
 from .options import BenchOptions
 
-__all__ = ["readable", "run_header_lines", "section_lines", "verbose_detail"]
+__all__ = [
+    "readable",
+    "run_header_lines",
+    "section_lines",
+    "verbose_detail",
+]
 
 #: Characters of a record's data a ``-v`` result line shows at most.
 MAX_DETAIL_CHARS: Final = 500

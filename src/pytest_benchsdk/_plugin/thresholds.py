@@ -5,7 +5,9 @@ iterations in this process measured (the process's runtime keeps them), judged o
 participant's summary exactly as the session end judges it
 (:func:`pytest_benchsdk.results.participant_verdicts`), so IDEs, ``-k`` and junitxml show each
 verdict and every view says the same. The item carries the participant's xdist group, so under
-``--dist loadgroup`` it runs on the worker that ran the iterations, after them.
+``--dist loadgroup`` it runs on the worker that ran the iterations, after them; and whenever a
+threshold item is selected (a node id, ``-k``, ``--lf`` …), so are the iterations it judges
+(see :mod:`.selection`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class ThresholdItem(LoadgroupNodeId, pytest.Item):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self._structure_id()
         self.file_key = file_key
         self.participant = participant
         self.threshold = threshold

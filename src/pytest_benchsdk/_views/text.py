@@ -100,10 +100,24 @@ def knobs_line(knobs: Knobs) -> str:
 
 
 def warmup_line(knobs: Knobs) -> str | None:
-    if not knobs.warmup:
-        return None
-    per = " per phase" if knobs.phases else ""
-    return f"Warm-up: {knobs.warmup} iteration(s) per participant{per} first, never scored"
+    """The warm-up: how many iterations each participant runs first (never scored); with
+    phases, each phase's count (it runs right before the phase), and why a cold-named phase has
+    none."""
+    plan = knobs.phase_warmup
+    if not plan:
+        if not knobs.warmup:
+            return None
+        return f"Warm-up: {knobs.warmup} iteration(s) per participant first, never scored"
+    asked = knobs.warmup
+    parts = ", ".join(
+        f"{terminal_text(phase)} {count}" + (" (named cold)" if source == "cold" and asked else "")
+        for phase, count, source in plan
+    )
+    if any(count for _, count, _ in plan):
+        return f"Warm-up: per participant right before each phase, never scored: {parts}"
+    if asked and any(source == "cold" for _, _, source in plan):
+        return f"Warm-up: none: {parts}; Phase(name, n, warmup=N) warms a cold phase"
+    return None
 
 
 def _clock(iso: str) -> datetime | None:

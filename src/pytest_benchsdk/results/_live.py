@@ -65,6 +65,11 @@ def knobs_of(schedule: BenchmarkSchedule) -> Knobs:
         warmup=resolved.warmup,
         phases=phases,
         providers=resolved.providers,
+        phase_warmup=tuple(
+            (str(entry.phase), entry.count, entry.source)
+            for entry in schedule.warmup_plan
+            if entry.phase is not None
+        ),
     )
 
 

@@ -478,7 +478,10 @@ class RunStatus:
 @attrs.frozen
 class Knobs:
     """The knobs the run used: ``iterations`` per participant (all phases), ``phases`` as
-    ``(name, iterations)``, warm-up iterations per participant (per phase)."""
+    ``(name, iterations)``, ``warmup`` the warm-up iterations asked for (config or
+    ``--bench-warmup``) and, with phases, ``phase_warmup`` as ``(phase, count, source)``: what
+    each participant runs right before each phase (``source``: ``phase``, its own ``warmup``;
+    ``default``; ``cold``, a cold-named phase, which gets none unless it asks)."""
 
     iterations: int
     concurrency: int
@@ -487,6 +490,7 @@ class Knobs:
     warmup: int = 0
     phases: tuple[tuple[str, int], ...] = ()
     providers: tuple[str, ...] | None = None
+    phase_warmup: tuple[tuple[str, int, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -497,6 +501,7 @@ class Knobs:
             "warmup": self.warmup,
             "phases": [{"name": n, "iterations": i} for n, i in self.phases],
             "providers": None if self.providers is None else list(self.providers),
+            "phaseWarmup": [{"phase": p, "count": c, "source": s} for p, c, s in self.phase_warmup],
         }
 
     @classmethod
@@ -510,6 +515,10 @@ class Knobs:
             warmup=int(data.get("warmup") or 0),
             phases=tuple((str(p["name"]), int(p["iterations"])) for p in data.get("phases") or ()),
             providers=None if providers is None else tuple(str(p) for p in providers),
+            phase_warmup=tuple(
+                (str(w["phase"]), int(w["count"]), str(w["source"]))
+                for w in data.get("phaseWarmup") or ()
+            ),
         )
 
 
