@@ -47,7 +47,7 @@ from .results import (
     stored_summary,
 )
 from .scoring import score
-from .store import ResultStore, StoredRun, StoreError, UnknownRunError
+from .store import ResultStore, StoredRun, StoreError, StoreReadOnlyError, UnknownRunError
 
 __all__ = ["main"]
 
@@ -82,12 +82,24 @@ class UsageError(Exception):
 
 
 def _open_store(path: str, *, create: bool = False) -> ResultStore:
+    """The store at ``path``; one that cannot be written (a read-only file or directory) is
+    opened for reading, unless it is to be written (``create``: merge's output)."""
     if not create and not Path(path).is_file():
         raise UsageError(f"no results store at {path} (--store PATH; default {DEFAULT_STORE})")
     try:
         return ResultStore(path)
+    except StoreReadOnlyError as exc:
+        if create:
+            raise UsageError(str(exc)) from None
     except StoreError as exc:
         raise UsageError(str(exc)) from None
+    try:
+        store = ResultStore(path, read_only=True)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    if store.read_only_note:
+        print(f"pytest-benchsdk: warning: {store.read_only_note}", file=sys.stderr)
+    return store
 
 
 def short_id(run_id: str) -> str:

@@ -569,10 +569,12 @@ def _is_task_function(fn: object) -> bool:
 def generator_task_problem(fn: object) -> str | None:
     """Why ``fn`` cannot be a task because calling it runs none of its body (a generator
     function, sync or async: the call only creates a generator), else ``None``."""
-    candidates = [fn, inspect.unwrap(fn) if callable(fn) else fn]
-    call = getattr(type(fn), "__call__", None)
-    if call is not None and not inspect.isfunction(fn) and not inspect.ismethod(fn):
-        candidates.append(call)
+    target: Any = fn
+    if not callable(target):
+        return None
+    candidates = [target, inspect.unwrap(target)]
+    if not (inspect.isfunction(target) or inspect.ismethod(target)):
+        candidates.append(type(target).__call__)  # a callable object: its __call__ method
     for candidate in candidates:
         if inspect.isasyncgenfunction(candidate):
             kind = "an async generator function (`async def` with `yield`)"

@@ -209,7 +209,7 @@ def test_csv_export_neutralises_formulas_in_text_cells(
     assert code == 0, text
     rows = {row["participant"]: row for row in csv.DictReader(io.StringIO(text, newline=""))}
     assert len(rows) == 2
-    evil = rows["'=HYPERLINK(\"http://evil.example\",\"x\")"]
+    evil = rows['\'=HYPERLINK("http://evil.example","x")']
     assert rows["ok"]["data.plus"] == evil["data.plus"] == "'+1"
     assert evil["data.minus"] == "'-x"
     assert evil["data.at"] == "'@SUM(A1)"

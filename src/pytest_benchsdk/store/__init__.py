@@ -42,7 +42,7 @@ every query. Only the names in ``__all__`` here are public.
 """
 
 from .._public import publish
-from ._connection import StoreError, UnknownRunError
+from ._connection import StoreError, StoreReadOnlyError, UnknownRunError
 from ._results import (
     OUTBOX_STATES,
     RUN_STATUSES,
@@ -61,6 +61,7 @@ __all__ = [
     "OutboxTarget",
     "ResultStore",
     "StoreError",
+    "StoreReadOnlyError",
     "StoredRun",
     "UnknownRunError",
 ]

@@ -210,10 +210,26 @@ class ResultStore:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, busy_timeout_s: float = BUSY_TIMEOUT_S
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout_s: float = BUSY_TIMEOUT_S,
+        read_only: bool = False,
     ) -> None:
-        self._db = StoreConnection(path, busy_timeout_s=busy_timeout_s)
+        self._db = StoreConnection(path, busy_timeout_s=busy_timeout_s, read_only=read_only)
         self.path = self._db.path
+
+    @property
+    def read_only(self) -> bool:
+        """Opened with ``read_only=True``: nothing was or will be written (every write method
+        raises). For reading stores on a read-only file or directory."""
+        return self._db.read_only
+
+    @property
+    def read_only_note(self) -> str | None:
+        """Why a read-only store may not show its newest data (its ``-wal`` file could not be
+        read), or ``None``."""
+        return self._db.read_only_note
 
     def close(self) -> None:
         """Close the connection. Everything is already committed."""
@@ -235,8 +251,8 @@ class ResultStore:
 
     # --- connection -----------------------------------------------------------------------------
 
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        return self._db.write()
+    def _write(self, *, durable: bool = False) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.write(durable=durable)
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         return self._db.read(sql, params)
@@ -597,7 +613,7 @@ class ResultStore:
         :meth:`outbox_pending`).
         """
         payload_text = dump_json(payload)
-        with self._write() as conn:
+        with self._write(durable=True) as conn:
             existing = conn.execute("SELECT id FROM outbox WHERE key = ?", (key,)).fetchone()
             if existing is not None:
                 return int(existing[0])
@@ -639,7 +655,7 @@ class ResultStore:
     def outbox_mark_sent(self, entry_id: int, response: JSON | None = None) -> None:
         """Mark an entry delivered (terminal), keeping the decoded *response*; counts an attempt."""
         now = now_iso()
-        with self._write() as conn:
+        with self._write(durable=True) as conn:
             self._entry_state(conn, entry_id)
             conn.execute(
                 "UPDATE outbox SET state = 'sent', attempts = attempts + 1, response = ?, "
@@ -652,7 +668,7 @@ class ResultStore:
         ``rejected``. *error* must not contain secrets. An entry already ``sent`` is left alone
         (a late failure report from a racing sender never undoes a delivery).
         """
-        with self._write() as conn:
+        with self._write(durable=True) as conn:
             if self._entry_state(conn, entry_id) == "sent":
                 return
             conn.execute(
@@ -714,7 +730,7 @@ class ResultStore:
         if run_id is not None:
             sql += " AND run_id = ?"
             params.append(run_id)
-        with self._write() as conn:
+        with self._write(durable=True) as conn:
             return int(conn.execute(sql, params).rowcount)
 
     def outbox_runs_with_rejected(self) -> list[str]:
@@ -765,7 +781,7 @@ class ResultStore:
 
     def outbox_set_target(self, run_id: str, url: str, org: str | None) -> None:
         """Record the platform (API base URL, org slug or id) a run's outbox is sent to."""
-        with self._write() as conn:
+        with self._write(durable=True) as conn:
             self._require_run(conn, run_id)
             conn.execute(
                 "INSERT INTO outbox_runs (run_id, platform_url, platform_org, updated_at) "
@@ -819,7 +835,7 @@ class ResultStore:
 
     def state_set(self, run_id: str, key: str, value: JSON) -> None:
         """Save a small JSON value for a run (platform ids, worker ids, attempt ids…)."""
-        with self._write() as conn:
+        with self._write(durable=True) as conn:
             self._require_run(conn, run_id)
             self._state_put(conn, run_id, key, value)
 
@@ -828,7 +844,7 @@ class ResultStore:
 
         Safe across threads and processes: use it for sequence numbers.
         """
-        with self._write() as conn:
+        with self._write(durable=True) as conn:
             self._require_run(conn, run_id)
             row = conn.execute(
                 "SELECT value FROM run_state WHERE run_id = ? AND key = ?", (run_id, key)
