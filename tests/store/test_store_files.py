@@ -340,3 +340,42 @@ def test_outbox_commits_are_synced_and_record_commits_are_not(tmp_path: Path) ->
     assert syncs["open"] == 0, syncs
     for step in ("records", "outbox_put", "state_set", "outbox_mark_sent"):
         assert syncs[step] >= 1, (step, syncs)
+
+
+# -- where the store's path came from ---------------------------------------------------------
+
+
+def test_an_unusable_default_store_names_the_path_and_that_it_is_the_default(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(bench_x=bench())
+    (pytester.path / ".benchmarks").write_text("not a directory")
+    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    path = pytester.path / ".benchmarks" / "benchsdk.sqlite3"
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: cannot use results store {path}: cannot create its directory: "
+            f"{pytester.path / '.benchmarks'} is not a directory (the path is the default, "
+            ".benchmarks/benchsdk.sqlite3 under the rootdir; choose another with --bench-store "
+            "PATH, or run without a store with --bench-no-store)"
+        ]
+    )
+    assert "--bench-store:" not in result.stderr.str()
+
+
+def test_an_unusable_store_from_the_ini_file_names_the_ini_file(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(bench_x=bench())
+    ini = pytester.makeini("[pytest]\nbench_store = app.db\n")
+    _app_database(pytester.path / "app.db", "delete", 0)
+    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: cannot use results store {pytester.path / 'app.db'}: it is an SQLite "
+            f"database of something else * (the path is bench_store in {ini}; choose another "
+            "with --bench-store PATH, or run without a store with --bench-no-store)"
+        ]
+    )

@@ -138,7 +138,7 @@ class ControllerPlugin:
                 except StoreError as exc:
                     # Before any iteration runs: a usage error (exit status 4), not an
                     # INTERNALERROR.
-                    raise pytest.UsageError(f"--bench-store: {exc}") from None
+                    raise pytest.UsageError(self.options.store_problem(str(exc))) from None
         return self.store
 
     def _write(self, line: str) -> None:
@@ -185,7 +185,7 @@ class ControllerPlugin:
                 problem = unwritable_reason(path)
                 if problem is not None:
                     raise pytest.UsageError(
-                        f"--bench-store: cannot use results store {path}: {problem}"
+                        self.options.store_problem(f"cannot use results store {path}: {problem}")
                     )
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
