@@ -179,13 +179,15 @@ def _outbox_from_row(row: Sequence[Any]) -> OutboxEntry:
     )
 
 
-def _record_json(record: TaskRecord) -> str:
+def _record_json(record: TaskRecord, wire: Mapping[str, JSON] | None = None) -> str:
     """The record's wire JSON as :func:`dump_json` writes it, at C speed (once per iteration).
 
+    ``wire``: the record's wire form when the caller has it already (no ``to_wire()`` then).
     Wire keys are strings (measures are converted with ``String(key)``; ``from_wire`` rejects
     other keys), so the C encoder writes the same text, unless a value is NaN or infinite
     (written as null) or not plain JSON: :func:`dump_json` writes those records."""
-    wire = record.to_wire()
+    if wire is None:
+        wire = record.to_wire()
     try:
         return json.dumps(wire, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (ValueError, TypeError):
@@ -395,9 +397,12 @@ class ResultStore:
         participant: str,
         record: TaskRecord,
         log_lines: Sequence[str] = (),
+        *,
+        wire: Mapping[str, JSON] | None = None,
     ) -> None:
         """Store a task record (its wire JSON), and the iteration's log lines if given, in one
-        transaction; committed when this returns.
+        transaction; committed when this returns. ``wire``: the record's wire form, when the
+        caller has it already (it must be ``record.to_wire()``).
 
         Idempotent on ``(run_id, participant, record.task_index)``: a re-delivered record
         replaces the earlier one (its log lines are appended again).
@@ -409,7 +414,7 @@ class ResultStore:
             participant,
             record.task_index,
             record.status,
-            _record_json(record),
+            _record_json(record, wire),
             now_iso(),
         )
         try:
