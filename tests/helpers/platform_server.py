@@ -2,7 +2,8 @@
 
 :class:`LoopbackPlatform` implements the REST endpoints pytest-benchsdk uses (upstream §6.2) with
 real state: benchmarks, runs (``runKey`` get-or-create), participants, planned workers (409 when
-planned twice), claims with ``attemptId``/``taskRange``, event batches deduplicated by sequence
+planned twice; listed with their ``currentAttempt``: id, number, processKind, processKey),
+claims with ``attemptId``/``taskRange``, event batches deduplicated by sequence
 number, heartbeats, complete/fail, artifacts with presigned upload URLs served by the same
 server, run summaries, and the benchmark listing. The OAuth refresh grant
 (``/api/auth/oauth2/token``) is there too.
@@ -175,10 +176,14 @@ class LoopbackPlatform:
     """The loopback platform. Use as a context manager, or :meth:`start` / :meth:`stop`.
 
     ``tokens``: bearer values accepted by the API (empty = any non-empty bearer).
+    ``lists_attempts``: whether the worker listing shows each worker's ``currentAttempt``.
     """
 
-    def __init__(self, *, tokens: tuple[str, ...] = ()) -> None:
+    def __init__(self, *, tokens: tuple[str, ...] = (), lists_attempts: bool = True) -> None:
         self.tokens = set(tokens)
+        #: False: the worker listing does not say who claimed a worker (``currentAttempt``
+        #: missing), like a platform that offers no way to find a claim whose answer was lost.
+        self.lists_attempts = lists_attempts
         self.lock = threading.RLock()
         self.requests: list[RecordedRequest] = []
         self.faults: list[Fault] = []
@@ -854,6 +859,8 @@ class LoopbackPlatform:
         # worker fields; this is the form pytest-benchsdk reads to find a claim whose answer
         # was lost: README, Known limitations).
         attempts = worker["attempts"]
+        if not self.lists_attempts:
+            return public
         public["currentAttempt"] = (
             {
                 "id": attempts[-1]["id"],

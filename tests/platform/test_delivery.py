@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -305,7 +306,10 @@ def test_each_endpoint_failing_transiently_loses_nothing(
     assert len(loopback_platform.calls(route)) >= 5
 
 
-@pytest.mark.parametrize("route", ["events", "plan", "upsert_benchmark", "complete", "summary"])
+@pytest.mark.parametrize(
+    "route",
+    ["events", "plan", "upsert_benchmark", "complete", "summary", "claim", "create_run"],
+)
 def test_lost_answers_are_not_applied_twice(
     route: str, loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
 ) -> None:
@@ -319,6 +323,92 @@ def test_lost_answers_are_not_applied_twice(
     if route == "events":
         answers = [r.status for r in loopback_platform.calls("events")]
         assert answers.count(200) >= 2
+
+
+def test_a_lost_claim_answer_is_recovered_from_the_worker_listing(
+    loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
+) -> None:
+    """The platform claimed the worker but the answer was lost: the retry finds the worker
+    whose current attempt carries this run's process key, instead of claiming again."""
+    loopback_platform.fault("claim", drop_after=True, times=1)
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path)
+    local, _, summary = run_benchmark(uploader, result_store, {"e2b": 3})
+    assert summary.ok, summary
+    assert_complete(loopback_platform, {"e2b": 3})
+    assert len(loopback_platform.calls("claim")) == 1
+    (listing,) = loopback_platform.calls("list_workers")
+    assert listing.status == 200
+    (worker,) = loopback_platform.workers.values()
+    (attempt,) = worker["attempts"]
+    assert attempt["processKey"] == f"{os.environ.get('HOSTNAME') or socket.gethostname()}/{local}"
+    claim = result_store.outbox_get(f"{local}/claim/e2b")
+    assert claim is not None
+    assert claim.response == {
+        "workerId": worker["id"],
+        "attemptId": attempt["id"],
+        "recovered": True,
+    }
+
+
+def test_a_lost_claim_answer_in_a_pool_finds_this_process_s_own_worker(
+    loopback_platform: LoopbackPlatform, tmp_path: Path
+) -> None:
+    """Two processes of a pool on one host: the one whose claim answer was lost adopts the
+    worker it claimed, never the other process's."""
+    stores = [ResultStore(tmp_path / f"s{i}.sqlite3") for i in (0, 1)]
+    try:
+        # The second process claims first (worker 0); then the first one's answer is lost.
+        second = _open(stores[1], loopback_platform.root_url, tmp_path)
+        second_local = _pool_member(second, stores[1])
+        loopback_platform.fault("claim", drop_after=True, times=1)
+        first = _open(stores[0], loopback_platform.root_url, tmp_path)
+        first_local = _pool_member(first, stores[0])
+        for uploader in (second, first):
+            assert uploader.close(20).ok
+        workers = sorted(loopback_platform.workers.values(), key=lambda w: w["workerIndex"])
+        assert [w["status"] for w in workers] == ["completed", "completed"]
+        keys = [w["attempts"][-1]["processKey"].rsplit("/", 1)[1] for w in workers]
+        assert keys == [second_local, first_local]
+        assert [len(w["attempts"]) for w in workers] == [1, 1]
+        assert sorted(r["taskIndex"] for _, r in loopback_platform.records()) == [0, 1, 2, 3]
+    finally:
+        for store in stores:
+            store.close()
+
+
+def _pool_member(uploader: PlatformUploader, store: ResultStore) -> str:
+    """One process of a two-worker pool of participant e2b (2 iterations); its local run id."""
+    local = new_local_run(store, SLUG, ("e2b",))
+    upload = uploader.begin_benchmark(
+        local, slug=SLUG, name="Sandbox TTI", participants=[("e2b", 2)], total_tasks=2,
+        run_config={"benchmarkSlug": SLUG}, run_key="pool-1", pool=2,
+    )  # fmt: skip
+    claim = uploader.claim_worker(upload, "e2b", 20)
+    assert claim.state == "claimed", claim
+    for index in range(2):
+        upload.record("e2b", _record(index))
+    upload.participant_finished("e2b")
+    upload.finish(None)
+    return local
+
+
+def test_without_a_listing_of_claims_a_lost_claim_answer_is_a_rejection(
+    result_store: ResultStore, tmp_path: Path
+) -> None:
+    """A platform whose worker listing says nothing about claims: the lost claim cannot be
+    found again; the claim is rejected and the records stay in the store, counted."""
+    with LoopbackPlatform(tokens=(API_KEY,), lists_attempts=False) as server:
+        server.fault("claim", drop_after=True, times=1)
+        uploader = _open(result_store, server.root_url, tmp_path)
+        local, _, summary = run_benchmark(uploader, result_store, {"e2b": 3})
+        assert not summary.ok
+        (message,) = summary.rejected
+        assert "No pending worker to claim" in message
+        assert server.records() == []
+        # The claim and what needed it stay in the store, rejected (resubmittable).
+        rejected = [e.kind for e in result_store.outbox_entries(local, "rejected")]
+        assert rejected[0] == "claim"
+        assert "events" in rejected
 
 
 def test_retry_after_is_honoured(

@@ -767,6 +767,45 @@ class ResultStore:
         )
         return [row[0] for row in rows]
 
+    def outbox_reported_runs(self) -> list[str]:
+        """Runs reported through the outbox (they have a ``<run>/run`` entry), oldest first."""
+        rows = self._read(
+            "SELECT o.run_id FROM outbox o JOIN runs ON runs.run_id = o.run_id "
+            "WHERE o.kind = 'run' AND o.key = o.run_id || '/run' ORDER BY runs.id"
+        )
+        return [row[0] for row in rows]
+
+    def undelivered_records(self, run_id: str) -> dict[str, list[int]]:
+        """The task indexes of the run's stored records (warm-up ones left out) that no
+        delivered (``sent``) ``events`` entry carries, per participant; empty when the
+        platform has every one of them."""
+        try:
+            rows = self._read(
+                "SELECT json_extract(o.payload, '$.participant'), "
+                "json_extract(j.value, '$.taskIndex') "
+                "FROM outbox o, json_each(o.payload, '$.records') j "
+                "WHERE o.run_id = ? AND o.kind = 'events' AND o.state = 'sent'",
+                (run_id,),
+            )
+        except sqlite3.OperationalError:  # an SQLite without JSON functions: read the payloads
+            rows = [
+                (entry.payload.get("participant"), record.get("taskIndex"))
+                for entry in self.outbox_entries(run_id, "sent")
+                if entry.kind == "events" and isinstance(entry.payload, dict)
+                for record in entry.payload.get("records") or ()
+                if isinstance(record, dict)
+            ]
+        delivered = {(name, index) for name, index in rows}
+        missing: dict[str, list[int]] = {}
+        for name, index in self._read(
+            "SELECT participant, task_index FROM records WHERE run_id = ? AND task_index >= 0 "
+            "ORDER BY participant, task_index",
+            (run_id,),
+        ):
+            if (name, index) not in delivered:
+                missing.setdefault(name, []).append(index)
+        return missing
+
     # --- outbox runs: platform target and delivery lease ----------------------------------------
 
     def outbox_target(self, run_id: str) -> OutboxTarget | None:
