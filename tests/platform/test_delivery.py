@@ -150,13 +150,16 @@ def test_full_lifecycle(
     stored = result_store.get_run(local)
     assert (stored.platform_run_id, stored.dashboard_url) == (run_id, url)
 
+    # Upstream's keyed flow, with this local run's key: a retried creation gets the same run.
     create = loopback_platform.calls("create_run")[0].json
     assert create == {
-        "totalTasks": 5,
-        "workerCount": 1,
-        "participants": ["e2b", "modal"],
+        "runKey": f"benchsdk-{local}",
         "config": {"benchmarkSlug": SLUG, "iterations": 5, "trigger": {"source": "manual"}},
     }
+    upserts = [
+        (r.path.rsplit("/", 1)[1], r.json) for r in loopback_platform.calls("upsert_participant")
+    ]
+    assert upserts == [("e2b", {"totalTasks": 5}), ("modal", {"totalTasks": 5})]
     assert loopback_platform.calls("upsert_benchmark")[0].json == {
         "name": "Sandbox TTI",
         "config": {"scoring": SCORING},
@@ -188,7 +191,12 @@ def test_full_lifecycle(
 
     # Order of the lifecycle per worker: claim, events, artifacts, then complete/fail.
     routes = [r.route for r in loopback_platform.requests if r.route != "heartbeat"]
-    assert routes[:3] == ["upsert_benchmark", "create_run", "plan"]
+    assert routes[:4] == [
+        "upsert_benchmark",
+        "create_run",
+        "upsert_participant",
+        "upsert_participant",
+    ]
     assert routes[-1] == "summary"
 
 
@@ -566,9 +574,9 @@ def test_platform_down_for_the_whole_run_then_resubmit(tmp_path: Path) -> None:
     assert counts["sent"] == 0
     assert counts["rejected"] == 0
     assert summary.unsent == counts["pending"] + counts["failed"] > 0
-    # benchmark, run, summary; per participant plan, claim, log, metrics, finish; and the
-    # event batches (batch size 2): e2b 2 + 1 records, modal 2 records.
-    assert summary.unsent == 3 + 2 * 5 + 2 + 1
+    # benchmark, run, summary; per participant its registration, plan, claim, log, metrics,
+    # finish; and the event batches (batch size 2): e2b 2 + 1 records, modal 2 records.
+    assert summary.unsent == 3 + 2 * 6 + 2 + 1
     assert "not delivered" in summary.lines(str(store.path))[-1]
     store.close()
 
@@ -612,7 +620,7 @@ def test_offline_detection_bounds_the_session(tmp_path: Path) -> None:
         assert "has not answered successfully" in uploader.stopped
         summary = uploader.close(60)
         assert time.monotonic() - started < 30
-        assert summary.unsent == 2
+        assert summary.unsent == 3  # benchmark, run, the participant's registration
 
 
 # -- modes and secrets ----------------------------------------------------------------------

@@ -143,6 +143,10 @@ def _check(server: LoopbackPlatform, path: Path, final: pytest.RunResult, plan: 
     if final.ret == 0:
         assert on_platform == in_store, why
         assert missing == 0, why
+        # Remembered, so later resubmits need not compare the records again.
+        with ResultStore(path) as store:
+            delivered = store.state_get(local.run_id, "platform.delivered-records")
+        assert delivered == local.record_count, why
     else:
         assert missing > 0, why
         final.stdout.fnmatch_lines(

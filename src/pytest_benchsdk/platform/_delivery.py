@@ -49,11 +49,13 @@ from ._recovery import recover_run
 
 __all__ = [
     "LEASE_TTL_S",
+    "STATE_DELIVERED",
     "DeliverySummary",
     "OutboxEntryLike",
     "OutboxStore",
     "RetryPolicy",
     "Sender",
+    "note_if_delivered",
     "outstanding_lines",
     "resubmit",
     "resubmit_candidates",
@@ -569,7 +571,7 @@ def _retarget(store: OutboxStore, run_id: str) -> None:
     """Make a run deliverable to another platform: forget the old platform's ids and put every
     entry back to pending, so the whole lifecycle is replayed there in order."""
     for key in store.state_items(run_id):
-        if key == STATE_RUN or key.startswith(
+        if key in (STATE_RUN, STATE_DELIVERED) or key.startswith(
             (worker_state_key(""), claim_tried_key(""), "upload:")
         ):
             store.state_set(run_id, key, None)
@@ -650,6 +652,8 @@ def resubmit(
     try:
         summary = sender.drain(timeout) if owned else DeliverySummary()
         count, lines = outstanding_lines(store, sorted(owned))
+        for run_id in owned:
+            note_if_delivered(store, run_id)
     finally:
         sender.release_leases()
     return attrs.evolve(
@@ -659,6 +663,31 @@ def resubmit(
         outstanding=count,
         outstanding_lines=tuple(lines),
     )
+
+
+#: Per-run state: how many stored records were last found all on the platform (so a resubmit
+#: need not compare a delivered run's records with its batches again).
+STATE_DELIVERED = "platform.delivered-records"
+
+
+def note_if_delivered(store: OutboxStore, run_id: str) -> bool:
+    """Remember that every stored record of the run is on the platform, when it is (and no
+    upload is still queued); returns whether it is."""
+    if store.outbox_counts(run_id).get("pending", 0) or store.outbox_counts(run_id).get(
+        "failed", 0
+    ):
+        return False
+    if store.undelivered_records(run_id):
+        return False
+    store.state_set(run_id, STATE_DELIVERED, store.get_run(run_id).record_count)
+    return True
+
+
+def _maybe_undelivered(store: OutboxStore, run_id: str) -> bool:
+    run = store.get_run(run_id)
+    if store.state_get(run_id, STATE_DELIVERED) == run.record_count:
+        return False
+    return bool(store.undelivered_records(run_id))
 
 
 def resubmit_candidates(store: OutboxStore, *, rejected: bool = False) -> list[str]:
@@ -673,7 +702,7 @@ def resubmit_candidates(store: OutboxStore, *, rejected: bool = False) -> list[s
                 *store.outbox_runs_with_pending(),
                 *store.outbox_unfinished_runs(),
                 *(store.outbox_runs_with_rejected() if rejected else ()),
-                *(run_id for run_id in reported if store.undelivered_records(run_id)),
+                *(run_id for run_id in reported if _maybe_undelivered(store, run_id)),
                 *(run_id for run_id in reported if store.get_run(run_id).status == "running"),
             ]
         )

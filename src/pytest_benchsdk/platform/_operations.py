@@ -259,8 +259,8 @@ def _claim_worker(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntr
         if assignment is None:
             raise Reject(
                 f"{kind_label(entry)}: No pending worker to claim for run {run_id} — it may "
-                "already be fully claimed, and none of its workers was claimed with this "
-                f"run's process key ({body.get('processKey')})."
+                "already be fully claimed. None of its workers is running for this run's "
+                f"process key ({body.get('processKey')})."
             )
         store.state_set(entry.run_id, key, assignment)
     assert isinstance(assignment, dict)
