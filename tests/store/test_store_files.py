@@ -155,7 +155,7 @@ def _check_read_commands(path: Path, run_id: str, cwd: Path, user: int | None) -
     assert run_id[:12] in listed.stdout
     shown = _cli(["--store", str(path), "show", run_id[:8]], cwd=cwd, user=user)
     assert shown.returncode == 0, shown.stderr
-    assert f"[run {run_id}]" in shown.stdout
+    assert f"Run {run_id}" in shown.stdout
     assert re.search(r"p1\s+2/2", shown.stdout), shown.stdout
     exported = _cli(["--store", str(path), "export", run_id], cwd=cwd, user=user)
     assert exported.returncode == 0, exported.stderr

@@ -37,7 +37,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
@@ -535,13 +535,15 @@ def _why_undelivered(store: OutboxStore, run_id: str, participant: str) -> str:
     return "no queued upload carries them (stored after the participant's last batch)"
 
 
-def outstanding_lines(store: OutboxStore, run_ids: Sequence[str]) -> tuple[int, list[str]]:
-    """How many stored records of ``run_ids`` have not reached the platform, and one line per
+def outstanding_lines(
+    store: OutboxStore, undelivered: Mapping[str, Mapping[str, Sequence[int]]]
+) -> tuple[int, list[str]]:
+    """How many stored records have not reached the platform (``undelivered``: per run, what
+    :meth:`~pytest_benchsdk.store.ResultStore.undelivered_records` found), and one line per
     run with the count per participant and why."""
     total = 0
     lines: list[str] = []
-    for run_id in run_ids:
-        missing = store.undelivered_records(run_id)
+    for run_id, missing in undelivered.items():
         if not missing:
             continue
         count = sum(len(indexes) for indexes in missing.values())
@@ -651,9 +653,11 @@ def resubmit(
     sender = Sender(store, client, retry=retry, run_ids=owned, on_message=on_message, holder=holder)
     try:
         summary = sender.drain(timeout) if owned else DeliverySummary()
-        count, lines = outstanding_lines(store, sorted(owned))
-        for run_id in owned:
-            note_if_delivered(store, run_id)
+        undelivered = {run_id: store.undelivered_records(run_id) for run_id in sorted(owned)}
+        count, lines = outstanding_lines(store, undelivered)
+        for run_id, missing in undelivered.items():
+            if not missing:
+                note_if_delivered(store, run_id, checked=True)
     finally:
         sender.release_leases()
     return attrs.evolve(
@@ -670,14 +674,14 @@ def resubmit(
 STATE_DELIVERED = "platform.delivered-records"
 
 
-def note_if_delivered(store: OutboxStore, run_id: str) -> bool:
-    """Remember that every stored record of the run is on the platform, when it is (and no
-    upload is still queued); returns whether it is."""
-    if store.outbox_counts(run_id).get("pending", 0) or store.outbox_counts(run_id).get(
-        "failed", 0
-    ):
+def note_if_delivered(store: OutboxStore, run_id: str, *, checked: bool = False) -> bool:
+    """Remember that every stored record of the run is on the platform, when it is and no
+    upload is still queued (``checked``: the records were just compared); returns whether it
+    is."""
+    counts = store.outbox_counts(run_id)
+    if counts.get("pending", 0) or counts.get("failed", 0):
         return False
-    if store.undelivered_records(run_id):
+    if not checked and store.undelivered_records(run_id):
         return False
     store.state_set(run_id, STATE_DELIVERED, store.get_run(run_id).record_count)
     return True
