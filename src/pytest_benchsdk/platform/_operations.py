@@ -6,6 +6,12 @@ a stop. :data:`OPERATIONS` maps each entry kind to its operation. An operation r
 produced by earlier entries (platform run, worker assignment) from the store's per-run state
 and saves the ids it produces there, so a replay by :func:`._delivery.resubmit` needs nothing
 else.
+
+Every operation is safe to repeat after a lost answer: batches keep their sequence numbers,
+upserts and the keyed run creation are get-or-create, a finished worker answers 409. The claim
+is the one that is not: before its first request it notes in the state that a claim may reach
+the platform (:func:`claim_tried_key`); a retry then first looks for the worker whose current
+attempt carries the claim's ``processKey`` (this run's), and an answer already stored is reused.
 """
 
 from __future__ import annotations
