@@ -70,7 +70,8 @@ def _spawn(cwd: Path, *args: str) -> subprocess.Popen[str]:
 
 def _stored(path: Path) -> int:
     try:
-        with ResultStore(path) as store:
+        # Read-only: the watcher never takes the session's write lock.
+        with ResultStore(path, read_only=True) as store:
             return sum(run.record_count for run in store.list_runs())
     except Exception:  # not created yet, or locked for a moment
         return 0
