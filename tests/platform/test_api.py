@@ -41,7 +41,7 @@ PLATFORM_API = [
 ]
 
 #: The only modules of the rest of the package that platform/ may import (leaves).
-LEAF_MODULES = {"_clock", "_coordination", "_js", "_modes", "_redact", "records"}
+LEAF_MODULES = {"_clock", "_coordination", "_js", "_modes", "_public", "_redact", "records"}
 
 PLATFORM_DIR = Path(platform.__file__).parent
 
