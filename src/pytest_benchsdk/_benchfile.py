@@ -15,7 +15,13 @@ from typing import Any
 
 import attrs
 
-from .config import BenchmarkConfig, BenchmarkConfigError, Participant, define_benchmark_config
+from .config import (
+    BenchmarkConfig,
+    BenchmarkConfigError,
+    Participant,
+    define_benchmark_config,
+    generator_task_problem,
+)
 from .schedule import (
     BenchmarkSchedule,
     RunArgs,
@@ -106,6 +112,9 @@ def load_bench_file(path: Path, module: object) -> BenchFile:
         task = getattr(module, "default", None)
     if not callable(task):
         raise BenchSetupError(f"{path} must export a `task` created with define_task.")
+    problem = generator_task_problem(task)
+    if problem is not None:
+        raise BenchSetupError(f"{path}: {problem}")
     return BenchFile(path=path, config=config, task=task)
 
 

@@ -300,6 +300,15 @@ def _unexpected_keys(value: object, allowed: Mapping[str, str]) -> list[str]:
     return [show(k) for k in value if not (isinstance(k, str) and k in allowed)]
 
 
+def _dot_segment(value: str) -> str:
+    """Why a participant name or benchmark slug may not be ``.`` or ``..`` (HTTP clients
+    normalise such a path segment away, so the request would reach another endpoint)."""
+    return (
+        f"must not be '{value}': the name is a path segment of the platform's URLs, "
+        f"where '{value}' would address another endpoint"
+    )
+
+
 def _check_participants(participants: object, add: Any) -> None:
     if not is_array(participants) or len(participants) == 0:
         add("participants", "must be a non-empty list")
@@ -318,11 +327,7 @@ def _check_participants(participants: object, add: Any) -> None:
         if not is_nonblank_str(name):
             add(f"participants[{i}].name", "must be a non-empty string")
         elif name in (".", ".."):
-            add(
-                f"participants[{i}].name",
-                f"must not be '{name}': the name is a path segment of the platform's URLs, "
-                f"where '{name}' would address another endpoint",
-            )
+            add(f"participants[{i}].name", _dot_segment(name))
         elif name in seen:
             add(f"participants[{i}].name", f"duplicate participant name: {name}")
         else:
@@ -427,6 +432,8 @@ def config_issues(config: object) -> list[Issue]:
         value = given(name)
         if not isinstance(value, str) or value == "":
             add(name, "is required")
+        elif name == "benchmark_slug" and value in (".", ".."):
+            add(name, _dot_segment(value))
     _check_participants(given("participants"), add)
     if given("phases") is not None:
         if given("iterations") is not None:

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from ._redact import Redactor
 from .config import BenchmarkConfig
 from .context import IterationOutcome
-from .records import TaskRecord
+from .records import JSONObject, TaskRecord
 from .scoring import (
     ScoringSpec,
     ScoringSpecError,
@@ -30,70 +31,13 @@ from .scoring import (
 )
 
 __all__ = [
-    "MIN_SECRET_LENGTH",
     "NO_INGEST_RUN_ID",
-    "REDACTED",
     "RecordPayload",
-    "participant_secrets",
     "record_phase",
-    "redact_text",
-    "redact_value",
     "resolve_awaitable",
     "scoring_problem",
     "scoring_spec_of",
 ]
-
-#: What a secret's value is replaced with wherever the plugin writes text.
-REDACTED = "***"
-#: Values shorter than this are not redacted: replacing "1" or "true" everywhere would
-#: garble every record and say nothing about the secret anyway.
-MIN_SECRET_LENGTH = 6
-
-
-def participant_secrets(config: BenchmarkConfig, *environs: Mapping[str, str]) -> tuple[str, ...]:
-    """The values of every env var a participant of *config* requires (from the first
-    environment that sets it, and every other one too), at least :data:`MIN_SECRET_LENGTH`
-    characters long, longest first (so a secret containing another is replaced whole)."""
-    names: list[str] = []
-    for participant in config.participants:
-        required: object = participant.required_env_vars
-        if isinstance(required, str):  # kept as given when validation reports it
-            names.append(required)
-        elif isinstance(required, (tuple, list)):
-            names.extend(str(name) for name in required)
-    values = {
-        environ[name]
-        for name in names
-        for environ in environs
-        if isinstance(environ.get(name), str) and len(environ[name]) >= MIN_SECRET_LENGTH
-    }
-    return tuple(sorted(values, key=lambda v: (-len(v), v)))
-
-
-def redact_text(text: str, secrets: Sequence[str]) -> str:
-    """*text* with every secret replaced by :data:`REDACTED`."""
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    return text
-
-
-def redact_value(value: Any, secrets: Sequence[str]) -> Any:
-    """A JSON value with every secret in its strings (keys included) redacted."""
-    if not secrets:
-        return value
-    if isinstance(value, str):
-        return redact_text(value, secrets)
-    if isinstance(value, Mapping):
-        return {redact_text(str(k), secrets): redact_value(v, secrets) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redact_value(v, secrets) for v in value]
-    return value
-
-
-def _contains_secret(texts: Iterable[str], secrets: Sequence[str]) -> bool:
-    return any(secret in text for text in texts for secret in secrets)
-
 
 #: The run id ``on_complete`` sees when nothing reached the platform (upstream's value).
 NO_INGEST_RUN_ID = "no-ingest"
@@ -155,74 +99,82 @@ def scoring_problem(config: BenchmarkConfig) -> str | None:
     return None
 
 
-def _strings(value: Any) -> Iterable[str]:
-    """Every string in a JSON value, keys included."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield str(key)
-            yield from _strings(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _strings(item)
-
-
 @attrs.frozen
 class RecordPayload:
-    """What a call report carries from the process that ran an iteration to the controller.
+    """One iteration's record on its way from the process that ran it to the controller and
+    on to the store and the platform.
 
-    Plain JSON types only, so it survives xdist's report serialization.
+    ``wire`` is the record's wire (camelCase JSON) form, made once when the iteration is
+    reported and redacted once; everything downstream (the report's JSON, the store, the
+    platform's batches) uses it instead of calling ``record.to_wire()`` again. ``record`` is
+    the same record as a :class:`TaskRecord` (for the summary's tally and the hooks). Plain
+    JSON types only in :meth:`to_json`, so it survives xdist's report serialization.
     """
 
     file_key: str
     participant: str
     task_index: int
     record: TaskRecord
+    wire: JSONObject
     log: tuple[tuple[str, str], ...] = ()
+    #: The redactor already applied (``None``: not redacted in this process).
+    redacted_by: Redactor | None = attrs.field(default=None, eq=False, repr=False)
 
-    def redacted(self, secrets: Sequence[str]) -> RecordPayload:
-        """This payload with every secret in its record and log lines replaced by
-        :data:`REDACTED` (itself when none occurs)."""
-        if not secrets:
+    def redacted(self, redactor: Redactor) -> RecordPayload:
+        """This payload with every secret of ``redactor`` replaced in its record and log lines
+        (itself when none occurs, or when ``redactor`` was applied already)."""
+        done = self.redacted_by
+        if not redactor or (done is not None and done.covers(redactor)):
             return self
-        wire = self.record.to_wire()
+        wire = redactor.value(self.wire)
         record = self.record
-        if _contains_secret(_strings(wire), secrets):
-            record = TaskRecord.from_wire(redact_value(wire, secrets), warmup=self.task_index < 0)
+        if wire is not self.wire:
+            record = TaskRecord.from_wire(wire, warmup=self.task_index < 0)
         log = self.log
-        if _contains_secret((text for _, text in log), secrets):
-            log = tuple((level, redact_text(text, secrets)) for level, text in log)
-        if record is self.record and log is self.log:
-            return self
-        return attrs.evolve(self, record=record, log=log)
+        if redactor.found_in(text for _, text in log):
+            log = tuple((level, redactor.text(text)) for level, text in log)
+        return attrs.evolve(self, record=record, wire=wire, log=log, redacted_by=redactor)
 
     @classmethod
-    def of(cls, file_key: str, participant: str, outcome: IterationOutcome) -> RecordPayload:
-        return cls(
+    def of(
+        cls,
+        file_key: str,
+        participant: str,
+        outcome: IterationOutcome,
+        redactor: Redactor | None = None,
+    ) -> RecordPayload:
+        """The payload of a finished iteration (its record's one ``to_wire()``), redacted
+        with ``redactor`` when given."""
+        record = outcome.record
+        payload = cls(
             file_key=file_key,
             participant=participant,
-            task_index=outcome.record.task_index,
-            record=outcome.record,
+            task_index=record.task_index,
+            record=record,
+            wire=record.to_wire(),
             log=tuple((line.level or "info", line.format()) for line in outcome.logs),
         )
+        return payload if redactor is None else payload.redacted(redactor)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "file": self.file_key,
             "participant": self.participant,
             "task_index": self.task_index,
-            "record": self.record.to_wire(),
+            "record": self.wire,
             "log": [list(line) for line in self.log],
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RecordPayload:
+        task_index = int(data["task_index"])
+        wire = dict(data["record"])
         return cls(
             file_key=str(data["file"]),
             participant=str(data["participant"]),
-            task_index=int(data["task_index"]),
-            record=TaskRecord.from_wire(data["record"], warmup=int(data["task_index"]) < 0),
+            task_index=task_index,
+            record=TaskRecord.from_wire(wire, warmup=task_index < 0),
+            wire=wire,
             log=tuple((str(level), str(text)) for level, text in data.get("log", ())),
         )
 

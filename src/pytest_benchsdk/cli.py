@@ -47,7 +47,7 @@ from .results import (
     stored_summary,
 )
 from .scoring import score
-from .store import ResultStore, StoredRun, StoreError, UnknownRunError
+from .store import ResultStore, StoredRun, StoreError, StoreReadOnlyError, UnknownRunError
 
 __all__ = ["main"]
 
@@ -82,12 +82,24 @@ class UsageError(Exception):
 
 
 def _open_store(path: str, *, create: bool = False) -> ResultStore:
+    """The store at ``path``; one that cannot be written (a read-only file or directory) is
+    opened for reading, unless it is to be written (``create``: merge's output)."""
     if not create and not Path(path).is_file():
         raise UsageError(f"no results store at {path} (--store PATH; default {DEFAULT_STORE})")
     try:
         return ResultStore(path)
+    except StoreReadOnlyError as exc:
+        if create:
+            raise UsageError(str(exc)) from None
     except StoreError as exc:
         raise UsageError(str(exc)) from None
+    try:
+        store = ResultStore(path, read_only=True)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    if store.read_only_note:
+        print(f"pytest-benchsdk: warning: {store.read_only_note}", file=sys.stderr)
+    return store
 
 
 def short_id(run_id: str) -> str:
@@ -163,9 +175,20 @@ def cmd_runs(args: argparse.Namespace) -> int:
 # --- export --------------------------------------------------------------------------------------
 
 
+#: What a spreadsheet reads as the start of a formula (OWASP's CSV injection list).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_text(text: str) -> str:
+    """A text cell a spreadsheet shows as text: one starting like a formula gets a leading
+    ``'`` (``=HYPERLINK(...)`` → ``'=HYPERLINK(...)``), as OWASP recommends for CSV."""
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
 def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     """A record as CSV cells: nested objects as dotted keys, lists as JSON, ``None`` as an
-    empty cell, booleans as ``true``/``false``, numbers as JSON writes them."""
+    empty cell, booleans as ``true``/``false``, numbers as JSON writes them, text through
+    :func:`spreadsheet_text` (numbers stay numbers: ``-5`` is not prefixed)."""
     cells: dict[str, str] = {}
     for key, item in value.items():
         name = f"{prefix}{key}"
@@ -175,7 +198,7 @@ def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
         elif item is None:
             cells[name] = ""
         elif isinstance(item, str):
-            cells[name] = item
+            cells[name] = spreadsheet_text(item)
         else:
             cells[name] = js_json(item)
     return cells
@@ -193,13 +216,15 @@ def cmd_export(args: argparse.Namespace) -> int:
         _write_text(js_json(document, indent=2) + "\n", args.output)
         return 0
     rows = [
-        {"participant": pr.participant, **flatten(record.to_wire())}
+        {"participant": spreadsheet_text(pr.participant), **flatten(record.to_wire())}
         for pr in participants
         for record in pr.records
     ]
     header = list(dict.fromkeys(key for row in rows for key in row)) or ["participant"]
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=header, restval="", lineterminator="\n")
+    # CRLF (RFC 4180, the csv module's default): a cell holding a CR or LF is then quoted,
+    # so no text can break a row.
+    writer = csv.DictWriter(buffer, fieldnames=header, restval="", lineterminator="\r\n")
     writer.writeheader()
     writer.writerows(rows)
     _write_text(buffer.getvalue(), args.output)

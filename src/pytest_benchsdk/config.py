@@ -11,6 +11,7 @@ keys); their ``to_wire()`` gives upstream's camelCase JSON, which is what the pl
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
@@ -581,13 +582,44 @@ def _is_task_function(fn: object) -> bool:
     return callable(fn)
 
 
+def generator_task_problem(fn: object) -> str | None:
+    """Why ``fn`` cannot be a task because calling it runs none of its body (a generator
+    function, sync or async: the call only creates a generator), else ``None``."""
+    target: Any = fn
+    if not callable(target):
+        return None
+    candidates = [target, inspect.unwrap(target)]
+    if not (inspect.isfunction(target) or inspect.ismethod(target)):
+        candidates.append(type(target).__call__)  # a callable object: its __call__ method
+    for candidate in candidates:
+        if inspect.isasyncgenfunction(candidate):
+            kind = "an async generator function (`async def` with `yield`)"
+        elif inspect.isgeneratorfunction(candidate):
+            kind = "a generator function (it contains `yield`)"
+        else:
+            continue
+        name = getattr(fn, "__qualname__", None) or getattr(candidate, "__qualname__", "task")
+        return (
+            f"the task {name}() is {kind}: calling it only creates a generator and runs none "
+            "of its body, so every iteration would pass without measuring anything. A task "
+            "runs and returns: replace `yield` with `return` (or collect the values in a list)"
+        )
+    return None
+
+
 def define_task(fn: _F) -> _F:
     """Mark ``fn`` as the benchmark task; returns it unchanged (sync or async callables).
 
-    Raises ``TypeError('define_task requires a task function.')`` for anything not callable.
+    Raises ``TypeError('define_task requires a task function.')`` for anything not callable,
+    and a ``TypeError`` naming the task for a generator function (sync or async), whose call
+    would run nothing.
     """
+    __tracebackhide__ = True  # pytest shows the bench file's decorator line, not this one
     if not _is_task_function(fn):
         raise TypeError("define_task requires a task function.")
+    problem = generator_task_problem(fn)
+    if problem is not None:
+        raise TypeError(f"define_task: {problem}")
     return fn
 
 

@@ -409,6 +409,30 @@ def test_dot_name_bench_file_fails_collection(pytester: pytest.Pytester) -> None
     result.stdout.fnmatch_lines(["*participants[[]0[]].name*must not be '..'*"])
 
 
+@pytest.mark.parametrize("slug", [".", ".."])
+def test_dot_benchmark_slugs_are_rejected(slug: str) -> None:
+    """httpx drops a dot segment, so ``..`` would send ``PUT /api/v1`` and the 404 would blame
+    the platform URL: a validation error instead, like a participant named ``..``."""
+    issues = validate_benchmark_config(
+        {"benchmark_slug": slug, "benchmark_name": "S", "participants": [Participant("p")]}
+    )
+    assert [(i.field, i.message) for i in issues] == [
+        (
+            "benchmark_slug",
+            f"must not be '{slug}': the name is a path segment of the platform's URLs, "
+            f"where '{slug}' would address another endpoint",
+        )
+    ]
+
+
+def test_dot_benchmark_slug_bench_file_fails_collection(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_x=bench(slug=".."))
+    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "--bench-no-store")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*benchmark_slug: must not be '..'*"])
+    assert "INTERNALERROR" not in result.stdout.str()
+
+
 # --- #12 bounded knobs ------------------------------------------------------------------------
 
 

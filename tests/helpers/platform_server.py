@@ -2,7 +2,8 @@
 
 :class:`LoopbackPlatform` implements the REST endpoints pytest-benchsdk uses (upstream §6.2) with
 real state: benchmarks, runs (``runKey`` get-or-create), participants, planned workers (409 when
-planned twice), claims with ``attemptId``/``taskRange``, event batches deduplicated by sequence
+planned twice; listed with their ``currentAttempt``: id, number, processKind, processKey),
+claims with ``attemptId``/``taskRange``, event batches deduplicated by sequence
 number, heartbeats, complete/fail, artifacts with presigned upload URLs served by the same
 server, run summaries, and the benchmark listing. The OAuth refresh grant
 (``/api/auth/oauth2/token``) is there too.
@@ -42,7 +43,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -88,7 +89,11 @@ class Fault:
     ``drop_after`` handles the request (state changes happen) and then closes the connection
     without answering, as when the answer is lost on the way back;
     ``delay`` sleeps before handling (then the fault's status, or the normal answer).
-    ``times`` is how many requests are affected (``None`` = all).
+    ``times`` is how many requests are affected (``None`` = all), after the first ``skip``
+    matching requests, which are answered normally.
+    ``call`` is called with the recorded request when the fault strikes: after handling with
+    ``drop_after`` (the platform acted, the answer is not sent yet), else before handling;
+    the kill tests kill the client there.
     """
 
     route: str
@@ -100,7 +105,10 @@ class Fault:
     drop: bool = False
     drop_after: bool = False
     body: Any = None
+    skip: int = 0
+    call: Callable[[RecordedRequest], None] | None = None
     hits: int = 0
+    seen: int = 0
 
 
 # (method, compiled pattern on decoded segments, route name)
@@ -168,10 +176,14 @@ class LoopbackPlatform:
     """The loopback platform. Use as a context manager, or :meth:`start` / :meth:`stop`.
 
     ``tokens``: bearer values accepted by the API (empty = any non-empty bearer).
+    ``lists_attempts``: whether the worker listing shows each worker's ``currentAttempt``.
     """
 
-    def __init__(self, *, tokens: tuple[str, ...] = ()) -> None:
+    def __init__(self, *, tokens: tuple[str, ...] = (), lists_attempts: bool = True) -> None:
         self.tokens = set(tokens)
+        #: False: the worker listing does not say who claimed a worker (``currentAttempt``
+        #: missing), like a platform that offers no way to find a claim whose answer was lost.
+        self.lists_attempts = lists_attempts
         self.lock = threading.RLock()
         self.requests: list[RecordedRequest] = []
         self.faults: list[Fault] = []
@@ -329,6 +341,9 @@ class LoopbackPlatform:
                 if item.method is not None and item.method != method:
                     continue
                 if item.times is not None and item.hits >= item.times:
+                    continue
+                item.seen += 1
+                if item.seen <= item.skip:
                     continue
                 item.hits += 1
                 return item
@@ -839,7 +854,24 @@ class LoopbackPlatform:
 
     def _public_worker(self, worker: dict[str, Any]) -> dict[str, Any]:
         hidden = ("events", "heartbeats", "attempts", "lastHeartbeat")
-        return {k: v for k, v in worker.items() if k not in hidden}
+        public = {k: v for k, v in worker.items() if k not in hidden}
+        # The worker's current attempt and who claimed it (upstream's reference names no
+        # worker fields; this is the form pytest-benchsdk reads to find a claim whose answer
+        # was lost: README, Known limitations).
+        attempts = worker["attempts"]
+        if not self.lists_attempts:
+            return public
+        public["currentAttempt"] = (
+            {
+                "id": attempts[-1]["id"],
+                "number": attempts[-1]["number"],
+                "processKind": attempts[-1]["processKind"],
+                "processKey": attempts[-1]["processKey"],
+            }
+            if attempts
+            else None
+        )
+        return public
 
     def _h_list_workers(
         self, slug: str, run_id: str, name: str, *, query: Any, body: Any
@@ -1257,6 +1289,8 @@ def _make_handler(platform: LoopbackPlatform) -> type[BaseHTTPRequestHandler]:
                     time.sleep(fault.delay)
                 if fault.drop_after:
                     rec.status, _ = self._dispatch(rec)
+                if fault.call is not None:
+                    fault.call(rec)
                 if fault.drop or fault.drop_after:
                     rec.status = -1 if fault.drop else rec.status
                     self.close_connection = True

@@ -37,10 +37,11 @@ PLATFORM_API = [
     "redact",
     "resolve_auth",
     "resubmit",
+    "resubmit_candidates",
 ]
 
 #: The only modules of the rest of the package that platform/ may import (leaves).
-LEAF_MODULES = {"_clock", "_coordination", "_js", "_modes", "_public", "records"}
+LEAF_MODULES = {"_clock", "_coordination", "_js", "_modes", "_public", "_redact", "records"}
 
 PLATFORM_DIR = Path(platform.__file__).parent
 

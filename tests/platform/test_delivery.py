@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -22,6 +23,7 @@ from pytest_benchsdk.platform import (
     BenchmarkClient,
     DeliverySummary,
     PlatformUploader,
+    RetryPolicy,
     check_connectivity,
     resubmit,
 )
@@ -149,13 +151,16 @@ def test_full_lifecycle(
     stored = result_store.get_run(local)
     assert (stored.platform_run_id, stored.dashboard_url) == (run_id, url)
 
+    # Upstream's keyed flow, with this local run's key: a retried creation gets the same run.
     create = loopback_platform.calls("create_run")[0].json
     assert create == {
-        "totalTasks": 5,
-        "workerCount": 1,
-        "participants": ["e2b", "modal"],
+        "runKey": f"benchsdk-{local}",
         "config": {"benchmarkSlug": SLUG, "iterations": 5, "trigger": {"source": "manual"}},
     }
+    upserts = [
+        (r.path.rsplit("/", 1)[1], r.json) for r in loopback_platform.calls("upsert_participant")
+    ]
+    assert upserts == [("e2b", {"totalTasks": 5}), ("modal", {"totalTasks": 5})]
     assert loopback_platform.calls("upsert_benchmark")[0].json == {
         "name": "Sandbox TTI",
         "config": {"scoring": SCORING},
@@ -187,7 +192,12 @@ def test_full_lifecycle(
 
     # Order of the lifecycle per worker: claim, events, artifacts, then complete/fail.
     routes = [r.route for r in loopback_platform.requests if r.route != "heartbeat"]
-    assert routes[:3] == ["upsert_benchmark", "create_run", "plan"]
+    assert routes[:4] == [
+        "upsert_benchmark",
+        "create_run",
+        "upsert_participant",
+        "upsert_participant",
+    ]
     assert routes[-1] == "summary"
 
 
@@ -296,16 +306,22 @@ def test_each_endpoint_failing_transiently_loses_nothing(
     loopback_platform.fault(route, drop=True)
     loopback_platform.fault(route, status=429, retry_after="0")
     loopback_platform.fault(route, delay=0.5, status=502)
-    uploader = _open(result_store, loopback_platform.root_url, tmp_path)
+    # Five failures in a row are transient, not an offline platform, however slow the machine
+    # is today: the offline cut-off and the delivery wait are far beyond them.
+    patient = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05, offline_after_s=60)
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path, retry=patient)
     parts = {"e2b": 3, "modal": 3}
-    local, _, summary = run_benchmark(uploader, result_store, parts)
+    local, _, summary = run_benchmark(uploader, result_store, parts, close_timeout=120)
     assert summary.ok, summary
     assert_complete(loopback_platform, parts)
     assert outbox_all_sent(result_store, local)
     assert len(loopback_platform.calls(route)) >= 5
 
 
-@pytest.mark.parametrize("route", ["events", "plan", "upsert_benchmark", "complete", "summary"])
+@pytest.mark.parametrize(
+    "route",
+    ["events", "plan", "upsert_benchmark", "complete", "summary", "claim", "create_run"],
+)
 def test_lost_answers_are_not_applied_twice(
     route: str, loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
 ) -> None:
@@ -319,6 +335,92 @@ def test_lost_answers_are_not_applied_twice(
     if route == "events":
         answers = [r.status for r in loopback_platform.calls("events")]
         assert answers.count(200) >= 2
+
+
+def test_a_lost_claim_answer_is_recovered_from_the_worker_listing(
+    loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
+) -> None:
+    """The platform claimed the worker but the answer was lost: the retry finds the worker
+    whose current attempt carries this run's process key, instead of claiming again."""
+    loopback_platform.fault("claim", drop_after=True, times=1)
+    uploader = _open(result_store, loopback_platform.root_url, tmp_path)
+    local, _, summary = run_benchmark(uploader, result_store, {"e2b": 3})
+    assert summary.ok, summary
+    assert_complete(loopback_platform, {"e2b": 3})
+    assert len(loopback_platform.calls("claim")) == 1
+    (listing,) = loopback_platform.calls("list_workers")
+    assert listing.status == 200
+    (worker,) = loopback_platform.workers.values()
+    (attempt,) = worker["attempts"]
+    assert attempt["processKey"] == f"{os.environ.get('HOSTNAME') or socket.gethostname()}/{local}"
+    claim = result_store.outbox_get(f"{local}/claim/e2b")
+    assert claim is not None
+    assert claim.response == {
+        "workerId": worker["id"],
+        "attemptId": attempt["id"],
+        "recovered": True,
+    }
+
+
+def test_a_lost_claim_answer_in_a_pool_finds_this_process_s_own_worker(
+    loopback_platform: LoopbackPlatform, tmp_path: Path
+) -> None:
+    """Two processes of a pool on one host: the one whose claim answer was lost adopts the
+    worker it claimed, never the other process's."""
+    stores = [ResultStore(tmp_path / f"s{i}.sqlite3") for i in (0, 1)]
+    try:
+        # The second process claims first (worker 0); then the first one's answer is lost.
+        second = _open(stores[1], loopback_platform.root_url, tmp_path)
+        second_local = _pool_member(second, stores[1])
+        loopback_platform.fault("claim", drop_after=True, times=1)
+        first = _open(stores[0], loopback_platform.root_url, tmp_path)
+        first_local = _pool_member(first, stores[0])
+        for uploader in (second, first):
+            assert uploader.close(20).ok
+        workers = sorted(loopback_platform.workers.values(), key=lambda w: w["workerIndex"])
+        assert [w["status"] for w in workers] == ["completed", "completed"]
+        keys = [w["attempts"][-1]["processKey"].rsplit("/", 1)[1] for w in workers]
+        assert keys == [second_local, first_local]
+        assert [len(w["attempts"]) for w in workers] == [1, 1]
+        assert sorted(r["taskIndex"] for _, r in loopback_platform.records()) == [0, 1, 2, 3]
+    finally:
+        for store in stores:
+            store.close()
+
+
+def _pool_member(uploader: PlatformUploader, store: ResultStore) -> str:
+    """One process of a two-worker pool of participant e2b (2 iterations); its local run id."""
+    local = new_local_run(store, SLUG, ("e2b",))
+    upload = uploader.begin_benchmark(
+        local, slug=SLUG, name="Sandbox TTI", participants=[("e2b", 2)], total_tasks=2,
+        run_config={"benchmarkSlug": SLUG}, run_key="pool-1", pool=2,
+    )  # fmt: skip
+    claim = uploader.claim_worker(upload, "e2b", 20)
+    assert claim.state == "claimed", claim
+    for index in range(2):
+        upload.record("e2b", _record(index))
+    upload.participant_finished("e2b")
+    upload.finish(None)
+    return local
+
+
+def test_without_a_listing_of_claims_a_lost_claim_answer_is_a_rejection(
+    result_store: ResultStore, tmp_path: Path
+) -> None:
+    """A platform whose worker listing says nothing about claims: the lost claim cannot be
+    found again; the claim is rejected and the records stay in the store, counted."""
+    with LoopbackPlatform(tokens=(API_KEY,), lists_attempts=False) as server:
+        server.fault("claim", drop_after=True, times=1)
+        uploader = _open(result_store, server.root_url, tmp_path)
+        local, _, summary = run_benchmark(uploader, result_store, {"e2b": 3})
+        assert not summary.ok
+        (message,) = summary.rejected
+        assert "No pending worker to claim" in message
+        assert server.records() == []
+        # The claim and what needed it stay in the store, rejected (resubmittable).
+        rejected = [e.kind for e in result_store.outbox_entries(local, "rejected")]
+        assert rejected[0] == "claim"
+        assert "events" in rejected
 
 
 def test_retry_after_is_honoured(
@@ -476,9 +578,9 @@ def test_platform_down_for_the_whole_run_then_resubmit(tmp_path: Path) -> None:
     assert counts["sent"] == 0
     assert counts["rejected"] == 0
     assert summary.unsent == counts["pending"] + counts["failed"] > 0
-    # benchmark, run, summary; per participant plan, claim, log, metrics, finish; and the
-    # event batches (batch size 2): e2b 2 + 1 records, modal 2 records.
-    assert summary.unsent == 3 + 2 * 5 + 2 + 1
+    # benchmark, run, summary; per participant its registration, plan, claim, log, metrics,
+    # finish; and the event batches (batch size 2): e2b 2 + 1 records, modal 2 records.
+    assert summary.unsent == 3 + 2 * 6 + 2 + 1
     assert "not delivered" in summary.lines(str(store.path))[-1]
     store.close()
 
@@ -522,7 +624,7 @@ def test_offline_detection_bounds_the_session(tmp_path: Path) -> None:
         assert "has not answered successfully" in uploader.stopped
         summary = uploader.close(60)
         assert time.monotonic() - started < 30
-        assert summary.unsent == 2
+        assert summary.unsent == 3  # benchmark, run, the participant's registration
 
 
 # -- modes and secrets ----------------------------------------------------------------------

@@ -572,3 +572,168 @@ def test_unfinished_runs_are_those_with_a_participant_left_open(result_store: Re
     result_store.outbox_put(claimed, "run", f"{claimed}/run", {"slug": "s"})
     result_store.outbox_put(claimed, "claim", f"{claimed}/claim/a", {"participant": "a"})
     assert result_store.outbox_unfinished_runs() == [killed, claimed]
+
+
+# -- kills in the worker claim (issue 19, point 1) ---------------------------------------------
+
+
+def _kill_at(
+    server: LoopbackPlatform,
+    route: str,
+    proc: subprocess.Popen[str],
+    path: Path,
+    *,
+    handled: bool,
+    records: int = 3,
+) -> None:
+    """SIGKILL the session at the first request of ``route``, once ``records`` records are
+    stored: after the platform handled the request (``handled``: its answer is lost) or
+    before."""
+
+    def kill(_request: object) -> None:
+        deadline = time.monotonic() + 60
+        while _stored_count(path) < records and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+
+    server.fault(route, drop_after=handled, drop=not handled, call=kill)
+
+
+def _killed_session(
+    pytester: pytest.Pytester, server: LoopbackPlatform, route: str, *, handled: bool
+) -> Path:
+    pytester.makepyfile(bench_slow=SLOW_BENCH)
+    path = store_path(pytester)
+    proc = _spawn(pytester, *bench_args(server))
+    _kill_at(server, route, proc, path, handled=handled)
+    try:
+        proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+    server.clear_faults()
+    return path
+
+
+def _resubmit(pytester: pytest.Pytester, server: LoopbackPlatform) -> pytest.RunResult:
+    return pytester.runpytest_inprocess("--bench-resubmit", "--bench-base-url", server.root_url)
+
+
+def test_killed_after_the_platform_claimed_the_worker_the_resubmit_finds_it_again(
+    pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Window A: the platform processed the claim, its answer never came back (the session
+    died). The resubmit finds the worker by the claim's process key instead of claiming a
+    second time (which finds no pending worker)."""
+    server = loopback_platform
+    use_platform(monkeypatch)
+    path = _killed_session(pytester, server, "claim", handled=True)
+    with ResultStore(path) as store:
+        (local,) = store.list_runs()
+        claim = store.outbox_get(f"{local.run_id}/claim/p1")
+        assert claim is not None
+        assert claim.state == "pending"  # the answer never arrived
+    result = _resubmit(pytester, server)
+    assert result.ret == 0, result.stdout.str()
+    assert "Platform rejected" not in result.stdout.str()
+    _assert_stored_records_delivered_once(server, path)
+    # p2 never started before the kill: nothing of it to deliver.
+    assert {w["participant"]: len(w["attempts"]) for w in server.workers.values()} == {"p1": 1}
+    assert {w["status"] for w in server.workers.values()} == {"failed"}  # Interrupted
+    assert len(server.calls("list_workers")) == 1
+
+
+def test_killed_after_the_claim_answer_was_stored_the_resubmit_reuses_it(
+    pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Window B: the claim's answer was stored, the session died at the heartbeat that
+    follows, before the claim was marked sent: the resubmit uses the stored assignment."""
+    server = loopback_platform
+    use_platform(monkeypatch)
+    path = _killed_session(pytester, server, "heartbeat", handled=False)
+    with ResultStore(path) as store:
+        (local,) = store.list_runs()
+        claim = store.outbox_get(f"{local.run_id}/claim/p1")
+        assert claim is not None
+        assert claim.state != "sent"
+        assert store.state_get(local.run_id, "platform.worker.p1")
+    result = _resubmit(pytester, server)
+    assert result.ret == 0, result.stdout.str()
+    assert "Platform rejected" not in result.stdout.str()
+    _assert_stored_records_delivered_once(server, path)
+    assert len([c for c in server.calls("claim") if c.path.endswith("/p1/workers/claim")]) == 1
+    rejected = pytester.runpytest_inprocess(
+        "--bench-resubmit", "--bench-resubmit-rejected", "--bench-base-url", server.root_url
+    )
+    assert rejected.ret == 0, rejected.stdout.str()
+
+
+def test_records_whose_claim_cannot_be_recovered_stay_visibly_outstanding(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A platform whose worker listing does not say who claimed a worker: the lost claim
+    cannot be found again. Every resubmit says how many stored records have not reached the
+    platform and why, exits non-zero, and never says there is nothing to resubmit."""
+    use_platform(monkeypatch)
+    with LoopbackPlatform(tokens=(API_KEY,), lists_attempts=False) as server:
+        path = _killed_session(pytester, server, "claim", handled=True)
+        for _ in range(2):
+            result = _resubmit(pytester, server)
+            assert result.ret == 1, result.stdout.str()
+            text = result.stdout.str()
+            assert "nothing to resubmit" not in text
+            (local,) = stored_runs(path)
+            with ResultStore(path) as store:
+                missing = store.undelivered_records(local.run_id)
+            count = len(missing["p1"])
+            assert count >= 3
+            result.stdout.fnmatch_lines(
+                [
+                    f"benchsdk: Run {local.run_id}: {count} stored record(s) have not reached "
+                    f"the platform — p1: {count} (rejected: claim p1: No pending worker to "
+                    "claim for run *; they stay in the local store; once the cause is fixed, "
+                    "send them with: pytest --bench-resubmit --bench-resubmit-rejected",
+                    f"benchsdk: {count} stored record(s) have not reached the platform (see "
+                    "above); the resubmit fails until they have.",
+                ]
+            )
+        # p2 never ran, and p1's records are all still in the store.
+        assert [p for p, _ in server.records()] == []
+
+
+KILLED_IN_ON_COMPLETE = bench(
+    'participants=[Participant("p1"), Participant("p2")], iterations=2,\non_complete=on_complete',
+    """
+    @define_task
+    def task(task_index, measure):
+        measure(value=task_index)
+    """,
+    prelude="""
+    import os, signal
+
+    @define_on_complete
+    def on_complete(outcome):
+        os.kill(os.getpid(), signal.SIGKILL)
+    """,
+)
+
+
+def test_a_run_whose_session_died_after_every_participant_finished_is_not_left_running(
+    pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = loopback_platform
+    use_platform(monkeypatch)
+    pytester.makepyfile(bench_x=KILLED_IN_ON_COMPLETE)
+    proc = _spawn(pytester, *bench_args(server))
+    proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    path = store_path(pytester)
+    assert _only_local_run(path).status == "running"
+    result = _resubmit(pytester, server)
+    assert result.ret == 0, result.stdout.str()
+    assert _only_local_run(path).status == "interrupted"
+    _assert_stored_records_delivered_once(server, path)
+    assert {w["status"] for w in server.workers.values()} == {"completed"}
+    again = _resubmit(pytester, server)
+    again.stdout.fnmatch_lines([f"benchsdk: nothing to resubmit in {path}."])

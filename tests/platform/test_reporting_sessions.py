@@ -77,7 +77,13 @@ def test_full_run_reaches_the_platform(
     # The run and benchmark configs are the ones the session used (ignoring nothing).
     (local,) = stored_runs(store_path(pytester))
     assert server.runs[run_id]["config"] == local.config_snapshot == entry["config"]
-    assert server.runs[run_id]["totalTasks"] == 2
+    # Keyed by the local run (idempotent creation), sized by its participants.
+    assert server.runs[run_id]["runKey"] == f"benchsdk-{local.run_id}"
+    assert {
+        name: part["totalTasks"]
+        for (rid, name), part in server.participants.items()
+        if rid == run_id
+    } == {"p1": 2, "p2": 2}
     assert server.benchmarks["demo"]["config"]["scoring"] == json.loads(
         json.dumps(entry["summary"]["scoring"])
     )
@@ -237,13 +243,6 @@ def test_a_lost_answer_is_not_stored_twice(
     assert_delivered(server, pytester)
 
 
-@pytest.mark.xfail(
-    reason="Known limitation (README): a claim whose answer is lost is retried, finds no "
-    "pending worker and is "
-    "rejected, so the participant's records, log, metrics and completion never reach the "
-    "platform (platform/_operations.py, _claim_worker)",
-    strict=True,
-)
 def test_a_lost_claim_answer_loses_nothing(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -257,13 +256,6 @@ def test_a_lost_claim_answer_loses_nothing(
     assert_delivered(server, pytester)
 
 
-@pytest.mark.xfail(
-    reason="Known limitation (README): a run creation whose answer is lost is retried "
-    "without an idempotency key "
-    "and creates a second, empty run on the platform (RunUpload.queue_run_creation sends "
-    "no runKey unless --bench-run-key is given)",
-    strict=True,
-)
 def test_a_lost_run_creation_answer_creates_one_run(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:

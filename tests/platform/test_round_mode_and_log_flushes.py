@@ -8,7 +8,7 @@ import pytest
 
 from helpers.e2e import bench_args, use_platform
 from helpers.platform_server import LoopbackPlatform, iter_lines
-from helpers.sessions import bench
+from helpers.sessions import bench, store_path, stored_runs
 
 ROUND_BENCH = bench(
     'participants=[Participant("p1"), Participant("p2")], iterations=3, group_by="round"',
@@ -39,9 +39,11 @@ def test_round_mode_plans_claims_and_heartbeats_as_upstream(
 
     plans = server.calls("plan")
     assert [p.json for p in plans] == [{"workerCount": 1, "targetConcurrency": 3}] * 2
-    # Upstream's round mode claims with HOSTNAME ?? 'local'.
+    # Upstream's round mode claims with HOSTNAME ?? 'local'; the local run follows, so a claim
+    # whose answer was lost can be found again (README: Nothing is lost).
+    (local,) = stored_runs(store_path(pytester))
     assert [c.json for c in server.calls("claim")] == [
-        {"processKind": "process", "processKey": "local"}
+        {"processKind": "process", "processKey": f"local/{local.run_id}"}
     ] * 2
 
     workers = _workers(server)
@@ -104,7 +106,8 @@ def test_participant_mode_keeps_its_own_plan_and_metrics(
     pytester.makepyfile(bench_x=ROUND_BENCH.replace(', group_by="round"', ""))
     pytester.runpytest_inprocess(*bench_args(server))
     assert [p.json for p in server.calls("plan")] == [{}, {}]
-    assert {c.json["processKey"] for c in server.calls("claim")} == {"ci-runner-7"}
+    (local,) = stored_runs(store_path(pytester))
+    assert {c.json["processKey"] for c in server.calls("claim")} == {f"ci-runner-7/{local.run_id}"}
     metrics = [a for a in server.uploaded_artifacts() if a["kind"] == "system-metrics"]
     assert len(metrics) == 2
     assert all("scope" not in a["metadata"] for a in metrics)

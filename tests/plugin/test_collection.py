@@ -254,6 +254,45 @@ def test_missing_or_invalid_task(pytester: pytest.Pytester, task_source: str) ->
     result.stdout.fnmatch_lines(["*bench_x.py must export a `task` created with define_task."])
 
 
+GENERATOR_TASKS = {
+    "def-yield": (
+        "@define_task\ndef task(measure):\n    measure(value=1)\n    yield\n",
+        "a generator function (it contains `yield`)",
+    ),
+    "async-def-yield": (
+        "@define_task\nasync def task(measure):\n    measure(value=1)\n    yield 1\n",
+        "an async generator function (`async def` with `yield`)",
+    ),
+    "not-decorated": ("def task(measure):\n    yield 1\n", "a generator function*"),
+}
+
+
+@pytest.mark.parametrize("kind", list(GENERATOR_TASKS))
+def test_a_generator_task_is_a_collection_error_naming_it(
+    pytester: pytest.Pytester, kind: str
+) -> None:
+    """Calling a generator function runs none of its body: every iteration would pass in no
+    time and be scored. A collection error instead; the other bench files still run."""
+    source, what = GENERATOR_TASKS[kind]
+    pytester.makepyfile(bench_x=bench(task=source), bench_ok=bench())
+    result = pytester.runpytest_inprocess(
+        "--bench", "--bench-no-store", "--continue-on-collection-errors"
+    )
+    result.assert_outcomes(passed=4, errors=1)
+    result.stdout.fnmatch_lines([f"*the task task() is {what}: calling it only creates a *"])
+    assert "INTERNALERROR" not in result.stdout.str()
+
+
+def test_define_task_refuses_a_generator_function() -> None:
+    from pytest_benchsdk import define_task
+
+    def task() -> object:
+        yield 1
+
+    with pytest.raises(TypeError, match=r"the task .*task\(\) is a generator function"):
+        define_task(task)
+
+
 def test_unknown_shape_with_shapes_declared(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         bench_x=bench(

@@ -184,7 +184,7 @@ def test_warmup_never_reaches_the_platform(
     result = pytester.runpytest_subprocess(*bench_args(server))
     assert result.ret == 0, result.stdout.str()
     (run,) = server.runs.values()
-    assert run["totalTasks"] == 3
+    assert server.participants[(run["id"], "p1")]["totalTasks"] == 3
     assert sorted(r["taskIndex"] for _, r in server.records(run["id"])) == [0, 1, 2]
 
 

@@ -3,11 +3,11 @@
 * Only the glue (``plugin.py``, ``hookspecs.py``, ``_plugin/``) imports pytest.
 * No import cycles between the package's modules, lazy (function-level) imports included.
 * The layers, bottom up: the leaves (``_clock``, ``_coordination``, ``_files``, ``_js``,
-  ``_modes``, ``_numbers``, ``_public``, ``records``); the engine; the store (engine and
-  leaves); ``results``, the model of a finished run (store, engine, leaves); the views:
-  ``_views`` (text, Markdown, JSON: ``results``, engine, leaves, no store), ``report/`` (the
-  HTML report: ``results``, ``_views``, the store, the engine, the leaves; only the glue and the
-  CLI use it) and the store CLI; the glue on top. ``platform/`` uses only the leaves.
+  ``_modes``, ``_numbers``, ``_public``, ``_redact``, ``records``); the engine; the store
+  (engine and leaves); ``results``, the model of a finished run (store, engine, leaves); the
+  views: ``_views`` (text, Markdown, JSON: ``results``, engine, leaves, no store), ``report/``
+  (the HTML report: ``results``, ``_views``, the store, the engine, the leaves; only the glue
+  and the CLI use it) and the store CLI; the glue on top. ``platform/`` uses only the leaves.
 * The store CLI (``cli``, run by ``__main__``) uses no glue and no platform; nothing but
   ``__main__`` imports it.
 * The platform commands (``platform_cli``, upstream ``bench``'s ``auth``/``runs``/… under
@@ -49,6 +49,7 @@ LEAVES = (
     "pytest_benchsdk._modes",
     "pytest_benchsdk._numbers",
     "pytest_benchsdk._public",
+    "pytest_benchsdk._redact",
     "pytest_benchsdk.records",
 )
 #: The layers above the engine.

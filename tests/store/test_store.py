@@ -76,6 +76,7 @@ STORE_API = [
     "OutboxTarget",
     "ResultStore",
     "StoreError",
+    "StoreReadOnlyError",
     "StoredRun",
     "UnknownRunError",
 ]

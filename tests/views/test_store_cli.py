@@ -183,6 +183,49 @@ def test_csv_export_flattens_the_data(
     assert float(first["data.value"]) == value
 
 
+HOSTILE = bench(
+    """participants=[Participant('=HYPERLINK("http://evil.example","x")'), Participant("ok")],
+    iterations=1""",
+    """
+    @define_task
+    def task(participant, measure):
+        measure(plus="+1", minus="-x", at="@SUM(A1)", tab="\\tx", cr="\\rx", eq="=1+1",
+                safe="a=b", negative=-5, positive=3, tags=["=x"])
+    """,
+)
+
+
+def test_csv_export_neutralises_formulas_in_text_cells(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """OWASP's CSV injection rule: a text cell starting with = + - @ tab or CR gets a leading
+    ', so a spreadsheet shows it as text; numbers stay numbers."""
+    pytester.makepyfile(bench_x=HOSTILE)
+    _session(pytester)
+    capsys.readouterr()
+    path = store_path(pytester)
+    run_id = stored_runs(path)[-1].run_id
+    code, text = _main(capsys, "--store", path, "export", run_id, "--format", "csv")
+    assert code == 0, text
+    rows = {row["participant"]: row for row in csv.DictReader(io.StringIO(text, newline=""))}
+    assert len(rows) == 2
+    evil = rows['\'=HYPERLINK("http://evil.example","x")']
+    assert rows["ok"]["data.plus"] == evil["data.plus"] == "'+1"
+    assert evil["data.minus"] == "'-x"
+    assert evil["data.at"] == "'@SUM(A1)"
+    assert evil["data.tab"] == "'\tx"
+    assert evil["data.cr"] == "'\rx"
+    assert evil["data.eq"] == "'=1+1"
+    assert evil["data.safe"] == "a=b"
+    assert evil["data.negative"] == "-5"
+    assert evil["data.positive"] == "3"
+    assert json.loads(evil["data.tags"]) == ["=x"]  # a JSON list starts with [
+    # The JSON export and the store keep the values as they are.
+    code, exported = _main(capsys, "--store", path, "export", run_id)
+    names = [entry["participant"] for entry in json.loads(exported)]
+    assert names[0] == '=HYPERLINK("http://evil.example","x")'
+
+
 def test_flatten() -> None:
     assert flatten({"a": {"b": {"c": 1}, "d": []}, "e": None, "f": True, "g": {}}) == {
         "a.b.c": "1",

@@ -8,6 +8,7 @@ read it.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
@@ -15,6 +16,7 @@ import pytest
 
 from .._benchfile import BenchFile, schedule_bench_file
 from .._coordination import StepCoordination
+from .._redact import Redactor, credential_secrets, participant_secrets
 from ..config import BenchmarkConfig
 from ..schedule import BenchmarkSchedule
 from .options import BenchOptions
@@ -51,6 +53,12 @@ class Catalog:
         self.files: dict[str, tuple[BenchFile, BenchmarkSchedule]] = {}
         #: Set by the controller when it reports runs from this very process.
         self.link: ParticipantLink | None = None
+        # Each bench file's secrets, computed once (the participants' env values and the
+        # platform credentials); ``_credentials`` also holds what the platform resolved.
+        self._redactors: dict[str, Redactor] = {}
+        self._credentials = Redactor(
+            credential_secrets(self.environ, os.environ, api_key=options.api_key)
+        )
 
     @classmethod
     def install(cls, config: pytest.Config, options: BenchOptions) -> Catalog:
@@ -73,6 +81,28 @@ class Catalog:
         schedule = schedule_bench_file(bench_file, self.options.run_args, self.environ)
         self.files[self.file_key(path)] = (bench_file, schedule)
         return schedule
+
+    def redactor(self, file_key: str) -> Redactor:
+        """The secrets of one bench file: the values of the env vars its participants
+        require and the platform credentials (computed once per file)."""
+        redactor = self._redactors.get(file_key)
+        if redactor is None:
+            entry = self.files.get(file_key)
+            participants = entry[0].config.participants if entry is not None else ()
+            redactor = self._credentials.union(
+                participant_secrets(participants, self.environ, os.environ)
+            )
+            if entry is not None:
+                self._redactors[file_key] = redactor
+        return redactor
+
+    def add_secrets(self, values: Iterable[str]) -> None:
+        """More secrets for every bench file (the credentials the platform layer resolved,
+        e.g. a refreshed token)."""
+        credentials = self._credentials.union(values)
+        if credentials is not self._credentials:
+            self._credentials = credentials
+            self._redactors.clear()
 
     def custom_args_for(self, config: BenchmarkConfig) -> dict[str, str]:
         declared = {flag.lstrip("-") for flag in config.custom_cli_flags or ()}

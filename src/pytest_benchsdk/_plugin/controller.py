@@ -21,13 +21,9 @@ import pytest
 from .._benchfile import BenchFile, item_name
 from .._coordination import StepCoordination
 from .._modes import DRY_RUN_LINE, pool_ignored_line
+from .._redact import Redactor
 from .._runenv import RunEnvironment, collect_run_environment
-from .._runs import (
-    RecordPayload,
-    participant_secrets,
-    redact_text,
-    resolve_awaitable,
-)
+from .._runs import RecordPayload, resolve_awaitable
 from .._views.json import benchmark_json, json_document, json_text
 from .._views.markdown import markdown_summary
 from ..results import Analyses, BenchmarkRun, analyse, save_summary
@@ -102,7 +98,6 @@ class ControllerPlugin:
         self._stopping = False
         # Failures at the session end that belong to no one benchmark (the JSON file).
         self.session_errors: list[str] = []
-        self._secrets: dict[str, tuple[str, ...]] = {}
         self._json_written = False
         # --bench-html: the summary's line about the report (written, or why not).
         self._report_line: str | None = None
@@ -138,7 +133,7 @@ class ControllerPlugin:
                 except StoreError as exc:
                     # Before any iteration runs: a usage error (exit status 4), not an
                     # INTERNALERROR.
-                    raise pytest.UsageError(f"--bench-store: {exc}") from None
+                    raise pytest.UsageError(self.options.store_problem(str(exc))) from None
         return self.store
 
     def _write(self, line: str) -> None:
@@ -185,7 +180,7 @@ class ControllerPlugin:
                 problem = unwritable_reason(path)
                 if problem is not None:
                     raise pytest.UsageError(
-                        f"--bench-store: cannot use results store {path}: {problem}"
+                        self.options.store_problem(f"cannot use results store {path}: {problem}")
                     )
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -215,6 +210,8 @@ class ControllerPlugin:
             self.platform = PlatformLink.open(
                 self.options, self.open_store(), self.catalog.environ, self.environment, self._write
             )
+            # The credentials as resolved (a refreshed token, say) are secrets too.
+            self.catalog.add_secrets(self.platform.secrets)
             for line in self.platform.header_lines():
                 self._write(f"benchsdk: {line}")
             # Items of this process ask the link (pool claims, step coordination); xdist
@@ -345,14 +342,10 @@ class ControllerPlugin:
         if report.failed:
             run.failed_items += 1
 
-    def secrets_of(self, run: BenchmarkRun) -> tuple[str, ...]:
-        """The values the run's participants require from the environment (redacted
-        wherever the controller writes text)."""
-        secrets = self._secrets.get(run.file_key)
-        if secrets is None:
-            secrets = participant_secrets(run.config, self.catalog.environ, os.environ)
-            self._secrets[run.file_key] = secrets
-        return secrets
+    def secrets_of(self, run: BenchmarkRun) -> Redactor:
+        """The run's secrets (its participants' env values, the platform credentials, also
+        those the platform resolved), redacted wherever the controller writes text."""
+        return self.catalog.redactor(run.file_key)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
@@ -369,8 +362,8 @@ class ControllerPlugin:
         run = self.runs.get(payload.file_key)
         if run is None:
             return
-        # Records from this process's runner are redacted already; leftovers and xdist's
-        # hand-overs are redacted here (a no-op when nothing matches).
+        # Records from this process's runner are redacted already (the payload knows); xdist's
+        # and leftovers are redacted here (their strings are scanned, nothing is serialised).
         payload = payload.redacted(self.secrets_of(run))
         if payload.task_index < 0:
             self._keep_warmup(run, payload)
@@ -385,6 +378,7 @@ class ControllerPlugin:
                     payload.participant,
                     payload.record,
                     log_lines=[text for _, text in payload.log],
+                    wire=payload.wire,
                 )
             except Exception as exc:  # a full disk, an I/O error: stop, keep what committed
                 run.add(payload)
@@ -423,12 +417,13 @@ class ControllerPlugin:
                 payload.participant,
                 payload.record,
                 log_lines=[text for _, text in payload.log],
+                wire=payload.wire,
             )
         except Exception as exc:  # a full disk, an I/O error: stop, keep what committed
             self._store_failed(exc)
 
     def _add_error(self, run: BenchmarkRun, message: str) -> None:
-        message = redact_text(message, self.secrets_of(run))
+        message = self.secrets_of(run).text(message)
         if message not in run.errors:
             run.errors.append(message)
 

@@ -344,6 +344,19 @@ class BenchOptions:
     warnings: str = "warn"
     #: ``--bench-html``: where the session's HTML report goes (issue 14), or None.
     html_path: Path | None = None
+    #: Where :attr:`store_path` came from, as messages name it: ``--bench-store``, the ini
+    #: file's ``bench_store``, or the default.
+    store_origin: str = "--bench-store"
+
+    def store_problem(self, problem: str) -> str:
+        """A message about the store that says where its path came from; ``problem`` names the
+        path (``cannot use results store <path>: ...``)."""
+        if self.store_origin == "--bench-store":
+            return f"--bench-store: {problem}"
+        return (
+            f"{problem} (the path is {self.store_origin}; choose another with --bench-store PATH, "
+            "or run without a store with --bench-no-store)"
+        )
 
     @classmethod
     def from_config(
@@ -368,8 +381,15 @@ class BenchOptions:
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
         store_path: Path | None = None
+        store_origin = "--bench-store"
         if not opt("bench_no_store"):
-            raw = opt("bench_store") or config.getini("bench_store") or DEFAULT_STORE
+            raw = opt("bench_store")
+            if not raw and config.getini("bench_store"):
+                raw = config.getini("bench_store")
+                store_origin = f"bench_store in {config.inipath or 'the ini file'}"
+            elif not raw:
+                raw = DEFAULT_STORE
+                store_origin = f"the default, {DEFAULT_STORE} under the rootdir"
             store_path = Path(raw)
             if not store_path.is_absolute():
                 store_path = config.rootpath / store_path
@@ -385,6 +405,7 @@ class BenchOptions:
             custom_args=custom_args,
             json_path=json_path,
             store_path=store_path,
+            store_origin=store_origin,
             base_url=base_url,
             api_key=opt("bench_api_key") or None,
             org=(opt("bench_org") or config.getini("bench_org") or "").strip() or None,

@@ -7,8 +7,15 @@ from collections.abc import Callable
 
 import pytest
 
-from ..platform import RESUBMIT_COMMAND, AuthError, client_for, resolve_auth, resubmit
-from ..store import ResultStore
+from ..platform import (
+    RESUBMIT_COMMAND,
+    AuthError,
+    client_for,
+    resolve_auth,
+    resubmit,
+    resubmit_candidates,
+)
+from ..store import ResultStore, StoreError
 from .options import BenchOptions
 
 __all__ = ["ResubmitPlugin"]
@@ -48,17 +55,13 @@ class ResubmitPlugin:
         if path is None or not path.exists():
             write(f"benchsdk: no results store at {path}; nothing to resubmit.")
             return True
-        with ResultStore(path) as store:
-            rejected = store.outbox_runs_with_rejected() if self.options.resubmit_rejected else []
-            pending = list(
-                dict.fromkeys(
-                    [
-                        *store.outbox_runs_with_pending(),
-                        *store.outbox_unfinished_runs(),
-                        *rejected,
-                    ]
-                )
-            )
+        try:
+            store = ResultStore(path)
+        except StoreError as exc:
+            write(f"benchsdk: cannot resubmit: {exc}")
+            return False
+        with store:
+            pending = resubmit_candidates(store, rejected=self.options.resubmit_rejected)
             if not pending:
                 write(f"benchsdk: nothing to resubmit in {path}.")
                 return True
@@ -90,5 +93,10 @@ class ResubmitPlugin:
             write(
                 f"benchsdk: {summary.unsent} upload(s) are still unsent; run "
                 f"`{RESUBMIT_COMMAND}` again once the problem reported above is fixed."
+            )
+        if summary.outstanding:
+            write(
+                f"benchsdk: {summary.outstanding} stored record(s) have not reached the "
+                "platform (see above); the resubmit fails until they have."
             )
         return summary.ok

@@ -17,7 +17,8 @@ from collections.abc import Callable, Generator, Sequence
 
 import pytest
 
-from .._runs import RecordPayload, participant_secrets, record_phase, redact_text
+from .._redact import Redactor
+from .._runs import RecordPayload, record_phase
 from .catalog import Catalog
 from .nodes import BenchItem
 from .runtime import ProcessRuntime
@@ -53,7 +54,6 @@ class RunnerPlugin:
         self.config = config
         self._hand_over = hand_over
         self._on_payload = on_payload
-        self._secrets_by_file: dict[str, tuple[str, ...]] = {}
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -63,15 +63,16 @@ class RunnerPlugin:
         if not isinstance(item, BenchItem):
             return report
         # The one place where an item's text leaves for the terminal, junitxml, xdist and the
-        # controller: the values of the env vars participants require are redacted here.
-        secrets = self._secrets(item)
-        if secrets:
-            redact_report(report, secrets)
+        # controller: the bench file's secrets (the values of the env vars participants
+        # require, the platform credentials) are redacted here.
+        redactor = Catalog.of(self.config).redactor(item.bench.file_key)
+        if redactor:
+            redact_report(report, redactor)
         if call.when == "call" and item.bench_outcome is not None:
             iteration = item.bench
             payload = RecordPayload.of(
-                iteration.file_key, iteration.participant.name, item.bench_outcome
-            ).redacted(secrets)
+                iteration.file_key, iteration.participant.name, item.bench_outcome, redactor
+            )
             # pytest keeps every item until the session ends; the record travels on from here.
             item.bench_outcome = None
             setattr(report, REPORT_ATTRIBUTE, payload.to_json())
@@ -89,20 +90,6 @@ class RunnerPlugin:
             # it, junitxml and --report-log wrote it); pytest keeps each report until the
             # session ends, so the record's JSON would stay for every iteration.
             report.__dict__.pop(REPORT_ATTRIBUTE, None)
-
-    def _secrets(self, item: BenchItem) -> tuple[str, ...]:
-        file_key = item.bench.file_key
-        secrets = self._secrets_by_file.get(file_key)
-        if secrets is None:
-            catalog = Catalog.of(self.config)
-            entry = catalog.files.get(file_key)
-            secrets = (
-                ()
-                if entry is None
-                else participant_secrets(entry[0].config, catalog.environ, os.environ)
-            )
-            self._secrets_by_file[file_key] = secrets
-        return secrets
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -167,21 +154,23 @@ def _describe_iteration(item: BenchItem, report: pytest.TestReport, payload: Rec
     report.user_properties.extend(properties)
 
 
-def redact_report(report: pytest.TestReport, secrets: Sequence[str]) -> None:
+def redact_report(report: pytest.TestReport, redactor: Redactor) -> None:
     """Replace every secret in the report's failure text, captured sections and user
-    properties (what the terminal, ``--showlocals``, junitxml and xdist see)."""
+    properties (what the terminal, ``--showlocals``, junitxml and xdist see). The failure
+    text is already serialised (``data:`` JSON, reprs of locals): the redactor replaces the
+    escaped forms too."""
     longrepr = report.longrepr
     if isinstance(longrepr, tuple) and len(longrepr) == 3:
         path, lineno, reason = longrepr
-        report.longrepr = (path, lineno, redact_text(str(reason), secrets))
+        report.longrepr = (path, lineno, redactor.text(str(reason)))
     elif longrepr is not None:
         text = str(longrepr)
-        redacted = redact_text(text, secrets)
+        redacted = redactor.text(text)
         if redacted != text:
             report.longrepr = redacted
-    report.sections = [(title, redact_text(content, secrets)) for title, content in report.sections]
+    report.sections = [(title, redactor.text(content)) for title, content in report.sections]
     report.user_properties = [
-        (name, redact_text(value, secrets) if isinstance(value, str) else value)
+        (name, redactor.text(value) if isinstance(value, str) else value)
         for name, value in report.user_properties
     ]
 

@@ -76,6 +76,12 @@ class PlatformLink:
     def reporting(self) -> bool:
         return self.uploader.mode == "reporting"
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The credentials the platform layer resolved (to redact wherever text is written)."""
+        client = self.uploader.client
+        return client.secrets if client is not None else ()
+
     def header_lines(self) -> list[str]:
         """The mode line and credential warnings, once per session."""
         lines = self.uploader.header_lines()
@@ -201,7 +207,7 @@ class PlatformLink:
             return
         for level, text in payload.log:
             upload.log(payload.participant, text, level)
-        upload.record(payload.participant, payload.record)
+        upload.record(payload.participant, payload.wire)
         if run.participant_finished(payload.participant):
             upload.participant_finished(payload.participant)
 

@@ -8,7 +8,8 @@ The plugin uses the facade only:
   ``participant_finished`` / ``finish``; ``coordination`` for step heartbeats and readiness
   barriers), :meth:`PlatformUploader.claim_worker` for a worker pool (→ :class:`WorkerClaim`),
   :meth:`PlatformUploader.close` at the end → :class:`DeliverySummary`.
-* :func:`resubmit` for ``--bench-resubmit``; :func:`check_connectivity` for ``--bench-check``.
+* :func:`resubmit` for ``--bench-resubmit`` (:func:`resubmit_candidates`: the runs it looks
+  at); :func:`check_connectivity` for ``--bench-check``.
 
 Everything the platform should receive is written to the results store's outbox before it is
 sent; nothing is sent twice. Secrets never reach output, logs, artifacts or the store.
@@ -20,7 +21,14 @@ from .._public import publish
 from ._auth import CliAuth, get_api_base_url, get_platform_base_url, resolve_auth
 from ._client import BenchmarkClient, encode_segment
 from ._connect import CheckResult, check_connectivity, client_for
-from ._delivery import RESUBMIT_COMMAND, DeliverySummary, OutboxStore, RetryPolicy, resubmit
+from ._delivery import (
+    RESUBMIT_COMMAND,
+    DeliverySummary,
+    OutboxStore,
+    RetryPolicy,
+    resubmit,
+    resubmit_candidates,
+)
 from ._errors import AuthError, BenchmarkApiError, PlatformConnectionError, redact
 from ._metrics import METRIC_KEYS, SystemMetricsCollector
 from ._run_upload import RunUpload
@@ -50,6 +58,7 @@ __all__ = [
     "redact",
     "resolve_auth",
     "resubmit",
+    "resubmit_candidates",
 ]
 
 # Name this package as the home of what it re-exports (reprs, tracebacks, pickles, docs).

@@ -25,7 +25,8 @@ from urllib.parse import quote
 
 import httpx
 
-from ._errors import AuthError, BenchmarkApiError, PlatformConnectionError, redact
+from .._redact import Redactor
+from ._errors import AuthError, BenchmarkApiError, PlatformConnectionError
 
 __all__ = [
     "DEFAULT_API_BASE_URL",
@@ -173,6 +174,7 @@ class BenchmarkClient:
         self.org_slug = org_slug
         self.org_id = org_id
         self._bearer = bearer
+        self._redactor = Redactor((bearer,))
         if timeout is None:
             self.timeout = DEFAULT_TIMEOUT
         elif isinstance(timeout, httpx.Timeout):
@@ -199,8 +201,8 @@ class BenchmarkClient:
         return (self._bearer,)
 
     def redact(self, text: str) -> str:
-        """``text`` with the credentials replaced by ``***``."""
-        return redact(text, self.secrets)
+        """``text`` with the credentials (in every escaped form) replaced by ``***``."""
+        return self._redactor.text(text)
 
     def close(self) -> None:
         """Close the underlying connections."""

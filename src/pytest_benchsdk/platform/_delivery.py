@@ -37,24 +37,28 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
 from ._client import BenchmarkClient
 from ._errors import BenchmarkApiError, PlatformConnectionError, platform_message
-from ._operations import Blocked, Reject, kind_label, perform
+from ._operations import Blocked, Reject, claim_tried_key, kind_label, perform
 from ._outbox import STATE_RUN, OutboxEntryLike, OutboxStore, worker_state_key
 from ._recovery import recover_run
 
 __all__ = [
     "LEASE_TTL_S",
+    "STATE_DELIVERED",
     "DeliverySummary",
     "OutboxEntryLike",
     "OutboxStore",
     "RetryPolicy",
     "Sender",
+    "note_if_delivered",
+    "outstanding_lines",
     "resubmit",
+    "resubmit_candidates",
 ]
 
 #: What to run to send what is left; shown whenever something stays undelivered.
@@ -120,12 +124,21 @@ class DeliverySummary:
     unknown: tuple[str, ...] = ()
     #: Runs that another process was delivering (this one left them alone).
     busy: int = 0
+    #: Stored records that have not reached the platform (a resubmit counts them), and one
+    #: line per run saying how many and why.
+    outstanding: int = 0
+    outstanding_lines: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         """Everything that was queued has been delivered (or is being delivered by another
-        process right now)."""
-        return self.unsent == 0 and not self.rejected and len(self.skipped) == self.busy
+        process right now), and no stored record is left outside the platform."""
+        return (
+            self.unsent == 0
+            and not self.rejected
+            and len(self.skipped) == self.busy
+            and self.outstanding == 0
+        )
 
     def lines(self, store_path: str | None = None) -> list[str]:
         """Terminal lines for people (empty when there was nothing to do)."""
@@ -152,6 +165,7 @@ class DeliverySummary:
                 f"{self.unsent} platform upload(s) not delivered; they are kept{where}. "
                 f"Send them later with: {RESUBMIT_COMMAND}"
             )
+        out.extend(self.outstanding_lines)
         return out
 
 
@@ -503,6 +517,54 @@ class Sender:
             )
 
 
+def _why_undelivered(store: OutboxStore, run_id: str, participant: str) -> str:
+    """Why a participant's stored records are not on the platform: the first of its entries
+    (or the run's) that was rejected, else the first still queued."""
+    waiting: OutboxEntryLike | None = None
+    for entry in store.outbox_entries(run_id):
+        payload = entry.payload if isinstance(entry.payload, dict) else {}
+        if payload.get("participant") not in (None, participant) or entry.state == "sent":
+            continue
+        if entry.state == "rejected":
+            return f"rejected: {entry.last_error or kind_label(entry)}"
+        if waiting is None:
+            waiting = entry
+    if waiting is not None:
+        last = f" (last error: {waiting.last_error})" if waiting.last_error else ""
+        return f"not sent yet: {kind_label(waiting)} is still queued{last}"
+    return "no queued upload carries them (stored after the participant's last batch)"
+
+
+def outstanding_lines(
+    store: OutboxStore, undelivered: Mapping[str, Mapping[str, Sequence[int]]]
+) -> tuple[int, list[str]]:
+    """How many stored records have not reached the platform (``undelivered``: per run, what
+    :meth:`~pytest_benchsdk.store.ResultStore.undelivered_records` found), and one line per
+    run with the count per participant and why."""
+    total = 0
+    lines: list[str] = []
+    for run_id, missing in undelivered.items():
+        if not missing:
+            continue
+        count = sum(len(indexes) for indexes in missing.values())
+        total += count
+        why = "; ".join(
+            f"{name}: {len(indexes)} ({_why_undelivered(store, run_id, name)})"
+            for name, indexes in missing.items()
+        )
+        rejected = "rejected:" in why
+        hint = (
+            f"once the cause is fixed, send them with: {RESUBMIT_REJECTED_COMMAND}"
+            if rejected
+            else f"send them with: {RESUBMIT_COMMAND}"
+        )
+        lines.append(
+            f"Run {run_id}: {count} stored record(s) have not reached the platform — {why}; "
+            f"they stay in the local store; {hint}"
+        )
+    return total, lines
+
+
 def _same_platform(stored: str | None, current: str | None) -> bool:
     return stored is None or current is None or stored.rstrip("/") == current.rstrip("/")
 
@@ -511,7 +573,9 @@ def _retarget(store: OutboxStore, run_id: str) -> None:
     """Make a run deliverable to another platform: forget the old platform's ids and put every
     entry back to pending, so the whole lifecycle is replayed there in order."""
     for key in store.state_items(run_id):
-        if key == STATE_RUN or key.startswith((worker_state_key(""), "upload:")):
+        if key in (STATE_RUN, STATE_DELIVERED) or key.startswith(
+            (worker_state_key(""), claim_tried_key(""), "upload:")
+        ):
             store.state_set(run_id, key, None)
     store.outbox_reset(run_id, ("sent", "failed", "rejected"))
 
@@ -543,15 +607,7 @@ def resubmit(
     if run_ids is not None:
         candidates = list(dict.fromkeys(run_ids))
     else:
-        candidates = list(
-            dict.fromkeys(
-                [
-                    *store.outbox_runs_with_pending(),
-                    *store.outbox_unfinished_runs(),
-                    *(store.outbox_runs_with_rejected() if rejected else ()),
-                ]
-            )
-        )
+        candidates = resubmit_candidates(store, rejected=rejected)
     holder = new_lease_holder()
     owned: set[str] = set()
     skipped: list[str] = []
@@ -589,10 +645,69 @@ def resubmit(
             store.outbox_reset(run_id, ("rejected",))
         if run_id in unfinished:
             recover_run(store, run_id, log_level=log_level)
+        # Holding the lease, no session is delivering the run: one still "running" was left so
+        # by a session that died (after its participants finished, say).
+        if getattr(store.get_run(run_id), "status", None) == "running":
+            store.finish_run(run_id, "interrupted")
         owned.add(run_id)
     sender = Sender(store, client, retry=retry, run_ids=owned, on_message=on_message, holder=holder)
     try:
         summary = sender.drain(timeout) if owned else DeliverySummary()
+        undelivered = {run_id: store.undelivered_records(run_id) for run_id in sorted(owned)}
+        count, lines = outstanding_lines(store, undelivered)
+        for run_id, missing in undelivered.items():
+            if not missing:
+                note_if_delivered(store, run_id, checked=True)
     finally:
         sender.release_leases()
-    return attrs.evolve(summary, skipped=tuple(skipped), busy=busy)
+    return attrs.evolve(
+        summary,
+        skipped=tuple(skipped),
+        busy=busy,
+        outstanding=count,
+        outstanding_lines=tuple(lines),
+    )
+
+
+#: Per-run state: how many stored records were last found all on the platform (so a resubmit
+#: need not compare a delivered run's records with its batches again).
+STATE_DELIVERED = "platform.delivered-records"
+
+
+def note_if_delivered(store: OutboxStore, run_id: str, *, checked: bool = False) -> bool:
+    """Remember that every stored record of the run is on the platform, when it is and no
+    upload is still queued (``checked``: the records were just compared); returns whether it
+    is."""
+    counts = store.outbox_counts(run_id)
+    if counts.get("pending", 0) or counts.get("failed", 0):
+        return False
+    if not checked and store.undelivered_records(run_id):
+        return False
+    store.state_set(run_id, STATE_DELIVERED, store.get_run(run_id).record_count)
+    return True
+
+
+def _maybe_undelivered(store: OutboxStore, run_id: str) -> bool:
+    run = store.get_run(run_id)
+    if store.state_get(run_id, STATE_DELIVERED) == run.record_count:
+        return False
+    return bool(store.undelivered_records(run_id))
+
+
+def resubmit_candidates(store: OutboxStore, *, rejected: bool = False) -> list[str]:
+    """The runs a resubmit looks at: with uploads still queued, with participants their
+    session never finished (killed), with stored records not on the platform, still
+    ``running`` (their session may have died), and (with ``rejected``) with uploads the
+    platform rejected. Oldest first within each kind."""
+    reported = store.outbox_reported_runs()
+    return list(
+        dict.fromkeys(
+            [
+                *store.outbox_runs_with_pending(),
+                *store.outbox_unfinished_runs(),
+                *(store.outbox_runs_with_rejected() if rejected else ()),
+                *(run_id for run_id in reported if _maybe_undelivered(store, run_id)),
+                *(run_id for run_id in reported if store.get_run(run_id).status == "running"),
+            ]
+        )
+    )

@@ -1,13 +1,15 @@
-"""Exceptions of the platform layer and secret redaction.
+"""Exceptions of the platform layer.
 
 Messages follow upstream (``@benchsdk/api`` / ``@benchsdk/cli``) so users searching for an error
-find the same text; no message ever carries the API key or token (see :func:`redact`).
+find the same text; no message ever carries the API key or token (they are redacted with
+:func:`pytest_benchsdk._redact.redact`, the one home of redaction, re-exported here).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+
+from .._redact import redact
 
 __all__ = [
     "AuthError",
@@ -16,17 +18,6 @@ __all__ = [
     "platform_message",
     "redact",
 ]
-
-_REDACTED = "***"
-
-
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every non-trivial secret replaced by ``***``."""
-    for secret in secrets:
-        # Very short values would redact innocent text; no real key or token is that short.
-        if secret and len(secret) >= 6:
-            text = text.replace(secret, _REDACTED)
-    return text
 
 
 class AuthError(Exception):

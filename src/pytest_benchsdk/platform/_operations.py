@@ -6,6 +6,12 @@ a stop. :data:`OPERATIONS` maps each entry kind to its operation. An operation r
 produced by earlier entries (platform run, worker assignment) from the store's per-run state
 and saves the ids it produces there, so a replay by :func:`._delivery.resubmit` needs nothing
 else.
+
+Every operation is safe to repeat after a lost answer: batches keep their sequence numbers,
+upserts and the keyed run creation are get-or-create, a finished worker answers 409. The claim
+is the one that is not: before its first request it notes in the state that a claim may reach
+the platform (:func:`claim_tried_key`); a retry then first looks for the worker whose current
+attempt carries the claim's ``processKey`` (this run's), and an answer already stored is reused.
 """
 
 from __future__ import annotations
@@ -19,7 +25,16 @@ from ._client import BenchmarkClient
 from ._errors import BenchmarkApiError, PlatformConnectionError, platform_message
 from ._outbox import STATE_RUN, OutboxEntryLike, OutboxStore, worker_state_key
 
-__all__ = ["OPERATIONS", "Blocked", "Operation", "Reject", "dashboard_url", "kind_label", "perform"]
+__all__ = [
+    "OPERATIONS",
+    "Blocked",
+    "Operation",
+    "Reject",
+    "claim_tried_key",
+    "dashboard_url",
+    "kind_label",
+    "perform",
+]
 
 
 class Reject(Exception):
@@ -179,22 +194,82 @@ def _plan_workers(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntr
         raise
 
 
+def _own_worker(
+    client: BenchmarkClient, slug: str, run_id: str, participant: str, process_key: str
+) -> dict[str, Any] | None:
+    """The assignment of the running worker whose current attempt this process key claimed
+    (a claim whose answer was lost), rebuilt from the participant's worker listing; ``None``
+    when there is none, or the platform's listing does not say who claimed what."""
+    for worker in client.list_workers(slug, run_id, participant):
+        attempt = worker.get("currentAttempt") if isinstance(worker, dict) else None
+        if (
+            not isinstance(attempt, dict)
+            or attempt.get("processKey") != process_key
+            or worker.get("status") != "running"
+            or not worker.get("id")
+            or not attempt.get("id")
+        ):
+            continue
+        return {
+            "benchmarkSlug": slug,
+            "runId": run_id,
+            "participantSlug": participant,
+            "workerId": worker["id"],
+            "workerIndex": worker.get("workerIndex"),
+            "workerCount": worker.get("workerCount"),
+            "attemptId": attempt["id"],
+            "attemptNumber": attempt.get("number"),
+            "taskRange": worker.get("taskRange"),
+            "targetConcurrency": worker.get("targetConcurrency"),
+        }
+    return None
+
+
+def claim_tried_key(participant: str) -> str:
+    """State key saying a claim request for the participant may have reached the platform."""
+    return f"platform.claim-sent.{participant}"
+
+
 def _claim_worker(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
     payload: Mapping[str, Any] = entry.payload
     slug: str = payload["slug"]
+    participant: str = payload["participant"]
     run_id = _platform_run_id(store, entry)
-    assignment = client.claim_worker(
-        slug, run_id, payload["participant"], payload.get("body") or {}
-    )
-    if assignment is None and payload.get("pool"):
-        # A full pool is an answer, not a failure: this process runs none of the iterations.
-        return {"assignment": None}
-    if assignment is None:
-        raise Reject(
-            f"{kind_label(entry)}: No pending worker to claim for run {run_id} — it may "
-            "already be fully claimed."
-        )
-    store.state_set(entry.run_id, worker_state_key(payload["participant"]), assignment)
+    body: Mapping[str, Any] = payload.get("body") or {}
+    key = worker_state_key(participant)
+    # The claim's answer was stored but the entry not marked sent (killed in between): the
+    # worker is ours already; claiming again would find no pending worker.
+    assignment = store.state_get(entry.run_id, key)
+    recovered = isinstance(assignment, dict) and bool(assignment.get("workerId"))
+    if not recovered and store.state_get(entry.run_id, claim_tried_key(participant)):
+        # A claim was sent before and its answer never stored (lost on the way back, or the
+        # process died): find our worker by the claim's process key before claiming again.
+        process_key = body.get("processKey")
+        found = None
+        if isinstance(process_key, str) and process_key:
+            try:
+                found = _own_worker(client, slug, run_id, participant, process_key)
+            except BenchmarkApiError as exc:
+                if exc.transient:
+                    raise
+                # No listing to learn from (an older platform): claim, as before.
+        if found is not None:
+            store.state_set(entry.run_id, key, found)
+            assignment, recovered = found, True
+    if not recovered:
+        store.state_set(entry.run_id, claim_tried_key(participant), True)
+        assignment = client.claim_worker(slug, run_id, participant, body)
+        if assignment is None and payload.get("pool"):
+            # A full pool is an answer, not a failure: this process runs none of the iterations.
+            return {"assignment": None}
+        if assignment is None:
+            raise Reject(
+                f"{kind_label(entry)}: No pending worker to claim for run {run_id} — it may "
+                "already be fully claimed. None of its workers is running for this run's "
+                f"process key ({body.get('processKey')})."
+            )
+        store.state_set(entry.run_id, key, assignment)
+    assert isinstance(assignment, dict)
     # Upstream heartbeats at once when a worker starts: progress 0 of the claimed range.
     count = (assignment.get("taskRange") or {}).get("count")
     total = int(count) if isinstance(count, int) else int(payload.get("total") or 0)
@@ -205,7 +280,8 @@ def _claim_worker(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntr
         assignment,
         {"progressDone": 0, "progressInFlight": 0, "progressErrors": 0, "progressTotal": total},
     )
-    return {"workerId": assignment.get("workerId"), "attemptId": assignment.get("attemptId")}
+    response = {"workerId": assignment.get("workerId"), "attemptId": assignment.get("attemptId")}
+    return {**response, "recovered": True} if recovered else response
 
 
 def _submit_summary(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:

@@ -17,6 +17,8 @@ __all__ = [
     "OutboxEntryLike",
     "OutboxStore",
     "OutboxTargetLike",
+    "implicit_run_key",
+    "process_key",
     "worker_state_key",
 ]
 
@@ -91,6 +93,8 @@ class OutboxStore(Protocol):
     def finish_run(self, run_id: str, status: str) -> None: ...
     def log_lines(self, run_id: str, participant: str) -> list[str]: ...
     def get_run(self, run_id: str) -> Any: ...
+    def outbox_reported_runs(self) -> list[str]: ...
+    def undelivered_records(self, run_id: str) -> dict[str, list[int]]: ...
 
 
 #: State key holding the platform run (id, name, organization slug, dashboard URL).
@@ -100,3 +104,15 @@ STATE_RUN = "platform.run"
 def worker_state_key(participant: str) -> str:
     """State key holding a participant's claimed worker assignment."""
     return f"platform.worker.{participant}"
+
+
+def implicit_run_key(local_run_id: str) -> str:
+    """The run key of a run created without ``--bench-run-key``: unique to the local run, so
+    creating the run is a get-or-create and a retry after a lost answer finds the same run."""
+    return f"benchsdk-{local_run_id}"
+
+
+def process_key(host: str, local_run_id: str) -> str:
+    """The claim's ``processKey``: the host (upstream's value) and the local run, so that this
+    run's worker can be told from every other one when a claim's answer was lost."""
+    return f"{host}/{local_run_id}"

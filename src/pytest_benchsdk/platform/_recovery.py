@@ -22,12 +22,14 @@ claim found no pool worker left ran nothing here and is left alone.
 
 from __future__ import annotations
 
+import os
 import re
+import socket
 from collections.abc import Mapping
 from typing import Any
 
 from ..records import LOG_LEVELS
-from ._outbox import OutboxEntryLike, OutboxStore
+from ._outbox import OutboxEntryLike, OutboxStore, process_key
 
 __all__ = ["INTERRUPTED_CODE", "recover_run"]
 
@@ -103,7 +105,8 @@ def recover_run(
         if plan is None:
             put("plan", f"plan/{name}", {"body": {}, "total": total or len(records)})
         if not any(e.kind == "claim" for e in own):
-            body = {"processKind": "process", "processKey": "bench-resubmit"}
+            host = os.environ.get("HOSTNAME") or socket.gethostname() or "local"
+            body = {"processKind": "process", "processKey": process_key(host, run_id)}
             put("claim", f"claim/{name}", {"body": body, "total": total or len(records)})
         batches = [e for e in own if e.kind == "events"]
         covered = {int(r["taskIndex"]) for e in batches for r in e.payload["records"]}

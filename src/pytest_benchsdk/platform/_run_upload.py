@@ -52,7 +52,7 @@ from ._barrier import PoolBarrier
 from ._client import BenchmarkClient
 from ._heartbeats import Heartbeats
 from ._metrics import SystemMetricsCollector, samples_to_ndjson
-from ._outbox import STATE_RUN, OutboxStore, worker_state_key
+from ._outbox import STATE_RUN, OutboxStore, implicit_run_key, process_key, worker_state_key
 
 __all__ = ["RunUpload"]
 
@@ -201,9 +201,14 @@ class RunUpload:
         identity_is_ours: bool,
         run_key: str | None,
     ) -> str:
-        """Queue the benchmark upsert and the run creation (with ``run_key``: the keyed run and
-        one participant registration per participant); returns the run entry's key.
+        """Queue the benchmark upsert and the run creation: the keyed run and one participant
+        registration per participant; returns the run entry's key.
+
+        Without ``run_key`` (``--bench-run-key``) the run is keyed by this local run
+        (``benchsdk-<local run id>``): creating a keyed run is a get-or-create, so a retry after
+        a lost answer gets the same run instead of a second, empty one.
         """
+        run_key = run_key or implicit_run_key(self.local_run_id)
         bench_key = self._put(
             None,
             "benchmark",
@@ -215,28 +220,19 @@ class RunUpload:
             },
             None,
         )
-        if run_key:
-            body: dict[str, Any] = {"runKey": run_key, "config": dict(run_config)}
-        else:
-            body = {
-                "totalTasks": total_tasks,
-                "workerCount": 1,
-                "participants": list(self._participants),
-                "config": dict(run_config),
-            }
+        body: dict[str, Any] = {"runKey": run_key, "config": dict(run_config)}
         run_entry = self._put(None, "run", "run", {"body": body}, bench_key)
-        if run_key:
-            for part in self._participants.values():
-                registration: dict[str, Any] = {"totalTasks": part.total}
-                if self.pool:
-                    registration = {"totalTasks": part.total * self.pool, "workerCount": self.pool}
-                self._put(
-                    part,
-                    "participant",
-                    f"participant/{part.name}",
-                    {"participant": part.name, "body": registration},
-                    run_entry,
-                )
+        for part in self._participants.values():
+            registration: dict[str, Any] = {"totalTasks": part.total}
+            if self.pool:
+                registration = {"totalTasks": part.total * self.pool, "workerCount": self.pool}
+            self._put(
+                part,
+                "participant",
+                f"participant/{part.name}",
+                {"participant": part.name, "body": registration},
+                run_entry,
+            )
         return run_entry
 
     # -- helpers ----------------------------------------------------------------------------
@@ -319,16 +315,19 @@ class RunUpload:
                 base,
             )
             hostname = self._uploader.env.get("HOSTNAME")
-            # Upstream's round mode claims with HOSTNAME ?? 'local'; its worker with the host name.
-            process_key = hostname or ("local" if self.round_mode else socket.gethostname())
-            process_key = process_key or "local"
+            # Upstream's round mode claims with HOSTNAME ?? 'local'; its worker with the host
+            # name. The local run follows, so a lost claim answer can be told apart.
+            host = hostname or ("local" if self.round_mode else socket.gethostname()) or "local"
             self._put(
                 part,
                 "claim",
                 f"claim/{name}",
                 {
                     "participant": name,
-                    "body": {"processKind": "process", "processKey": process_key},
+                    "body": {
+                        "processKind": "process",
+                        "processKey": process_key(host, self.local_run_id),
+                    },
                     "total": part.total,
                     "pool": bool(self.pool),
                 },

@@ -10,6 +10,7 @@ entries (the chain is described in :mod:`._run_upload`). Heartbeats are best-eff
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -27,6 +28,7 @@ from ._delivery import (
     OutboxStore,
     RetryPolicy,
     Sender,
+    note_if_delivered,
 )
 from ._errors import AuthError
 from ._heartbeats import Heartbeats
@@ -327,6 +329,11 @@ class PlatformUploader:
             return self._abandon()
         if self.client is not None:
             self.client.close()
+        if summary.ok:
+            for upload in self._uploads:
+                # So a later --bench-resubmit need not compare this run's records again.
+                with contextlib.suppress(Exception):
+                    note_if_delivered(self.store, upload.local_run_id)
         return summary
 
     def _abandon(self) -> DeliverySummary:

@@ -3,7 +3,13 @@
 The controller writes each record the moment it arrives, and every write commits before the call
 returns, so a crash (even ``SIGKILL``) right after :meth:`ResultStore.add_record` loses nothing.
 Platform traffic goes through the *outbox*: a durable queue of payloads the platform layer writes
-before it sends them and marks sent after a 2xx, so what fails can be resubmitted later.
+before it sends them and marks sent after a 2xx, so what fails can be resubmitted later. Outbox
+and per-run state writes are synced to disk (``synchronous = FULL`` for their commits), record
+writes are not (``NORMAL``): a power cut can drop only records no batch was queued for yet.
+
+A file that is not a results store (an SQLite database of another application) is refused
+before anything is written to it. ``ResultStore(path, read_only=True)`` reads a store without
+writing anything, also when the file or its directory cannot be written.
 
 Concurrency: one :class:`ResultStore` may be used from several threads (pytest's main thread and
 the platform sender thread) — a lock serialises them. Several processes may share one file
@@ -42,7 +48,7 @@ every query. Only the names in ``__all__`` here are public.
 """
 
 from .._public import publish
-from ._connection import StoreError, UnknownRunError
+from ._connection import StoreError, StoreReadOnlyError, UnknownRunError
 from ._results import (
     OUTBOX_STATES,
     RUN_STATUSES,
@@ -61,6 +67,7 @@ __all__ = [
     "OutboxTarget",
     "ResultStore",
     "StoreError",
+    "StoreReadOnlyError",
     "StoredRun",
     "UnknownRunError",
 ]

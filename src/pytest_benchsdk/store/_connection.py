@@ -23,13 +23,14 @@ from typing import Any
 from .._clock import iso_utc
 from .._files import creation_problem
 from .._js import js_json
-from ._schema import SchemaTooNewError, migrate
+from ._schema import SCHEMA_VERSION, SchemaTooNewError, migrate
 
 __all__ = [
     "BUSY_TIMEOUT_S",
     "JSON",
     "StoreConnection",
     "StoreError",
+    "StoreReadOnlyError",
     "UnknownRunError",
     "dump_json",
     "load_json",
@@ -45,6 +46,11 @@ JSON = Any
 
 class StoreError(Exception):
     """The results store cannot be opened or used (message names the file and what to do)."""
+
+
+class StoreReadOnlyError(StoreError):
+    """The store file, or its directory, cannot be written: a session cannot use it, the read
+    commands open it with ``ResultStore(path, read_only=True)``."""
 
 
 class UnknownRunError(StoreError, KeyError):
@@ -69,6 +75,10 @@ def dump_json(value: JSON) -> str:
 def load_json(text: str | None) -> JSON:
     """The value of a nullable JSON column (``None`` for SQL ``NULL``)."""
     return None if text is None else json.loads(text)
+
+
+class _ForeignDatabase(Exception):
+    """The file is an SQLite database of something else (message: why, for people)."""
 
 
 def _retry_while_locked(action: Callable[[], None], timeout_s: float) -> None:
@@ -100,21 +110,56 @@ FILE_MODE = 0o600
 DIR_MODE = 0o700
 
 
-def _unusable_reason(path: Path) -> str | None:
+_READ_ONLY = "it is read-only; make it writable or choose another path"
+
+
+def _unusable_reason(path: Path) -> tuple[str, bool] | None:
     """Why *path* cannot be a writable store, as far as can be told before SQLite opens it
-    (SQLite's own messages for these cases say little: "unable to open database file")."""
+    (SQLite's own messages for these cases say little: "unable to open database file"), and
+    whether the reason is only that it cannot be written."""
     if path.is_dir():
-        return "it is a directory; give a file path (e.g. .benchmarks/benchsdk.sqlite3)"
+        return "it is a directory; give a file path (e.g. .benchmarks/benchsdk.sqlite3)", False
     if path.exists():
         if not path.is_file():
-            return "it is not a regular file; give a file path"
-        if not os.access(path, os.R_OK | os.W_OK):
-            return "it is read-only; make it writable or choose another path"
+            return "it is not a regular file; give a file path", False
+        if not os.access(path, os.R_OK):
+            return "it cannot be read (permission denied)", False
+        if not os.access(path, os.W_OK):
+            return _READ_ONLY, True
         # SQLite keeps its -wal and -shm files next to the store.
         if not os.access(path.parent, os.W_OK | os.X_OK):
-            return f"its directory {path.parent} is read-only; SQLite needs to write there"
+            return f"its directory {path.parent} is read-only; SQLite needs to write there", True
         return None
-    return creation_problem(path)
+    problem = creation_problem(path)
+    return None if problem is None else (problem, False)
+
+
+#: The tables of schema version 1: a file with another schema is not a results store.
+_OWN_TABLES = frozenset({"runs", "records", "log_lines", "scores", "outbox", "run_state"})
+
+
+def _foreign_reason(conn: sqlite3.Connection) -> str | None:
+    """Why an existing SQLite file is not a results store (None: it is one, or it is empty and
+    may become one). Reads only, so a foreign database is left exactly as it was."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    tables = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    }
+    if version == 0 and not tables:
+        return None  # a new (or empty) file: it becomes a store
+    if version > SCHEMA_VERSION:
+        return None  # migrate() says it is too new
+    if tables >= _OWN_TABLES and version >= 1:
+        return None
+    shown = ", ".join(sorted(tables)[:5]) + (" …" if len(tables) > 5 else "")
+    return (
+        f"it is an SQLite database of something else (tables: {shown or 'none'}), not a "
+        "pytest-benchsdk results store; it was left unchanged. Choose another path "
+        "(e.g. .benchmarks/benchsdk.sqlite3)"
+    )
 
 
 def _create_private(path: Path) -> None:
@@ -152,13 +197,25 @@ class StoreConnection:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, busy_timeout_s: float = BUSY_TIMEOUT_S
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout_s: float = BUSY_TIMEOUT_S,
+        read_only: bool = False,
     ) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
-        problem = _unusable_reason(self.path)
-        if problem is not None:
-            raise StoreError(f"cannot open results store {self.path}: {problem}")
+        #: Set when a read-only store had to be read without its write-ahead log.
+        self.read_only_note: str | None = None
+        self.read_only = read_only
+        if read_only:
+            self._conn = self._open_read_only(busy_timeout_s)
+            return
+        found = _unusable_reason(self.path)
+        if found is not None:
+            problem, only_read_only = found
+            error = StoreReadOnlyError if only_read_only else StoreError
+            raise error(f"cannot open results store {self.path}: {problem}")
         try:
             _create_private(self.path)
             # isolation_level=None: autocommit; multi-statement writes use explicit
@@ -183,25 +240,101 @@ class StoreConnection:
         except SchemaTooNewError as exc:
             self._conn.close()
             raise StoreError(f"{self.path}: {exc}") from exc
+        except _ForeignDatabase as exc:
+            self._conn.close()
+            raise StoreError(f"cannot use results store {self.path}: {exc}") from None
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             text = str(exc)
+            error = StoreError
             if "locked" in text or "busy" in text:
                 hint = f"another process kept it locked for more than {busy_timeout_s:g} s"
             elif "readonly" in text or "read-only" in text:
-                hint = "it is read-only; make it writable or choose another path"
+                hint, error = _READ_ONLY, StoreReadOnlyError
             elif "disk is full" in text or "disk I/O" in text:
                 hint = "no space left on the device? free some or choose another path"
             else:
                 hint = "is it a pytest-benchsdk store? move it away or choose another path"
-            raise StoreError(f"cannot use results store {self.path}: {exc} ({hint})") from exc
+            raise error(f"cannot use results store {self.path}: {exc} ({hint})") from exc
         except BaseException:
             self._conn.close()
             raise
 
     def _setup_schema(self) -> None:
+        # Look before writing anything: switching to WAL rewrites the file's header.
+        foreign = _foreign_reason(self._conn)
+        if foreign is not None:
+            raise _ForeignDatabase(foreign)
         self._conn.execute("PRAGMA journal_mode = WAL")
         migrate(self._conn)
+
+    def _open_read_only(self, busy_timeout_s: float) -> sqlite3.Connection:
+        """Open the file for reading only: nothing is created, migrated or written. A store in
+        WAL mode whose directory cannot be written has no ``-shm`` file to share: it is then
+        read as an immutable file, without what only its ``-wal`` file holds (said in
+        :attr:`read_only_note`)."""
+        if not self.path.is_file():
+            raise StoreError(f"cannot open results store {self.path}: no such file")
+        uri = self.path.resolve().as_uri()
+        conn: sqlite3.Connection | None = None
+        try:
+            for query in ("?mode=ro", "?mode=ro&immutable=1"):
+                try:
+                    conn = sqlite3.connect(
+                        uri + query,
+                        uri=True,
+                        timeout=busy_timeout_s,
+                        isolation_level=None,
+                        check_same_thread=False,
+                    )
+                    foreign = _foreign_reason(conn)
+                except sqlite3.OperationalError:
+                    if conn is not None:
+                        conn.close()
+                        conn = None
+                    # A WAL store whose -shm file cannot be created: read it as immutable.
+                    if query.endswith("immutable=1"):
+                        raise
+                    continue
+                if foreign is not None:
+                    raise _ForeignDatabase(foreign)
+                if "immutable" in query:
+                    wal = Path(f"{self.path}-wal")
+                    if wal.exists() and wal.stat().st_size > 0:
+                        self.read_only_note = (
+                            f"{wal} holds writes not yet in {self.path.name}, and neither can "
+                            "be written to merge them: the newest data may be missing; make "
+                            "the directory writable to see it"
+                        )
+                break
+            assert conn is not None
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        except _ForeignDatabase as exc:
+            if conn is not None:
+                conn.close()
+            raise StoreError(f"cannot use results store {self.path}: {exc}") from None
+        except sqlite3.DatabaseError as exc:
+            if conn is not None:
+                conn.close()
+            raise StoreError(
+                f"cannot use results store {self.path}: {exc} (is it a pytest-benchsdk store?)"
+            ) from exc
+        if version != SCHEMA_VERSION:
+            conn.close()
+            if version > SCHEMA_VERSION:
+                why = (
+                    f"its schema version {version} is newer than this pytest-benchsdk "
+                    f"understands ({SCHEMA_VERSION}); upgrade pytest-benchsdk"
+                )
+            elif version == 0:
+                why = "it holds no results yet (an empty database)"
+            else:
+                why = (
+                    f"it was written by an older pytest-benchsdk (schema {version}) and, being "
+                    "read-only, cannot be upgraded; open it once with write access"
+                )
+            raise StoreError(f"cannot read results store {self.path}: {why}")
+        return conn
 
     def close(self) -> None:
         """Close the connection. Everything is already committed."""
@@ -209,8 +342,25 @@ class StoreConnection:
             self._conn.close()
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One committed write transaction, holding the thread lock and SQLite's write lock."""
+    def write(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        """One committed write transaction, holding the thread lock and SQLite's write lock.
+
+        ``durable``: the commit is on disk when this returns, also across an OS crash or a
+        power cut (``synchronous = FULL`` for this commit: the WAL is synced, and with it every
+        commit before). Other commits survive the process dying but not the OS."""
+        with self._lock:
+            if durable:
+                self._conn.execute("PRAGMA synchronous = FULL")
+            try:
+                with self._transaction() as conn:
+                    yield conn
+            finally:
+                if durable:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("PRAGMA synchronous = NORMAL")
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:

@@ -179,13 +179,15 @@ def _outbox_from_row(row: Sequence[Any]) -> OutboxEntry:
     )
 
 
-def _record_json(record: TaskRecord) -> str:
+def _record_json(record: TaskRecord, wire: Mapping[str, JSON] | None = None) -> str:
     """The record's wire JSON as :func:`dump_json` writes it, at C speed (once per iteration).
 
+    ``wire``: the record's wire form when the caller has it already (no ``to_wire()`` then).
     Wire keys are strings (measures are converted with ``String(key)``; ``from_wire`` rejects
     other keys), so the C encoder writes the same text, unless a value is NaN or infinite
     (written as null) or not plain JSON: :func:`dump_json` writes those records."""
-    wire = record.to_wire()
+    if wire is None:
+        wire = record.to_wire()
     try:
         return json.dumps(wire, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (ValueError, TypeError):
@@ -210,10 +212,26 @@ class ResultStore:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, busy_timeout_s: float = BUSY_TIMEOUT_S
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout_s: float = BUSY_TIMEOUT_S,
+        read_only: bool = False,
     ) -> None:
-        self._db = StoreConnection(path, busy_timeout_s=busy_timeout_s)
+        self._db = StoreConnection(path, busy_timeout_s=busy_timeout_s, read_only=read_only)
         self.path = self._db.path
+
+    @property
+    def read_only(self) -> bool:
+        """Opened with ``read_only=True``: nothing was or will be written (every write method
+        raises). For reading stores on a read-only file or directory."""
+        return self._db.read_only
+
+    @property
+    def read_only_note(self) -> str | None:
+        """Why a read-only store may not show its newest data (its ``-wal`` file could not be
+        read), or ``None``."""
+        return self._db.read_only_note
 
     def close(self) -> None:
         """Close the connection. Everything is already committed."""
@@ -235,8 +253,8 @@ class ResultStore:
 
     # --- connection -----------------------------------------------------------------------------
 
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        return self._db.write()
+    def _write(self, *, durable: bool = False) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.write(durable=durable)
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         return self._db.read(sql, params)
@@ -379,9 +397,12 @@ class ResultStore:
         participant: str,
         record: TaskRecord,
         log_lines: Sequence[str] = (),
+        *,
+        wire: Mapping[str, JSON] | None = None,
     ) -> None:
         """Store a task record (its wire JSON), and the iteration's log lines if given, in one
-        transaction; committed when this returns.
+        transaction; committed when this returns. ``wire``: the record's wire form, when the
+        caller has it already (it must be ``record.to_wire()``).
 
         Idempotent on ``(run_id, participant, record.task_index)``: a re-delivered record
         replaces the earlier one (its log lines are appended again).
@@ -393,7 +414,7 @@ class ResultStore:
             participant,
             record.task_index,
             record.status,
-            _record_json(record),
+            _record_json(record, wire),
             now_iso(),
         )
         try:
@@ -597,7 +618,7 @@ class ResultStore:
         :meth:`outbox_pending`).
         """
         payload_text = dump_json(payload)
-        with self._write() as conn:
+        with self._write(durable=True) as conn:
             existing = conn.execute("SELECT id FROM outbox WHERE key = ?", (key,)).fetchone()
             if existing is not None:
                 return int(existing[0])
@@ -639,7 +660,7 @@ class ResultStore:
     def outbox_mark_sent(self, entry_id: int, response: JSON | None = None) -> None:
         """Mark an entry delivered (terminal), keeping the decoded *response*; counts an attempt."""
         now = now_iso()
-        with self._write() as conn:
+        with self._write(durable=True) as conn:
             self._entry_state(conn, entry_id)
             conn.execute(
                 "UPDATE outbox SET state = 'sent', attempts = attempts + 1, response = ?, "
@@ -652,7 +673,7 @@ class ResultStore:
         ``rejected``. *error* must not contain secrets. An entry already ``sent`` is left alone
         (a late failure report from a racing sender never undoes a delivery).
         """
-        with self._write() as conn:
+        with self._write(durable=True) as conn:
             if self._entry_state(conn, entry_id) == "sent":
                 return
             conn.execute(
@@ -714,7 +735,7 @@ class ResultStore:
         if run_id is not None:
             sql += " AND run_id = ?"
             params.append(run_id)
-        with self._write() as conn:
+        with self._write(durable=True) as conn:
             return int(conn.execute(sql, params).rowcount)
 
     def outbox_runs_with_rejected(self) -> list[str]:
@@ -746,6 +767,45 @@ class ResultStore:
         )
         return [row[0] for row in rows]
 
+    def outbox_reported_runs(self) -> list[str]:
+        """Runs reported through the outbox (they have a ``<run>/run`` entry), oldest first."""
+        rows = self._read(
+            "SELECT o.run_id FROM outbox o JOIN runs ON runs.run_id = o.run_id "
+            "WHERE o.kind = 'run' AND o.key = o.run_id || '/run' ORDER BY runs.id"
+        )
+        return [row[0] for row in rows]
+
+    def undelivered_records(self, run_id: str) -> dict[str, list[int]]:
+        """The task indexes of the run's stored records (warm-up ones left out) that no
+        delivered (``sent``) ``events`` entry carries, per participant; empty when the
+        platform has every one of them."""
+        try:
+            rows = self._read(
+                "SELECT json_extract(o.payload, '$.participant'), "
+                "json_extract(j.value, '$.taskIndex') "
+                "FROM outbox o, json_each(o.payload, '$.records') j "
+                "WHERE o.run_id = ? AND o.kind = 'events' AND o.state = 'sent'",
+                (run_id,),
+            )
+        except sqlite3.OperationalError:  # an SQLite without JSON functions: read the payloads
+            rows = [
+                (entry.payload.get("participant"), record.get("taskIndex"))
+                for entry in self.outbox_entries(run_id, "sent")
+                if entry.kind == "events" and isinstance(entry.payload, dict)
+                for record in entry.payload.get("records") or ()
+                if isinstance(record, dict)
+            ]
+        delivered = {(name, index) for name, index in rows}
+        missing: dict[str, list[int]] = {}
+        for name, index in self._read(
+            "SELECT participant, task_index FROM records WHERE run_id = ? AND task_index >= 0 "
+            "ORDER BY participant, task_index",
+            (run_id,),
+        ):
+            if (name, index) not in delivered:
+                missing.setdefault(name, []).append(index)
+        return missing
+
     # --- outbox runs: platform target and delivery lease ----------------------------------------
 
     def outbox_target(self, run_id: str) -> OutboxTarget | None:
@@ -765,7 +825,7 @@ class ResultStore:
 
     def outbox_set_target(self, run_id: str, url: str, org: str | None) -> None:
         """Record the platform (API base URL, org slug or id) a run's outbox is sent to."""
-        with self._write() as conn:
+        with self._write(durable=True) as conn:
             self._require_run(conn, run_id)
             conn.execute(
                 "INSERT INTO outbox_runs (run_id, platform_url, platform_org, updated_at) "
@@ -819,7 +879,7 @@ class ResultStore:
 
     def state_set(self, run_id: str, key: str, value: JSON) -> None:
         """Save a small JSON value for a run (platform ids, worker ids, attempt ids…)."""
-        with self._write() as conn:
+        with self._write(durable=True) as conn:
             self._require_run(conn, run_id)
             self._state_put(conn, run_id, key, value)
 
@@ -828,7 +888,7 @@ class ResultStore:
 
         Safe across threads and processes: use it for sequence numbers.
         """
-        with self._write() as conn:
+        with self._write(durable=True) as conn:
             self._require_run(conn, run_id)
             row = conn.execute(
                 "SELECT value FROM run_state WHERE run_id = ? AND key = ?", (run_id, key)
