@@ -137,7 +137,7 @@ def test_threshold_verdicts_are_in_every_view_with_units(views: dict[str, Any]) 
     assert breach["outcome"] == "failed"
     message = breach["message"]
     # In the unit the score table's row reads (its median's: µs here).
-    assert re.fullmatch(r"json: dumps_ms p95 = \d{4} µs, threshold < 500 µs: breached", message)
+    assert re.fullmatch(r"json: dumps_ms p95 = \d{4} µs, threshold < 0\.5 ms: breached", message)
     assert verdicts["dumps_ms-p95<0.5/marshal"]["outcome"] == "passed"
     assert verdicts["success_rate->=0.5/broken"]["outcome"] == "failed"
     # The threshold's p95 is the number the score table prints for json.
