@@ -26,6 +26,7 @@ import attrs
 from ._js import js_json
 from ._thresholds import Threshold, parse_threshold
 from ._uncertainty import DEFAULT_SCORE_RESAMPLES
+from ._views.exports import EXPORT_FORMATS, export_text, gab_entries
 from ._views.text import (
     comparison_lines,
     name_cell,
@@ -34,7 +35,7 @@ from ._views.text import (
     terminal_text,
     title_line,
 )
-from .records import ParticipantRecords
+from .records import ParticipantRecords, TaskRecord
 from .results import (
     Baseline,
     RunStatus,
@@ -63,6 +64,7 @@ _EPILOG = """\
 examples:
   pytest-benchsdk runs --benchmark sandbox --limit 5
   pytest-benchsdk export 3f2a9c --format csv -o records.csv
+  pytest-benchsdk export 3f2a9c --format bmf -o bencher.json
   pytest-benchsdk merge shard-*/benchsdk.sqlite3 -o merged.sqlite3
   pytest-benchsdk --store merged.sqlite3 report -o report.html
   pytest-benchsdk compare 3f2a9c 81be07 --fail-on-regression
@@ -204,7 +206,37 @@ def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     return cells
 
 
+def record_row(participant: str, record: TaskRecord) -> dict[str, str]:
+    """One record as a CSV row: :func:`flatten` of its wire form, each step's latency and
+    status in its own columns (``steps.create.latencyMs``; a second invocation of a step is
+    ``steps.create[2].latencyMs``) instead of one JSON column."""
+    wire = record.to_wire()
+    steps = wire.pop("steps", None) or []
+    row = {"participant": spreadsheet_text(participant), **flatten(wire)}
+    seen: dict[str, int] = {}
+    for step in steps:
+        name = str(step.get("name"))
+        seen[name] = seen.get(name, 0) + 1
+        column = f"steps.{name}" if seen[name] == 1 else f"steps.{name}[{seen[name]}]"
+        latency = step.get("latencyMs")
+        row[f"{column}.latencyMs"] = "" if latency is None else js_json(latency)
+        row[f"{column}.status"] = spreadsheet_text(str(step.get("status") or ""))
+    return row
+
+
 def cmd_export(args: argparse.Namespace) -> int:
+    if args.format in EXPORT_FORMATS:
+        with _open_store(args.store) as store:
+            run = resolve_run(store, args.run)
+            summary = stored_summary(store, run)
+        _write_text(export_text(args.format, [summary]), args.output)
+        if args.format == "gab" and (bigger := gab_entries([summary], bigger=True)):
+            print(
+                f"note: {len(bigger)} bigger-is-better entries (scores, higher-better metrics) "
+                "are in --format gab-bigger (github-action-benchmark's customBiggerIsBetter)",
+                file=sys.stderr,
+            )
+        return 0
     with _open_store(args.store) as store:
         run = resolve_run(store, args.run)
         participants = store.participant_records(run.run_id)
@@ -215,11 +247,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         ]
         _write_text(js_json(document, indent=2) + "\n", args.output)
         return 0
-    rows = [
-        {"participant": spreadsheet_text(pr.participant), **flatten(record.to_wire())}
-        for pr in participants
-        for record in pr.records
-    ]
+    rows = [record_row(pr.participant, record) for pr in participants for record in pr.records]
     header = list(dict.fromkeys(key for row in rows for key in row)) or ["participant"]
     buffer = io.StringIO()
     # CRLF (RFC 4180, the csv module's default): a cell holding a CR or LF is then quoted,
@@ -611,11 +639,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = command(
         "export",
-        "a run's records as upstream's wire JSON (per participant) or as CSV (one row each)",
-        "pytest-benchsdk export 3f2a9c --format csv -o records.csv",
+        "a run's records as upstream's wire JSON (per participant) or as CSV (one row each); "
+        "or its statistics for github-action-benchmark (gab: smaller is better, gab-bigger) "
+        "or Bencher (bmf)",
+        "pytest-benchsdk export 3f2a9c --format csv -o records.csv\n"
+        "  pytest-benchsdk export 3f2a9c --format gab -o benchmark.json",
     )
     export.add_argument("run", metavar="RUN", help="run id or unique prefix")
-    export.add_argument("--format", choices=("json", "csv"), default="json")
+    export.add_argument("--format", choices=("json", "csv", *EXPORT_FORMATS), default="json")
     export.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
     export.set_defaults(handler=cmd_export)
 

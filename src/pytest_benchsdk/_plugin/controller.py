@@ -24,6 +24,7 @@ from .._modes import DRY_RUN_LINE, pool_ignored_line
 from .._redact import Redactor
 from .._runenv import RunEnvironment, collect_run_environment
 from .._runs import RecordPayload, resolve_awaitable
+from .._views.exports import export_text
 from .._views.json import benchmark_json, json_document, json_text
 from .._views.markdown import markdown_summary
 from ..results import Analyses, BenchmarkRun, analyse, save_summary
@@ -102,6 +103,8 @@ class ControllerPlugin:
         # --bench-html: the summary's line about the report (written, or why not).
         self._report_line: str | None = None
         self._markdown_written = False
+        # --bench-export: the exports written, as (format, path).
+        self._exported: list[tuple[str, Path]] = []
         # Per run: how many of its selected items (iterations and warm-up iterations) there
         # are, and how many finished (their teardown, or an xdist crash report): a run with an
         # unfinished item was interrupted, whatever the exit status says.
@@ -493,6 +496,9 @@ class ControllerPlugin:
         self._markdown_written = self._write_output(
             "--bench-markdown", self.options.markdown_path, self._write_markdown
         )
+        for fmt, path in self.options.exports:
+            if self._write_output(f"--bench-export {fmt}", path, partial(self._write_export, fmt)):
+                self._exported.append((fmt, path))
         if self.options.html_path is not None:
             self._write_report(self.options.html_path)
         if self.platform is not None:
@@ -724,6 +730,11 @@ class ControllerPlugin:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(markdown_summary(summaries), encoding="utf-8")
 
+    def _write_export(self, fmt: str, path: Path) -> None:
+        summaries = [run.summary for run in self.runs.values() if run.summary is not None]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(export_text(fmt, summaries), encoding="utf-8")
+
     # -- --bench-html ------------------------------------------------------------------------
 
     def _write_report(self, path: Path) -> None:
@@ -753,6 +764,8 @@ class ControllerPlugin:
             terminalreporter.write_line(line)
         if self._markdown_written:
             terminalreporter.write_line(f"Summary written to {self.options.markdown_path}")
+        for fmt, path in self._exported:
+            terminalreporter.write_line(f"Export ({fmt}) written to {path}")
         if self._report_line is not None:
             terminalreporter.write_line(self._report_line)
         for error in self.session_errors:

@@ -62,6 +62,7 @@ IMPLYING_OPTIONS = (
     "--bench-json",
     "--bench-markdown",
     "--bench-html",
+    "--bench-export",
     "--bench-compare",
     "--bench-threshold",
     "--bench-warmup",
@@ -223,6 +224,15 @@ def add_options(parser: pytest.Parser) -> None:
         "pip install 'pytest-benchsdk[report]').",
     )
     add(
+        "--bench-export",
+        action="append",
+        default=[],
+        metavar="FORMAT:PATH",
+        help="Write the runs' statistics for another tool: gab (github-action-benchmark's "
+        "customSmallerIsBetter JSON), gab-bigger (its customBiggerIsBetter), bmf (Bencher "
+        "Metric Format). Repeatable.",
+    )
+    add(
         "--bench-store",
         metavar="PATH",
         help=f"Local results store (SQLite). Default: {DEFAULT_STORE} under the rootdir "
@@ -344,6 +354,9 @@ class BenchOptions:
     warnings: str = "warn"
     #: ``--bench-html``: where the session's HTML report goes (issue 14), or None.
     html_path: Path | None = None
+    #: ``--bench-export FORMAT:PATH``: the exports to write, in the order given.
+    exports: tuple[tuple[str, Path], ...] = ()
+
     #: Where :attr:`store_path` came from, as messages name it: ``--bench-store``, the ini
     #: file's ``bench_store``, or the default.
     store_origin: str = "--bench-store"
@@ -396,6 +409,7 @@ class BenchOptions:
         json_path = _output_path(opt("bench_json"), "--bench-json")
         markdown_path = _output_path(opt("bench_markdown"), "--bench-markdown")
         html_path = _html_path(opt("bench_html"))
+        exports = _exports(opt("bench_export"))
         return cls(
             enabled=enabled,
             file_patterns=file_patterns,
@@ -420,6 +434,7 @@ class BenchOptions:
             resubmit_other_platform=bool(opt("bench_resubmit_to_other_platform")),
             resubmit_rejected=bool(opt("bench_resubmit_rejected")),
             html_path=html_path,
+            exports=exports,
         )
 
 
@@ -452,6 +467,35 @@ def note_dist_choice(config: pytest.Config) -> None:
 def n_without_dist(config: pytest.Config) -> bool:
     """Whether ``-n`` came without ``--dist`` (see :func:`note_dist_choice`)."""
     return config.stash.get(_N_WITHOUT_DIST, False)
+
+
+def _exports(raws: Sequence[object] | None) -> tuple[tuple[str, Path], ...]:
+    """``--bench-export FORMAT:PATH``, each checked now: a known format, a writable path."""
+    from .._views.exports import EXPORT_FORMATS
+
+    found: list[tuple[str, Path]] = []
+    for raw in raws or ():
+        text = str(raw)
+        fmt, sep, where = text.partition(":")
+        fmt = fmt.strip().lower()
+        if not sep or not where:
+            raise pytest.UsageError(
+                f"--bench-export expects FORMAT:PATH, e.g. gab:benchmark.json (got {text!r}); "
+                f"formats: {', '.join(EXPORT_FORMATS)}"
+            )
+        if fmt not in EXPORT_FORMATS:
+            raise pytest.UsageError(
+                f"--bench-export {text}: unknown format {fmt!r}; expected one of "
+                f"{', '.join(EXPORT_FORMATS)}"
+            )
+        path = Path(where).absolute()
+        problem = unwritable_reason(path)
+        if problem is not None:
+            raise pytest.UsageError(f"--bench-export {text}: {problem}")
+        if any(path == other for _, other in found):
+            raise pytest.UsageError(f"--bench-export {text}: {where} is given twice")
+        found.append((fmt, path))
+    return tuple(found)
 
 
 def bench_option_given(config: pytest.Config) -> bool:

@@ -16,7 +16,14 @@ from typing import Final
 
 from .._numbers import change_text, in_unit
 from ..results import RunSummary, ScoreTable
-from .text import knobs_line, score_rows, stats_cell, terminal_text, warmup_line
+from .text import (
+    knobs_line,
+    relative_sentence,
+    score_rows,
+    stats_cell,
+    terminal_text,
+    warmup_line,
+)
 
 __all__ = ["cell", "code", "markdown_summary"]
 
@@ -91,6 +98,15 @@ def _score_lines(scores: ScoreTable | None) -> list[str]:
     if scores.has_ties:
         lines += ["", "_n= : tied with the participant above (their intervals overlap)_"]
     return lines
+
+
+def _relative_lines(summary: RunSummary) -> list[str]:
+    relative = summary.relative
+    if relative is None or not relative.rows:
+        return []
+    return ["", "**Relative**", ""] + [
+        f"- {relative_sentence(relative, row, cell)}" for row in relative.rows
+    ]
 
 
 def _threshold_lines(summary: RunSummary) -> list[str]:
@@ -196,6 +212,7 @@ def markdown_summary(summaries: Iterable[RunSummary]) -> str:
         else:
             lines += ["", "No participant ran."]
         lines += _score_lines(summary.scores)
+        lines += _relative_lines(summary)
         lines += _threshold_lines(summary)
         lines += _comparison_lines(summary)
         lines += _warning_lines(summary)

@@ -9,18 +9,28 @@ names and messages through :func:`terminal_text` (no control character reaches t
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Final
 
 from .._baseline import BaselineComparison
 from .._hygiene import RunWarning
-from .._numbers import change_text, in_unit, percent, quantity, stat_triple
+from .._numbers import (
+    change_text,
+    in_unit,
+    is_time_unit,
+    percent,
+    quantity,
+    significant,
+    stat_triple,
+)
 from ..results import (
     Knobs,
     MetricSummary,
     ParticipantSummary,
     RankedParticipant,
+    RelativeRow,
+    RelativeSummary,
     RunSummary,
     SampleStats,
     ScoreTable,
@@ -32,6 +42,8 @@ __all__ = [
     "comparison_lines",
     "knobs_line",
     "name_cell",
+    "relative_lines",
+    "relative_sentence",
     "score_rows",
     "stats_cell",
     "summary_lines",
@@ -293,6 +305,38 @@ def _dimensions_line(table_: ScoreTable) -> str | None:
     return f"Dimensions: {parts}"
 
 
+# -- the relative summary ---------------------------------------------------------------------
+
+
+def relative_sentence(
+    relative: RelativeSummary, row: RelativeRow, name: Callable[[str], str] = str
+) -> str:
+    """``keepalive: 10.8× faster than new-client on request_ms median, 95 % CI 9.1–12.6×``;
+    ``name`` writes the names and the metric's label for the view (escapes them)."""
+    if not relative.lower_is_better:
+        word = "higher"
+    else:
+        word = "faster" if is_time_unit(relative.unit) else "lower"
+    text = (
+        f"{name(relative.reference)}: {significant(row.factor)}× {word} than "
+        f"{name(row.participant)} on {name(relative.label)} {relative.statistic}, "
+        f"{relative.level * 100:.0f} % CI {significant(row.low)}–{significant(row.high)}×"
+    )
+    if row.verdict == "unchanged":
+        text += " (no clear difference)"
+    return text
+
+
+def relative_lines(summary: RunSummary) -> list[str]:
+    """The relative summary under the ranking: one line per participant after the best."""
+    relative = summary.relative
+    if relative is None or not relative.rows:
+        return []
+    return ["  Relative:"] + [
+        f"    {relative_sentence(relative, row, name_cell)}" for row in relative.rows
+    ]
+
+
 # -- thresholds, warnings, comparison ---------------------------------------------------------
 
 
@@ -432,6 +476,7 @@ def summary_lines(summary: RunSummary, *, verbose: int = 0) -> list[str]:
                 lines.append("    (n= : tied with the participant above: their intervals overlap)")
             if any(e.rank is None and not e.row.skipped for e in scores.ranking):
                 lines.append("    (- : no iteration passed, nothing to rank)")
+        lines.extend(relative_lines(summary))
     lines.extend(threshold_lines(summary))
     lines.extend(warning_lines(summary.warnings))
     lines.extend(comparison_lines(summary.comparison, summary.comparison_note))

@@ -1,5 +1,6 @@
-"""The analyses of a finished run, made once: the scores' uncertainty, the run-hygiene
-warnings, the threshold verdicts and the baseline comparison.
+"""The analyses of a finished run, made once: the scores' uncertainty, the statistics'
+intervals, the relative summary, the run-hygiene warnings, the threshold verdicts and the
+baseline comparison.
 
 Private to :mod:`pytest_benchsdk.results`. :func:`analyse` is the one place they are made: the
 session end calls it for each benchmark, ``pytest-benchsdk merge`` for each merged run. Each
@@ -29,7 +30,14 @@ from ..config import BenchmarkConfig
 from ..records import ParticipantRecords, TaskRecord
 from ..scoring import ScoreResult, ScoringSpec, metric_samples, score
 from ._build import config_catalog, participant_summary
-from ._model import LATENCY, ParticipantSummary
+from ._intervals import metric_values, relative_summary, run_intervals
+from ._model import (
+    LATENCY,
+    ParticipantSummary,
+    RelativeSummary,
+    StatisticInterval,
+    metric_unit,
+)
 from ._samples import ParticipantSamples
 
 __all__ = ["Analyses", "Baseline", "analyse", "judge_thresholds", "participant_verdicts"]
@@ -51,9 +59,12 @@ class Baseline:
 @attrs.frozen
 class Analyses:
     """What :func:`analyse` found. ``uncertainty`` is None when it was not estimated (no
-    scoring, resamples off, or scores changed by a hook)."""
+    scoring, resamples off, or scores changed by a hook); ``intervals`` and ``relative`` are
+    empty with resamples off."""
 
     uncertainty: tuple[ScoreUncertainty, ...] | None = None
+    intervals: tuple[StatisticInterval, ...] = ()
+    relative: RelativeSummary | None = None
     warnings: tuple[RunWarning, ...] = ()
     thresholds: tuple[ThresholdVerdict, ...] = ()
     comparison: BaselineComparison | None = None
@@ -199,7 +210,8 @@ def analyse(
 
     * ``records``: the participants' records (needed for scores' intervals and comparisons);
       ``spec`` and ``results``: the scoring spec and the score rows (as shown).
-    * ``resamples``: bootstrap resamples for the scores' intervals (0: none).
+    * ``resamples``: bootstrap resamples for the scores' intervals (0: none, and neither the
+      statistics' intervals nor the relative summary).
     * ``warnings``: run the run-hygiene checks.
     * ``thresholds``: per participant the thresholds to judge (those selected).
     * ``baseline``: compare with it (a string says why there is none); ``setup`` is this run's
@@ -229,6 +241,18 @@ def analyse(
             u.skipped or shown.get(u.participant) == u.score for u in estimates
         ):
             uncertainty = tuple(estimates)
+    intervals: tuple[StatisticInterval, ...] = ()
+    relative: RelativeSummary | None = None
+    if resamples > 0:
+        values = _values(samples, by_name, spec)
+        ran = [p for p in participants if p.ran and p.skipped is None]
+        intervals = (
+            _guarded("statistic intervals", errors, lambda: run_intervals(ran, values)) or ()
+        )
+        primary = _primary(ran, spec)
+        relative = _guarded(
+            "relative summary", errors, lambda: relative_summary(ran, *primary, values)
+        )
     found: tuple[RunWarning, ...] = ()
     if warnings:
         found = (
@@ -271,12 +295,45 @@ def analyse(
         )
     return Analyses(
         uncertainty=uncertainty,
+        intervals=intervals,
+        relative=relative,
         warnings=found,
         thresholds=tuple(verdicts),
         comparison=comparison,
         comparison_note=note,
         errors=tuple(errors),
     )
+
+
+def _values(
+    samples: Mapping[str, ParticipantSamples],
+    records: Mapping[str, Sequence[TaskRecord]],
+    spec: ScoringSpec | None,
+) -> Callable[[ParticipantSummary, str], list[float]]:
+    """Reads a participant's samples of a metric as its summary took them (the scored metrics
+    through scoring, from the records, once per participant)."""
+    scored: dict[str, dict[str, list[float]]] = {}
+
+    def values(participant: ParticipantSummary, metric: str) -> list[float]:
+        name = participant.name
+        if spec is not None and spec.metrics and name in records and name not in scored:
+            scored[name] = metric_samples(spec, records[name])
+        return metric_values(participant, metric, samples.get(name), scored.get(name))
+
+    return values
+
+
+def _primary(
+    participants: Sequence[ParticipantSummary], spec: ScoringSpec | None
+) -> tuple[str, str, str, bool]:
+    """The metric the relative summary compares: the first scored one that was measured, else
+    the latency. ``(key, label, unit, lower_is_better)``."""
+    for metric in spec.metrics if spec is not None else ():
+        found = [m for p in participants if (m := p.metric(metric.name)) and m.stats]
+        if found:
+            m = found[0]
+            return m.key, m.label, m.unit, m.lower_is_better is not False
+    return LATENCY, "latency", metric_unit(LATENCY, None), True
 
 
 @attrs.frozen

@@ -415,6 +415,8 @@ class BenchmarkRun:
             warnings=self.analyses.warnings,
             errors=tuple(self.errors),
             notes=tuple(self.schedule.warnings),
+            intervals=self.analyses.intervals,
+            relative=self.analyses.relative,
         )
 
     def records_json(self) -> list[dict[str, Any]]:

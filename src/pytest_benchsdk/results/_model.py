@@ -37,10 +37,13 @@ __all__ = [
     "ParticipantSummary",
     "PhaseSummary",
     "RankedParticipant",
+    "RelativeRow",
+    "RelativeSummary",
     "RunStatus",
     "RunSummary",
     "SampleStats",
     "ScoreTable",
+    "StatisticInterval",
     "StepSummary",
     "metric_unit",
 ]
@@ -418,6 +421,118 @@ class ScoreTable:
         )
 
 
+@attrs.frozen
+class StatisticInterval:
+    """How sure one statistic of the model is: the percentile bootstrap interval at ``level``
+    of a participant's ``median``, ``p95`` or ``p99`` of ``metric`` (a metric key, or
+    :data:`LATENCY`), with the statistic's own trim (see :mod:`._intervals`)."""
+
+    participant: str
+    metric: str
+    statistic: str
+    low: float
+    high: float
+    level: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "participant": self.participant,
+            "metric": self.metric,
+            "statistic": self.statistic,
+            "low": _num(self.low),
+            "high": _num(self.high),
+            "level": self.level,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> StatisticInterval:
+        return cls(
+            participant=str(data["participant"]),
+            metric=str(data["metric"]),
+            statistic=str(data["statistic"]),
+            low=_float(data["low"]),
+            high=_float(data["high"]),
+            level=float(data["level"]),
+        )
+
+
+@attrs.frozen
+class RelativeRow:
+    """The reference participant against one other: ``factor`` is how many times better the
+    reference's statistic is (the other's over the reference's for a lower-is-better metric,
+    the reference's over the other's for a higher-is-better one; at least 1 but for noise),
+    ``low``/``high`` its interval, ``verdict`` the comparison's (``unchanged``: no clear
+    difference)."""
+
+    participant: str
+    factor: float
+    low: float
+    high: float
+    verdict: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "participant": self.participant,
+            "factor": _num(self.factor),
+            "low": _num(self.low),
+            "high": _num(self.high),
+            "verdict": self.verdict,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RelativeRow:
+        return cls(
+            participant=str(data["participant"]),
+            factor=_float(data["factor"]),
+            low=_float(data["low"]),
+            high=_float(data["high"]),
+            verdict=str(data["verdict"]),
+        )
+
+
+@attrs.frozen
+class RelativeSummary:
+    """hyperfine's summary: the participant with the best ``statistic`` of ``metric`` (the first
+    scored metric, else the latency) against every other that ran, each ratio with its
+    bootstrap interval at ``level`` (:func:`~pytest_benchsdk.compare.compare_samples`)."""
+
+    reference: str
+    metric: str
+    label: str
+    unit: str
+    statistic: str
+    lower_is_better: bool
+    level: float
+    rows: tuple[RelativeRow, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "reference": self.reference,
+            "metric": self.metric,
+            "label": self.label,
+            "unit": self.unit,
+            "statistic": self.statistic,
+            "lowerIsBetter": self.lower_is_better,
+            "level": self.level,
+            "rows": [r.to_json() for r in self.rows],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> RelativeSummary | None:
+        if data is None:
+            return None
+        return cls(
+            reference=str(data["reference"]),
+            metric=str(data["metric"]),
+            label=str(data["label"]),
+            unit=str(data["unit"]),
+            statistic=str(data["statistic"]),
+            lower_is_better=bool(data["lowerIsBetter"]),
+            level=float(data["level"]),
+            rows=tuple(RelativeRow.from_json(r) for r in data["rows"]),
+        )
+
+
 #: Why a run did not pass, in the order :meth:`RunStatus.text` lists them.
 STATUS_REASONS: Final = (
     "iterations",  # iterations failed
@@ -554,9 +669,25 @@ class RunSummary:
     errors: tuple[str, ...] = ()
     #: What the schedule said about the config (e.g. uneven phases), once per run.
     notes: tuple[str, ...] = ()
+    #: Per participant and metric the intervals of the median, p95 and p99 (none when the
+    #: run's resampling was off).
+    intervals: tuple[StatisticInterval, ...] = ()
+    #: The best participant against the others (two or more ran, resampling on).
+    relative: RelativeSummary | None = None
 
     def participant(self, name: str) -> ParticipantSummary | None:
         return next((p for p in self.participants if p.name == name), None)
+
+    def interval(self, participant: str, metric: str, statistic: str) -> StatisticInterval | None:
+        """The interval of ``participant``'s ``statistic`` of ``metric``, if there is one."""
+        return next(
+            (
+                i
+                for i in self.intervals
+                if i.participant == participant and i.metric == metric and i.statistic == statistic
+            ),
+            None,
+        )
 
     @property
     def ran_participants(self) -> tuple[ParticipantSummary, ...]:
@@ -585,6 +716,8 @@ class RunSummary:
             "warnings": [w.to_json() for w in self.warnings],
             "errors": list(self.errors),
             "notes": list(self.notes),
+            "intervals": [i.to_json() for i in self.intervals],
+            "relative": None if self.relative is None else self.relative.to_json(),
         }
 
     @classmethod
@@ -612,4 +745,6 @@ class RunSummary:
             warnings=tuple(RunWarning.from_json(w) for w in data.get("warnings") or ()),
             errors=tuple(str(e) for e in data.get("errors") or ()),
             notes=tuple(str(n) for n in data.get("notes") or ()),
+            intervals=tuple(StatisticInterval.from_json(i) for i in data.get("intervals") or ()),
+            relative=RelativeSummary.from_json(data.get("relative")),
         )

@@ -240,4 +240,6 @@ def rebuild_summary(
         comparison=analyses.comparison,
         comparison_note=analyses.comparison_note,
         warnings=analyses.warnings,
+        intervals=analyses.intervals,
+        relative=analyses.relative,
     )
