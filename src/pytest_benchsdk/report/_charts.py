@@ -3,6 +3,17 @@
 Private to :mod:`pytest_benchsdk.report`. plotly is imported by the functions (it is an
 optional extra, and importing it costs time the plugin should not pay on every run).
 
+Text: plotly reads a small HTML-like markup in every string it draws (``<a href>``, ``<b>``,
+``<span style>``, ``<br>``; ``$…$`` as TeX; ``%{…}`` in hover templates), after decoding
+entities in the text between tags. Every string from a run (participant, phase, step, metric
+and benchmark names, labels, units) goes through :func:`chart_text`, which writes ``&``, ``<``,
+``>``, ``$``, ``{`` and ``}`` as entities: plotly then finds no tag and no template in it and
+shows the characters as they are. The markup in this module's own templates is literal.
+
+Scales: a distribution chart whose participants' medians differ by more than
+:data:`LOG_RATIO` times opens on a logarithmic value axis; every distribution chart (and the
+steps chart) has plotly's own buttons to switch between linear and log.
+
 Sizes: a strip plot shows at most :data:`STRIP_BUDGET` samples in all (evenly spaced in
 record order when there are more, and the chart says so); an ECDF at most :data:`MAX_POINTS`
 steps (evenly spaced quantiles, the minimum and maximum kept); the timeline at most
@@ -12,12 +23,16 @@ steps (evenly spaced quantiles, the minimum and maximum kept); the timeline at m
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from ._model import LATENCY, RunReport, Series
+from .._numbers import quantity
+from ._model import RunReport, Series
 
-__all__ = ["MAX_POINTS", "Chart", "run_charts"]
+__all__ = ["LOG_RATIO", "MAX_POINTS", "Chart", "chart_text", "run_charts"]
+
+#: Medians further apart than this factor open a chart on a log axis.
+LOG_RATIO: Final = 10.0
 
 #: Points per trace at most (ECDFs, the timeline's iterations per participant).
 MAX_POINTS: Final = 2000
@@ -52,6 +67,17 @@ class Chart:
         return len(self.figure.data)
 
 
+_ENTITIES: Final = str.maketrans(
+    {"&": "&amp;", "<": "&lt;", ">": "&gt;", "$": "&#36;", "{": "&#123;", "}": "&#125;"}
+)
+
+
+def chart_text(value: object) -> str:
+    """``value`` as text plotly draws literally: no tag, TeX or hover template of a name
+    becomes live (see the module's docstring)."""
+    return str(value).translate(_ENTITIES)
+
+
 def _round(value: float) -> float:
     if value == 0 or not math.isfinite(value):
         return value
@@ -73,6 +99,7 @@ def _colour(report: RunReport, participant: str) -> str:
 
 
 def _layout(title: str, height: int = 420, **extra: Any) -> dict[str, Any]:
+    """A figure's layout; ``title`` is markup (its names already through :func:`chart_text`)."""
     return {
         "title": {"text": title, "font": {"size": 15}},
         "height": height,
@@ -84,61 +111,193 @@ def _layout(title: str, height: int = 420, **extra: Any) -> dict[str, Any]:
     }
 
 
+def _spread(series: Sequence[Sequence[float]], *, positive_only: bool = False) -> float:
+    """How many times the largest median is the smallest: 1 when there is at most one, or a
+    value is not positive (a log axis cannot show it); ``positive_only`` leaves those out
+    instead (a bar of 0 has nothing to draw anyway)."""
+    medians = []
+    for values in series:
+        if positive_only:
+            values = [v for v in values if v > 0]
+        elif any(v <= 0 for v in values):
+            return 1.0
+        if values:
+            ordered = sorted(values)
+            medians.append(ordered[len(ordered) // 2])
+    if len(medians) < 2:
+        return 1.0
+    return max(medians) / min(medians)
+
+
+#: The top margin of a chart with scale buttons: the title and the buttons share its first
+#: row (the modebar goes to the side), subplot titles sit below.
+_BUTTONS_TOP: Final = 84
+
+
+def _decades(values: Iterable[float]) -> bool:
+    """Whether the positive values span a factor of ten or more (a log axis then labels its
+    powers of ten only: plotly's in-between labels read "2 5 1 2 5" across a decade)."""
+    positive = [v for v in values if v > 0]
+    return bool(positive) and max(positive) >= 10 * min(positive)
+
+
+def _scale_buttons(
+    axes: Sequence[str], log: bool, decades: bool, height: int, bottom: int
+) -> dict[str, Any]:
+    """plotly's own buttons switching ``axes`` (``xaxis``, ``xaxis2`` …) between linear and
+    log, at the right of the title row of a figure ``height`` px high with a ``bottom``
+    margin; ``log``: the one active at first; ``decades``: label powers of ten only on log."""
+    plot = max(1, height - _BUTTONS_TOP - bottom)
+    y = 1 + (_BUTTONS_TOP - 12) / plot  # their top 12 px below the figure's
+
+    def args(kind: str) -> list[dict[str, Any]]:
+        change: dict[str, Any] = {}
+        for axis in axes:
+            change[f"{axis}.type"] = kind
+            change[f"{axis}.autorange"] = True
+            change[f"{axis}.dtick"] = 1 if kind == "log" and decades else None
+        return [change]
+
+    return {
+        "type": "buttons",
+        "direction": "right",
+        "active": 1 if log else 0,
+        "x": 1.0,
+        "xanchor": "right",
+        "y": y,
+        "yanchor": "top",
+        "pad": {"t": 0, "r": 0, "b": 4},
+        "showactive": True,
+        "font": {"size": 11},
+        "buttons": [
+            {"label": "linear axis", "method": "relayout", "args": args("linear")},
+            {"label": "log axis", "method": "relayout", "args": args("log")},
+        ],
+    }
+
+
+def _with_buttons(
+    title: str, height: int, axes: Sequence[str], log: bool, decades: bool, **extra: Any
+) -> dict[str, Any]:
+    """A layout with the scale buttons (and the modebar upright at the side, out of their
+    way)."""
+    layout = _layout(title, height, **extra)
+    bottom = int(layout["margin"]["b"])
+    layout["margin"] = {**layout["margin"], "t": _BUTTONS_TOP, "r": 44}
+    layout["updatemenus"] = [_scale_buttons(axes, log, decades, height, bottom)]
+    if log:
+        for axis in axes:
+            layout[axis] = {"type": "log", **({"dtick": 1} if decades else {})}
+    layout["modebar"] = {"orientation": "v"}
+    return layout
+
+
 def _distribution(report: RunReport, metric: str, unit: str) -> Chart | None:
-    """ECDF (left) and box + strip of every sample (right), one trace pair per series."""
+    """ECDF (left) and box + strip of every sample (right), one trace pair per series; with a
+    stored baseline, each participant's baseline series beside its own (dotted, lighter). A
+    series whose samples are all equal is one point, said in the caption."""
     from plotly.subplots import make_subplots
 
-    series: Sequence[Series] = [s for s in report.samples.get(metric, ()) if s.values]
-    if not series:
+    current: Sequence[Series] = [s for s in report.samples.get(metric, ()) if s.values]
+    if not current:
         return None
+    baseline = {s.participant: s for s in report.baseline.get(metric, ()) if s.values}
+    series: list[Series] = []
+    for s in current:
+        series.append(s)
+        # The baseline right after the participant's last series of this run.
+        later = [t for t in current[current.index(s) + 1 :] if t.participant == s.participant]
+        if not later and s.participant in baseline:
+            series.append(baseline.pop(s.participant))
     figure = make_subplots(
         rows=1, cols=2, column_widths=[0.5, 0.5], horizontal_spacing=0.12,
         subplot_titles=("ECDF", "Every sample (box and strip)"),
     )  # fmt: skip
     thinned: list[str] = []
+    constant: dict[float, list[str]] = {}
     per_series = min(MAX_POINTS, max(MIN_STRIP_POINTS, STRIP_BUDGET // len(series)))
+    label = report.labels.get(metric, metric)
     label_unit = f" ({unit})" if unit else ""
+    axis_title = chart_text(f"{label}{label_unit}")
     for s in series:
         colour = _colour(report, s.participant)
+        name = chart_text(s.label)
         ordered = sorted(s.values)
         n = len(ordered)
+        opacity = 0.55 if s.baseline else 1.0
+        if ordered[0] == ordered[-1]:
+            # Every sample equal: an ECDF would be a vertical step on whatever edge the axis
+            # puts it; a point says it.
+            constant.setdefault(ordered[0], []).append(s.label)
+            value = _round(ordered[0])
+            marker = {"color": colour, "size": 11, "symbol": "diamond", "opacity": opacity}
+            figure.add_scatter(
+                x=[value], y=[1.0], mode="markers", name=name, legendgroup=name,
+                marker=marker, row=1, col=1,
+                hovertemplate=f"%{{x}}{chart_text(label_unit)}, all {n:,} samples"
+                f"<extra>{name}</extra>",
+            )  # fmt: skip
+            figure.add_scatter(
+                x=[value], y=[name], mode="markers", name=name, legendgroup=name,
+                showlegend=False, marker=marker, row=1, col=2, hoverinfo="x",
+            )  # fmt: skip
+            continue
         indices = _evenly(list(range(n)), MAX_POINTS)
         xs = [_round(ordered[int(i)]) for i in indices]
         ys = [_round((int(i) + 1) / n) for i in indices]
         figure.add_scatter(
-            x=xs, y=ys, mode="lines",
-            line={"shape": "hv", "color": colour, "dash": _dash(report, s.phase)},
-            name=s.label, legendgroup=s.label, row=1, col=1,
-            hovertemplate=f"%{{x}}{label_unit}<br>F = %{{y}}<extra>{_hover(s.label)}</extra>",
+            x=xs, y=ys, mode="lines", name=name, legendgroup=name, opacity=opacity,
+            line={"shape": "hv", "color": colour,
+                  "dash": "dot" if s.baseline else _dash(report, s.phase)},
+            row=1, col=1,
+            hovertemplate=f"%{{x}}{chart_text(label_unit)}<br>F = %{{y}}<extra>{name}</extra>",
         )  # fmt: skip
         shown = _evenly(s.values, per_series)
         if len(shown) < n:
             thinned.append(f"{s.label}: {len(shown):,} of {n:,}")
         figure.add_box(
-            x=[_round(v) for v in shown], name=s.label, legendgroup=s.label, showlegend=False,
-            boxpoints="all", jitter=0.4, pointpos=-1.7, marker={"size": 4, "opacity": 0.6},
+            x=[_round(v) for v in shown], name=name, legendgroup=name, showlegend=False,
+            boxpoints="all", jitter=0.4, pointpos=-1.7,
+            marker={"size": 4, "opacity": 0.35 if s.baseline else 0.6},
             line={"color": colour}, fillcolor="rgba(0,0,0,0)", orientation="h",
             row=1, col=2, hoverinfo="x",
         )  # fmt: skip
-    name = "latency" if metric == LATENCY else metric
-    note = ""
+    notes = []
+    for value, names in constant.items():
+        notes.append(
+            f"Every sample of {', '.join(names)} is {quantity(value, unit)}: drawn as one point."
+        )
+    if any(s.baseline for s in series):
+        notes.append(
+            f"Dotted and lighter: the compared baseline run's samples "
+            f"({report.summary.comparison.baseline if report.summary.comparison else ''})."
+        )
     if thinned:
-        note = (
+        notes.append(
             "Strip plot downsampled to evenly spaced samples in record order ("
             + "; ".join(thinned)
             + "): the ECDF uses every sample, the box is of the samples shown."
         )
+    spread = _spread([s.values for s in current])
+    log = spread > LOG_RATIO
+    if log:
+        notes.append(
+            f"Log axis: the medians differ {spread:.0f}× (the buttons switch to a linear axis)."
+        )
     figure.update_layout(
-        **_layout(
-            f"{name}{label_unit}: distribution per participant",
-            height=max(420, 60 + 40 * len(series)),
+        **_with_buttons(
+            f"{axis_title}: distribution per participant",
+            max(440, 84 + 40 * len(series)),
+            ("xaxis", "xaxis2"),
+            log,
+            _decades(v for s in series for v in s.values),
         )
     )
-    figure.update_xaxes(title_text=f"{name}{label_unit}", row=1, col=1)
-    figure.update_yaxes(title_text="share of samples ≤ x", range=[0, 1.02], row=1, col=1)
-    figure.update_xaxes(title_text=f"{name}{label_unit}", row=1, col=2)
-    figure.update_yaxes(autorange="reversed", row=1, col=2)
-    return Chart(f"dist-{metric}", f"{name}{label_unit}", figure, note)
+    figure.update_xaxes(title_text=axis_title, row=1, col=1)
+    figure.update_yaxes(title_text="share of samples ≤ x", range=[0, 1.05], row=1, col=1)
+    figure.update_xaxes(title_text=axis_title, row=1, col=2)
+    figure.update_yaxes(autorange="reversed", type="category", row=1, col=2)
+    return Chart(f"dist-{metric}", f"{label}{label_unit}", figure, " ".join(notes))
 
 
 def _dash(report: RunReport, phase: str | None) -> str:
@@ -148,40 +307,46 @@ def _dash(report: RunReport, phase: str | None) -> str:
     return styles[index % len(styles)]
 
 
-def _hover(text: str) -> str:
-    # Inside a hovertemplate, %{...} is a template: keep names literal.
-    return text.replace("%", "%%").replace("<", "&lt;")
-
-
 def _steps(report: RunReport) -> Chart | None:
-    from plotly.subplots import make_subplots
+    """Each step's median latency per participant, the steps side by side (their labels and
+    order from ``display.steps``); the p95 and the failures in the hover."""
+    import plotly.graph_objects as go
 
     if not report.steps:
         return None
-    figure = make_subplots(
-        rows=1, cols=2, subplot_titles=("median per step", "p95 per step"),
-        horizontal_spacing=0.1,
-    )  # fmt: skip
+    figure = go.Figure()
     participants = [p for p in report.participants if any(s.participant == p for s in report.steps)]
+    categories = [chart_text(p) for p in participants]
     for index, step in enumerate(report.step_names):
         by_participant = {s.participant: s for s in report.steps if s.step == step}
-        colour = _PALETTE[(index + 3) % len(_PALETTE)]
-        for col, stat in ((1, "median"), (2, "p95")):
-            values = [
-                _round(getattr(by_participant[p], stat)) if p in by_participant else None
-                for p in participants
-            ]
-            figure.add_bar(
-                x=participants, y=values, name=step, legendgroup=step, showlegend=col == 1,
-                marker={"color": colour}, row=1, col=col,
-                hovertemplate="%{x}: %{y} ms<extra>" + _hover(step) + " " + stat + "</extra>",
-            )  # fmt: skip
+        present = [p for p in participants if p in by_participant]
+        name = chart_text(step)
+        figure.add_bar(
+            x=[chart_text(p) for p in present],
+            y=[_round(by_participant[p].median) for p in present],
+            customdata=[
+                [_round(by_participant[p].p95), by_participant[p].count, by_participant[p].failed]
+                for p in present
+            ],
+            name=name, marker={"color": _PALETTE[(index + 3) % len(_PALETTE)]},
+            hovertemplate="%{x}: median %{y} ms, p95 %{customdata[0]} ms, "
+            f"%{{customdata[1]}} ok, %{{customdata[2]}} failed<extra>{name}</extra>",
+        )  # fmt: skip
+    log = _spread([[s.median] for s in report.steps], positive_only=True) > LOG_RATIO
     figure.update_layout(
-        **_layout("Steps: median and p95 latency per step (stacked)", barmode="stack")
+        **_with_buttons(
+            "Steps: median latency per step and participant",
+            440,
+            ("yaxis",),
+            log,
+            _decades(s.median for s in report.steps),
+            barmode="group",
+        )
     )
-    figure.update_yaxes(title_text="ms", row=1, col=1)
-    figure.update_yaxes(title_text="ms", row=1, col=2)
-    return Chart("steps", "Steps", figure)
+    figure.update_xaxes(type="category", categoryorder="array", categoryarray=categories)
+    figure.update_yaxes(title_text="median (ms)")
+    note = "The bars are medians of each step's successful invocations; hover for the p95."
+    return Chart("steps", "Steps", figure, note)
 
 
 def _timeline(report: RunReport) -> Chart | None:
@@ -213,12 +378,12 @@ def _timeline(report: RunReport) -> Chart | None:
             if not b.ok:
                 failed_x.append(_round(b.end_s))
                 failed_y.append(b.task_index)
-                failed_text.append(participant)
+                failed_text.append(chart_text(participant))
+        name = chart_text(participant)
         figure.add_scatter(
-            x=xs, y=ys, mode="lines", name=participant,
+            x=xs, y=ys, mode="lines", name=name,
             line={"color": _colour(report, participant), "width": 3},
-            hovertemplate="t = %{x} s, iteration %{y}<extra>"
-            + _hover(participant) + "</extra>",
+            hovertemplate="t = %{x} s, iteration %{y}<extra>" + name + "</extra>",
         )  # fmt: skip
     if failed_x:
         figure.add_scatter(
@@ -244,8 +409,14 @@ def _history(report: RunReport, metric: str) -> Chart | None:
     history = [p for p in report.history if p.metric == metric]
     if not history:
         return None
+    # Short labels that fit 30 runs side by side unrotated: each run's number among the
+    # benchmark's stored runs; the hover gives its start and id.
     labels = {
-        r.run_id: f"{r.started_at[:16].replace('T', ' ')} · {r.run_id[:6]}"
+        r.run_id: f"#{report.history_numbers.get(r.run_id, index + 1)}"
+        for index, r in enumerate(report.history_runs)
+    }
+    when = {
+        r.run_id: f"{r.started_at[:16].replace('T', ' ')} · run {r.run_id[:8]}"
         for r in report.history_runs
     }
     order = [labels[r.run_id] for r in report.history_runs]
@@ -256,13 +427,16 @@ def _history(report: RunReport, metric: str) -> Chart | None:
         if not points:
             continue
         colour = _colour(report, participant)
+        name = chart_text(participant)
         for stat, dash in (("median", "solid"), ("p95", "dot")):
             figure.add_scatter(
                 x=[labels[p.run_id] for p in points],
                 y=[_round(getattr(p, stat)) for p in points],
-                mode="lines+markers", name=f"{participant} {stat}", legendgroup=participant,
+                customdata=[when[p.run_id] for p in points],
+                mode="lines+markers", name=f"{name} {stat}", legendgroup=name,
                 line={"color": colour, "dash": dash},
-                hovertemplate=f"%{{x}}: %{{y}} {unit}<extra>{_hover(participant)} {stat}</extra>",
+                hovertemplate=f"%{{x}} (%{{customdata}}): %{{y}} {chart_text(unit)}"
+                f"<extra>{name} {stat}</extra>",
             )  # fmt: skip
     marked = [p for p in history if p.verdicts]
     if marked:
@@ -274,7 +448,7 @@ def _history(report: RunReport, metric: str) -> Chart | None:
                 "symbol": ["triangle-up" if r else "triangle-down" for r in regressed],
                 "size": 14, "color": ["#d62728" if r else "#2ca02c" for r in regressed],
             },
-            text=[f"{p.participant}: {', '.join(p.verdicts)}" for p in marked],
+            text=[chart_text(f"{p.participant}: {', '.join(p.verdicts)}") for p in marked],
             hovertemplate="%{text}<extra></extra>",
         )  # fmt: skip
     shapes = []
@@ -288,20 +462,26 @@ def _history(report: RunReport, metric: str) -> Chart | None:
                 "line": {"width": 0}, "layer": "below",
             }
         )  # fmt: skip
-    name = "latency" if metric == LATENCY else metric
+    label = report.labels.get(metric, metric)
     label_unit = f" ({unit})" if unit else ""
+    axis_title = chart_text(f"{label}{label_unit}")
     figure.update_layout(
         **_layout(
-            f"{name}{label_unit}: median and p95 across the last {len(order)} stored run(s) "
+            f"{axis_title}: median and p95 across the last {len(order)} stored run(s) "
             "(this run highlighted)",
             shapes=shapes,
+            # The legend beside the plot (plotly makes room for it): never over the axis.
+            legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
+            margin={"l": 60, "r": 20, "t": 60, "b": 60},
         )
     )
     figure.update_xaxes(
-        title_text="run", type="category", categoryorder="array", categoryarray=order
-    )
-    figure.update_yaxes(title_text=f"{name}{label_unit}")
-    return Chart(f"history-{metric}", f"History of {name}", figure)
+        title_text="run (stored runs of this benchmark, numbered from the oldest; hover for "
+        "the date)",
+        type="category", categoryorder="array", categoryarray=order, tickangle=0,
+    )  # fmt: skip
+    figure.update_yaxes(title_text=axis_title)
+    return Chart(f"history-{metric}", f"History of {label}", figure)
 
 
 def run_charts(report: RunReport) -> dict[str, list[Chart]]:

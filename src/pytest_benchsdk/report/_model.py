@@ -4,7 +4,8 @@ Private to :mod:`pytest_benchsdk.report`. Everything here is data: no plotly, no
 number in a table comes from the run's :class:`~pytest_benchsdk.results.RunSummary` (the one
 the session printed); the charts draw the samples those numbers were computed from (the same
 :class:`~pytest_benchsdk.results.ParticipantSamples`, and the scored metrics' samples as scoring
-takes them) and, for the history, the summaries of the benchmark's earlier runs.
+takes them), the stored baseline run's samples likewise, and, for the history, the summaries of
+the benchmark's earlier runs.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Final
 
 import attrs
 
+from ..records import ParticipantRecords
 from ..results import (
     LATENCY,
     RunSummary,
@@ -22,8 +24,8 @@ from ..results import (
     stored_spec,
     stored_summary,
 )
-from ..scoring import metric_samples
-from ..store import ResultStore, StoredRun
+from ..scoring import ScoringSpec, metric_samples
+from ..store import ResultStore, StoredRun, UnknownRunError
 
 __all__ = [
     "LATENCY",
@@ -42,26 +44,33 @@ MAX_CODES: Final = 50
 
 @attrs.frozen
 class Series:
-    """The samples of one metric of one participant (and phase, ``None`` for all phases)."""
+    """The samples of one metric of one participant (and phase, ``None`` for all phases); a
+    ``baseline`` series is the compared baseline run's."""
 
     participant: str
     phase: str | None
     values: tuple[float, ...]
+    baseline: bool = False
 
     @property
     def label(self) -> str:
+        if self.baseline:
+            return f"{self.participant} · baseline"
         return self.participant if self.phase is None else f"{self.participant} · {self.phase}"
 
 
 @attrs.frozen
 class StepStats:
-    """Median and p95 latency of one step of one participant (from the summary)."""
+    """Median and p95 latency of one step of one participant (from the summary): ``step`` is
+    its label (``display.steps``), ``order`` its place."""
 
     participant: str
     step: str
     median: float
     p95: float
     count: int
+    order: int = 0
+    failed: int = 0
 
 
 @attrs.frozen
@@ -109,11 +118,25 @@ class RunReport:
     timeline: tuple[TimelineBar, ...]
     history: tuple[HistoryPoint, ...]
     history_runs: tuple[StoredRun, ...]
+    #: run id -> its number among the benchmark's stored runs (1: the oldest).
+    history_numbers: Mapping[str, int] = attrs.Factory(dict)
+    #: metric key -> the compared baseline run's series per participant (a stored baseline).
+    baseline: Mapping[str, tuple[Series, ...]] = attrs.Factory(dict)
+    #: Why the baseline's distributions are not drawn (a comparison without a stored run).
+    baseline_note: str | None = None
 
     @property
     def steps(self) -> tuple[StepStats, ...]:
         return tuple(
-            StepStats(p.name, s.label, s.latency.median, s.latency.p95, s.latency.count)
+            StepStats(
+                p.name,
+                s.label,
+                s.latency.median,
+                s.latency.p95,
+                s.latency.count,
+                s.order,
+                s.failed,
+            )
             for p in self.summary.ran_participants
             for s in p.steps
             if s.latency is not None
@@ -121,7 +144,12 @@ class RunReport:
 
     @property
     def step_names(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(s.step for s in self.steps))
+        """The steps' labels in ``display.steps`` order (then as first recorded)."""
+        first: dict[str, int] = {}
+        for position, s in enumerate(self.steps):
+            first.setdefault(s.step, position)
+        order = {s.step: s.order for s in self.steps}
+        return tuple(sorted(first, key=lambda label: (order[label], first[label])))
 
 
 def _verdicts(summary: RunSummary) -> dict[str, list[str]]:
@@ -137,13 +165,15 @@ def _verdicts(summary: RunSummary) -> dict[str, list[str]]:
 
 def _history(
     store: ResultStore, run: StoredRun, metrics: Sequence[str], limit: int
-) -> tuple[tuple[HistoryPoint, ...], tuple[StoredRun, ...]]:
+) -> tuple[tuple[HistoryPoint, ...], tuple[StoredRun, ...], dict[str, int]]:
     """Up to ``limit`` runs of the benchmark ending with ``run``, oldest first, and per run and
-    participant the median/p95 of the latency and each metric, from each run's summary."""
+    participant the median/p95 of the latency and each metric, from each run's summary; and
+    each run's number among the benchmark's stored runs (1: the oldest)."""
     if limit <= 0:
-        return (), ()
+        return (), (), {}
     runs = store.list_runs(limit=100_000, benchmark_slug=run.benchmark_slug)
     ids = [r.run_id for r in runs]
+    numbers = {run_id: len(ids) - index for index, run_id in enumerate(ids)}
     start = ids.index(run.run_id) if run.run_id in ids else 0
     window = list(reversed(runs[start : start + limit]))
     points: list[HistoryPoint] = []
@@ -168,11 +198,65 @@ def _history(
                         tuple(verdicts.get(p.name, ())),
                     )
                 )
-    return tuple(points), tuple(window)
+    return tuple(points), tuple(window), {r.run_id: numbers[r.run_id] for r in window}
+
+
+def _series(
+    records: Sequence[ParticipantRecords],
+    spec: ScoringSpec | None,
+    metrics: Sequence[str],
+    phases: Sequence[str | None],
+    *,
+    baseline: bool = False,
+) -> dict[str, list[Series]]:
+    """Per metric, the series of each participant that left a record (and phase): the
+    latency and the unscored metrics as the summary samples them, the scored ones as scoring
+    takes them."""
+    out: dict[str, list[Series]] = {key: [] for key in metrics}
+    scored_keys = {m.name for m in spec.metrics} if spec is not None else set()
+    for pr in records:
+        kept = sample_sets(pr.records)
+        if not kept.count:
+            continue
+        for phase in phases:
+            in_phase = [r for r in pr.records if phase is None or record_phase(r) == phase]
+            scored = metric_samples(spec, in_phase) if spec is not None else {}
+            for key in metrics:
+                if key == LATENCY:
+                    values = kept.latency(phase)
+                elif key in scored_keys:
+                    values = scored.get(key, [])
+                else:
+                    values = kept.metric(key, phase)
+                out[key].append(Series(pr.participant, phase, tuple(values), baseline))
+    return out
+
+
+def _baseline(
+    store: ResultStore, summary: RunSummary, metrics: Sequence[str]
+) -> tuple[dict[str, tuple[Series, ...]], str | None]:
+    """The compared baseline run's series (all phases together), when it is a stored run."""
+    comparison = summary.comparison
+    if comparison is None:
+        return {}, None
+    if comparison.baseline_run_id is None:
+        return {}, "the baseline was not a stored run, so its samples are not drawn"
+    try:
+        base = store.get_run(comparison.baseline_run_id)
+    except UnknownRunError:
+        return {}, f"the baseline run {comparison.baseline_run_id} is no longer in the store"
+    series = _series(
+        store.participant_records(base.run_id),
+        stored_spec(store, base),
+        metrics,
+        (None,),
+        baseline=True,
+    )
+    return {key: tuple(found) for key, found in series.items()}, None
 
 
 def load_run(store: ResultStore, run_id: str, *, history: int) -> RunReport:
-    """Read one run: its summary, and the samples behind it."""
+    """Read one run: its summary, the samples behind it and its baseline's."""
     run = store.get_run(run_id)
     summary = stored_summary(store, run)
     records = store.participant_records(run_id)
@@ -184,30 +268,14 @@ def load_run(store: ResultStore, run_id: str, *, history: int) -> RunReport:
             metrics.setdefault(m.key, m.unit)
             labels.setdefault(m.key, m.label)
     phases = tuple(dict.fromkeys(ph.phase for p in summary.participants for ph in p.phases))
-    samples: dict[str, list[Series]] = {key: [] for key in metrics}
-    spans: list[tuple[str, int, float, float, bool]] = []
-    for pr in records:
-        kept = sample_sets(pr.records)
-        if not kept.count:
-            continue
-        scored_keys = {m.name for m in spec.metrics} if spec is not None else set()
-        for phase in phases or (None,):
-            in_phase = [r for r in pr.records if phase is None or record_phase(r) == phase]
-            scored = metric_samples(spec, in_phase) if spec is not None else {}
-            for key in metrics:
-                if key == LATENCY:
-                    values = kept.latency(phase)
-                elif key in scored_keys:
-                    values = scored.get(key, [])
-                else:
-                    values = kept.metric(key, phase)
-                samples[key].append(Series(pr.participant, phase, tuple(values)))
-        spans += [(pr.participant, *bar) for bar in kept.timeline()]
+    samples = _series(records, spec, list(metrics), phases or (None,))
+    spans = [(pr.participant, *bar) for pr in records for bar in sample_sets(pr.records).timeline()]
     t0 = min((span[2] for span in spans), default=0.0)
     timeline = tuple(
         TimelineBar(name, index, start - t0, end - t0, ok) for name, index, start, end, ok in spans
     )
-    points, window = _history(store, run, list(metrics), history)
+    points, window, numbers = _history(store, run, list(metrics), history)
+    baseline, baseline_note = _baseline(store, summary, list(metrics))
     return RunReport(
         run=run,
         summary=summary,
@@ -219,4 +287,7 @@ def load_run(store: ResultStore, run_id: str, *, history: int) -> RunReport:
         timeline=timeline,
         history=points,
         history_runs=tuple(window),
+        history_numbers=numbers,
+        baseline=baseline,
+        baseline_note=baseline_note,
     )
