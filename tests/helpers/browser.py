@@ -1,7 +1,10 @@
 """Open a file in headless Chromium and see what it did: the rendered DOM, every console
 message, every network request.
 
-* The DOM: ``--dump-dom`` after ``--virtual-time-budget`` (the page's scripts and timers run).
+* The DOM: ``--dump-dom`` after ``--virtual-time-budget`` (the page's scripts and timers run);
+  or, with :func:`chromium_page`, read over the DevTools protocol (``--remote-debugging-pipe``)
+  once the page says it is ready: real time, for pages whose scripts wait on work off the main
+  thread (virtual time does not wait for it), and the page can be scrolled between reads.
 * The console: ``--enable-logging=stderr --v=0`` writes each console message (any level, and
   uncaught exceptions) as an ``INFO:CONSOLE`` line on stderr.
 * The network: every http(s)/ws request of the browser goes through ``--proxy-server`` to a
@@ -20,14 +23,21 @@ the wrong things (a console error, an uncaught exception, an image and a fetch f
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
+import os
 import re
 import shutil
 import subprocess
 import tempfile
 import threading
+import time
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -99,6 +109,32 @@ class _Recorder(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+
+_QUIET_FLAGS = (
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-sync",
+    "--disable-features=OptimizationGuideModelDownloading,"
+    "OptimizationHintsFetching,OptimizationTargetPrediction,OptimizationHints",
+    "--no-first-run",
+    "--no-default-browser-check",
+)
+
+
+@contextlib.contextmanager
+def _recording_proxy() -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    server.seen = []  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def open_in_chromium(
@@ -228,3 +264,176 @@ def rendered_plots(dom: str) -> list[Plot]:
         )
         for p in parser.plots
     ]
+
+
+class DevToolsError(AssertionError):
+    """The browser did not do what the test waited for (or broke the protocol)."""
+
+
+class ChromiumPage:
+    """A page in headless Chromium driven over the DevTools protocol (a pipe: fds 3 and 4 of
+    the browser process). :meth:`wait_for` polls a JavaScript expression until it is truthy;
+    ``console`` collects console messages, uncaught exceptions and the browser's own log
+    entries (CSP refusals); ``requests`` the recording proxy's request lines."""
+
+    def __init__(self, process: subprocess.Popen[bytes], write_fd: int, read_fd: int) -> None:
+        self._process = process
+        self._write = write_fd
+        self._read = read_fd
+        self._buffer = b""
+        self._id = 0
+        self._session: str | None = None
+        self.console: list[str] = []
+        self.requests: list[str] = []
+
+    # -- the protocol ---------------------------------------------------------------------
+
+    def _event(self, message: dict[str, Any]) -> None:
+        method, params = message.get("method"), message.get("params") or {}
+        if method == "Runtime.consoleAPICalled":
+            parts = [str(a.get("value", a.get("description", ""))) for a in params["args"]]
+            self.console.append(f"{params.get('type')}: {' '.join(parts)}")
+        elif method == "Runtime.exceptionThrown":
+            details = params["exceptionDetails"]
+            text = (details.get("exception") or {}).get("description") or details.get("text")
+            self.console.append(f"exception: {text}")
+        elif method == "Log.entryAdded":
+            entry = params["entry"]
+            self.console.append(f"{entry.get('level')}: {entry.get('text')}")
+
+    def call(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout_s: float = 60
+    ) -> Any:
+        self._id += 1
+        message: dict[str, Any] = {"id": self._id, "method": method, "params": params or {}}
+        if self._session is not None and not method.startswith("Target."):
+            message["sessionId"] = self._session
+        os.write(self._write, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + timeout_s
+        while True:
+            while b"\0" not in self._buffer:
+                if time.monotonic() > deadline:
+                    raise DevToolsError(f"no answer to {method} in {timeout_s} s")
+                chunk = os.read(self._read, 1 << 20)
+                if not chunk:
+                    raise DevToolsError(f"the browser closed the pipe during {method}")
+                self._buffer += chunk
+            raw, self._buffer = self._buffer.split(b"\0", 1)
+            answer = json.loads(raw)
+            if answer.get("id") == self._id:
+                if "error" in answer:
+                    raise DevToolsError(f"{method}: {answer['error']}")
+                return answer.get("result", {})
+            self._event(answer)
+
+    def _attach(self) -> None:
+        targets = self.call("Target.getTargets")["targetInfos"]
+        page = next(t for t in targets if t["type"] == "page")
+        self._session = self.call(
+            "Target.attachToTarget", {"targetId": page["targetId"], "flatten": True}
+        )["sessionId"]
+        for domain in ("Runtime", "Log", "Page"):
+            self.call(f"{domain}.enable")
+
+    # -- for tests --------------------------------------------------------------------------
+
+    def evaluate(self, expression: str) -> Any:
+        result = self.call(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": True},
+        )
+        if "exceptionDetails" in result:
+            raise DevToolsError(f"{expression}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def open(self, path: Path) -> None:
+        self.call("Page.navigate", {"url": path.resolve().as_uri()})
+
+    def wait_for(self, expression: str, *, timeout_s: float = 90) -> Any:
+        """Poll ``expression`` until it is truthy; its value."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            value = self.evaluate(expression)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise DevToolsError(
+                    f"{expression} still false after {timeout_s} s; console: {self.console}"
+                )
+            time.sleep(0.1)
+
+    def dom(self) -> str:
+        return str(self.evaluate("'<!DOCTYPE html>\\n' + document.documentElement.outerHTML"))
+
+    def screenshot(self, path: Path) -> None:
+        """The whole page as a PNG."""
+        import base64
+
+        data = self.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
+        path.write_bytes(base64.b64decode(data["data"]))
+
+
+@contextlib.contextmanager
+def chromium_page(*, window: str = "1280,2000") -> Iterator[ChromiumPage]:
+    """Headless Chromium on ``about:blank`` behind the recording proxy, for
+    :meth:`ChromiumPage.open`; closed afterwards."""
+    browser = chromium_path()
+    assert browser is not None, "chromium is not installed"
+    with (
+        _recording_proxy() as proxy,
+        tempfile.TemporaryDirectory(prefix="benchsdk-cdp-") as profile,
+    ):
+        # Chromium reads commands from fd 3 and writes answers to fd 4.
+        to_browser, commands = os.pipe()
+        answers, from_browser = os.pipe()
+        # Copies above 2 that are neither 3 nor 4, so that moving them there in the child
+        # overwrites nothing of theirs.
+        high_in = fcntl.fcntl(to_browser, fcntl.F_DUPFD, 10)
+        high_out = fcntl.fcntl(from_browser, fcntl.F_DUPFD, 10)
+
+        def descriptors() -> None:
+            os.dup2(high_in, 3)
+            os.dup2(high_out, 4)
+
+        process = subprocess.Popen(
+            [
+                browser,
+                "--headless=new",
+                "--disable-gpu",
+                "--no-sandbox",
+                f"--user-data-dir={profile}",
+                f"--window-size={window}",
+                "--remote-debugging-pipe",
+                f"--proxy-server=http://127.0.0.1:{proxy.server_address[1]}",
+                "--proxy-bypass-list=<-loopback>",
+                *_QUIET_FLAGS,
+                "about:blank",
+            ],
+            preexec_fn=descriptors,
+            pass_fds=(3, 4),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for fd in (to_browser, from_browser, high_in, high_out):
+            os.close(fd)
+        page = ChromiumPage(process, commands, answers)
+        try:
+            page._attach()
+            yield page
+            page.requests = [
+                r
+                for r in proxy.seen
+                if _request_key(r) not in BROWSER_OWN  # type: ignore[attr-defined]
+            ]
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(commands)
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            with contextlib.suppress(OSError):
+                os.close(answers)

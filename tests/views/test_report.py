@@ -5,6 +5,7 @@ the file, the offline guarantee as far as the text goes, the option's glue and e
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -14,9 +15,11 @@ from pathlib import Path
 import pytest
 
 import pytest_benchsdk.report as report_package
-from helpers.sessions import SCORING, bench, store_path, stored_runs
+from helpers.report_pages import figure_list, figures, plotly_source, strings, without_plotly
+from helpers.sessions import SCORING, bench, read_json, store_path, stored_runs
 from pytest_benchsdk.records import TaskRecord
 from pytest_benchsdk.report import render_report, write_report
+from pytest_benchsdk.report._charts import chart_text
 from pytest_benchsdk.store import ResultStore
 
 REPORT_API = ["render_report", "write_report"]
@@ -56,29 +59,6 @@ def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 def _sections(text: str) -> list[str]:
     return re.findall(r"<h3[^>]*>([^<]+)</h3>", text)
-
-
-def _json_text(text: str) -> str:
-    """``text`` as plotly's JSON writes it (non-ASCII escaped)."""
-    return json.dumps(text)[1:-1]
-
-
-def _figure(text: str, chart: str) -> str:
-    match = re.search(
-        rf'<figure class="chart" data-chart="{re.escape(chart)}".*?</figure>', text, re.S
-    )
-    assert match is not None, chart
-    return match.group(0)
-
-
-def _figure_data(text: str) -> list[list[dict[str, object]]]:
-    """The traces of every ``Plotly.newPlot(id, data, layout, config)`` call in the file."""
-    decoder = json.JSONDecoder()
-    found = []
-    for match in re.finditer(r"Plotly\.newPlot\(\s*\"[^\"]+\",\s*", text):
-        data, _ = decoder.raw_decode(text, match.end())
-        found.append(data)
-    return found
 
 
 # --- the public interface ---------------------------------------------------------------------
@@ -129,10 +109,10 @@ def test_bench_html_writes_every_section_in_order(pytester: pytest.Pytester) -> 
     # One series per participant and phase: an ECDF and a box each.
     assert 'data-chart="dist-latency_ms" data-traces="12"' in text
     assert 'data-chart="dist-value" data-traces="12"' in text
-    for label in ("alpha · cold", "alpha · warm", "gamma · warm"):
-        assert _json_text(label) in _figure(text, "dist-value")
-    # Steps: create and exec, median and p95 each.
-    assert 'data-chart="steps" data-traces="4"' in text
+    names = {trace.get("name") for trace in figures(text)["dist-value"]["data"]}
+    assert {"alpha · cold", "alpha · warm", "gamma · warm"} <= names
+    # Steps: create and exec side by side (their medians).
+    assert 'data-chart="steps" data-traces="2"' in text
     # Timeline: one trace per participant, plus the failed iterations.
     assert 'data-chart="timeline" data-traces="4"' in text
     # Failures: grouped by code with the first messages.
@@ -158,15 +138,23 @@ def test_history_of_three_runs_marks_the_regression_and_highlights_this_run(
     runs = stored_runs(store_path(pytester))
     assert len(runs) == 3
     text = (pytester.path / "report.html").read_text(encoding="utf-8")
-    history = _figure(text, "history-value")
-    # Three runs on the x axis, oldest first, and the current one highlighted.
-    positions = [history.index(run.run_id[:6]) for run in runs]
-    assert positions == sorted(positions)
-    assert '"x0":1.5,"x1":2.5' in history.replace(" ", "")
-    assert _json_text("regressed ▲") in history
-    assert "value median regressed" in history
+    history = figures(text)["history-value"]
+    # Three runs on the x axis, oldest first, numbered; the hover has each one's date and id;
+    # the current one highlighted.
+    layout = history["layout"]
+    assert layout["xaxis"]["categoryarray"] == ["#1", "#2", "#3"]
+    assert layout["xaxis"]["tickangle"] == 0
+    median = next(t for t in history["data"] if t["name"] == "alpha median")
+    assert median["x"] == ["#1", "#2", "#3"]
+    assert all(run.run_id[:8] in when for run, when in zip(runs, median["customdata"], strict=True))
+    assert (layout["shapes"][0]["x0"], layout["shapes"][0]["x1"]) == (1.5, 2.5)
+    # The legend beside the plot, not under the axis.
+    assert layout["legend"]["orientation"] == "v"
+    assert layout["legend"]["x"] > 1
+    marks = next(t for t in history["data"] if "regressed ▲" in t["name"])
+    assert any("value median regressed" in text for text in marks["text"])
     # Three participants x median and p95, plus the verdict markers.
-    assert 'data-traces="7"' in history
+    assert 'data-chart="history-value" data-traces="7"' in text
     # The stored comparison's table.
     comparison = text[text.index("Baseline comparison") : text.index(">Warnings<")]
     assert runs[1].run_id in comparison
@@ -184,9 +172,184 @@ def test_history_limit_and_several_runs_in_one_file(pytester: pytest.Pytester) -
     assert text.index(runs[2].run_id) < text.index(f'data-run-id="{runs[0].run_id}"')
     first = text[: text.index(f'data-run-id="{runs[0].run_id}"')]
     assert "last 2 stored run(s)" in first
-    assert runs[0].run_id[:6] not in _figure(first, "history-value")
+    history = figures(first)["history-value"]
+    assert history["layout"]["xaxis"]["categoryarray"] == ["#2", "#3"]
+    assert runs[0].run_id[:8] not in json.dumps(history)
     # plotly.js once for the whole file.
-    assert text.count("plotly.js v") == 1
+    assert text.count('id="plotly-js"') == 1
+
+
+# --- reading at a glance --------------------------------------------------------------------
+
+#: Participants 40 times apart on ``value``; three steps whose display order is not the order
+#: they run in; a metric every iteration measures the same; scored.
+GLANCE = bench(
+    'participants=[Participant("sqlite-mem"), Participant("keepalive"),\n'
+    ' Participant("new-client")],\n'
+    "iterations=24,\n"
+    f"scoring={SCORING},\n"
+    'display={"steps": [{"key": "connect", "label": "TCP connect", "order": 1},\n'
+    '                   {"key": "send", "label": "send the request", "order": 2},\n'
+    '                   {"key": "read", "label": "read the body", "order": 3}],\n'
+    '         "metrics": [{"key": "value", "label": "request time"},\n'
+    '                     {"key": "retries", "label": "retries"}]}',
+    """
+    import os, random
+
+    @define_task
+    def task(participant, task_index, step, measure):
+        rng = random.Random(task_index * 31 + len(participant.name))
+        factor = float(os.environ.get("SLOWDOWN", "1"))
+        base = {"sqlite-mem": 1.0, "keepalive": 5.0, "new-client": 40.0}[participant.name]
+        with step("read"):
+            pass
+        with step("connect"):
+            pass
+        with step("send"):
+            pass
+        measure(value=base * factor * rng.lognormvariate(0, 0.1), retries=2)
+    """,
+    slug="glance",
+    name="Glance",
+)
+
+
+def test_log_axes_steps_labels_constants_and_the_relative_summary(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(bench_glance=GLANCE)
+    _run(pytester, "--bench-html", "report.html", "--bench-json", "run.json")
+    text = (pytester.path / "report.html").read_text(encoding="utf-8")
+    charts = figures(text)
+    result = read_json(pytester.path / "run.json")["benchmarks"][0]["result"]
+
+    # 40x apart: the value opens on a log axis, both panels; every distribution chart has the
+    # linear/log buttons (plotly's own updatemenus), the active one first.
+    value = charts["dist-value"]["layout"]
+    assert value["xaxis"]["type"] == value["xaxis2"]["type"] == "log"
+    for key in ("dist-latency_ms", "dist-value", "dist-retries"):
+        (menu,) = charts[key]["layout"]["updatemenus"]
+        labels = [b["label"] for b in menu["buttons"]]
+        assert labels == ["linear axis", "log axis"], key
+        log_args = menu["buttons"][1]["args"][0]
+        assert log_args["xaxis.type"] == log_args["xaxis2.type"] == "log"
+        assert menu["buttons"][0]["args"][0]["xaxis.type"] == "linear"
+    assert charts["dist-value"]["layout"]["updatemenus"][0]["active"] == 1
+    assert "Log axis: the medians differ" in text
+    # The display label names the metric in its chart.
+    assert "request time (ms): distribution per participant" in json.dumps(
+        charts["dist-value"]["layout"]["title"]
+    )
+
+    # A metric whose every sample is the same is one point per participant, said in the caption.
+    retries = charts["dist-retries"]["data"]
+    assert {t["mode"] for t in retries if t["type"] == "scatter"} == {"markers"}
+    assert not [t for t in retries if t["type"] == "box"]
+    assert "Every sample of sqlite-mem, keepalive, new-client is 2.00: drawn as one point." in text
+
+    # Steps: the medians side by side, one bar trace per step, display labels in display order.
+    steps = charts["steps"]
+    assert steps["layout"]["barmode"] == "group"
+    assert [t["name"] for t in steps["data"]] == [
+        "TCP connect",
+        "send the request",
+        "read the body",
+    ]
+    by_step = {
+        s["label"]: s["latency"]["median"]
+        for p in result["participants"]
+        if p["name"] == "keepalive"
+        for s in p["steps"]
+    }
+    connect = steps["data"][0]
+    assert connect["x"] == ["sqlite-mem", "keepalive", "new-client"]
+    assert math.isclose(connect["y"][1], by_step["TCP connect"], rel_tol=1e-3, abs_tol=1e-9)
+
+    # The relative summary under the ranking: the model's, sentence for sentence.
+    relative = result["relative"]
+    assert relative["reference"] == "sqlite-mem"
+    assert [r["participant"] for r in relative["rows"]] == ["keepalive", "new-client"]
+    scores = text[text.index("Ranked scores") : text.index(">Thresholds<")]
+    items = re.findall(r"<li>([^<]+)</li>", scores)
+    assert len(items) == 2
+    assert items[1].startswith("sqlite-mem: ")
+    assert " faster than new-client on request time median, 95 % CI " in items[1]
+    factor = relative["rows"][1]["factor"]
+    assert 30 < factor < 55
+    assert relative["rows"][1]["low"] <= factor <= relative["rows"][1]["high"]
+
+
+def test_a_stored_baseline_is_drawn_beside_each_participant(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(bench_glance=GLANCE)
+    _run(pytester)
+    monkeypatch.setenv("SLOWDOWN", "1.3")
+    _run(pytester, "--bench-compare", "--bench-html", "report.html")
+    runs = stored_runs(store_path(pytester))
+    text = (pytester.path / "report.html").read_text(encoding="utf-8")
+    data = figures(text)["dist-value"]["data"]
+    ecdf = [t["name"] for t in data if t["type"] == "scatter"]
+    assert ecdf == [
+        "sqlite-mem",
+        "sqlite-mem · baseline",
+        "keepalive",
+        "keepalive · baseline",
+        "new-client",
+        "new-client · baseline",
+    ]
+    baseline = next(t for t in data if t["name"] == "keepalive · baseline")
+    current = next(t for t in data if t["name"] == "keepalive" and t["type"] == "scatter")
+    assert baseline["line"]["dash"] == "dot"
+    assert baseline["line"]["color"] == current["line"]["color"]
+    # The baseline's samples: 1.3 times smaller than this run's.
+    assert max(baseline["x"]) < max(current["x"])
+    assert runs[0].run_id in text[text.index('data-chart="dist-value"') :]
+
+
+def test_every_string_a_chart_draws_is_plain_text_to_plotly(pytester: pytest.Pytester) -> None:
+    hostile = '<a href="https://evil.example/x">x</a> $x$ %{y} {z} & <br>'
+    pytester.makepyfile(
+        bench_hostile=bench(
+            f"participants=[Participant({hostile!r}), Participant('plain')],\n"
+            f"phases=[Phase({hostile!r}, 2), Phase('warm', 2)],\n"
+            f'display={{"metrics": [{{"key": "v", "label": {hostile!r}, "unit": {hostile!r}}}]}}',
+            f"""
+            @define_task
+            def task(participant, task_index, step, measure):
+                with step({hostile!r}):
+                    pass
+                measure({{{hostile!r}: task_index, "v": task_index}})
+            """,
+            slug="hostile",
+            name=hostile,
+        )
+    )
+    _run(pytester)
+    _run(pytester, "--bench-html", "report.html")
+    text = (pytester.path / "report.html").read_text(encoding="utf-8")
+    found = figure_list(text)
+    assert len(found) == 8
+    # Our own markup only: the names' tags, TeX and templates are written as entities.
+    ours = re.compile(r"<br>|</?extra>|%\{[a-z0-9.\[\]]+\}")
+    for key, _, figure in found:
+        for value in strings(figure):
+            rest = ours.sub("", value)
+            assert "<" not in rest, (key, value)
+            assert ">" not in rest, (key, value)
+            assert "$" not in rest, (key, value)
+            assert "{" not in rest, (key, value)
+    escaped = chart_text(hostile)
+    assert escaped == (
+        '&lt;a href="https://evil.example/x"&gt;x&lt;/a&gt; &#36;x&#36; %&#123;y&#125; '
+        "&#123;z&#125; &amp; &lt;br&gt;"
+    )
+    everything = [v for _, _, figure in found for v in strings(figure)]
+    assert any(escaped in v for v in everything)  # the names are there, escaped
+    # Nothing in a figure's JSON can end its script block.
+    assert "</script" not in "".join(
+        re.findall(r'type="application/json"[^>]*>(.*?)</script>', text, re.S)
+    )
 
 
 # --- capped: a run with 60,000 failures ---------------------------------------------------------
@@ -247,10 +410,10 @@ def test_the_only_urls_in_the_file_are_inside_plotlys_own_library(
     pytester.makepyfile(bench_phased=PHASED)
     _run(pytester, "--bench-html", "report.html")
     text = (pytester.path / "report.html").read_text(encoding="utf-8")
-    library = get_plotlyjs()
-    # plotly.js inlined exactly once, as plotly ships it...
-    assert text.count(library) == 1
-    rest = text.replace(library, "")
+    # plotly.js carried once, exactly as plotly ships it (gzipped, base64)...
+    assert plotly_source(text) == get_plotlyjs()
+    assert get_plotlyjs()[:200] not in text
+    rest = without_plotly(text)
     # ...and nothing else in the file names any address: no script, stylesheet, font, image
     # or link from elsewhere (plotly's logo link is off: displaylogo=False).
     assert re.findall(r"(?:https?:)?//[a-z0-9.-]+\.[a-z]{2,}", rest, re.I) == []
@@ -260,14 +423,32 @@ def test_the_only_urls_in_the_file_are_inside_plotlys_own_library(
     assert "url(" not in rest
     # The library's own addresses are map tiles, CDNs for MathJax/topojson and licence
     # texts: fetched only by map and geo traces and MathJax, none of which a report uses.
-    assert {trace["type"] for data in _figure_data(rest) for trace in data} == {
+    assert {t["type"] for figure in figures(rest).values() for t in figure["data"]} == {
         "scatter",
         "box",
         "bar",
     }
-    # A Content Security Policy forbids the page any request anyway.
-    assert "default-src 'none'" in rest
-    assert "connect-src 'none'" in rest
+    # A Content Security Policy forbids the page any request anyway, and runs only the
+    # scripts with the page's nonce: the loader (the figures and plotly.js are data blocks).
+    csp = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', rest)
+    assert csp is not None
+    policy = dict(part.strip().partition(" ")[::2] for part in csp.group(1).split(";"))
+    assert policy["default-src"] == "'none'"
+    assert policy["connect-src"] == "'none'"
+    nonce = re.fullmatch(r"'nonce-([A-Za-z0-9_-]{20,})'", policy["script-src"])
+    assert nonce is not None
+    assert "unsafe" not in policy["script-src"]
+    scripts = re.findall(r"<script([^>]*)>", text)
+    runnable = [s for s in scripts if "type=" not in s]
+    assert runnable == [f' nonce="{nonce.group(1)}"']
+    assert {re.search(r'type="([^"]+)"', s).group(1) for s in scripts if "type=" in s} == {  # type: ignore[union-attr]
+        "application/json",
+        "application/octet-stream",
+    }
+    # A new nonce for every render.
+    with ResultStore(store_path(pytester)) as store:
+        again = render_report(store, [stored_runs(store_path(pytester))[-1].run_id])
+    assert nonce.group(1) not in again
 
 
 # --- the option -------------------------------------------------------------------------------

@@ -341,6 +341,7 @@ def _steps(report: RunReport) -> Chart | None:
             log,
             _decades(s.median for s in report.steps),
             barmode="group",
+            showlegend=True,  # the step's label, also for one step
         )
     )
     figure.update_xaxes(type="category", categoryorder="array", categoryarray=categories)
