@@ -1,15 +1,19 @@
 """Size and load time of the ``--bench-html`` report at 10 participants x 1,000 samples.
 
 Builds a store with one run of P participants x N iterations (two phases, three steps, a
-scored metric, 1 % failures, and the scores, their intervals and the run warnings stored as a
-session stores them) plus H earlier runs for the history chart, writes the report and measures:
+scored metric, 1 % failures, and the scores, their intervals, the run warnings and the summary
+stored as a session stores them) plus H earlier runs for the history chart, writes the report
+and measures:
 
-* the file's size (target: under 8 MB);
+* the file's size (target: under 3 MB), and how much of it is plotly.js;
 * how long rendering took (Python);
-* the load in headless Chromium: the page's own mark after its last figure is drawn
-  (``data-rendered-ms``: ms since navigation, all figures' scripts run), and the wall time of
-  the whole browser process (start-up included) minus that of an empty page (target: the
-  report opens in under 3 s). Every figure is checked to have drawn (``.main-svg``).
+* the load in headless Chromium (a 1280x2000 window), from the page's own marks (ms since
+  navigation, in real time: ``--timeout``, not virtual time): ``data-interactive-ms`` when the
+  charts on the first screen are drawn — the page is interactive then (target: 1.5 s) — and,
+  as the baseline in the same run, ``data-rendered-ms`` of the same page made to draw every
+  chart at load (its loader's first pass given all charts, as the report did before it drew
+  them only near the viewport). Every figure of that page is checked to have drawn
+  (``.main-svg``).
 
     python benchmarks/perf_report.py [--participants 10] [--samples 1000] [--history 5]
         [--repeat 3] [--keep report.html]
@@ -32,6 +36,7 @@ from pathlib import Path
 from pytest_benchsdk.compare import run_warnings, score_uncertainty
 from pytest_benchsdk.records import ParticipantRecords, StepRecord, TaskRecord
 from pytest_benchsdk.report import write_report
+from pytest_benchsdk.results import rebuild_summary, save_summary
 from pytest_benchsdk.schedule import BenchmarkRunOutcome
 from pytest_benchsdk.scoring import score, scoring_config_to_spec
 from pytest_benchsdk.store import ResultStore
@@ -134,6 +139,8 @@ def build_store(path: Path, participants: int, samples: int, history: int) -> st
                     ]
                 store.save_analysis(run_id, "warnings", found)
             store.finish_run(run_id, "passed")
+            # The summary a session keeps with its run (the report reads it back).
+            save_summary(store, run_id, rebuild_summary(store, store.get_run(run_id)))
     return run_id
 
 
@@ -144,22 +151,34 @@ def _chromium() -> str | None:
     return None
 
 
-def load_in_browser(browser: str, page: Path) -> tuple[float, int | None, int]:
-    """(wall seconds of the browser process, the page's rendered mark in ms, figures drawn)."""
+#: How long the browser runs before the DOM is read (real time: the marks say when the page
+#: was done, the rest is waiting).
+WAIT_MS = 20_000
+
+
+def load_in_browser(browser: str, page: Path, window: str) -> tuple[int | None, int | None, int]:
+    """(the page's interactive mark, its rendered mark, figures drawn), in ms since
+    navigation; None for a mark the page did not set within :data:`WAIT_MS`."""
     with tempfile.TemporaryDirectory() as profile:
-        start = time.perf_counter()
         done = subprocess.run(
             [
                 browser, "--headless=new", "--disable-gpu", "--no-sandbox",
-                f"--user-data-dir={profile}", "--window-size=1280,2000", "--dump-dom",
-                page.resolve().as_uri(),
+                f"--user-data-dir={profile}", f"--window-size={window}",
+                f"--timeout={WAIT_MS}", "--dump-dom", page.resolve().as_uri(),
             ],
-            capture_output=True, text=True, timeout=120, check=True,
+            capture_output=True, text=True, timeout=120 + WAIT_MS / 1000, check=True,
         )  # fmt: skip
-        wall = time.perf_counter() - start
-    mark = re.search(r'data-rendered-ms="(\d+)"', done.stdout)
+    body = re.search(r"<body[^>]*>", done.stdout)
+    tag = body.group(0) if body else ""
+    marks = [re.search(rf'data-{name}-ms="(\d+)"', tag) for name in ("interactive", "rendered")]
     drawn = len(re.findall(r'class="[^"]*\bsvg-container\b', done.stdout))
-    return wall, int(mark.group(1)) if mark else None, drawn
+    interactive, rendered = (int(m.group(1)) if m else None for m in marks)
+    return interactive, rendered, drawn
+
+
+def _median(values: list[int | None]) -> float:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if len(known) == len(values) else float("nan")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="copy the report here")
     args = parser.parse_args(argv)
+    from plotly.offline import get_plotlyjs
+
     with tempfile.TemporaryDirectory() as tmp:
         store_file = Path(tmp) / "store.sqlite3"
         t = time.perf_counter()
@@ -181,11 +202,15 @@ def main(argv: list[str] | None = None) -> int:
             write_report(store, [run_id], report)
             render_s = time.perf_counter() - t
         size = report.stat().st_size
-        figures = report.read_text(encoding="utf-8").count('<figure class="chart"')
+        text = report.read_text(encoding="utf-8")
+        figures = text.count('<figure class="chart"')
+        packed = re.search(r'id="plotly-js"[^>]*>([^<]*)<', text)
+        library = len(packed.group(1)) if packed else 0
         print(
             f"{args.participants} participants x {args.samples} samples, "
             f"{args.history + 1} runs of history: {size / 1e6:.2f} MB "
-            f"({'OK' if size < 8e6 else 'OVER'} < 8 MB), {figures} figures, "
+            f"({'OK' if size < 3e6 else 'OVER'} < 3 MB; plotly.js {library / 1e6:.2f} MB of it, "
+            f"{len(get_plotlyjs()) / 1e6:.2f} MB unpacked), {figures} figures, "
             f"rendered in {render_s:.2f} s"
         )
         if args.keep:
@@ -193,27 +218,27 @@ def main(argv: list[str] | None = None) -> int:
         browser = _chromium()
         if browser is None:
             print("no chromium on PATH: load time not measured")
-            return 0 if size < 8e6 else 1
-        empty = Path(tmp) / "empty.html"
-        empty.write_text("<!DOCTYPE html><title>empty</title>", encoding="utf-8")
-        baseline = statistics.median(load_in_browser(browser, empty)[0] for _ in range(args.repeat))
-        walls, marks = [], []
+            return 0 if size < 3e6 else 1
+        eager = Path(tmp) / "eager.html"
+        lazy_pass = "plots.filter(onScreen).map(draw)"
+        assert lazy_pass in text, "the loader's first pass changed: update this script"
+        eager.write_text(text.replace(lazy_pass, "plots.map(draw)"), encoding="utf-8")
+        first, every = [], []
         drawn = 0
         for _ in range(args.repeat):
-            wall, mark, drawn = load_in_browser(browser, report)
-            walls.append(wall)
-            if mark is not None:
-                marks.append(mark)
-        wall = statistics.median(walls)
-        mark_ms = statistics.median(marks) if marks else float("nan")
-        load_s = max(mark_ms / 1000, wall - baseline)
+            first.append(load_in_browser(browser, report, "1280,2000")[0])
+            _, rendered, drawn = load_in_browser(browser, eager, "1280,2000")
+            every.append(rendered)
+        interactive_ms, all_ms = _median(first), _median(every)
+        ok_time = interactive_ms <= 1500
         print(
-            f"headless Chromium (median of {args.repeat}): every figure drawn by "
-            f"{mark_ms:.0f} ms after navigation; browser process {wall:.2f} s, an empty page "
-            f"{baseline:.2f} s; load {load_s:.2f} s ({'OK' if load_s < 3 else 'OVER'} < 3 s); "
+            f"headless Chromium (median of {args.repeat}): interactive {interactive_ms:.0f} ms "
+            f"after navigation, the first screen's charts drawn "
+            f"({'OK' if ok_time else 'OVER'} <= 1500 ms); every chart drawn at load instead "
+            f"{all_ms:.0f} ms (interactive / that: {interactive_ms / all_ms:.2f}); "
             f"{drawn}/{figures} figures drawn"
         )
-        ok = size < 8e6 and load_s < 3 and drawn == figures
+        ok = size < 3e6 and ok_time and drawn == figures
     return 0 if ok else 1
 
 

@@ -356,7 +356,6 @@ class BenchOptions:
     html_path: Path | None = None
     #: ``--bench-export FORMAT:PATH``: the exports to write, in the order given.
     exports: tuple[tuple[str, Path], ...] = ()
-
     #: Where :attr:`store_path` came from, as messages name it: ``--bench-store``, the ini
     #: file's ``bench_store``, or the default.
     store_origin: str = "--bench-store"
