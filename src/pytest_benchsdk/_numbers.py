@@ -24,6 +24,7 @@ __all__ = [
     "is_time_unit",
     "percent",
     "quantity",
+    "row_scale",
     "significant",
     "stat_triple",
     "time_scale",
@@ -108,9 +109,17 @@ def quantity(value: float | None, unit: str | None) -> str:
     return in_unit([value], unit)
 
 
+def row_scale(values: Sequence[float]) -> float:
+    """The value a row of times is scaled by: its largest finite magnitude, so no number of the
+    row needs more than three digits before the point (``0.723/12.8/12.8 ms``, never
+    ``723/12837/12837 µs``)."""
+    finite = [abs(v) for v in values if math.isfinite(v)]
+    return max(finite, default=0.0)
+
+
 def stat_triple(median: float, p95: float, p99: float, unit: str | None) -> str:
-    """``med/p95/p99`` with one unit, scaled by the median."""
-    return in_unit([median, p95, p99], unit, median)
+    """``med/p95/p99`` with one unit, scaled by the largest of them (:func:`row_scale`)."""
+    return in_unit([median, p95, p99], unit, row_scale([median, p95, p99]))
 
 
 def percent(share: float) -> str:

@@ -107,8 +107,9 @@ class ThresholdVerdict:
     passed: bool
     unit: str = ""
     skipped: str | None = None
-    #: The value whose time unit the message uses: the metric's median, as the tables scale a
-    #: participant's row, so the message reads the number the table prints (None: observed).
+    #: The value whose time unit the message uses: the row's scale (``_numbers.row_scale`` of
+    #: med/p95/p99), as the tables scale a participant's row, so the message reads the number
+    #: the table prints (None: observed).
     scale: float | None = None
 
     @property

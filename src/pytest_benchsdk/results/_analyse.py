@@ -17,6 +17,7 @@ import attrs
 
 from .._baseline import BaselineComparison, compare_runs, setup_differences
 from .._hygiene import RunWarning, run_warnings
+from .._numbers import row_scale
 from .._runs import scoring_spec_of
 from .._thresholds import (
     SCORE_KEY,
@@ -110,7 +111,7 @@ def judge_thresholds(
                 success_rate=summary.passed / summary.ran,
                 score=score,
                 unit=unit,
-                scale=stats.median if stats is not None else None,
+                scale=None if stats is None else row_scale([stats.median, stats.p95, stats.p99]),
             )
         )
     return verdicts
