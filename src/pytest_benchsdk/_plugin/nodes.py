@@ -10,6 +10,7 @@ import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from .._benchfile import BenchFile, BenchIteration, BenchSetupError, item_name, load_bench_file
+from .._views.text import message_text
 from ..config import BenchmarkConfigError
 from ..context import IterationOutcome, is_task_error
 from ..schedule import BenchmarkSchedule
@@ -215,8 +216,9 @@ class BenchItem(LoadgroupNodeId, pytest.Function):
         self, excinfo: ExceptionInfo[BaseException]
     ) -> str | TerminalRepr:
         if is_task_error(excinfo.value):
-            # A TaskError is the task's own verdict: show it as upstream prints it.
-            return str(excinfo.value)
+            # A TaskError is the task's own verdict: show it as upstream prints it, with its
+            # control characters escaped (a code or message may carry terminal sequences).
+            return message_text(excinfo.value)
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -48,6 +48,7 @@ __all__ = [
     "stats_cell",
     "summary_lines",
     "table",
+    "message_text",
     "terminal_text",
     "threshold_lines",
     "title_line",
@@ -69,6 +70,16 @@ def terminal_text(text: object) -> str:
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+def message_text(text: object) -> str:
+    """:func:`terminal_text` that keeps a message's own line breaks and tabs: a multi-line
+    message stays readable, an escape sequence (ESC, BEL, CR …) is written as a Python escape
+    and never reaches the terminal."""
+    return "\n".join(
+        "\t".join(terminal_text(part) for part in line.split("\t"))
+        for line in str(text).split("\n")
+    )
 
 
 def name_cell(text: object) -> str:
