@@ -41,6 +41,7 @@ __all__ = [
     "MAX_NAME_WIDTH",
     "comparison_lines",
     "knobs_line",
+    "message_text",
     "name_cell",
     "relative_lines",
     "relative_sentence",
@@ -48,7 +49,6 @@ __all__ = [
     "stats_cell",
     "summary_lines",
     "table",
-    "message_text",
     "terminal_text",
     "threshold_lines",
     "title_line",
@@ -197,11 +197,22 @@ def _unscored(p: ParticipantSummary) -> list[MetricSummary]:
     return [m for m in p.metrics if not m.scored]
 
 
-def _metric_rows(summary: RunSummary) -> list[list[str]]:
-    """Measured metrics that are not scored: one row per participant × metric (× phase)."""
+#: Unscored metrics per participant the section lists without ``-v``: a task that measures
+#: thousands of keys must not bury the scores under a table of them.
+METRIC_ROWS: Final = 20
+
+
+def _metric_rows(summary: RunSummary, limit: int | None) -> tuple[list[list[str]], int]:
+    """Measured metrics that are not scored: one row per participant × metric (× phase), the
+    first ``limit`` metrics of each participant (all for None); and how many were left out."""
     rows = [["participant", "metric", "med/p95/p99", "n"]]
+    hidden = 0
     for p in summary.ran_participants:
-        for m in _unscored(p):
+        unscored = _unscored(p)
+        if limit is not None and len(unscored) > limit:
+            hidden += len(unscored) - limit
+            unscored = unscored[:limit]
+        for m in unscored:
             label = name_cell(m.label)
             count = str(m.stats.count) if m.stats is not None else "0"
             rows.append([name_cell(p.name), label, stats_cell(m.stats, m.unit), count])
@@ -216,7 +227,7 @@ def _metric_rows(summary: RunSummary) -> list[list[str]]:
                             str(pm.stats.count) if pm.stats is not None else "0",
                         ]
                     )
-    return rows
+    return rows, hidden
 
 
 def _step_rows(summary: RunSummary) -> list[list[str]]:
@@ -470,7 +481,13 @@ def summary_lines(summary: RunSummary, *, verbose: int = 0) -> list[str]:
         if any(_unscored(p) for p in summary.ran_participants):
             scored = summary.scores is not None
             lines.append("  Metrics (not scored):" if scored else "  Metrics:")
-            lines.extend(table(_metric_rows(summary), indent="    "))
+            rows, hidden = _metric_rows(summary, None if verbose > 0 else METRIC_ROWS)
+            lines.extend(table(rows, indent="    "))
+            if hidden:
+                lines.append(
+                    f"    ({hidden:,} more metrics not listed: -v lists them; --bench-json and "
+                    "--bench-markdown have every one)"
+                )
         # The implicit "task" step alone is the latency again: no table for it.
         named = any(s.name != "task" for p in summary.ran_participants for s in p.steps)
         if verbose > 0 and named:

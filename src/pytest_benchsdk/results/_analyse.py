@@ -247,8 +247,10 @@ def analyse(
     if resamples > 0:
         values = _values(samples, by_name, spec)
         ran = [p for p in participants if p.ran and p.skipped is None]
+        scored = [m.name for m in spec.metrics] if spec is not None else []
         intervals = (
-            _guarded("statistic intervals", errors, lambda: run_intervals(ran, values)) or ()
+            _guarded("statistic intervals", errors, lambda: run_intervals(ran, values, scored))
+            or ()
         )
         primary = _primary(ran, spec)
         relative = _guarded(

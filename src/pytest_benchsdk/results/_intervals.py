@@ -42,6 +42,7 @@ __all__ = [
     "DRAWS",
     "INTERVAL_STATISTICS",
     "LEVEL",
+    "UNSCORED_INTERVAL_METRICS",
     "metric_values",
     "relative_summary",
     "run_intervals",
@@ -130,15 +131,25 @@ def metric_values(
     return samples.metric(metric)
 
 
+#: Metrics per participant that get intervals besides the latency and the scored ones: each
+#: costs a few milliseconds, and a task that measures thousands of keys would otherwise keep the
+#: session end busy for minutes.
+UNSCORED_INTERVAL_METRICS: Final = 32
+
+
 def run_intervals(
     participants: Sequence[ParticipantSummary],
     values: Callable[[ParticipantSummary, str], list[float]],
+    scored: Sequence[str] = (),
 ) -> tuple[StatisticInterval, ...]:
-    """The intervals of every participant's latency and metric statistics."""
+    """The intervals of every participant's latency, its ``scored`` metrics and the first
+    :data:`UNSCORED_INTERVAL_METRICS` of its other metrics."""
     out: list[StatisticInterval] = []
     for participant in participants:
         facts = [(LATENCY, participant.latency)]
-        facts += [(m.key, m.stats) for m in participant.metrics]
+        facts += [(m.key, m.stats) for m in participant.metrics if m.key in scored]
+        others = [(m.key, m.stats) for m in participant.metrics if m.key not in scored]
+        facts += others[:UNSCORED_INTERVAL_METRICS]
         for key, stats in facts:
             if stats is None:
                 continue

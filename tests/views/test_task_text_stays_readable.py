@@ -1,7 +1,9 @@
-"""A task's own text (a TaskError's code and message, a log line) never drives the terminal:
+"""What a task writes stays readable. Its own text (a TaskError's code and message) never
+drives the terminal:
 escape sequences are written as Python escapes in the failure report, the short summary, the
 benchmarks section and ``show``; Markdown gets neither an ESC byte nor raw HTML. The store
-keeps the original (the record's ``errorCode``)."""
+keeps the original (the record's ``errorCode``). And a task that measures many keys does
+not bury the summary under them."""
 
 from __future__ import annotations
 
@@ -33,7 +35,8 @@ def session(pytester: pytest.Pytester) -> pytest.RunResult:
 
 def test_the_terminal_gets_no_escape_sequence(session: pytest.RunResult) -> None:
     text = session.stdout.str()
-    assert "\x1b" not in text and "\x07" not in text
+    assert "\x1b" not in text
+    assert "\x07" not in text
     # The failure report keeps the message's own line break; the escapes read as Python's.
     assert "[TaskError (E\\x1b[31mRED)] \\x1b]0;pwned\\x07boom \\x1b[2J <img" in text
     assert "second line" in text
@@ -44,7 +47,8 @@ def test_markdown_gets_no_escape_byte_and_no_raw_html(
     session: pytest.RunResult, pytester: pytest.Pytester
 ) -> None:
     markdown = (pytester.path / "summary.md").read_text()
-    assert "\x1b" not in markdown and "\x07" not in markdown
+    assert "\x1b" not in markdown
+    assert "\x07" not in markdown
     assert "<img" not in markdown
 
 
@@ -56,6 +60,28 @@ def test_show_escapes_and_the_store_keeps_the_original(
     capsys.readouterr()
     assert main(["--store", str(path), "show", run.run_id]) == 0
     shown = capsys.readouterr().out
-    assert "\x1b" not in shown and "\x07" not in shown
+    assert "\x1b" not in shown
+    assert "\x07" not in shown
     codes = [r["errorCode"] for r in stored_records(path, run.run_id)["bad"]]
     assert codes == ["E\x1b[31mRED"] * 2
+
+
+WIDE_TASK = """
+@define_task
+def task(participant, measure):
+    measure(**{f"k{i}": float(i) for i in range(50)})
+"""
+
+
+def test_a_task_with_many_metrics_lists_twenty_and_says_how_many_more(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(bench_wide=bench('participants=["a", "b"], iterations=2', task=WIDE_TASK))
+    short = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "-p", "no:randomly")
+    text = short.stdout.str()
+    assert "    a            k19 " in text
+    assert "    a            k20 " not in text
+    assert "    (60 more metrics not listed: -v lists them; --bench-json" in text
+    full = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "-p", "no:randomly", "-v")
+    assert "    b            k49 " in full.stdout.str()
+    assert "more metrics not listed" not in full.stdout.str()
