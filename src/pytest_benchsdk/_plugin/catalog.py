@@ -16,8 +16,9 @@ import pytest
 
 from .._benchfile import BenchFile, schedule_bench_file
 from .._coordination import StepCoordination
-from .._redact import Redactor, credential_secrets, participant_secrets
-from ..config import BenchmarkConfig
+from .._redact import Redactor
+from .._session import SessionSecrets
+from ..config import BenchmarkConfig, Participant
 from ..schedule import BenchmarkSchedule
 from .options import BenchOptions
 
@@ -53,12 +54,9 @@ class Catalog:
         self.files: dict[str, tuple[BenchFile, BenchmarkSchedule]] = {}
         #: Set by the controller when it reports runs from this very process.
         self.link: ParticipantLink | None = None
-        # Each bench file's secrets, computed once (the participants' env values and the
-        # platform credentials); ``_credentials`` also holds what the platform resolved.
-        self._redactors: dict[str, Redactor] = {}
-        self._credentials = Redactor(
-            credential_secrets(self.environ, os.environ, api_key=options.api_key)
-        )
+        #: Each bench file's secrets, computed once (the participants' env values and the
+        #: platform credentials, also what the platform resolved).
+        self.secrets = SessionSecrets(self.environ, options.api_key, self._participants_of)
 
     @classmethod
     def install(cls, config: pytest.Config, options: BenchOptions) -> Catalog:
@@ -82,27 +80,19 @@ class Catalog:
         self.files[self.file_key(path)] = (bench_file, schedule)
         return schedule
 
+    def _participants_of(self, file_key: str) -> tuple[Participant, ...] | None:
+        entry = self.files.get(file_key)
+        return entry[0].config.participants if entry is not None else None
+
     def redactor(self, file_key: str) -> Redactor:
         """The secrets of one bench file: the values of the env vars its participants
         require and the platform credentials (computed once per file)."""
-        redactor = self._redactors.get(file_key)
-        if redactor is None:
-            entry = self.files.get(file_key)
-            participants = entry[0].config.participants if entry is not None else ()
-            redactor = self._credentials.union(
-                participant_secrets(participants, self.environ, os.environ)
-            )
-            if entry is not None:
-                self._redactors[file_key] = redactor
-        return redactor
+        return self.secrets.redactor(file_key)
 
     def add_secrets(self, values: Iterable[str]) -> None:
         """More secrets for every bench file (the credentials the platform layer resolved,
         e.g. a refreshed token)."""
-        credentials = self._credentials.union(values)
-        if credentials is not self._credentials:
-            self._credentials = credentials
-            self._redactors.clear()
+        self.secrets.add(values)
 
     def custom_args_for(self, config: BenchmarkConfig) -> dict[str, str]:
         declared = {flag.lstrip("-") for flag in config.custom_cli_flags or ()}
