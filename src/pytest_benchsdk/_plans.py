@@ -197,9 +197,7 @@ def context_call(task: Callable[..., Any], where: str) -> ContextCall:
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     named = [p for p in parameters if p.kind in kinds]
     wanted = [p.name for p in named if p.name in CONTEXT_FIXTURES]
-    others = [
-        p.name for p in named if p.name not in CONTEXT_FIXTURES and p.default is p.empty
-    ]
+    others = [p.name for p in named if p.name not in CONTEXT_FIXTURES and p.default is p.empty]
     if len(named) == 1 and others and named[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
         return ContextCall(task, (), positional=True)
     if others:

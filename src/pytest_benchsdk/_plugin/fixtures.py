@@ -31,6 +31,7 @@ __all__ = [
     "task_index",
 ]
 
+
 def _iteration(request: pytest.FixtureRequest, fixture: str) -> BenchIteration:
     iteration = getattr(request.node, "bench", None)
     if not isinstance(iteration, BenchIteration):

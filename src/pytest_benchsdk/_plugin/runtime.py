@@ -182,10 +182,7 @@ class ProcessRuntime:
         plan = plan_group(
             group_id,
             schedule.resolved,
-            [
-                (member, _TaskCall(trigger.obj, argnames, shared, item))
-                for item, member in members
-            ],
+            [(member, _TaskCall(trigger.obj, argnames, shared, item)) for item, member in members],
             is_async=is_async,
             link=Catalog.of(self.config).link,
         )
