@@ -98,19 +98,24 @@ class Catalog:
         declared = {flag.lstrip("-") for flag in config.custom_cli_flags or ()}
         return {k: v for k, v in self.options.custom_args.items() if k in declared}
 
-    def selection_errors(self) -> list[str]:
-        """Providers or custom args that no collected bench file declares."""
+    def unknown_providers(self) -> str | None:
+        """Upstream's error for ``--bench-provider`` names no collected bench file declares."""
         if not self.files:
-            return []
-        errors: list[str] = []
+            return None
         configs = [bench_file.config for bench_file, _ in self.files.values()]
         providers = self.options.run_args.providers or ()
         declared = list(dict.fromkeys(p.name for c in configs for p in c.participants))
         unknown = [n for n in dict.fromkeys(providers) if n not in declared]
-        if unknown:
-            errors.append(
-                f"Unknown participant(s): {', '.join(unknown)}. Available: {', '.join(declared)}"
-            )
+        if not unknown:
+            return None
+        return f"Unknown participant(s): {', '.join(unknown)}. Available: {', '.join(declared)}"
+
+    def selection_errors(self) -> list[str]:
+        """Custom args that no collected bench file declares."""
+        if not self.files:
+            return []
+        errors: list[str] = []
+        configs = [bench_file.config for bench_file, _ in self.files.values()]
         flags = {f.lstrip("-") for c in configs for f in c.custom_cli_flags or ()}
         undeclared = [name for name in self.options.custom_args if name not in flags]
         if undeclared:

@@ -187,6 +187,12 @@ class ControllerPlugin:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if not self.runs and not self.config.option.collectonly:
+            # The workers leave upstream's --bench-provider check to the controller.
+            for path in dict.fromkeys(p[0] for p in map(_bench_item_of, ids) if p is not None):
+                self._schedule_of(self.catalog.file_key(self.config.rootpath / path))
+            unknown = self.catalog.unknown_providers()
+            if unknown is not None:
+                pytest.exit(f"--bench-provider: {unknown}", returncode=1)
             self._begin(ids)
 
     def _begin(self, nodeids: Sequence[str]) -> None:
