@@ -60,8 +60,10 @@ def test_a_dry_run_returns_records_scores_and_the_summary_and_stores_them(
     assert [r.data["ms"] for r in result.participants[0].records] == [10, 11, 12]
     assert result.scores is not None
     assert [s.provider for s in result.scores] == ["a", "b"]
-    assert result.summary is not None and result.summary.status.state == "passed"
-    assert result.passed and result.errors == ()
+    assert result.summary is not None
+    assert result.summary.status.state == "passed"
+    assert result.passed
+    assert result.errors == ()
     assert "benchsdk: Dry run: no platform ingest or reporting." in lines
     assert "All done. No platform run created." in lines
     assert f"Results stored in {store}" in lines
@@ -223,9 +225,11 @@ def test_run_benchmark_reports_to_the_platform(
     )
     assert result.passed, result.errors
     assert result.run_id.startswith("run_")
-    assert result.dashboard_url and f"All done. View at: {result.dashboard_url}" in lines
+    assert result.dashboard_url
+    assert f"All done. View at: {result.dashboard_url}" in lines
     (upsert,) = loopback_platform.calls("upsert_benchmark")
-    assert upsert.method == "PUT" and upsert.path.endswith("/benchmarks/prog")
+    assert upsert.method == "PUT"
+    assert upsert.path.endswith("/benchmarks/prog")
     (create,) = loopback_platform.calls("create_run")
     body = create.json
     assert body["runKey"] == "k-1"

@@ -45,9 +45,11 @@ def test_run_worker_claims_runs_its_range_and_completes(
         on_result=lambda record: seen.append(record.task_index),
         on_finish=lambda info: finished.append(str(info["status"])),
     )
-    assert result.assignment is not None and result.status == "completed"
+    assert result.assignment is not None
+    assert result.status == "completed"
     assert [r.task_index for r in result.records] == [0, 1, 2, 3, 4]
-    assert sorted(seen) == [0, 1, 2, 3, 4] and finished == ["completed"]
+    assert sorted(seen) == [0, 1, 2, 3, 4]
+    assert finished == ["completed"]
     (claim,) = loopback_platform.calls("claim")
     assert claim.path.endswith(f"/benchmarks/qd/runs/{run_id}/participants/p1/workers/claim")
     assert claim.json == {"processKey": "host-1"}
@@ -57,7 +59,8 @@ def test_run_worker_claims_runs_its_range_and_completes(
     assert [len(batches[n]["records"]) for n in (0, 1, 2)] == [2, 2, 1]
     assert [batches[n]["isFinal"] for n in (0, 1, 2)] == [False, False, True]
     beats = [call.json for call in loopback_platform.calls("heartbeat")]
-    assert beats[-1]["progressDone"] == 5 and beats[-1]["progressTotal"] == 5
+    assert beats[-1]["progressDone"] == 5
+    assert beats[-1]["progressTotal"] == 5
     (complete,) = loopback_platform.calls("complete")
     assert complete.json == {"attemptId": result.assignment["attemptId"]}
     assert loopback_platform.calls("fail") == []
@@ -108,7 +111,8 @@ def test_run_worker_with_nothing_to_claim_makes_no_further_request(
         participant_slug="p1",
         task=lambda: None,
     )
-    assert second.assignment is None and second.records == ()
+    assert second.assignment is None
+    assert second.records == ()
     assert [c.route for c in loopback_platform.calls()[before:]] == ["claim"]
 
 
@@ -193,7 +197,8 @@ def test_create_api_client_gives_the_client_and_the_credentials(
 ) -> None:
     client, auth = create_api_client(base_url=loopback_platform.root_url, api_key=API_KEY)
     with client:
-        assert auth.source == "option" and auth.api_base_url == loopback_platform.api_url
+        assert auth.source == "option"
+        assert auth.api_base_url == loopback_platform.api_url
         assert client.list_benchmarks(limit=1) is not None
     (call,) = loopback_platform.calls("list_benchmarks")
     assert call.query == {"limit": ["1"]}
