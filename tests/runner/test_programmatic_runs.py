@@ -354,3 +354,43 @@ def test_the_run_command_reports_to_the_platform_with_upstreams_flags(
     assert any(line.startswith("All done. View at: ") for line in done.stdout.splitlines())
     assert API_KEY not in done.stdout + done.stderr
     assert (tmp_path / "here.sqlite3").exists()
+
+
+INTERRUPTING_FILE = """\
+import os, signal, time
+from pytest_benchsdk import define_benchmark_config, define_task
+
+config = define_benchmark_config(
+    benchmark_slug="intr", benchmark_name="Interrupted", participants=["a"], iterations=5
+)
+
+
+@define_task
+def task(task_index, measure):
+    if task_index == 2:
+        # A real Ctrl-C, sent when the third iteration runs (no timing involved).
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+    measure(ms=task_index)
+"""
+
+
+def test_ctrl_c_stores_what_ran_and_exits_130(tmp_path: Path) -> None:
+    (tmp_path / "bench_intr.py").write_text(INTERRUPTING_FILE)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_benchsdk", "run", "bench_intr.py", "--dry-run"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 130, done.stderr
+    assert "All done." not in done.stdout
+    assert "status: interrupted (2 of 5 iterations ran)" in done.stdout
+    assert done.stderr.strip() == "Interrupted: the records so far are in the results store."
+    with ResultStore(tmp_path / ".benchmarks" / "benchsdk.sqlite3") as kept:
+        (run,) = kept.list_runs()
+        (records,) = kept.participant_records(run.run_id)
+    assert run.status.startswith("interrupted")
+    assert [r.task_index for r in records.records] == [0, 1]

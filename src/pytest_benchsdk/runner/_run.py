@@ -202,7 +202,12 @@ def run_benchmark(
             for line in executor.shutdown():
                 out(f"benchsdk: {line}")
         out("")
-        if run.dashboard_url:
+        if interrupted:
+            out(
+                "benchsdk: interrupted (KeyboardInterrupt): storing what ran, the run is marked "
+                "interrupted."
+            )
+        elif run.dashboard_url:
             out(f"All done. View at: {run.dashboard_url}")
         else:
             out("All done. No platform run created.")
