@@ -394,3 +394,19 @@ def test_ctrl_c_stores_what_ran_and_exits_130(tmp_path: Path) -> None:
         (records,) = kept.participant_records(run.run_id)
     assert run.status.startswith("interrupted")
     assert [r.task_index for r in records.records] == [0, 1]
+
+
+def test_a_breached_threshold_fails_the_programmatic_run(tmp_path: Path) -> None:
+    lines: list[str] = []
+    config = _config(thresholds={"ms": "max < 11"})
+    result = run_benchmark(config, _task, ["--dry-run"], store=None, write=lines.append)
+    assert not result.passed
+    assert result.summary is not None
+    assert result.summary.status.state == "failed"
+    assert "threshold" in result.summary.status.reasons
+
+
+def test_the_run_command_prints_its_usage_on_help(tmp_path: Path) -> None:
+    done = _cli(tmp_path, "run", "--help")
+    assert done.returncode == 0
+    assert done.stdout.startswith("Usage:\n  pytest-benchsdk run <bench_file.py> [--shape name]")

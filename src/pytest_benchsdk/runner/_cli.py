@@ -99,6 +99,9 @@ def _run(argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``run <file> [flags]``; the exit status (see the module)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[1:2] in (["--help"], ["-h"]):
+        print(USAGE)
+        return 0
     try:
         return _run(args)
     except NoAvailableParticipantsError as exc:
