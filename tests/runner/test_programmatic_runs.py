@@ -410,3 +410,28 @@ def test_the_run_command_prints_its_usage_on_help(tmp_path: Path) -> None:
     done = _cli(tmp_path, "run", "--help")
     assert done.returncode == 0
     assert done.stdout.startswith("Usage:\n  pytest-benchsdk run <bench_file.py> [--shape name]")
+
+
+def test_session_options_instead_of_argv_and_warm_up(tmp_path: Path) -> None:
+    import json
+
+    from pytest_benchsdk.runner import SessionOptions
+
+    options = SessionOptions(
+        dry_run=True,
+        store_path=tmp_path / "s.sqlite3",
+        json_path=tmp_path / "run.json",
+        markdown_path=tmp_path / "summary.md",
+    )
+    lines: list[str] = []
+    result = run_benchmark(_config(warmup=1), _task, options, write=lines.append)
+    # Warm-up iterations run first and are never scored nor returned as the run's records.
+    assert [len(p.records) for p in result.participants] == [3, 3]
+    document = json.loads((tmp_path / "run.json").read_text())
+    (benchmark,) = document["benchmarks"]
+    assert benchmark["benchmarkSlug"] == "prog"
+    warmup = {w["participant"]: [r["taskIndex"] for r in w["records"]] for w in benchmark["warmup"]}
+    assert warmup == {"a": [-1], "b": [-1]}
+    assert "| a | 3/3 |" in (tmp_path / "summary.md").read_text()
+    assert f"Results written to {tmp_path / 'run.json'}" in lines
+    assert f"Summary written to {tmp_path / 'summary.md'}" in lines
