@@ -6,12 +6,15 @@ The authoring surface of a bench file::
 
 The rest of the public API serves scoring saved results, comparing samples of two runs
 (:func:`compare_samples`; score intervals and run warnings live in :mod:`pytest_benchsdk.compare`),
-reading the local store and writing ``conftest.py`` hooks (see :mod:`pytest_benchsdk.hookspecs`).
+reading the local store and writing ``conftest.py`` hooks (see :mod:`pytest_benchsdk.hookspecs`),
+and running benchmarks without pytest (:func:`run_benchmark` and the rest of
+:mod:`pytest_benchsdk.runner`, loaded on first use so that importing the package stays cheap).
 """
 
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
 from . import compare, config, context, records, schedule, scoring, store
 from ._public import publish
@@ -75,9 +78,12 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0+unknown"
 
 __all__ = [
+    "BENCHSDK_RUNNER_VERSION",
     "BenchmarkConfig",
     "BenchmarkConfigError",
+    "BenchmarkReporter",
     "BenchmarkRunOutcome",
+    "BenchmarkRunResult",
     "Comparison",
     "ConfigIssue",
     "DisplayConfig",
@@ -107,7 +113,9 @@ __all__ = [
     "TaskResult",
     "Weights",
     "__version__",
+    "claim_benchmark_reporter",
     "compare_samples",
+    "create_api_client",
     "define_benchmark_config",
     "define_on_complete",
     "define_task",
@@ -115,9 +123,53 @@ __all__ = [
     "higher_is_better",
     "lower_is_better",
     "merge_config",
+    "parse_cli_args",
+    "run_benchmark",
+    "run_benchmark_worker",
+    "run_worker",
     "score",
     "scoring_config_to_spec",
     "select_participants",
     "validate_benchmark_config",
     "validate_scoring_spec",
 ]
+
+if TYPE_CHECKING:
+    from .runner import (
+        BENCHSDK_RUNNER_VERSION,
+        BenchmarkReporter,
+        BenchmarkRunResult,
+        claim_benchmark_reporter,
+        create_api_client,
+        parse_cli_args,
+        run_benchmark,
+        run_benchmark_worker,
+        run_worker,
+    )
+
+#: Names of :mod:`pytest_benchsdk.runner`, imported on first use: every bench file imports this
+#: package in every pytest process, and the runner brings the session, the results and the
+#: platform client (httpx) with it.
+_RUNNER_NAMES = frozenset(
+    {
+        "BENCHSDK_RUNNER_VERSION",
+        "BenchmarkReporter",
+        "BenchmarkRunResult",
+        "claim_benchmark_reporter",
+        "create_api_client",
+        "parse_cli_args",
+        "run_benchmark",
+        "run_benchmark_worker",
+        "run_worker",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RUNNER_NAMES:
+        from . import runner
+
+        value = getattr(runner, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""``python -m pytest_benchsdk``: the store CLI (:mod:`pytest_benchsdk.cli`)."""
+"""``python -m pytest_benchsdk``: the store CLI (:mod:`pytest_benchsdk.cli`), whose ``run``
+command runs a bench file without pytest (:mod:`pytest_benchsdk.runner`)."""
 
 from __future__ import annotations
 

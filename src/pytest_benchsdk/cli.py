@@ -1,8 +1,9 @@
 """``pytest-benchsdk`` (also ``python -m pytest_benchsdk``): the results store without a pytest
 session — list runs, export records, merge the stores of CI shards, compare two runs, show a
-run's summary, write an HTML report. Two more commands hand over to their own modules, imported
-only when they run: ``platform`` (upstream ``bench``'s platform commands,
-:mod:`pytest_benchsdk.platform_cli`) and ``init`` (a starter project,
+run's summary, write an HTML report. Three more commands hand over to their own modules,
+imported only when they run: ``platform`` (upstream ``bench``'s platform commands,
+:mod:`pytest_benchsdk.platform_cli`), ``run`` (upstream ``bench run``: a bench file without
+pytest, :mod:`pytest_benchsdk.runner`) and ``init`` (a starter project,
 :mod:`pytest_benchsdk._scaffold`).
 
 Exit status: 0 on success, 1 when ``compare --fail-on-regression`` finds a regression, 2 for a
@@ -70,6 +71,7 @@ examples:
   pytest-benchsdk compare 3f2a9c 81be07 --fail-on-regression
   pytest-benchsdk show 81be07
   pytest-benchsdk platform runs list my-benchmark --json
+  pytest-benchsdk run bench_sandbox.py --iterations 5 --dry-run
   pytest-benchsdk init my-benchmarks
 
 A RUN is a stored run id or any unique prefix of one (as `runs` lists them).
@@ -701,6 +703,12 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     commands.add_parser(
+        "run",
+        help="run a bench file without pytest, with upstream bench run's flags "
+        "(pytest-benchsdk run FILE --dry-run)",
+        add_help=False,
+    )
+    commands.add_parser(
         "init",
         help="write a starter benchmark project into DIR (pytest-benchsdk init --help)",
         add_help=False,
@@ -711,12 +719,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    # Two commands with their own parsers, imported only when they run: ``platform`` (upstream
-    # bench's platform commands, which parse their argv as upstream does) and ``init``.
+    # Three commands with their own parsers, imported only when they run: ``platform`` and
+    # ``run`` (upstream bench's commands, which parse their argv as upstream does) and ``init``.
     if args[:1] == ["platform"]:
         from . import platform_cli
 
         return platform_cli.main(args[1:])
+    if args[:1] == ["run"]:
+        from . import runner
+
+        return runner.main(args)
     if args[:1] == ["init"]:
         from . import _scaffold
 

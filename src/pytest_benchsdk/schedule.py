@@ -546,10 +546,23 @@ def schedule_benchmark(
     environ: Mapping[str, str],
     *,
     providers: Sequence[str] | None = None,
+    flags: str = "--bench-",
 ) -> BenchmarkSchedule:
-    """Resolve shape, knobs, participants (``providers`` overrides ``args.providers``)."""
-    config = apply_shape(file_config, args)
-    resolved, warnings = merge_config(config, args)
+    """Resolve shape, knobs, participants (``providers`` overrides ``args.providers``).
+    ``flags``: how the messages name the run flags (``--bench-iterations`` under pytest,
+    upstream's ``--iterations`` with ``flags="--"`` for the programmatic runs)."""
+
+    def named(text: str) -> str:
+        return text if flags == "--bench-" else text.replace("--bench-", flags)
+
+    config = apply_shape(file_config, args, shape_flag=f"{flags}shape")
+    try:
+        resolved, warnings = merge_config(config, args)
+    except ValueError as exc:
+        if flags == "--bench-":
+            raise
+        raise ValueError(named(str(exc))) from None
+    warnings = [named(warning) for warning in warnings]
     names = providers if providers is not None else resolved.providers
     selected = select_participants(config.participants, names)
     available, skipped = filter_participants_by_env(selected, environ)

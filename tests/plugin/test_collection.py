@@ -314,16 +314,25 @@ def test_unknown_shape_without_shapes(pytester: pytest.Pytester) -> None:
     )
 
 
-def test_unknown_provider_in_every_file_is_an_error(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("dist", [(), ("-n", "2")], ids=["plain", "xdist"])
+def test_unknown_provider_in_every_file_fails_with_status_1_as_upstream(
+    pytester: pytest.Pytester, dist: tuple[str, ...]
+) -> None:
     pytester.makepyfile(
         bench_x=bench(),
         bench_y=bench('participants=[Participant("q1")]', slug="other"),
     )
-    result = pytester.runpytest_inprocess(
-        "--bench", "--bench-no-store", "--bench-provider", "p1,zz,yy"
+    result = pytester.runpytest_subprocess(
+        "--bench", "--bench-no-store", "--bench-provider", "p1,zz,yy", *dist
     )
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*Unknown participant(s): zz, yy. Available: p1, p2, q1"])
+    # Upstream's bench run exits 1 for it (pytest's usage errors exit 4).
+    assert result.ret == 1
+    output = result.stdout.str() + result.stderr.str()
+    # Under xdist the controller sees the files of the selected items only (bench_y has none).
+    available = "p1, p2, q1" if not dist else "p1, p2"
+    assert f"--bench-provider: Unknown participant(s): zz, yy. Available: {available}" in output
+    assert "passed" not in output
+    assert "INTERNALERROR" not in output
 
 
 def test_provider_known_in_one_file_only_runs_that_file(pytester: pytest.Pytester) -> None:

@@ -16,6 +16,13 @@
   ``platform`` command runs), never at module level, so the store commands never load the
   platform; nothing else imports them. The scaffolder (``_scaffold``, ``pytest-benchsdk init``)
   imports nothing of the package and is reached the same way.
+* The session (``_session``: one bench session's runs from their opening to the summary, the
+  store, the platform link) is the engine-side home of a run's life that both paths drive: it
+  sits above ``results``, the store, the platform and the views, and imports no glue, no CLI and
+  no runner. The programmatic runs (``runner``: ``run_benchmark`` … and ``pytest-benchsdk run``)
+  sit above the session and beside the glue (neither imports the other); the store CLI reaches
+  the runner only lazily from its ``main``, the package's facade only lazily from its module
+  ``__getattr__`` (importing ``pytest_benchsdk`` in every pytest process stays cheap).
 """
 
 from __future__ import annotations
@@ -55,6 +62,9 @@ LEAVES = (
 #: The layers above the engine.
 RESULTS = ("pytest_benchsdk.results",)
 VIEWS = ("pytest_benchsdk._views", "pytest_benchsdk.report")
+#: One bench session's life (both paths drive it), and the programmatic runs above it.
+SESSION = ("pytest_benchsdk._session",)
+RUNNER = ("pytest_benchsdk.runner",)
 
 
 def _module_name(path: Path) -> str:
@@ -274,6 +284,8 @@ def _engine(graph: dict[str, set[str]]) -> list[str]:
         *CLI,
         *PLATFORM_CLI,
         *SCAFFOLD,
+        *SESSION,
+        *RUNNER,
     )
     return [n for n in graph if n != PACKAGE and not _in(n, upper)]
 
@@ -281,7 +293,7 @@ def _engine(graph: dict[str, set[str]]) -> list[str]:
 @pytest.mark.parametrize(
     ("layer", "forbidden_layers"),
     [
-        (RESULTS, (*GLUE, "pytest_benchsdk.platform", *VIEWS, *CLI)),
+        (RESULTS, (*GLUE, "pytest_benchsdk.platform", *VIEWS, *CLI, *SESSION, *RUNNER)),
         (
             ("pytest_benchsdk._views",),
             (
@@ -290,11 +302,18 @@ def _engine(graph: dict[str, set[str]]) -> list[str]:
                 "pytest_benchsdk.store",
                 "pytest_benchsdk.report",
                 *CLI,
+                *SESSION,
+                *RUNNER,
             ),
         ),
-        (("pytest_benchsdk.report",), (*GLUE, "pytest_benchsdk.platform", *CLI)),
+        (
+            ("pytest_benchsdk.report",),
+            (*GLUE, "pytest_benchsdk.platform", *CLI, *SESSION, *RUNNER),
+        ),
+        (SESSION, (*GLUE, *CLI, *PLATFORM_CLI, *SCAFFOLD, *RUNNER)),
+        (RUNNER, (*GLUE, *CLI, *PLATFORM_CLI, *SCAFFOLD)),
     ],
-    ids=["results", "views", "report"],
+    ids=["results", "views", "report", "session", "runner"],
 )
 def test_results_and_views_sit_above_the_engine_and_below_the_glue(
     layer: tuple[str, ...], forbidden_layers: tuple[str, ...]
@@ -372,8 +391,47 @@ def test_only_the_glue_and_the_cli_import_the_report() -> None:
         for name, targets in graph.items()
         if not _in(name, report) and any(_in(t, report) for t in targets)
     )
-    assert importers, "the glue writes --bench-html; the scan must find it"
-    assert all(_in(name, (*GLUE, "pytest_benchsdk.cli")) for name in importers), importers
+    assert importers, "the session writes --bench-html; the scan must find it"
+    assert all(_in(name, (*GLUE, *SESSION, "pytest_benchsdk.cli")) for name in importers), importers
+
+
+def test_the_runner_is_reached_lazily_from_the_cli_and_the_facade() -> None:
+    graph = _graph()
+    importers = sorted(
+        n
+        for n, targets in graph.items()
+        if not _in(n, RUNNER) and any(_in(t, RUNNER) for t in targets)
+    )
+    assert importers == [PACKAGE, "pytest_benchsdk.cli"]
+    for name, function in ((PACKAGE, "__getattr__"), ("pytest_benchsdk.cli", "main")):
+        tree = ast.parse(_modules()[name].read_text())
+        top_level = {
+            t
+            for node in ast.iter_child_nodes(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for t in _imported_names(name, name == PACKAGE, node)
+        }
+        assert not [t for t in top_level if _in(t, RUNNER)], name
+        lazy = {
+            f
+            for f, node in _function_imports(tree)
+            for t in _imported_names(name, name == PACKAGE, node)
+            if _in(t, RUNNER)
+        }
+        assert lazy == {function}, (name, lazy)
+
+
+def test_importing_the_package_loads_no_session_runner_or_platform() -> None:
+    script = (
+        "import sys, pytest_benchsdk\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('pytest_benchsdk._session', "
+        "'pytest_benchsdk.runner', 'pytest_benchsdk.platform', 'httpx'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_engine_imports_no_glue_store_or_platform() -> None:
@@ -387,6 +445,8 @@ def test_engine_imports_no_glue_store_or_platform() -> None:
         *CLI,
         *PLATFORM_CLI,
         *SCAFFOLD,
+        *SESSION,
+        *RUNNER,
     )
     engine = _engine(graph)
     assert "pytest_benchsdk.executor" in engine

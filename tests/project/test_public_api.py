@@ -11,9 +11,12 @@ import pytest
 import pytest_benchsdk
 
 PUBLIC_API = [
+    "BENCHSDK_RUNNER_VERSION",
     "BenchmarkConfig",
     "BenchmarkConfigError",
+    "BenchmarkReporter",
     "BenchmarkRunOutcome",
+    "BenchmarkRunResult",
     "Comparison",
     "ConfigIssue",
     "DisplayConfig",
@@ -43,7 +46,9 @@ PUBLIC_API = [
     "TaskResult",
     "Weights",
     "__version__",
+    "claim_benchmark_reporter",
     "compare_samples",
+    "create_api_client",
     "define_benchmark_config",
     "define_on_complete",
     "define_task",
@@ -51,6 +56,10 @@ PUBLIC_API = [
     "higher_is_better",
     "lower_is_better",
     "merge_config",
+    "parse_cli_args",
+    "run_benchmark",
+    "run_benchmark_worker",
+    "run_worker",
     "score",
     "scoring_config_to_spec",
     "select_participants",
@@ -120,6 +129,7 @@ _PUBLIC_MODULES = (
     "executor",
     "records",
     "results",
+    "runner",
     "schedule",
     "scoring",
     "store",
@@ -174,6 +184,21 @@ def test_task_error_and_config_error_pickle_by_their_public_path() -> None:
 #: The ``__all__`` of the public modules, pinned like the package's: a name added or removed is a
 #: decision, made here.
 MODULE_APIS: dict[str, list[str]] = {
+    "runner": [
+        "BENCHSDK_RUNNER_VERSION",
+        "BenchmarkReporter",
+        "BenchmarkRunResult",
+        "CliArgs",
+        "SessionOptions",
+        "WorkerResult",
+        "claim_benchmark_reporter",
+        "create_api_client",
+        "main",
+        "parse_cli_args",
+        "run_benchmark",
+        "run_benchmark_worker",
+        "run_worker",
+    ],
     "schedule": [
         "GROUP_BY_VALUES",
         "SLUG_PATTERN",

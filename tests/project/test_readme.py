@@ -54,3 +54,20 @@ def test_ci_runs_the_quick_starts_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()
     assert ci[-1] == commands[1]
     assert "-n " in commands[1]  # in parallel (pytest-xdist)
+
+
+def test_programmatic_runs_snippet_runs_and_prints_what_it_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (snippet,) = [b for b in _python_blocks() if "result = run_benchmark(config, task" in b]
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(snippet, "README.md", "exec"), {"__name__": "__readme__"})
+    lines = out.getvalue().splitlines()
+    assert "All done. No platform run created." in lines
+    run_line = next(line for line in lines if line.startswith("no-ingest "))
+    assert run_line.endswith(" True")
+    assert [line.split()[0] for line in lines if line.startswith(("sha256 ", "md5 "))] != []
+    assert "passed" in lines
+    assert (tmp_path / ".benchmarks" / "benchsdk.sqlite3").exists()

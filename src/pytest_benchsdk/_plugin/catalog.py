@@ -16,8 +16,9 @@ import pytest
 
 from .._benchfile import BenchFile, schedule_bench_file
 from .._coordination import StepCoordination
-from .._redact import Redactor, credential_secrets, participant_secrets
-from ..config import BenchmarkConfig
+from .._redact import Redactor
+from .._session import SessionSecrets
+from ..config import BenchmarkConfig, Participant
 from ..schedule import BenchmarkSchedule
 from .options import BenchOptions
 
@@ -53,12 +54,9 @@ class Catalog:
         self.files: dict[str, tuple[BenchFile, BenchmarkSchedule]] = {}
         #: Set by the controller when it reports runs from this very process.
         self.link: ParticipantLink | None = None
-        # Each bench file's secrets, computed once (the participants' env values and the
-        # platform credentials); ``_credentials`` also holds what the platform resolved.
-        self._redactors: dict[str, Redactor] = {}
-        self._credentials = Redactor(
-            credential_secrets(self.environ, os.environ, api_key=options.api_key)
-        )
+        #: Each bench file's secrets, computed once (the participants' env values and the
+        #: platform credentials, also what the platform resolved).
+        self.secrets = SessionSecrets(self.environ, options.api_key, self._participants_of)
 
     @classmethod
     def install(cls, config: pytest.Config, options: BenchOptions) -> Catalog:
@@ -82,45 +80,42 @@ class Catalog:
         self.files[self.file_key(path)] = (bench_file, schedule)
         return schedule
 
+    def _participants_of(self, file_key: str) -> tuple[Participant, ...] | None:
+        entry = self.files.get(file_key)
+        return entry[0].config.participants if entry is not None else None
+
     def redactor(self, file_key: str) -> Redactor:
         """The secrets of one bench file: the values of the env vars its participants
         require and the platform credentials (computed once per file)."""
-        redactor = self._redactors.get(file_key)
-        if redactor is None:
-            entry = self.files.get(file_key)
-            participants = entry[0].config.participants if entry is not None else ()
-            redactor = self._credentials.union(
-                participant_secrets(participants, self.environ, os.environ)
-            )
-            if entry is not None:
-                self._redactors[file_key] = redactor
-        return redactor
+        return self.secrets.redactor(file_key)
 
     def add_secrets(self, values: Iterable[str]) -> None:
         """More secrets for every bench file (the credentials the platform layer resolved,
         e.g. a refreshed token)."""
-        credentials = self._credentials.union(values)
-        if credentials is not self._credentials:
-            self._credentials = credentials
-            self._redactors.clear()
+        self.secrets.add(values)
 
     def custom_args_for(self, config: BenchmarkConfig) -> dict[str, str]:
         declared = {flag.lstrip("-") for flag in config.custom_cli_flags or ()}
         return {k: v for k, v in self.options.custom_args.items() if k in declared}
 
-    def selection_errors(self) -> list[str]:
-        """Providers or custom args that no collected bench file declares."""
+    def unknown_providers(self) -> str | None:
+        """Upstream's error for ``--bench-provider`` names no collected bench file declares."""
         if not self.files:
-            return []
-        errors: list[str] = []
+            return None
         configs = [bench_file.config for bench_file, _ in self.files.values()]
         providers = self.options.run_args.providers or ()
         declared = list(dict.fromkeys(p.name for c in configs for p in c.participants))
         unknown = [n for n in dict.fromkeys(providers) if n not in declared]
-        if unknown:
-            errors.append(
-                f"Unknown participant(s): {', '.join(unknown)}. Available: {', '.join(declared)}"
-            )
+        if not unknown:
+            return None
+        return f"Unknown participant(s): {', '.join(unknown)}. Available: {', '.join(declared)}"
+
+    def selection_errors(self) -> list[str]:
+        """Custom args that no collected bench file declares."""
+        if not self.files:
+            return []
+        errors: list[str] = []
+        configs = [bench_file.config for bench_file, _ in self.files.values()]
         flags = {f.lstrip("-") for c in configs for f in c.custom_cli_flags or ()}
         undeclared = [name for name in self.options.custom_args if name not in flags]
         if undeclared:

@@ -70,6 +70,13 @@ class CollectionPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self) -> None:
+        # xdist workers leave it to the controller (an error or exit in a worker's collection
+        # crashes xdist's loop), which checks the files of their items.
+        unknown = self.catalog.unknown_providers()
+        if unknown is not None and getattr(self.config, "workerinput", None) is None:
+            # Upstream's failure (exit status 1, as bench run), not a usage error (4): the
+            # names are a run's selection, which a script may well get wrong.
+            pytest.exit(f"--bench-provider: {unknown}", returncode=1)
         errors = self.catalog.selection_errors()
         if errors:
             raise pytest.UsageError("\n".join(errors))

@@ -1,6 +1,8 @@
-"""The fixtures a task may ask for, and the one table that maps them onto the iteration.
+"""The fixtures a task may ask for.
 
-A task's parameters are pytest fixtures. For the per-iteration ones (:data:`CONTEXT_FIXTURES`)
+A task's parameters are pytest fixtures. For the per-iteration ones
+(:data:`~pytest_benchsdk._plans.CONTEXT_FIXTURES`, the one table that maps them onto the
+iteration, shared with the programmatic runs)
 the runtime passes the iteration's own :class:`~pytest_benchsdk.context.TaskContext` values
 straight to the task (so concurrent iterations never share them); the fixture functions below
 serve everything else that asks for them (other fixtures, ``request.getfixturevalue``). Any other
@@ -9,13 +11,13 @@ fixture, ``request`` included, reaches the task as pytest set it up.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
 
 from .._benchfile import BenchIteration
-from ..context import TaskContext, current_context
+from .._plans import CONTEXT_FIXTURES, context_value
+from ..context import current_context
 
 __all__ = [
     "CONTEXT_FIXTURES",
@@ -28,22 +30,6 @@ __all__ = [
     "step",
     "task_index",
 ]
-
-#: Fixture name → its value in the running iteration's context.
-CONTEXT_FIXTURES: Mapping[str, Callable[[TaskContext], Any]] = {
-    "participant": lambda ctx: ctx.participant,
-    "phase": lambda ctx: ctx.phase,
-    "task_index": lambda ctx: ctx.task_index,
-    "step": lambda ctx: ctx.step,
-    "measure": lambda ctx: ctx.measure,
-    "log": lambda ctx: ctx.log,
-    "bench": lambda ctx: ctx,
-}
-
-
-def context_value(ctx: TaskContext, name: str) -> Any:
-    """The value of the per-iteration fixture ``name`` for the iteration of ``ctx``."""
-    return CONTEXT_FIXTURES[name](ctx)
 
 
 def _iteration(request: pytest.FixtureRequest, fixture: str) -> BenchIteration:

@@ -10,13 +10,13 @@ import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from .._benchfile import BenchFile, BenchIteration, BenchSetupError, item_name, load_bench_file
+from .._plans import CONTEXT_FIXTURES, bench_iterations
 from .._views.text import message_text
 from ..config import BenchmarkConfigError
 from ..context import IterationOutcome, is_task_error
 from ..schedule import BenchmarkSchedule
 from .catalog import Catalog
 from .distribution import grouping_problem
-from .fixtures import CONTEXT_FIXTURES
 from .loadgroup import LoadgroupNodeId, group_name
 from .runtime import ProcessRuntime
 from .thresholds import threshold_items
@@ -95,7 +95,6 @@ class BenchModule(pytest.Module):
     ) -> Iterator[BenchItem]:
         file_key = catalog.file_key(self.path)
         args = catalog.custom_args_for(bench_file.config)
-        by_name = {p.name: p for p in schedule.file_config.participants}
         concurrency = schedule.resolved.concurrency
         # xdist_group is pytest-xdist's marker: apply it only where xdist registered it, so
         # --strict-markers runs without xdist (-p no:xdist, or not installed) collect.
@@ -106,11 +105,9 @@ class BenchModule(pytest.Module):
         bench_mark = pytest.mark.bench
         group_marks: dict[str, pytest.MarkDecorator] = {}
         round_mode = schedule.resolved.group_by == "round"
-        pools = _executor_pools(schedule)
-        for name, slot, skipped in schedule.items():
+        for iteration, skipped in bench_iterations(file_key, schedule, args):
+            name, slot = iteration.participant.name, iteration.slot
             unit = "round" if round_mode else name
-            pool = pools.get((slot.phase, slot.warmup), "::warmup" if slot.warmup else "")
-            group_id = f"{file_key}::{unit}{pool}"
             keywords = {name: True, **({slot.phase: True} if slot.phase else {})}
             if slot.warmup:
                 keywords["warmup"] = True
@@ -122,13 +119,7 @@ class BenchModule(pytest.Module):
                 fixtureinfo=fixtureinfo,
             )
             fixtureinfo = item._fixtureinfo
-            item.bench = BenchIteration(
-                file_key=file_key,
-                participant=by_name[name],
-                slot=slot,
-                group_id=group_id,
-                args=args,
-            )
+            item.bench = iteration
             item.add_marker(bench_mark)
             if xdist:
                 # One xdist group per participant (per file in round mode): its warm-up,
@@ -157,24 +148,6 @@ class BenchModule(pytest.Module):
                     f"be set up per iteration. Give '{name}' a wider scope (e.g. "
                     f'scope="module") or run with --bench-concurrency 1.'
                 )
-
-
-def _executor_pools(schedule: BenchmarkSchedule) -> dict[tuple[str | None, bool], str]:
-    """The executor pool of each (phase, warm-up?) of a participant (of a file in round mode),
-    as a suffix of its group id.
-
-    Each phase's warm-up is a pool of its own, run right before that phase. The measured
-    iterations are one pool across phases (upstream's ramp) up to a phase with warm-up of its
-    own: that warm-up runs after the phases before it, so the measured pool starts again
-    after it (``::2`` from the second phase on, say)."""
-    pools: dict[tuple[str | None, bool], str] = {}
-    measured = ""
-    for position, entry in enumerate(schedule.warmup_plan):
-        if entry.count and position > 0:
-            measured = f"::{position + 1}"
-        pools[entry.phase, False] = measured
-        pools[entry.phase, True] = f"::warmup::{position + 1}"
-    return pools
 
 
 class BenchItem(LoadgroupNodeId, pytest.Function):

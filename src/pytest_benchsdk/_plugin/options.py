@@ -12,7 +12,6 @@ import attrs
 import pytest
 
 from .._benchfile import is_bench_path
-from .._files import creation_problem
 from .._flag_values import (
     parse_group_by,
     parse_non_negative_int,
@@ -21,6 +20,14 @@ from .._flag_values import (
     parse_providers,
     parse_slug,
     parse_text,
+)
+from .._session import (
+    DEFAULT_SCORE_RESAMPLES,
+    DEFAULT_STORE,
+    DEFAULT_UPLOAD_TIMEOUT_S,
+    SessionOptions,
+    parse_failed_iterations,
+    unwritable_reason,
 )
 from .._thresholds import parse_cli_threshold
 from ..schedule import RunArgs, is_env_no_ingest
@@ -36,12 +43,6 @@ __all__ = [
     "note_dist_choice",
     "unwritable_reason",
 ]
-
-DEFAULT_STORE = ".benchmarks/benchsdk.sqlite3"
-#: Bootstrap resamples of the score intervals by default (see compare.score_uncertainty).
-DEFAULT_SCORE_RESAMPLES = 200
-#: How long the session end waits for platform deliveries by default (seconds).
-DEFAULT_UPLOAD_TIMEOUT_S = 30.0
 
 #: Options that only make sense for benchmarks: given on the command line, each implies
 #: ``--bench``. Not from the ini's ``addopts`` or ``PYTEST_ADDOPTS`` (kept there, e.g. to keep
@@ -181,6 +182,20 @@ def add_options(parser: pytest.Parser) -> None:
     )
     parser.addini(
         "bench_warnings", default="", help="Run-hygiene warnings: warn (default), error, off."
+    )
+    add(
+        "--bench-failed-iterations",
+        metavar="fail|record",
+        help="A failed iteration fails the session (fail, the default, pytest's convention) or "
+        "is data (record, upstream's rule): its item is still reported failed, but the session "
+        "exits 0 unless a threshold, comparison or warning rule fails it. Ini: "
+        "bench_failed_iterations.",
+    )
+    parser.addini(
+        "bench_failed_iterations",
+        default="",
+        help="Failed iterations: fail (default) or record (they are data; see "
+        "--bench-failed-iterations).",
     )
     add(
         "--bench-worker-pool",
@@ -323,52 +338,18 @@ def add_options(parser: pytest.Parser) -> None:
     )
 
 
-@attrs.frozen
-class BenchOptions:
-    """The plugin's options after validation."""
+@attrs.frozen(kw_only=True)
+class BenchOptions(SessionOptions):
+    """The plugin's options after validation: the session's (:class:`SessionOptions`, what
+    the engine-side session runs with) and what only the glue reads."""
 
     enabled: bool
     file_patterns: tuple[str, ...]
-    run_args: RunArgs
-    dry_run: bool
     check: bool
     custom_args: Mapping[str, str]
-    json_path: Path | None
-    store_path: Path | None
-    base_url: str | None = None
-    api_key: str | None = attrs.field(default=None, repr=False)
-    #: ``--bench-org`` / ini ``bench_org``: the platform organization (else resolved as upstream).
-    org: str | None = None
     resubmit: bool = False
-    strict_upload: bool = False
-    upload_timeout_s: float = DEFAULT_UPLOAD_TIMEOUT_S
     resubmit_other_platform: bool = False
     resubmit_rejected: bool = False
-    #: ``--bench-compare``'s REF (``latest``, a run id, a JSON file), or None.
-    compare: str | None = None
-    compare_fail: bool = False
-    #: ``--bench-markdown``: where the Markdown summary goes.
-    markdown_path: Path | None = None
-    score_resamples: int = DEFAULT_SCORE_RESAMPLES
-    #: ``warn``, ``error`` or ``off``.
-    warnings: str = "warn"
-    #: ``--bench-html``: where the session's HTML report goes (issue 14), or None.
-    html_path: Path | None = None
-    #: ``--bench-export FORMAT:PATH``: the exports to write, in the order given.
-    exports: tuple[tuple[str, Path], ...] = ()
-    #: Where :attr:`store_path` came from, as messages name it: ``--bench-store``, the ini
-    #: file's ``bench_store``, or the default.
-    store_origin: str = "--bench-store"
-
-    def store_problem(self, problem: str) -> str:
-        """A message about the store that says where its path came from; ``problem`` names the
-        path (``cannot use results store <path>: ...``)."""
-        if self.store_origin == "--bench-store":
-            return f"--bench-store: {problem}"
-        return (
-            f"{problem} (the path is {self.store_origin}; choose another with --bench-store PATH, "
-            "or run without a store with --bench-no-store)"
-        )
 
     @classmethod
     def from_config(
@@ -434,6 +415,7 @@ class BenchOptions:
             resubmit_rejected=bool(opt("bench_resubmit_rejected")),
             html_path=html_path,
             exports=exports,
+            failed_iterations=_failed_iterations(config),
         )
 
 
@@ -528,21 +510,6 @@ def _names_bench_file(config: pytest.Config, patterns: tuple[str, ...]) -> str |
         if named and not (config.invocation_params.dir / path).is_dir():
             return str(arg)
     return None
-
-
-def unwritable_reason(path: Path) -> str | None:
-    """Why a file cannot be written at *path* (None when it can, as far as can be told
-    without writing): it is a directory or not a regular file, or its nearest existing
-    parent is not a directory or not writable. Creates nothing."""
-    if path.is_dir():
-        return "is a directory; give a file path"
-    if path.exists():
-        if not path.is_file():
-            return "is not a regular file; give a file path"
-        if not os.access(path, os.W_OK):
-            return "is not writable"
-        return None
-    return creation_problem(path)
 
 
 def _base_url(raw: object) -> str | None:
@@ -649,6 +616,20 @@ def _score_resamples(raw: object) -> int:
     if not text.isdigit():
         raise pytest.UsageError(f'--bench-score-resamples expects an integer >= 0 (got "{raw}")')
     return int(text)
+
+
+def _failed_iterations(config: pytest.Config) -> str:
+    raw = config.getoption("bench_failed_iterations")
+    flag = "--bench-failed-iterations"
+    if raw is None:
+        raw = config.getini("bench_failed_iterations")
+        flag = "bench_failed_iterations (ini)"
+    if raw is None or str(raw).strip() == "":
+        return "fail"
+    try:
+        return parse_failed_iterations(flag, str(raw))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _warnings_mode(raw: object) -> str:

@@ -1,5 +1,8 @@
 """Items as views over a scheduled run: turn bench items into executor groups and run them.
 
+The plans and the running are the engine's (:mod:`pytest_benchsdk._plans`, shared with the
+programmatic runs); this module finds a group's items and calls the task with their fixtures.
+
 The first item of a group to reach its call phase decides how the group runs: with
 concurrency 1 every item runs its own iteration inside its own call (so function-scoped
 fixtures work); otherwise the whole group starts in the background and each item waits for
@@ -9,7 +12,6 @@ its own iteration's outcome.
 from __future__ import annotations
 
 import inspect
-from collections import Counter
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, cast
@@ -17,14 +19,14 @@ from typing import Any, cast
 import pytest
 
 from .._benchfile import BenchIteration
+from .._plans import CONTEXT_FIXTURES, context_value, plan_group, run_planned
 from .._runs import RecordPayload
 from ..context import IterationOutcome, TaskContext
-from ..executor import Executor, GroupPlan, IterationSpec
+from ..executor import Executor, GroupPlan
 from ..records import TaskRecord
 from ..results import ParticipantSamples
 from ..schedule import BenchmarkSchedule
 from .catalog import Catalog
-from .fixtures import CONTEXT_FIXTURES, context_value
 
 __all__ = ["ProcessRuntime"]
 
@@ -142,11 +144,7 @@ class ProcessRuntime:
         assert iteration is not None
         plan = self._plan_for(item, iteration, schedule)
         # The item reports the outcome from here on: the executor keeps nothing of it.
-        if plan.concurrency == 1:
-            outcome = self.executor.run_inline(plan, iteration.key, release=True)
-        else:
-            outcome = self.executor.start_group(plan)[iteration.key].result()
-            self.executor.release(plan.group_id, iteration.key)
+        outcome = run_planned(self.executor, plan, iteration.key)
         if schedule.thresholds and not iteration.slot.warmup:
             key = (iteration.file_key, iteration.participant.name)
             judged = self._judged.get(key)
@@ -175,45 +173,18 @@ class ProcessRuntime:
                 and item.get_closest_marker("skip") is None
             ):
                 members.append((cast("pytest.Function", item), member))
-        resolved = schedule.resolved
-        link = Catalog.of(self.config).link
-        per_participant = Counter(member.participant.name for _, member in members)
-        inline = resolved.concurrency == 1
+        inline = schedule.resolved.concurrency == 1
         is_async = inspect.iscoroutinefunction(trigger.obj)
         argnames = tuple(trigger._fixtureinfo.argnames)
         # Inline: each item's own fixtures (set up by now). Grouped: the trigger's fixtures,
         # which are all wider than function scope (checked at collection).
         shared = None if inline else dict(trigger.funcargs)
-        specs: list[IterationSpec] = []
-        for ordinal, (item, member) in enumerate(members):
-            specs.append(
-                IterationSpec(
-                    key=member.key,
-                    participant=member.participant,
-                    participant_name=member.participant.name,
-                    phase=member.slot.phase,
-                    task_index=member.slot.index,
-                    ordinal=ordinal,
-                    invoke=_TaskCall(trigger.obj, argnames, shared, item),
-                    is_async=is_async,
-                    args=member.args,
-                    coordination=None
-                    if link is None
-                    else link.coordination(
-                        member.file_key,
-                        member.participant.name,
-                        # A target no iteration count of this process can reach would hold
-                        # a readiness barrier until it times out.
-                        min(resolved.concurrency, per_participant[member.participant.name]),
-                    ),
-                )
-            )
-        plan = GroupPlan.build(
-            group_id=group_id,
-            mode=resolved.group_by,
-            concurrency=resolved.concurrency,
-            stagger_delay_ms=resolved.stagger_delay_ms,
-            iterations=specs,
+        plan = plan_group(
+            group_id,
+            schedule.resolved,
+            [(member, _TaskCall(trigger.obj, argnames, shared, item)) for item, member in members],
+            is_async=is_async,
+            link=Catalog.of(self.config).link,
         )
         self._plans[group_id] = plan
         return plan

@@ -31,6 +31,7 @@ from ._delivery import (
 )
 from ._errors import AuthError, BenchmarkApiError, PlatformConnectionError, redact
 from ._metrics import METRIC_KEYS, SystemMetricsCollector
+from ._reporter import BenchmarkReporter, claim_benchmark_reporter, create_api_client
 from ._run_upload import RunUpload
 from ._uploader import PlatformUploader, WorkerClaim
 
@@ -40,6 +41,7 @@ __all__ = [
     "AuthError",
     "BenchmarkApiError",
     "BenchmarkClient",
+    "BenchmarkReporter",
     "CheckResult",
     "CliAuth",
     "DeliverySummary",
@@ -51,7 +53,9 @@ __all__ = [
     "SystemMetricsCollector",
     "WorkerClaim",
     "check_connectivity",
+    "claim_benchmark_reporter",
     "client_for",
+    "create_api_client",
     "encode_segment",
     "get_api_base_url",
     "get_platform_base_url",

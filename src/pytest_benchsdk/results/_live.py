@@ -344,15 +344,17 @@ class BenchmarkRun:
         interrupted: bool,
         regression: bool = False,
         warnings_failed: bool = False,
+        iterations_fail: bool = True,
     ) -> RunStatus:
         """How the run ended, with every reason it did not pass. ``interrupted``: the session
-        stopped before every selected item of this run finished."""
+        stopped before every selected item of this run finished; ``iterations_fail`` False:
+        failed iterations are data (``--bench-failed-iterations=record``), not a reason."""
         planned, ran = self.planned_tasks, self.done_tasks
         if interrupted:
             return RunStatus("interrupted", (), planned, ran, False)
         complete = self.whole_plan and ran >= planned
         reasons = []
-        if self.failed_tasks:
+        if self.failed_tasks and iterations_fail:
             reasons.append("iterations")
         if self.failed_items:
             reasons.append("items")

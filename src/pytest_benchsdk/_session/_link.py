@@ -1,7 +1,8 @@
-"""The controller's link to the platform: its runs reported through the store's outbox.
+"""A session's link to the platform: its runs reported through the store's outbox.
 
-Imported only outside dry runs. The platform layer decides between local only (no
-credentials) and reporting, and says which in the header.
+Imported only outside dry runs (a dry run never loads the platform: httpx, psutil). The
+platform layer decides between local only (no credentials) and reporting, and says which in
+the header.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from .._runs import RecordPayload
 from ..platform import DeliverySummary, PlatformUploader, RunUpload
 from ..results import BenchmarkRun
 from ..store import ResultStore
-from .options import BenchOptions
+from ._options import SessionOptions
 
 __all__ = ["PlatformLink"]
 
@@ -29,7 +30,7 @@ CLAIM_WAIT_S = 30.0
 
 
 class PlatformLink:
-    """Reports the controller's runs to the platform through the store's outbox."""
+    """Reports a session's runs to the platform through the store's outbox."""
 
     def __init__(
         self,
@@ -51,7 +52,7 @@ class PlatformLink:
     @classmethod
     def open(
         cls,
-        options: BenchOptions,
+        options: SessionOptions,
         store: ResultStore | None,
         environ: Mapping[str, str],
         environment: RunEnvironment,

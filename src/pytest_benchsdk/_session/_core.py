@@ -1,0 +1,746 @@
+"""The session: the runs of one bench session, from their opening to the summary, without pytest.
+
+One :class:`BenchSession` owns a session's runs (one :class:`~pytest_benchsdk.results.BenchmarkRun`
+per bench file), the results store and the platform link. It keeps every record (the store
+first, then the platform and the record hook), and at the end scores each run, runs the hooks,
+:func:`~pytest_benchsdk.results.analyse`, ``on_complete``, the status and the
+:class:`~pytest_benchsdk.results.RunSummary`, keeps them in the store, writes ``--bench-json``,
+``--bench-markdown`` and ``--bench-html`` and closes delivery. Both paths drive it: the pytest
+glue (:class:`~pytest_benchsdk._plugin.controller.ControllerPlugin`, whose pytest hooks become
+the :class:`SessionHooks` here) and the programmatic runs (:mod:`pytest_benchsdk.runner`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import attrs
+
+from .._benchfile import BenchFile
+from .._coordination import StepCoordination
+from .._files import creation_problem
+from .._modes import DRY_RUN_LINE, pool_ignored_line
+from .._redact import Redactor
+from .._runenv import RunEnvironment, collect_run_environment
+from .._runs import RecordPayload, resolve_awaitable
+from .._thresholds import Threshold
+from .._views.exports import export_text
+from .._views.json import benchmark_json, json_document, json_text
+from .._views.markdown import markdown_summary
+from ..records import TaskRecord
+from ..results import Analyses, Baseline, BenchmarkRun, analyse, save_summary
+from ..schedule import BenchmarkSchedule, NoAvailableParticipantsError
+from ..scoring import ScoreResult, ScoringSpecError
+from ..store import ResultStore, StoreError
+from ._lines import run_header_lines, section_lines
+from ._options import SessionOptions
+from ._secrets import SessionSecrets
+
+if TYPE_CHECKING:
+    from ._link import PlatformLink
+
+__all__ = [
+    "BenchSession",
+    "Hook",
+    "SessionHooks",
+    "SessionUsageError",
+    "describe",
+    "unwritable_reason",
+]
+
+_T = TypeVar("_T")
+
+
+class SessionUsageError(Exception):
+    """The session cannot start as asked (a store that cannot be used, say): a usage error
+    before any iteration runs (pytest's exit status 4; ``pytest-benchsdk run``'s 1)."""
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` of an exception (``SystemExit: 4``, ``OverflowError: ...``)."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def unwritable_reason(path: Path) -> str | None:
+    """Why a file cannot be written at *path* (None when it can, as far as can be told
+    without writing): it is a directory or not a regular file, or its nearest existing
+    parent is not a directory or not writable. Creates nothing."""
+    if path.is_dir():
+        return "is a directory; give a file path"
+    if path.exists():
+        if not path.is_file():
+            return "is not a regular file; give a file path"
+        if not os.access(path, os.W_OK):
+            return "is not writable"
+        return None
+    return creation_problem(path)
+
+
+def _uses_readiness(path: Path) -> bool:
+    """Whether a bench file mentions step readiness (said in the header when barriers cannot
+    hold; reading the source is cheaper than running the task to find out)."""
+    try:
+        return "readiness" in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+@attrs.frozen
+class Hook:
+    """A user hook the session calls, by the name its failures are reported under
+    (``pytest_benchsdk_record hook failed: ...``)."""
+
+    name: str
+    call: Callable[..., Any]
+
+
+def _ignore(line: str) -> None:
+    return None
+
+
+@attrs.define
+class SessionHooks:
+    """What the session's driver hands in: where lines go while the session runs, the user's
+    hooks (keyword calls: ``record(benchmark=, participant=, record=)``,
+    ``scores(benchmark=, results=)``, ``summary(benchmark=, summary=)``), where a run's
+    baseline comes from (``--bench-compare``) with the run's setup to compare, what to do when
+    the store breaks (stop the session), and exceptions of the hooks that must not be caught
+    (``pytest.exit``)."""
+
+    write: Callable[[str], None] = _ignore
+    record: Hook | None = None
+    scores: Hook | None = None
+    summary: Hook | None = None
+    baseline: Callable[[BenchmarkRun], Baseline | str | None] | None = None
+    setup: Callable[[BenchmarkRun], Mapping[str, Any]] | None = None
+    store_broken: Callable[[str], None] | None = None
+    passthrough: tuple[type[BaseException], ...] = ()
+
+
+class BenchSession:
+    """The runs of one bench session, from their opening to the summary (see the module)."""
+
+    def __init__(
+        self,
+        options: SessionOptions,
+        *,
+        environ: Mapping[str, str],
+        rootpath: Path,
+        secrets: SessionSecrets,
+        hooks: SessionHooks | None = None,
+    ) -> None:
+        self.options = options
+        self.environ = environ
+        self.rootpath = rootpath
+        self.secrets = secrets
+        self.hooks = hooks if hooks is not None else SessionHooks()
+        self.runs: dict[str, BenchmarkRun] = {}
+        self.store: ResultStore | None = None
+        self.platform: PlatformLink | None = None
+        self._environment: RunEnvironment | None = None
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
+        # Local run ids whose final status is in the store.
+        self._finished: set[str] = set()
+        #: Why the store stopped taking writes (a full disk, say); the session stops then.
+        self.store_broken: str | None = None
+        #: A KeyboardInterrupt during the session end: skip the user's hooks still to come.
+        self.stopping = False
+        #: Failures at the session end that belong to no one benchmark (the JSON file).
+        self.session_errors: list[str] = []
+        self.json_written = False
+        #: --bench-html: the summary's line about the report (written, or why not).
+        self.report_line: str | None = None
+        self.markdown_written = False
+        #: --bench-export: the exports written, as (format, path).
+        self.exported: list[tuple[str, Path]] = []
+
+    # -- state -------------------------------------------------------------------------------
+
+    @property
+    def environment(self) -> RunEnvironment:
+        if self._environment is None:
+            self._environment = collect_run_environment(self.environ, self.rootpath)
+        return self._environment
+
+    def check_store(self) -> None:
+        """Before anything runs: an existing store file is opened (and validated) now, a new
+        one must be creatable (else :class:`SessionUsageError`)."""
+        path = self.options.store_path
+        if path is None:
+            return
+        if os.path.lexists(path):
+            self.open_store()
+            return
+        problem = unwritable_reason(path)
+        if problem is not None:
+            raise SessionUsageError(
+                self.options.store_problem(f"cannot use results store {path}: {problem}")
+            )
+
+    def open_store(self) -> ResultStore | None:
+        """The results store; with no store path outside dry runs, a temporary one that only
+        serves as the platform outbox (and the source of the HTML report) for this session."""
+        if self.store is None:
+            path = self.options.store_path
+            if path is None and (not self.options.dry_run or self.options.html_path is not None):
+                self._scratch = tempfile.TemporaryDirectory(prefix="benchsdk-")
+                path = Path(self._scratch.name) / "outbox.sqlite3"
+            if path is not None:
+                try:
+                    self.store = ResultStore(path)
+                except StoreError as exc:
+                    # Before any iteration runs: a usage error, not a crash.
+                    raise SessionUsageError(self.options.store_problem(str(exc))) from None
+        return self.store
+
+    def _write(self, line: str) -> None:
+        self.hooks.write(line)
+
+    # -- opening the runs --------------------------------------------------------------------
+
+    def open_run(
+        self,
+        file_key: str,
+        bench_file: BenchFile,
+        schedule: BenchmarkSchedule,
+        chosen: dict[str, set[int]],
+        *,
+        whole_plan: bool,
+        thresholds: dict[str, list[Threshold]],
+    ) -> BenchmarkRun:
+        """Open the run of one bench file: ``chosen`` are the selected iterations (task
+        indexes) per participant, ``thresholds`` the selected thresholds per participant. A run
+        with iterations is begun in the store."""
+        run = BenchmarkRun(file_key, bench_file, schedule, chosen, whole_plan=whole_plan)
+        run.thresholds = thresholds
+        # Without a store path the store is a temporary outbox: on_complete gets no id.
+        run.local_run_kept = self.options.store_path is not None
+        self.runs[file_key] = run
+        store = self.open_store()
+        if store is not None and chosen:
+            run.local_run_id = store.begin_run(
+                benchmark_slug=run.config.benchmark_slug,
+                benchmark_name=run.config.benchmark_name,
+                file=file_key,
+                knobs=schedule.resolved.to_wire(),
+                participants=run.participants,
+                config_snapshot=run.local_config_snapshot(self.environment),
+                environment=self.environment,
+                dry_run=self.options.dry_run,
+                run_key=self.options.run_args.run_key,
+            )
+            run.stored_records = partial(store.participant_records, run.local_run_id)
+        return run
+
+    def begin(self, runs: Sequence[BenchmarkRun], *, distributed: bool = False) -> None:
+        """Say what runs (the mode, each run's header) and open their platform runs.
+        ``distributed``: the steps run in other processes (pytest-xdist)."""
+        if not runs:
+            return
+        self._write("")
+        if self.options.dry_run:
+            # No platform at all: a dry run does not even import it (httpx, psutil).
+            self._write(f"benchsdk: {DRY_RUN_LINE}")
+            if self.options.run_args.worker_pool:
+                self._write(f"benchsdk: {pool_ignored_line(self.options.run_args.worker_pool)}")
+        else:
+            from ._link import PlatformLink
+
+            self.platform = PlatformLink.open(
+                self.options, self.open_store(), self.environ, self.environment, self._write
+            )
+            # The credentials as resolved (a refreshed token, say) are secrets too.
+            self.secrets.add(self.platform.secrets)
+            for line in self.platform.header_lines():
+                self._write(f"benchsdk: {line}")
+        for run in runs:
+            for line in run_header_lines(run):
+                self._write(line)
+            if not run.schedule.participants and run.schedule.skipped:
+                # Upstream's NoAvailableParticipantsError, which is not a failure (exit 0).
+                self._write(f"  {NoAvailableParticipantsError(run.schedule.skipped)}")
+            if self.platform is not None:
+                for line in self.platform.begin(run):
+                    self._write(f"  {line}")
+            inactive = self._barriers_inactive(distributed)
+            if inactive and _uses_readiness(run.bench_file.path):
+                self._write(
+                    f'  Readiness barriers (step readiness="poll") are inactive {inactive}: '
+                    "such steps proceed at once."
+                )
+
+    def _barriers_inactive(self, distributed: bool) -> str | None:
+        """Why no readiness barrier can hold in this session, or ``None``."""
+        if self.platform is None:
+            return "in a dry run (no platform to coordinate with)"
+        if not self.platform.reporting:
+            return "without platform credentials"
+        if distributed:
+            return "under pytest-xdist (the steps run in xdist workers)"
+        return None
+
+    # -- the link the iterations of this process use -----------------------------------------
+
+    def admit(self, file_key: str, participant: str) -> str | None:
+        """``None`` to run the participant's iterations here, else why they are skipped (a
+        worker pool with no worker left). May block while the pool worker is claimed."""
+        run = self.runs.get(file_key)
+        if self.platform is None or run is None:
+            return None
+        return self.platform.admit(run, participant, self._write)
+
+    def coordination(
+        self, file_key: str, participant: str, concurrency: int
+    ) -> StepCoordination | None:
+        """The participant's step coordination while reporting (heartbeats, barriers)."""
+        run = self.runs.get(file_key)
+        if self.platform is None or run is None:
+            return None
+        return self.platform.coordination(run, participant, concurrency)
+
+    # -- records -----------------------------------------------------------------------------
+
+    def secrets_of(self, run: BenchmarkRun) -> Redactor:
+        """The run's secrets (its participants' env values, the platform credentials, also
+        those the platform resolved), redacted wherever the session writes text."""
+        return self.secrets.redactor(run.file_key)
+
+    def keep_all(self, payloads: Iterable[RecordPayload]) -> None:
+        for payload in payloads:
+            self.keep(payload)
+
+    def keep(self, payload: RecordPayload) -> None:
+        """Keep one record: durably in the store before anything else happens to it, then the
+        platform and the record hook."""
+        run = self.runs.get(payload.file_key)
+        if run is None:
+            return
+        # Records redacted in this process already are left as they are (the payload knows);
+        # others (xdist's, leftovers) are redacted here (their strings are scanned).
+        payload = payload.redacted(self.secrets_of(run))
+        if payload.task_index < 0:
+            self._keep_warmup(run, payload)
+            return
+        if self.store_broken is not None:
+            run.add(payload)
+            return
+        if self.store is not None and run.local_run_id is not None:
+            try:
+                self.store.add_record(
+                    run.local_run_id,
+                    payload.participant,
+                    payload.record,
+                    log_lines=[text for _, text in payload.log],
+                    wire=payload.wire,
+                )
+            except Exception as exc:  # a full disk, an I/O error: stop, keep what committed
+                run.add(payload)
+                self._store_failed(exc)
+                return
+            run.add(payload, stored=True)
+        else:
+            run.add(payload)
+        if self.platform is not None:
+            try:
+                self.platform.record(run, payload)
+            except Exception as exc:
+                self.add_error(run, f"platform upload failed: {describe(exc)}")
+        hook = self.hooks.record
+        if hook is not None:
+            self._call_record_hook(hook, run, payload.participant, payload.record)
+
+    def _call_record_hook(
+        self, hook: Hook, run: BenchmarkRun, participant: str, record: TaskRecord
+    ) -> None:
+        try:
+            hook.call(benchmark=run.config.benchmark_slug, participant=participant, record=record)
+        except self.hooks.passthrough:
+            raise  # pytest.exit() in the hook stops the session, as in any hook
+        except Exception as exc:
+            self.add_error(run, f"{hook.name} failed: {describe(exc)}")
+
+    def _keep_warmup(self, run: BenchmarkRun, payload: RecordPayload) -> None:
+        """A warm-up record: kept with the run (the store, ``--bench-json``) and nowhere else
+        (no scores, comparisons, thresholds or platform)."""
+        run.warmup_records.setdefault(payload.participant, []).append(payload.record)
+        store, run_id = self.store, run.local_run_id
+        if store is None or run_id is None or self.store_broken is not None:
+            return
+        try:
+            store.add_record(
+                run_id,
+                payload.participant,
+                payload.record,
+                log_lines=[text for _, text in payload.log],
+                wire=payload.wire,
+            )
+        except Exception as exc:  # a full disk, an I/O error: stop, keep what committed
+            self._store_failed(exc)
+
+    def add_error(self, run: BenchmarkRun, message: str) -> None:
+        message = self.secrets_of(run).text(message)
+        if message not in run.errors:
+            run.errors.append(message)
+
+    def _store_failed(self, exc: BaseException) -> None:
+        """The store stopped taking writes: end the session (what was committed stays)."""
+        path = self.store.path if self.store is not None else self.options.store_path
+        self.store_broken = (
+            f"the results store {path} failed: {describe(exc)}; the records committed "
+            "before stay in it, the run is marked interrupted"
+        )
+        self._write(f"benchsdk: ERROR {self.store_broken}")
+        if self.hooks.store_broken is not None:
+            self.hooks.store_broken(f"benchsdk: {self.store_broken}")
+
+    # -- the end -----------------------------------------------------------------------------
+
+    def finish(
+        self,
+        *,
+        interrupted: bool,
+        unfinished: Callable[[BenchmarkRun], bool] | None = None,
+    ) -> bool:
+        """Finish every run. Each piece (scoring, hooks, the analyses, ``on_complete``, the
+        platform summary, the store, the output files, delivery) is isolated: a failure is
+        reported under its benchmark, fails the session, and the rest still happens.
+
+        ``interrupted``: the session stopped early (Ctrl-C, ``-x``, a broken store);
+        ``unfinished(run)``: whether some selected item of the run never finished. Returns
+        whether the session failed beyond its runs' statuses (a run's error, an incomplete
+        upload with ``strict_upload``); :attr:`session_errors` has the rest."""
+        if not self.runs:
+            return False
+        interrupted = interrupted or self.store_broken is not None
+        failed = False
+        for run in self.runs.values():
+            self._finish_run(run)
+            if self.platform is not None:
+                self._guard(run, "platform summary", partial(self.platform.finish, run))
+        for run in self.runs.values():
+            stopped = interrupted or self.stopping or (unfinished is not None and unfinished(run))
+            self._conclude(run, stopped)
+            failed = failed or bool(run.errors)
+        self.json_written = self._write_output(
+            "--bench-json", self.options.json_path, self._write_json
+        )
+        self.markdown_written = self._write_output(
+            "--bench-markdown", self.options.markdown_path, self._write_markdown
+        )
+        for fmt, path in self.options.exports:
+            if self._write_output(f"--bench-export {fmt}", path, partial(self._write_export, fmt)):
+                self.exported.append((fmt, path))
+        if self.options.html_path is not None:
+            self._write_report(self.options.html_path)
+        if self.platform is not None:
+            try:
+                # After Ctrl-C (or a broken store) delivery stops at once: everything stays in
+                # the outbox for --bench-resubmit.
+                delivery = self.platform.close(
+                    interrupted=interrupted or self.stopping,
+                    timeout_s=self.options.upload_timeout_s,
+                )
+                if self.options.strict_upload and not delivery.ok:
+                    failed = True
+            except BaseException as exc:
+                self.session_errors.append(f"platform delivery failed: {describe(exc)}")
+        if self.store_broken is not None:
+            self.session_errors.append(self.store_broken)
+        return failed
+
+    def _guard(self, run: BenchmarkRun, what: str, action: Callable[[], _T]) -> _T | None:
+        """One piece of a run's finish: its value, or None with the failure as an error of
+        the run (a Ctrl-C skips the user's hooks still to come)."""
+        try:
+            return action()
+        except KeyboardInterrupt:
+            self.stopping = True
+            self.add_error(run, f"{what} interrupted (KeyboardInterrupt)")
+        except ScoringSpecError as exc:
+            self.add_error(run, f"{what} failed: {exc}")
+        except BaseException as exc:
+            self.add_error(run, f"{what} failed: {describe(exc)}")
+        return None
+
+    def _storing(self) -> ResultStore | None:
+        return self.store if self.store_broken is None else None
+
+    def _finish_run(self, run: BenchmarkRun) -> None:
+        """Score the run (if it declares scoring), analyse it and call ``on_complete``; a
+        scoring spec error skips the rest, as upstream skips ``on_complete``."""
+        if self.stopping:
+            return
+        config = run.config
+        try:
+            results = run.score()
+        except ScoringSpecError as exc:
+            self.add_error(run, f"scoring failed: {exc}")
+            return
+        except KeyboardInterrupt:
+            self.stopping = True
+            self.add_error(run, "scoring interrupted (KeyboardInterrupt)")
+            return
+        except BaseException as exc:
+            self.add_error(run, f"scoring failed: {describe(exc)}")
+            results = None
+        store, run_id = self._storing(), run.local_run_id
+        if results is not None:
+            run.results = results
+            scores_hook = self.hooks.scores
+            if scores_hook is not None:
+                self._guard(run, scores_hook.name, partial(self._call_scores, scores_hook, run))
+            if store is not None and run_id is not None:
+                self._guard(run, "storing the scores", lambda: store.save_scores(run_id, results))
+            summary = self._guard(
+                run, "run summary", partial(run.summary_payload, self.environment)
+            )
+            summary_hook = self.hooks.summary
+            if summary is not None and summary_hook is not None:
+                self._guard(
+                    run,
+                    summary_hook.name,
+                    lambda: summary_hook.call(benchmark=config.benchmark_slug, summary=summary),
+                )
+            run.platform_summary = summary
+        if not self.stopping:
+            analyses = self._guard(run, "the run's analyses", partial(self._analyse, run))
+            if analyses is not None:
+                run.analyses = analyses
+                for error in analyses.errors:
+                    self.add_error(run, error)
+        if config.on_complete is not None and not self.stopping:
+            on_complete = config.on_complete
+            # The user's hook fails the run, as upstream; SystemExit included.
+            self._guard(run, "on_complete", lambda: resolve_awaitable(on_complete(run.outcome())))
+
+    def _call_scores(self, hook: Hook, run: BenchmarkRun) -> None:
+        results: list[ScoreResult] | None = run.results
+        hook.call(benchmark=run.config.benchmark_slug, results=results)
+
+    def _analyse(self, run: BenchmarkRun) -> Analyses:
+        """The scores' uncertainty, the run warnings, the thresholds and the comparison."""
+        baseline = None
+        if self.hooks.baseline is not None:
+            baseline = self.hooks.baseline(run)
+        display = run.config.display
+        scored = run.results is not None
+        return analyse(
+            run.participant_summaries(),
+            samples=run.samples,
+            records=run.participant_records() if scored or baseline is not None else (),
+            spec=run.scored_spec,
+            results=run.results,
+            display_metrics=display.metrics if display is not None else None,
+            resamples=self.options.score_resamples,
+            warnings=self.options.warnings != "off",
+            thresholds=run.thresholds,
+            baseline=baseline,
+            setup=self.hooks.setup(run) if self.hooks.setup is not None else None,
+        )
+
+    def _conclude(self, run: BenchmarkRun, interrupted: bool) -> None:
+        """The run's status and summary, kept in the store; the session's verdicts (a
+        regression with ``--bench-compare-fail``, warnings with ``--bench-warnings=error``)
+        fail it with one line each."""
+        slug = run.config.benchmark_slug
+        analyses = run.analyses
+        regressions = analyses.comparison.regressions if analyses.comparison is not None else ()
+        regression = self.options.compare_fail and bool(regressions)
+        warnings_failed = self.options.warnings == "error" and bool(analyses.warnings)
+        if warnings_failed:
+            for warning in analyses.warnings:
+                self.session_errors.append(
+                    f"run warning (--bench-warnings=error): {slug}: "
+                    f"[{warning.code}] {warning.participant}: {warning.message}"
+                )
+        if regression:
+            for row in regressions:
+                self.session_errors.append(
+                    f"regressed (--bench-compare-fail): {slug}: {row.line()}"
+                )
+        status = run.run_status(
+            interrupted=interrupted,
+            regression=regression,
+            warnings_failed=warnings_failed,
+            iterations_fail=self.options.failed_iterations == "fail",
+        )
+        participants = self._guard(run, "the run's summary", run.participant_summaries)
+        summary = self._guard(
+            run,
+            "the run's summary",
+            lambda: run.summarise(
+                self.environment,
+                status,
+                participants,
+                dry_run=self.options.dry_run,
+                run_key=self.options.run_args.run_key,
+            ),
+        )
+        store, run_id = self._storing(), run.local_run_id
+        if store is not None and run_id is not None:
+            for kind, body in (
+                ("uncertainty", analyses.uncertainty),
+                ("warnings", analyses.warnings),
+                ("thresholds", analyses.thresholds),
+            ):
+                if body:
+                    self._keep_analysis(run, kind, [item.to_json() for item in body])
+            if analyses.comparison is not None:
+                self._keep_analysis(run, "comparison", analyses.comparison.to_json())
+            elif analyses.comparison_note:
+                self._keep_analysis(run, "comparison", {"note": analyses.comparison_note})
+        if summary is not None:
+            # Errors storing the analyses above belong in the summary too.
+            run.summary = summary = attrs.evolve(summary, errors=tuple(run.errors))
+            if store is not None and run_id is not None:
+                kept = summary
+                self._guard(
+                    run, "storing the run's summary", lambda: save_summary(store, run_id, kept)
+                )
+        self._store_status(run, status.state)
+
+    def _keep_analysis(self, run: BenchmarkRun, kind: str, body: Any) -> None:
+        store, run_id = self._storing(), run.local_run_id
+        if store is None or run_id is None:
+            return
+        self._guard(
+            run, f"storing the run's {kind}", partial(store.save_analysis, run_id, kind, body)
+        )
+
+    def _store_status(self, run: BenchmarkRun, state: str) -> None:
+        store = self.store
+        run_id = run.local_run_id
+        if store is None or run_id is None or run_id in self._finished:
+            return
+        try:
+            store.finish_run(run_id, state)
+            self._finished.add(run_id)
+        except BaseException as exc:
+            self.add_error(run, f"cannot store the run's status: {describe(exc)}")
+
+    def _run_json(self, run: BenchmarkRun) -> dict[str, Any]:
+        try:
+            return benchmark_json(run, run.summary, self.environment)
+        except Exception as exc:
+            self.add_error(run, f"--bench-json: cannot export the run: {describe(exc)}")
+            return {
+                "file": run.file_key,
+                "benchmarkSlug": run.config.benchmark_slug,
+                "localRunId": run.local_run_id,
+                "errors": list(run.errors),
+            }
+
+    def _write_json(self, path: Path) -> None:
+        document = json_document(
+            [self._run_json(run) for run in self.runs.values()],
+            self.environment,
+            self.options.dry_run,
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json_text(document), encoding="utf-8")
+
+    def _write_output(self, flag: str, path: Path | None, write: Callable[[Path], None]) -> bool:
+        """Write one of the session's output files; a failure is a session error (the runs are
+        in the store either way). Returns whether it was written."""
+        if path is None:
+            return False
+        try:
+            write(path)
+        except BaseException as exc:
+            self.session_errors.append(f"{flag} {path}: cannot write: {describe(exc)}")
+            return False
+        return True
+
+    def _write_markdown(self, path: Path) -> None:
+        summaries = [run.summary for run in self.runs.values() if run.summary is not None]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(markdown_summary(summaries), encoding="utf-8")
+
+    def _write_export(self, fmt: str, path: Path) -> None:
+        summaries = [run.summary for run in self.runs.values() if run.summary is not None]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(export_text(fmt, summaries), encoding="utf-8")
+
+    def _write_report(self, path: Path) -> None:
+        """The HTML report of this session's stored runs; a failure is a session error."""
+        run_ids = [run.local_run_id for run in self.runs.values() if run.local_run_id]
+        if self.store is None or not run_ids:
+            self.report_line = f"No report written to {path}: no run was stored"
+            return
+        try:
+            from ..report import write_report
+
+            write_report(self.store, run_ids, path)
+            self.report_line = f"Report written to {path}"
+        except BaseException as exc:
+            self.session_errors.append(f"--bench-html {path}: cannot write: {describe(exc)}")
+
+    # -- the summary -------------------------------------------------------------------------
+
+    def summary_lines(self, *, verbose: int = 0) -> list[tuple[str, bool]]:
+        """The session's summary section, each line with whether it reports a failure (the
+        terminal shows those red)."""
+        if not self.runs:
+            return []
+        lines = [
+            (line, False)
+            for line in section_lines(
+                self.runs.values(),
+                self.options,
+                verbose=verbose,
+                json_written=self.json_written,
+            )
+        ]
+        if self.markdown_written:
+            lines.append((f"Summary written to {self.options.markdown_path}", False))
+        lines.extend((f"Export ({fmt}) written to {path}", False) for fmt, path in self.exported)
+        if self.report_line is not None:
+            lines.append((self.report_line, False))
+        lines.extend((f"ERROR {error}", True) for error in self.session_errors)
+        if self.platform is not None:
+            lines.extend((f"benchsdk: {line}", False) for line in self.platform.pool_lines())
+        delivery = self.platform.delivery if self.platform is not None else None
+        if delivery is not None:
+            store = self.options.store_path
+            lines.extend(
+                (line, False) for line in delivery.lines(str(store) if store is not None else None)
+            )
+            if self.options.strict_upload and not delivery.ok:
+                lines.append(
+                    (
+                        "benchsdk: platform upload incomplete (--bench-strict-upload): "
+                        "the session fails although every benchmark ran.",
+                        True,
+                    )
+                )
+        return lines
+
+    @property
+    def passed(self) -> bool:
+        """Every run passed (its status) and the session has no errors of its own."""
+        return not self.session_errors and all(
+            run.summary is not None and run.summary.status.state == "passed"
+            for run in self.runs.values()
+        )
+
+    def close(self) -> None:
+        """The last resort, also when the session end did not get there: stop delivery before
+        the store closes under it, leave no run "running", close the store."""
+        if self.platform is not None and self.platform.delivery is None:
+            with contextlib.suppress(Exception):  # nothing left to report it to
+                self.platform.close(interrupted=True)
+        for run in self.runs.values():
+            self._store_status(run, "interrupted")
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None

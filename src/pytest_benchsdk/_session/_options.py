@@ -1,0 +1,88 @@
+"""The options a bench session runs with, as plain values (no pytest).
+
+The pytest glue parses its ``--bench-*`` options and ini keys into
+:class:`~pytest_benchsdk._plugin.options.BenchOptions`, a subclass that adds what only the glue
+needs (collection, ``--bench-check``, ``--bench-resubmit``); the programmatic runs make a
+:class:`SessionOptions` from upstream's ``bench run`` flags or take one from the caller.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from ..schedule import RunArgs
+
+__all__ = [
+    "DEFAULT_SCORE_RESAMPLES",
+    "DEFAULT_STORE",
+    "DEFAULT_UPLOAD_TIMEOUT_S",
+    "FAILED_ITERATIONS_MODES",
+    "SessionOptions",
+    "parse_failed_iterations",
+]
+
+DEFAULT_STORE = ".benchmarks/benchsdk.sqlite3"
+#: Bootstrap resamples of the score intervals by default (see compare.score_uncertainty).
+DEFAULT_SCORE_RESAMPLES = 200
+#: How long the session end waits for platform deliveries by default (seconds).
+DEFAULT_UPLOAD_TIMEOUT_S = 30.0
+#: ``fail``: a failed iteration fails its run (pytest's convention, the plugin's default);
+#: ``record``: it is data (upstream's rule), the run passes unless a threshold, comparison or
+#: warning rule fails it.
+FAILED_ITERATIONS_MODES = ("fail", "record")
+
+
+def parse_failed_iterations(flag: str, value: str) -> str:
+    """``fail`` or ``record`` (any case, surrounding blanks ignored)."""
+    text = value.strip().lower()
+    if text not in FAILED_ITERATIONS_MODES:
+        raise ValueError(f'{flag} expects fail or record (got "{value}")')
+    return text
+
+
+@attrs.frozen(kw_only=True)
+class SessionOptions:
+    """What a bench session (a pytest session, or a programmatic run) is asked to do.
+
+    ``store_path`` None: no results store (a temporary one still serves as the platform outbox
+    outside dry runs); ``store_origin`` says where the path came from, as messages name it.
+    """
+
+    run_args: RunArgs = attrs.Factory(RunArgs)
+    dry_run: bool = False
+    store_path: Path | None = None
+    #: ``--bench-store``, the ini file's ``bench_store``, or the default.
+    store_origin: str = "--bench-store"
+    json_path: Path | None = None
+    #: Where the Markdown summary goes.
+    markdown_path: Path | None = None
+    #: Where the session's HTML report goes, or None.
+    html_path: Path | None = None
+    #: The exports to write (``--bench-export FORMAT:PATH``), in the order given.
+    exports: tuple[tuple[str, Path], ...] = ()
+    base_url: str | None = None
+    api_key: str | None = attrs.field(default=None, repr=False)
+    #: The platform organization (else resolved as upstream).
+    org: str | None = None
+    strict_upload: bool = False
+    upload_timeout_s: float = DEFAULT_UPLOAD_TIMEOUT_S
+    #: ``--bench-compare``'s REF (``latest``, a run id, a JSON file), or None.
+    compare: str | None = None
+    compare_fail: bool = False
+    score_resamples: int = DEFAULT_SCORE_RESAMPLES
+    #: ``warn``, ``error`` or ``off``.
+    warnings: str = "warn"
+    #: ``fail`` or ``record`` (:data:`FAILED_ITERATIONS_MODES`).
+    failed_iterations: str = "fail"
+
+    def store_problem(self, problem: str) -> str:
+        """A message about the store that says where its path came from; ``problem`` names the
+        path (``cannot use results store <path>: ...``)."""
+        if self.store_origin.startswith("--"):
+            return f"{self.store_origin}: {problem}"
+        return (
+            f"{problem} (the path is {self.store_origin}; choose another with --bench-store PATH, "
+            "or run without a store with --bench-no-store)"
+        )
