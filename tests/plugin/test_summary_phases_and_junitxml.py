@@ -133,6 +133,17 @@ JUNIT = bench(
 @pytest.mark.parametrize("xdist", [False, True], ids=["plain", "xdist"])
 def test_junitxml_testcases_carry_the_iteration(pytester: pytest.Pytester, xdist: bool) -> None:
     pytester.makepyfile(bench_x=JUNIT)
+    # Every report's duration, as pytest (and junitxml) sees it, under xdist too (the
+    # controller gets the workers' reports).
+    pytester.makeconftest(
+        """
+        import json
+
+        def pytest_runtest_logreport(report):
+            with open("durations.jsonl", "a") as out:
+                out.write(json.dumps([report.nodeid, report.when, report.duration]) + "\\n")
+        """
+    )
     xml = pytester.path / "junit.xml"
     args = ["--bench", "--bench-dry-run", f"--junitxml={xml}", "-p", "no:cacheprovider"]
     if xdist:
@@ -140,6 +151,10 @@ def test_junitxml_testcases_carry_the_iteration(pytester: pytest.Pytester, xdist
     else:
         result = pytester.runpytest_inprocess(*args)
     result.assert_outcomes(passed=3, failed=1)
+    durations: dict[str, dict[str, float]] = {}
+    for line in (pytester.path / "durations.jsonl").read_text().splitlines():
+        nodeid, when, duration = json.loads(line)
+        durations.setdefault(nodeid, {})[when] = duration
     cases = ET.parse(xml).getroot().findall(".//testcase")
     assert len(cases) == 4
     by_index: dict[int, tuple[dict[str, str], float]] = {}
@@ -152,9 +167,12 @@ def test_junitxml_testcases_carry_the_iteration(pytester: pytest.Pytester, xdist
         assert props["phase"] == ("cold" if index == 0 else "warm")
         latency_s = float(props["latency_ms"]) / 1000
         assert latency_s >= 0.05 * (index + 1)
-        # The testcase's time is the iteration's own latency (plus setup and teardown), not how
-        # long its item waited for an iteration that ran alongside the others.
-        assert latency_s - 0.002 <= time_s <= latency_s + 0.05, (index, time_s, latency_s)
+        # The testcase's time is the iteration's own latency plus setup and teardown, not how
+        # long its item waited for an iteration that ran alongside the others: the call
+        # report's duration is the latency itself.
+        reports = durations[f"bench_x.py::task[p1-{props['phase']}-{index}]"]
+        assert reports["call"] == pytest.approx(latency_s, abs=1e-6)
+        assert time_s == pytest.approx(sum(reports.values()), abs=0.002)
     assert by_index[3][0]["status"] == "error"
     assert by_index[3][0]["errorCode"] == "QUOTA"
     assert by_index[0][0]["status"] == "success"
