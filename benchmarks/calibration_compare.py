@@ -3,7 +3,8 @@
 Calibration: lognormal samples (sigma 0.2), ``--n`` per side, ``--pairs`` pairs per row.
 ``identical`` draws both sides from one distribution: a flag either way is a false alarm
 (target <= 5 %). ``+20 %`` scales the current side by 1.2: it should be flagged ``regressed``
-(target >= 90 % for the median).
+(target >= 90 % for the median). Each statistic untrimmed and trimmed 5 % (``trim=0.05``, the
+scores' percentile rule, which ``--bench-compare`` uses; the mean is never trimmed).
 
 Speed: ``compare_samples`` for 10 participants x 3 metrics x (median, p95) with 1,000 samples
 per side and the default resamples (target <= 2 s in total), and ``score_uncertainty`` for
@@ -34,7 +35,9 @@ SHIFT = 1.2
 STATISTICS: tuple[Statistic, ...] = ("median", "p95", "mean")
 
 
-def calibration_rows(seed: int, pairs: int, n: int) -> list[tuple[str, float, float]]:
+def calibration_rows(
+    seed: int, pairs: int, n: int, trim: float = 0.0
+) -> list[tuple[str, float, float]]:
     """Per statistic: share of identical pairs flagged either way, share of +20 % pairs
     flagged regressed."""
     rng = np.random.default_rng(seed)
@@ -45,10 +48,12 @@ def calibration_rows(seed: int, pairs: int, n: int) -> list[tuple[str, float, fl
     rows: list[tuple[str, float, float]] = []
     for statistic in STATISTICS:
         false_alarms = sum(
-            compare_samples(a, b, statistic=statistic).verdict != "unchanged" for a, b in identical
+            compare_samples(a, b, statistic=statistic, trim=trim).verdict != "unchanged"
+            for a, b in identical
         )
         detected = sum(
-            compare_samples(a, b, statistic=statistic).verdict == "regressed" for a, b in shifted
+            compare_samples(a, b, statistic=statistic, trim=trim).verdict == "regressed"
+            for a, b in shifted
         )
         rows.append((statistic, false_alarms / pairs, detected / pairs))
     return rows
@@ -118,9 +123,12 @@ def main() -> None:
         f"calibration: lognormal sigma={SIGMA}, n={args.n} per side, {args.pairs} pairs, "
         f"alpha=0.05, noise threshold 2 %, {DEFAULT_RESAMPLES} resamples"
     )
-    print(f"{'statistic':<10} {'identical: flagged':>19} {'+20 %: regressed':>17}")
-    for statistic, false_alarms, detected in calibration_rows(args.seed, args.pairs, args.n):
-        print(f"{statistic:<10} {false_alarms:>19.1%} {detected:>17.1%}")
+    print(f"{'statistic':<10} {'trim':>5} {'identical: flagged':>19} {'+20 %: regressed':>17}")
+    for trim in (0.0, 0.05):
+        for statistic, false_alarms, detected in calibration_rows(
+            args.seed, args.pairs, args.n, trim
+        ):
+            print(f"{statistic:<10} {trim:>5.0%} {false_alarms:>19.1%} {detected:>17.1%}")
 
     compare_seconds = best_of(args.repeat, compare_workload(args.seed))
     print(

@@ -1,19 +1,21 @@
 """Run hygiene: warnings about a participant's samples that make its statistics untrustworthy.
 
 Public home: :mod:`pytest_benchsdk.compare`. Each warning has a stable code (the constants
-below, the one place they are spelled), a message for people, and the participant and metric it
-is about. The checks are advisory: the caller decides which codes it shows.
+below, the one place they are spelled), a message for people (numbers in the metric's unit),
+the participant and the metrics it is about: metrics whose findings say the same are one
+warning. The checks are advisory: the caller decides which codes it shows.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
 
+from ._numbers import quantity
 from ._stats import finite_samples
 
 __all__ = [
@@ -51,34 +53,53 @@ _TREND_MIN_SAMPLES: Final = 10
 _FAILURE_RATE_MAX: Final = 0.05
 
 
+def _metric_names(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(name) for name in value)
+
+
 @attrs.frozen
 class RunWarning:
     """One finding of :func:`run_warnings`: a stable ``code`` (e.g. ``'trend'``), a ``message``
-    for people, the ``participant`` and the ``metric`` (None for participant-wide findings)."""
+    for people, the ``participant`` and the ``metrics`` it is about (empty for
+    participant-wide findings; one metric name may be given as a string)."""
 
     code: str
     message: str
     participant: str
-    metric: str | None = None
+    metrics: tuple[str, ...] = attrs.field(default=(), converter=_metric_names)
+
+    @property
+    def metric(self) -> str | None:
+        """The metric's name, the names joined with ``", "`` for several, None for none."""
+        return ", ".join(self.metrics) if self.metrics else None
 
     def to_json(self) -> dict[str, Any]:
-        """``{code, message, participant, metric}``."""
+        """``{code, message, participant, metric, metrics}`` (``metric``: :attr:`metric`, as
+        earlier versions wrote it)."""
         return {
             "code": self.code,
             "message": self.message,
             "participant": self.participant,
             "metric": self.metric,
+            "metrics": list(self.metrics),
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunWarning:
-        """Read back :meth:`to_json`."""
-        metric = data.get("metric")
+        """Read back :meth:`to_json` (also the form without ``metrics``)."""
+        metrics = data.get("metrics")
+        if metrics is None:
+            metric = data.get("metric")
+            metrics = () if metric is None else (str(metric),)
         return cls(
             str(data["code"]),
             str(data["message"]),
             str(data["participant"]),
-            None if metric is None else str(metric),
+            tuple(str(m) for m in metrics),
         )
 
 
@@ -88,28 +109,39 @@ def run_warnings(
     *,
     iterations: int = 0,
     failed: int = 0,
+    p99_metrics: Collection[str] | None = None,
+    units: Mapping[str, str] | None = None,
+    warmup: int = 0,
 ) -> list[RunWarning]:
     """Warnings about one participant's run: ``samples`` maps each metric to its samples **in
     run order** (task index); ``iterations`` and ``failed`` count the participant's iterations
-    and the failed ones among them.
+    and the failed ones among them; ``p99_metrics`` are the metrics whose p99 counts (a scoring
+    weight or a threshold on it; None: every metric); ``units`` the metrics' units (numbers in
+    messages are written in them); ``warmup`` the warm-up iterations run before the measured
+    ones.
 
-    Codes, in this order (participant-wide first, then per metric in ``samples`` order):
+    Codes, in this order (each code's findings in ``samples`` order):
 
     * ``failure-rate``: more than 5 % of the iterations failed.
-    * ``p99-few-samples``: fewer than 100 samples, so the nearest-rank p99 is the largest one.
+    * ``p99-few-samples``: a metric of ``p99_metrics`` has fewer than 100 samples, so the
+      nearest-rank p99 is the largest one.
     * ``first-outlier``: the first sample's modified z-score (``0.6745 · (x − median) / MAD``
-      against the other samples) exceeds 10 in absolute value: add a warmup phase. Needs at
-      least 5 samples, and spread among the others (a MAD of 0 gives no z-score).
+      against the other samples) exceeds 10 in absolute value. Without warm-up the advice is
+      to add some; after ``warmup`` iterations it says that they did not reach what the first
+      measured iteration pays for. Needs at least 5 samples, and spread among the others (a
+      MAD of 0 gives no z-score).
     * ``high-variance``: coefficient of variation (sample standard deviation / mean) above
       30 %, for a positive mean.
     * ``trend``: Kendall's tau of (index, value) with p < 0.01 (``scipy.stats.kendalltau``)
       and the last third's median at least 10 % away from the first third's. Needs at least 10
       samples.
 
-    A metric's samples are what scoring counts of it: NaN, ±inf, bools and other non-numbers
-    are left out (the same rule as :func:`~pytest_benchsdk.scoring.score`).
+    Metrics whose findings of one code say the same (the same message) are one warning with
+    all of them in ``metrics``. A metric's samples are what scoring counts of it: NaN, ±inf,
+    bools and other non-numbers are left out (the same rule as
+    :func:`~pytest_benchsdk.scoring.score`).
     """
-    for name, count in (("iterations", iterations), ("failed", failed)):
+    for name, count in (("iterations", iterations), ("failed", failed), ("warmup", warmup)):
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise ValueError(f"{name} must be an int >= 0 (got {count!r})")
     if failed > iterations:
@@ -129,18 +161,27 @@ def run_warnings(
     if not samples:
         return warnings
 
-    checks = (
-        (P99_FEW_SAMPLES, _p99_few_samples),
-        (FIRST_OUTLIER, _first_outlier),
-        (HIGH_VARIANCE, _high_variance),
-        (TREND, _trend),
-    )
+    found: dict[tuple[str, str], list[str]] = {}
     for metric, raw in samples.items():
         values = _as_floats(finite_samples(list(raw)))
-        for code, check in checks:
-            message = check(metric, values)
+        unit = (units or {}).get(metric, "")
+        p99_counts = p99_metrics is None or metric in p99_metrics
+        messages = (
+            (P99_FEW_SAMPLES, _p99_few_samples(values, p99_counts)),
+            (FIRST_OUTLIER, _first_outlier(values, unit, warmup)),
+            (HIGH_VARIANCE, _high_variance(values)),
+            (TREND, _trend(values)),
+        )
+        for code, message in messages:
             if message is not None:
-                warnings.append(RunWarning(code, message, participant, metric))
+                found.setdefault((code, message), []).append(metric)
+    # In the codes' order, then the metrics' (a dict keeps the order findings were made in).
+    for code in WARNING_CODES:
+        warnings.extend(
+            RunWarning(code, message, participant, tuple(metrics))
+            for (kind, message), metrics in found.items()
+            if kind == code
+        )
     return warnings
 
 
@@ -149,18 +190,18 @@ def run_warnings(
 # and scipy are imported only for the trend test, and only once a run drifts.
 
 
-def _p99_few_samples(metric: str, values: Sequence[float]) -> str | None:
+def _p99_few_samples(values: Sequence[float], counts: bool) -> str | None:
     n = len(values)
-    if n == 0 or n >= _P99_MIN_SAMPLES:
+    if not counts or n == 0 or n >= _P99_MIN_SAMPLES:
         return None
     return (
-        f"{metric}: p99 comes from {n} sample(s); below {_P99_MIN_SAMPLES} the nearest-rank p99 "
-        f"is the largest sample, so one slow iteration decides it: run at least "
-        f"{_P99_MIN_SAMPLES} iterations, or weight p99 less"
+        f"p99 comes from {n} sample(s); below {_P99_MIN_SAMPLES} the nearest-rank p99 is the "
+        f"largest sample, so one slow iteration decides it: run at least {_P99_MIN_SAMPLES} "
+        "iterations, or give p99 no weight (scoring) and judge p95 (thresholds)"
     )
 
 
-def _first_outlier(metric: str, values: Sequence[float]) -> str | None:
+def _first_outlier(values: Sequence[float], unit: str, warmup: int) -> str | None:
     if len(values) < _FIRST_OUTLIER_MIN_SAMPLES:
         return None
     first, rest = values[0], values[1:]
@@ -172,14 +213,25 @@ def _first_outlier(metric: str, values: Sequence[float]) -> str | None:
     if abs(z) <= _FIRST_OUTLIER_Z:
         return None
     side = "above" if z > 0 else "below"
+    facts = (
+        f"far {side} the others ({quantity(first, unit)} against a median of "
+        f"{quantity(median, unit)}, modified z-score {z:.0f})"
+    )
+    if warmup:
+        return (
+            f"the first measured iteration is still {facts} after {warmup} warm-up "
+            "iteration(s): what it pays for is not warmed up by them (a cost per phase or per "
+            "participant, a cache the warm-up task does not touch) or they are too few; raise "
+            "warmup, or make the warm-up iterations do what the first measured one does"
+        )
     return (
-        f"{metric}: the first iteration ({first:g}) is far {side} the others (median "
-        f"{median:g}, modified z-score {z:.0f}); it likely pays for warm-up (connections, "
-        "caches, JIT): add a warmup phase or leave it out of the scored phase"
+        f"the first iteration is {facts}: it likely pays for warming up (connections, caches, "
+        "JIT); add warm-up iterations (warmup=1 in the config, or --bench-warmup 1), which run "
+        "first and are never scored"
     )
 
 
-def _high_variance(metric: str, values: Sequence[float]) -> str | None:
+def _high_variance(values: Sequence[float]) -> str | None:
     if len(values) < 2:
         return None
     mean = statistics.fmean(values)
@@ -189,13 +241,13 @@ def _high_variance(metric: str, values: Sequence[float]) -> str | None:
     if cv <= _HIGH_VARIANCE_CV:
         return None
     return (
-        f"{metric}: coefficient of variation {cv:.0%} (over {_HIGH_VARIANCE_CV:.0%}): the samples "
+        f"coefficient of variation {cv:.0%} (over {_HIGH_VARIANCE_CV:.0%}): the samples "
         "spread widely, so small differences between participants are noise; run more "
         "iterations or look for an unstable environment"
     )
 
 
-def _trend(metric: str, values: Sequence[float]) -> str | None:
+def _trend(values: Sequence[float]) -> str | None:
     n = len(values)
     if n < _TREND_MIN_SAMPLES:
         return None
@@ -218,7 +270,7 @@ def _trend(metric: str, values: Sequence[float]) -> str | None:
         return None
     direction = "higher" if drift > 0 else "lower"
     return (
-        f"{metric}: later iterations are {direction} than earlier ones (last third's median "
+        f"later iterations are {direction} than earlier ones (last third's median "
         f"{drift:+.0%} against the first third's; Kendall tau {tau:.2f}, p={p_value:.1e}): the "
         "samples are not alike, so statistics over the run mix two regimes; look for "
         "throttling, growing caches or leaking resources"

@@ -128,9 +128,12 @@ def percent(share: float) -> str:
 
 
 def change_text(change: float) -> str:
-    """A relative change as a signed percentage (``+12.3%``; ``n/a`` for NaN)."""
+    """A relative change as a signed percentage (``+12.3%``, ``+3384%`` from +1,000 % on, where
+    a tenth of a percent says nothing; ``n/a`` for NaN)."""
     if change != change:
         return "n/a"
     if math.isinf(change):
         return "+inf%" if change > 0 else "-inf%"
+    if abs(change) >= 9.9995:
+        return f"{change * 100:+.0f}%"
     return f"{change * 100:+.1f}%"

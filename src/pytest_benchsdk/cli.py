@@ -1,10 +1,10 @@
 """``pytest-benchsdk`` (also ``python -m pytest_benchsdk``): the results store without a pytest
 session — list runs, export records, merge the stores of CI shards, compare two runs, show a
-run's summary, write an HTML report. Three more commands hand over to their own modules,
-imported only when they run: ``platform`` (upstream ``bench``'s platform commands,
-:mod:`pytest_benchsdk.platform_cli`), ``run`` (upstream ``bench run``: a bench file without
-pytest, :mod:`pytest_benchsdk.runner`) and ``init`` (a starter project,
-:mod:`pytest_benchsdk._scaffold`).
+run's summary, write an HTML report, follow a benchmark's history and its change points, name
+baselines. Three more commands hand over to their own modules, imported only when they run:
+``platform`` (upstream ``bench``'s platform commands, :mod:`pytest_benchsdk.platform_cli`),
+``run`` (upstream ``bench run``: a bench file without pytest, :mod:`pytest_benchsdk.runner`) and
+``init`` (a starter project, :mod:`pytest_benchsdk._scaffold`).
 
 Exit status: 0 on success, 1 when ``compare --fail-on-regression`` finds a regression, 2 for a
 usage error (bad arguments, no store, an unknown run id).
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 import csv
-import difflib
 import io
+import json
 import sys
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,12 +24,14 @@ from typing import Any, NoReturn
 
 import attrs
 
+from ._baseline import HISTORY_RUNS
 from ._js import js_json
 from ._thresholds import Threshold, parse_threshold
 from ._uncertainty import DEFAULT_SCORE_RESAMPLES
 from ._views.exports import EXPORT_FORMATS, export_text, gab_entries
 from ._views.text import (
     comparison_lines,
+    history_lines,
     name_cell,
     summary_lines,
     table,
@@ -38,12 +40,20 @@ from ._views.text import (
 )
 from .records import ParticipantRecords, TaskRecord
 from .results import (
+    DEFAULT_HISTORY_LIMIT,
     Baseline,
+    RunRefError,
+    RunSetup,
     RunStatus,
     analyse,
+    check_baseline_name,
+    find_run,
+    history_values,
     rebuild_summary,
+    run_history,
     sample_sets,
     save_summary,
+    short_run_id,
     stored_spec,
     stored_status,
     stored_summary,
@@ -70,6 +80,8 @@ examples:
   pytest-benchsdk --store merged.sqlite3 report -o report.html
   pytest-benchsdk compare 3f2a9c 81be07 --fail-on-regression
   pytest-benchsdk show 81be07
+  pytest-benchsdk history demo --participant e2b --metric tti_ms
+  pytest-benchsdk baseline set main 81be07
   pytest-benchsdk platform runs list my-benchmark --json
   pytest-benchsdk run bench_sandbox.py --iterations 5 --dry-run
   pytest-benchsdk init my-benchmarks
@@ -107,29 +119,16 @@ def _open_store(path: str, *, create: bool = False) -> ResultStore:
 
 
 def short_id(run_id: str) -> str:
-    return run_id if len(run_id) <= SHORT_ID else run_id[:SHORT_ID] + "…"
+    return short_run_id(run_id)
 
 
 def resolve_run(store: ResultStore, ref: str) -> StoredRun:
     """The run with id ``ref``, or the one run whose id starts with it; else a usage error
     naming the closest ids."""
     try:
-        return store.get_run(ref)
-    except UnknownRunError:
-        pass
-    ids = [run.run_id for run in store.list_runs(limit=1_000_000)]
-    matches = [run_id for run_id in ids if ref and run_id.startswith(ref)]
-    if len(matches) == 1:
-        return store.get_run(matches[0])
-    if matches:
-        shown = ", ".join(short_id(m) for m in matches[:5])
-        raise UsageError(f"run id {ref} is ambiguous in {store.path}: {shown}")
-    heads = {run_id[: max(len(ref), 8)]: run_id for run_id in ids}
-    close = [heads[h] for h in difflib.get_close_matches(ref, list(heads), n=3, cutoff=0.0)]
-    hint = f"; closest: {', '.join(short_id(c) for c in close)}" if close else ""
-    if not ids:
-        hint = " (the store holds no runs)"
-    raise UsageError(f"no run {ref} in {store.path}{hint}")
+        return find_run(store, ref)
+    except RunRefError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _write_text(text: str, output: str | None) -> None:
@@ -519,6 +518,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
             {pr.participant: pr.records for pr in store.participant_records(base.run_id)},
             _setup(base),
         )
+        # The between-run noise of the runs before CURRENT, as --bench-compare has it.
+        runs, values = history_values(
+            store, RunSetup.of(current), before=current.run_id, limit=HISTORY_RUNS
+        )
+        baseline = attrs.evolve(baseline, history=values, history_runs=runs)
         records = tuple(pr for pr in store.participant_records(current.run_id) if pr.records)
         spec = stored_spec(store, current)
         scored_elsewhere = spec is None and bool(store.scores(current.run_id))
@@ -597,6 +601,111 @@ def cmd_report(args: argparse.Namespace) -> int:
         except ImportError:
             raise UsageError(_REPORT_MISSING) from None
     print(f"report of {len(run_ids)} run(s) written to {args.output}")
+    return 0
+
+
+# --- history -------------------------------------------------------------------------------------
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise UsageError(f"--limit expects an integer >= 1 (got {args.limit})")
+    with _open_store(args.store) as store:
+        slugs = list(dict.fromkeys(run.benchmark_slug for run in store.list_runs(limit=1_000_000)))
+        if args.benchmark is not None:
+            if args.benchmark not in slugs:
+                known = f" (benchmarks: {', '.join(slugs)})" if slugs else " (it holds no runs)"
+                raise UsageError(f"no runs of benchmark {args.benchmark} in {args.store}{known}")
+            slugs = [args.benchmark]
+        histories = [
+            run_history(
+                store,
+                slug,
+                participants=args.participant or None,
+                metrics=args.metric or None,
+                limit=args.limit,
+            )
+            for slug in slugs
+        ]
+    found = [h for h in histories if h is not None]
+    if args.json:
+        print(json.dumps([h.to_json() for h in found], indent=2, ensure_ascii=False))
+        return 0
+    if not found:
+        print(f"no complete runs in {args.store} yet")
+        return 0
+    blocks = []
+    for history in found:
+        lines = history_lines(history)
+        if not history.series:
+            lines.append("  No series matches --participant/--metric.")
+        blocks.append("\n".join(lines))
+    print("\n\n".join(blocks))
+    return 0
+
+
+# --- baseline ------------------------------------------------------------------------------------
+
+
+def cmd_baseline_list(args: argparse.Namespace) -> int:
+    with _open_store(args.store) as store:
+        named = store.baselines(benchmark_slug=args.benchmark)
+        runs = {}
+        for entry in named:
+            try:
+                runs[entry.run_id] = store.get_run(entry.run_id)
+            except UnknownRunError:
+                continue
+        statuses = {run_id: stored_status(store, run).text() for run_id, run in runs.items()}
+    if not named:
+        print(f"no baseline names in {args.store} (pytest --bench-save NAME, or baseline set)")
+        return 0
+    rows = [["name", "benchmark", "run", "started", "status", "named at"]]
+    for entry in named:
+        run = runs.get(entry.run_id)
+        rows.append(
+            [
+                name_cell(entry.name),
+                name_cell(entry.benchmark_slug),
+                short_id(entry.run_id),
+                run.started_at if run is not None else "(gone)",
+                statuses.get(entry.run_id, "-"),
+                entry.updated_at,
+            ]
+        )
+    print("\n".join(table(rows, indent="")))
+    return 0
+
+
+def cmd_baseline_set(args: argparse.Namespace) -> int:
+    try:
+        name = check_baseline_name(args.name)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    with _open_store(args.store) as store:
+        run = resolve_run(store, args.run)
+        before = store.set_baseline(name, run.run_id)
+        status = stored_status(store, run)
+    moved = f" (was run {short_id(before)})" if before and before != run.run_id else ""
+    print(
+        f"baseline {name} of {run.benchmark_slug}: run {short_id(run.run_id)} "
+        f"({run.started_at}, {status.text()}){moved}"
+    )
+    if not status.complete or status.state not in ("passed", "failed"):
+        print(
+            "  note: the run is not complete (a subset, or interrupted): comparisons with it see "
+            "only what it ran"
+        )
+    return 0
+
+
+def cmd_baseline_rm(args: argparse.Namespace) -> int:
+    with _open_store(args.store) as store:
+        gone = store.delete_baseline(args.name, args.benchmark)
+    if not gone:
+        which = f" of benchmark {args.benchmark}" if args.benchmark else ""
+        raise UsageError(f"no baseline {args.name}{which} in {args.store}")
+    print(f"removed baseline {args.name} ({gone} benchmark(s))")
     return 0
 
 
@@ -695,6 +804,53 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("runs", nargs="*", metavar="RUN", help="run ids or unique prefixes")
     report.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file")
     report.set_defaults(handler=cmd_report)
+
+    history = command(
+        "history",
+        "a benchmark's complete runs, oldest first: per participant and metric the median and "
+        "p95 each run printed, and the change points found in each series (e-divisive means "
+        "with a permutation test)",
+        "pytest-benchsdk history demo --participant e2b --metric tti_ms",
+    )
+    history.add_argument(
+        "benchmark", nargs="?", metavar="BENCHMARK", help="its slug (default: every benchmark)"
+    )
+    history.add_argument(
+        "--participant", action="append", metavar="P", help="only this participant (repeatable)"
+    )
+    history.add_argument(
+        "--metric", action="append", metavar="M", help="only this metric key (repeatable)"
+    )
+    history.add_argument(
+        "--limit",
+        type=int,
+        default=DEFAULT_HISTORY_LIMIT,
+        metavar="N",
+        help=f"the newest N complete runs (default {DEFAULT_HISTORY_LIMIT})",
+    )
+    history.add_argument("--json", action="store_true", help="the series as JSON")
+    history.set_defaults(handler=cmd_history)
+
+    baseline = command(
+        "baseline",
+        "named baselines (--bench-compare=NAME): list them, move a name to a run, remove one",
+        "pytest-benchsdk baseline set main 81be07",
+    )
+    actions = baseline.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions.required = True
+    listing = actions.add_parser("list", help="the names, per benchmark, and the runs they name")
+    listing.add_argument("--benchmark", metavar="SLUG", help="only this benchmark's names")
+    listing.set_defaults(handler=cmd_baseline_list)
+    setting = actions.add_parser(
+        "set", help="let NAME stand for RUN among its benchmark's runs (moved if it named another)"
+    )
+    setting.add_argument("name", metavar="NAME", help="e.g. main or release/1.2")
+    setting.add_argument("run", metavar="RUN", help="run id or unique prefix")
+    setting.set_defaults(handler=cmd_baseline_set)
+    removing = actions.add_parser("rm", help="forget NAME (of every benchmark, or of one)")
+    removing.add_argument("name", metavar="NAME")
+    removing.add_argument("--benchmark", metavar="SLUG", help="only this benchmark's NAME")
+    removing.set_defaults(handler=cmd_baseline_rm)
     # Listed for --help only: main() hands these to their own parsers before argparse runs.
     commands.add_parser(
         "platform",

@@ -9,6 +9,8 @@
   ranking's ties.
 * :func:`run_warnings` flags samples that make a statistic untrustworthy (:class:`RunWarning`,
   codes such as :data:`TREND`).
+* :func:`change_points` finds where a series of runs shifted (e-divisive means with a
+  permutation test, :class:`ChangePoint`), as ``pytest-benchsdk history`` shows.
 
 numpy and scipy do the resampling and the tests; they are imported when a comparison runs, not
 when the package is imported (the plugin is loaded by every pytest run, and they take about a
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 import attrs
 
+from ._changepoints import DEFAULT_PERMUTATIONS, ChangePoint, change_points
 from ._hygiene import (
     FAILURE_RATE,
     FIRST_OUTLIER,
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 __all__ = [
+    "DEFAULT_PERMUTATIONS",
     "DEFAULT_RESAMPLES",
     "DEFAULT_SCORE_RESAMPLES",
     "FAILURE_RATE",
@@ -57,12 +61,15 @@ __all__ = [
     "TREND",
     "VERDICTS",
     "WARNING_CODES",
+    "ChangePoint",
     "Comparison",
     "RunWarning",
     "ScoreUncertainty",
     "Statistic",
     "Verdict",
+    "change_points",
     "compare_samples",
+    "detectable_change",
     "run_warnings",
     "score_uncertainty",
     "tied_with_above",
@@ -94,7 +101,10 @@ class Comparison:
     ``change`` is ``stat(current) / stat(baseline) - 1`` (positive: the current statistic is
     larger); ``ci_low``/``ci_high`` bound it at level ``1 - alpha``; ``p_value`` is the two-sided
     Mann–Whitney U p-value of the samples; ``verdict`` is ``'regressed'``, ``'improved'`` or
-    ``'unchanged'`` (see :func:`compare_samples`).
+    ``'unchanged'`` (see :func:`compare_samples`). ``detectable`` is the smallest change these
+    samples can tell from noise: the noise threshold plus the interval's half-width (a change
+    must put the whole interval beyond the threshold, and the interval is about as wide
+    wherever it lies), so an ``unchanged`` verdict says "no change of ``detectable`` or more".
     """
 
     statistic: Statistic
@@ -112,6 +122,21 @@ class Comparison:
     noise_threshold: float
     resamples: int
     seed: int
+    detectable: float = attrs.field()
+
+    @detectable.default
+    def _detectable(self) -> float:
+        return detectable_change(self.ci_low, self.ci_high, self.noise_threshold)
+
+    @property
+    def significant(self) -> bool:
+        """The Mann–Whitney U test passed (``p_value < alpha``)."""
+        return self.p_value < self.alpha
+
+    @property
+    def beyond_noise(self) -> bool:
+        """The whole interval lies beyond the noise threshold, on either side."""
+        return self.ci_low > self.noise_threshold or self.ci_high < -self.noise_threshold
 
     def to_json(self) -> dict[str, Any]:
         """A JSON object with camelCase keys (as ``--bench-json``); a non-finite bound (a
@@ -132,6 +157,7 @@ class Comparison:
             "noiseThreshold": self.noise_threshold,
             "resamples": self.resamples,
             "seed": self.seed,
+            "detectable": _json_number(self.detectable),
         }
 
     @classmethod
@@ -139,6 +165,8 @@ class Comparison:
         """Read back :meth:`to_json` (a bound written as ``None`` is ±inf, as resampling made
         it)."""
         change = float(data["change"])
+        # ``detectable`` is not read: it follows from the interval (a bound written None is
+        # infinite).
         return cls(
             statistic=data["statistic"],
             lower_is_better=bool(data["lowerIsBetter"]),
@@ -156,6 +184,14 @@ class Comparison:
             resamples=int(data["resamples"]),
             seed=int(data["seed"]),
         )
+
+
+def detectable_change(ci_low: float, ci_high: float, noise_threshold: float) -> float:
+    """The smallest change an interval ``[ci_low, ci_high]`` lets a comparison confirm:
+    ``noise_threshold`` plus its half-width (infinite for an unbounded interval)."""
+    if not (math.isfinite(ci_low) and math.isfinite(ci_high)):
+        return math.inf
+    return noise_threshold + (ci_high - ci_low) / 2
 
 
 def _json_number(value: float) -> float | None:

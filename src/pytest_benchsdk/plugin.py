@@ -30,6 +30,7 @@ run pays next to nothing (the hint's pattern match per collected ``.py`` file).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,13 @@ import pytest
 from . import hookspecs
 from ._benchfile import is_bench_path
 from ._plugin import fixtures
-from ._plugin.options import BenchOptions, add_options, bench_option_given, note_dist_choice
+from ._plugin.options import (
+    BenchOptions,
+    add_options,
+    bench_option_given,
+    note_dist_choice,
+    spell_out_compare,
+)
 
 __all__: list[str] = []
 
@@ -50,6 +57,23 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    # A bare --bench-compare means "latest": spelled out before pytest parses the arguments
+    # for good, so the word after it stays a path to collect (pytest --bench-compare
+    # bench_a.py). The early parse already took that word as the REF: its paths are parsed
+    # again, so that the initial conftests are looked for along them too.
+    before = list(args)
+    spell_out_compare(args)
+    if args != before:
+        again = parser.parse_known_args(args, namespace=copy.copy(early_config.option))
+        known = early_config.known_args_namespace
+        for name in ("file_or_dir", "bench_compare"):
+            setattr(known, name, getattr(again, name, None))
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -213,6 +213,7 @@ def test_to_json_is_camel_case_and_strict_json() -> None:
         "noiseThreshold",
         "resamples",
         "seed",
+        "detectable",
     }
     json.dumps(data, allow_nan=False)
 

@@ -106,16 +106,52 @@ def test_failure_rate() -> None:
     assert run_warnings("e2b", {}) == []
 
 
-def test_warnings_come_participant_first_then_per_metric() -> None:
+def test_warnings_come_participant_first_then_by_code_metrics_that_say_the_same_merged() -> None:
     samples = steady(50)
     samples[0] = 200.0
     warnings = run_warnings("e2b", {"a": samples, "b": steady(50)}, iterations=50, failed=10)
-    assert [(w.code, w.metric) for w in warnings] == [
-        (FAILURE_RATE, None),
-        (P99_FEW_SAMPLES, "a"),
-        (FIRST_OUTLIER, "a"),
-        (P99_FEW_SAMPLES, "b"),
+    assert [(w.code, w.metrics) for w in warnings] == [
+        (FAILURE_RATE, ()),
+        (P99_FEW_SAMPLES, ("a", "b")),  # the same 50 samples: one warning for both
+        (FIRST_OUTLIER, ("a",)),
     ]
+    assert warnings[1].metric == "a, b"
+    assert warnings[2].metric == "a"
+    assert warnings[0].metric is None
+
+
+def test_p99_few_samples_only_where_p99_counts() -> None:
+    samples = {"a": steady(50), "b": steady(50)}
+    assert [w.metrics for w in run_warnings("e2b", samples, p99_metrics={"b"})] == [("b",)]
+    assert run_warnings("e2b", samples, p99_metrics=()) == []
+
+
+def test_first_outlier_speaks_in_the_metrics_unit() -> None:
+    samples = steady(200)
+    samples[0] = 400.0
+    (warning,) = run_warnings("e2b", {"tti_ms": samples}, units={"tti_ms": "ms"})
+    assert "(400 ms against a median of 100 ms, modified z-score" in warning.message
+    scaled = [v / 1000 for v in samples]  # 0.4 ms is shown as 400 µs
+    (warning,) = run_warnings("e2b", {"tti_ms": scaled}, units={"tti_ms": "ms"})
+    assert "(400 µs against a median of 100 µs" in warning.message
+
+
+def test_first_outlier_after_warm_up_says_warm_up_did_not_reach_it() -> None:
+    samples = steady(200)
+    samples[0] = 400.0
+    (cold,) = run_warnings("e2b", {"tti_ms": samples})
+    assert "add warm-up iterations (warmup=1 in the config, or --bench-warmup 1)" in cold.message
+    (warm,) = run_warnings("e2b", {"tti_ms": samples}, warmup=3)
+    assert warm.message.startswith("the first measured iteration is still far above the others")
+    assert "after 3 warm-up iteration(s)" in warm.message
+    assert "add warm-up" not in warm.message
+
+
+def test_a_warning_of_an_earlier_version_reads_back() -> None:
+    old = {"code": P99_FEW_SAMPLES, "message": "m", "participant": "e2b", "metric": "tti_ms"}
+    assert RunWarning.from_json(old) == RunWarning(P99_FEW_SAMPLES, "m", "e2b", ("tti_ms",))
+    wide = {"code": FAILURE_RATE, "message": "m", "participant": "e2b", "metric": None}
+    assert RunWarning.from_json(wide).metrics == ()
 
 
 def test_non_finite_and_non_numbers_are_left_out() -> None:
@@ -131,8 +167,9 @@ def test_to_json() -> None:
         "message": warning.message,
         "participant": "e2b",
         "metric": None,
+        "metrics": [],
     }
-    json.dumps(data)
+    assert RunWarning.from_json(json.loads(json.dumps(data))) == warning
 
 
 @pytest.mark.parametrize(
@@ -141,6 +178,7 @@ def test_to_json() -> None:
         ({"iterations": -1}, "iterations must be an int >= 0"),
         ({"failed": 2, "iterations": 1}, r"failed \(2\) cannot exceed iterations \(1\)"),
         ({"failed": 1.5, "iterations": 3}, "failed must be an int >= 0"),
+        ({"warmup": -1}, "warmup must be an int >= 0"),
     ],
 )
 def test_bad_counts_are_clear_value_errors(kwargs: dict[str, object], message: str) -> None:

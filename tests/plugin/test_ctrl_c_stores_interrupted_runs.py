@@ -72,7 +72,7 @@ def test_an_interrupted_run_is_never_the_latest_baseline(pytester: pytest.Pytest
     again = pytester.runpytest_subprocess(
         "--bench", "--bench-dry-run", "--bench-compare", "-p", "no:cacheprovider"
     )
-    again.stdout.fnmatch_lines(["  Baseline: none (no finished run of demo *"])
+    again.stdout.fnmatch_lines(["  Baseline: none (no complete run of demo *"])
 
 
 def test_a_third_ctrl_c_stops_at_once(pytester: pytest.Pytester) -> None:

@@ -474,10 +474,11 @@ def test_terminal_summary(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyP
             # interval, and each keeps its rank in every resample
             "    1  p1           100%     20.0/20.0/20.0 ms  80.00  80.0–80.0     100%",
             "    2  p2           100%     50.0/50.0/50.0 ms  50.00  50.0–50.0     100%",
-            # run-hygiene warnings: one per code, wrapped
-            "  warning [[]p99-few-samples] p2: value: p99 comes from 2 sample(s); below 100*",
+            # run-hygiene warnings: one per code and participant (those saying the same
+            # share the line), with the metrics they are about, wrapped
+            "  warning [[]p99-few-samples] p2, p1 (value): p99 comes from 2 sample(s); below *",
             "      *",
-            "      *(also: p1 value)",
+            "      *(thresholds)",
             "  Skipped gated: missing BSDK_T_KEY",
             "",
             f"Results stored in {store_path(pytester)}",

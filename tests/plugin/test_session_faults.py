@@ -356,7 +356,7 @@ def test_store_filling_up_mid_run_stops_the_session(pytester: pytest.Pytester, x
 
 def test_store_on_a_full_disk_stops_the_session(pytester: pytest.Pytester) -> None:
     directory = pytester.path / "small"
-    if not _mount_tmpfs(directory, "size=160k"):
+    if not _mount_tmpfs(directory, "size=192k"):
         pytest.skip("cannot mount a small tmpfs here (root only)")
     try:
         pytester.makepyfile(

@@ -225,4 +225,5 @@ def test_markdown_summary_has_scores_thresholds_comparison_and_stays_small(
     assert "**Compared with** run " in text
     assert "| provider-00 | value | median | " in text
     assert "| unchanged |" in text
-    assert "- `p99-few-samples`: provider-00 value, " in text
+    assert "- `p99-few-samples` provider-00, provider-01, " in text
+    assert "provider-19 (value): p99 comes from 30 sample(s)" in text

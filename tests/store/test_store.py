@@ -72,6 +72,7 @@ STORE_API = [
     "OUTBOX_STATES",
     "RUN_STATUSES",
     "SCHEMA_VERSION",
+    "NamedBaseline",
     "OutboxEntry",
     "OutboxTarget",
     "ResultStore",
@@ -790,3 +791,39 @@ def test_analyses_and_delete_analysis(store: ResultStore) -> None:
     store.delete_analysis(run_id, "warnings")
     store.delete_analysis(run_id, "warnings")
     assert store.analyses(run_id) == {"comparison": {"note": "none"}}
+
+
+def test_named_baselines_are_per_benchmark_and_move(store: ResultStore) -> None:
+    first = begin(store)
+    second = begin(store)
+    other = begin(store, benchmark_slug="other")
+    assert store.set_baseline("main", first) is None
+    assert store.set_baseline("main", other) is None  # the same name, another benchmark
+    assert store.set_baseline("main", second) == first  # moved: the run it named before
+    assert [(b.name, b.benchmark_slug, b.run_id) for b in store.baselines()] == [
+        ("main", "other", other),
+        ("main", "sandbox-tti", second),
+    ]
+    assert [b.run_id for b in store.baselines("main", "sandbox-tti")] == [second]
+    assert store.baselines("nope") == []
+    with pytest.raises(UnknownRunError):
+        store.set_baseline("main", "no-such-run")
+    assert store.delete_baseline("main", "other") == 1
+    assert store.delete_baseline("main") == 1
+    assert store.baselines() == []
+
+
+def test_a_store_of_schema_4_gets_the_baselines_table(tmp_path: Path) -> None:
+    from pytest_benchsdk.store import _schema
+
+    path = tmp_path / "results.sqlite3"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for script in _schema._MIGRATIONS[:4]:
+        for statement in _schema._split_statements(script):
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version = 4")
+    conn.close()
+    with ResultStore(path) as store:
+        run_id = begin(store)
+        store.set_baseline("main", run_id)
+        assert [b.run_id for b in store.baselines()] == [run_id]

@@ -389,11 +389,13 @@ def test_compare_two_runs(
     lines = done.stdout.splitlines()
     assert lines[0] == f"Demo (demo) [run {current}]"
     assert lines[1].startswith(f"  Compared with run {base} (")
-    assert lines[2].split() == [
-        "participant", "metric", "stat", "baseline", "current", "change", "interval", "verdict"
+    assert lines[2].startswith("    Between-run noise: unknown (1 earlier complete run(s) ")
+    assert lines[3].split() == [
+        "participant", "metric", "stat", "baseline", "current", "change", "interval", "verdict",
+        "noise", "detects",
     ]  # fmt: skip
-    assert len(lines) == 3 + 6
-    assert all(line.rstrip().endswith("regressed") for line in lines[3:])
+    assert [line.split()[-3:-1] for line in lines[4:10]] == [["regressed", "within-run"]] * 6
+    assert lines[10].startswith("    detects: the smallest change a row can tell from noise")
     failing = _cli("compare", base, current, "--fail-on-regression", cwd=pytester.path)
     assert failing.returncode == 1
     assert "ERROR regressed (--fail-on-regression): demo: p1 value median:" in failing.stdout

@@ -20,11 +20,11 @@ import pytest
 from .._benchfile import BenchFile, item_name
 from .._runs import RecordPayload
 from .._session import BenchSession, Hook, SessionHooks, SessionUsageError
-from ..results import Baseline, BenchmarkRun
+from ..results import Baseline, BenchmarkRun, CompareRef
 from ..schedule import BenchmarkSchedule
 from ..store import ResultStore
 from .catalog import Catalog
-from .comparison import current_setup, find_baseline
+from .comparison import baseline_of, check_ref, current_setup
 from .interrupts import STOPPING_LINE, CtrlC
 from .nodes import BenchModule
 from .runner import WORKEROUTPUT_KEY, attached_payload
@@ -96,6 +96,8 @@ class ControllerPlugin:
         self._failed_iterations = 0
         self._recorded_line: str | None = None
         self._ctrl_c = CtrlC()
+        # --bench-compare's REF, resolved when the session starts.
+        self._compare_ref: CompareRef | None = None
 
     # -- state -------------------------------------------------------------------------------
 
@@ -151,12 +153,15 @@ class ControllerPlugin:
     # -- the comparison (--bench-compare) and a broken store, for the session ------------------
 
     def _baseline(self, run: BenchmarkRun) -> Baseline | str | None:
-        if self.options.compare is None:
+        ref = self._compare_ref
+        if ref is None:
             return None
-        return find_baseline(self.options.compare, run, self.store)
+        # The store the runs go to (not --bench-no-store's temporary outbox).
+        store = self.store if self.options.store_path is not None else None
+        return baseline_of(ref, run, self.options, store)
 
     def _setup(self, run: BenchmarkRun) -> dict[str, Any]:
-        return current_setup(run, self.session.environment)
+        return current_setup(run, self.session.environment, self.options)
 
     def _stop_session(self, reason: str) -> None:
         if self._session is not None:
@@ -177,6 +182,8 @@ class ControllerPlugin:
         # Check the store before collection and before xdist starts its workers: an
         # existing file is opened (and validated) now, a new one must be creatable.
         self._usage(self.session.check_store)
+        # Before anything runs: a REF that names nothing is a usage error, not a line at the end.
+        self._compare_ref = check_ref(self.options, self.store)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.config.option.collectonly:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import os
 from collections.abc import Mapping, Sequence
@@ -21,7 +22,9 @@ from .._flag_values import (
     parse_slug,
     parse_text,
 )
+from .._hygiene import WARNING_CODES
 from .._session import (
+    DEFAULT_COMPARE_NOISE,
     DEFAULT_SCORE_RESAMPLES,
     DEFAULT_STORE,
     DEFAULT_UPLOAD_TIMEOUT_S,
@@ -33,6 +36,7 @@ from .._thresholds import parse_cli_threshold
 from ..schedule import RunArgs, is_env_no_ingest
 
 __all__ = [
+    "DEFAULT_COMPARE_NOISE",
     "DEFAULT_STORE",
     "DEFAULT_UPLOAD_TIMEOUT_S",
     "IMPLYING_OPTIONS",
@@ -41,6 +45,7 @@ __all__ = [
     "bench_option_given",
     "n_without_dist",
     "note_dist_choice",
+    "spell_out_compare",
     "unwritable_reason",
 ]
 
@@ -65,6 +70,7 @@ IMPLYING_OPTIONS = (
     "--bench-html",
     "--bench-export",
     "--bench-compare",
+    "--bench-save",
     "--bench-threshold",
     "--bench-warmup",
     "--bench-run-key",
@@ -136,9 +142,27 @@ def add_options(parser: pytest.Parser) -> None:
         const="latest",
         default=None,
         metavar="REF",
-        help="Compare this run with a baseline: 'latest' (the default: the newest finished run "
-        "of the same benchmark with the same knobs in the store), a stored run id, or a "
-        "--bench-json file. Prints per participant and metric the change and its interval.",
+        help="Compare this run with a baseline. Alone: 'latest' (the newest complete run of the "
+        "same benchmark with the same knobs in the store); --bench-compare=REF: a baseline name "
+        "(--bench-save), a stored run id or unique prefix, or a --bench-json file. Prints per "
+        "participant and metric the change, its interval and a verdict.",
+    )
+    add(
+        "--bench-save",
+        metavar="NAME",
+        help="Keep this run under a baseline name (per benchmark), for --bench-compare=NAME: e.g. "
+        "--bench-save main on the main branch (pytest-benchsdk baseline set NAME RUN moves it).",
+    )
+    add(
+        "--bench-compare-noise",
+        metavar="PCT",
+        help="With --bench-compare: a change smaller than PCT percent is no change (default 2; "
+        "ini: bench_compare_noise).",
+    )
+    parser.addini(
+        "bench_compare_noise",
+        default="",
+        help="--bench-compare's noise threshold in percent (default 2).",
     )
     add(
         "--bench-compare-fail",
@@ -196,6 +220,20 @@ def add_options(parser: pytest.Parser) -> None:
         default="",
         help="Failed iterations: fail (default) or record (they are data; see "
         "--bench-failed-iterations).",
+    )
+    add(
+        "--bench-warnings-ignore",
+        action="append",
+        default=[],
+        metavar="CODE[,CODE...]",
+        help="Silence these run-hygiene warning codes (repeatable, comma lists), also under "
+        "--bench-warnings=error; ini: bench_warnings_ignore.",
+    )
+    parser.addini(
+        "bench_warnings_ignore",
+        type="args",
+        default=[],
+        help="Run-hygiene warning codes to silence (like --bench-warnings-ignore).",
     )
     add(
         "--bench-worker-pool",
@@ -390,6 +428,7 @@ class BenchOptions(SessionOptions):
         markdown_path = _output_path(opt("bench_markdown"), "--bench-markdown")
         html_path = _html_path(opt("bench_html"))
         exports = _exports(opt("bench_export"))
+        save_as = _save_name(opt("bench_save"), store_path)
         return cls(
             enabled=enabled,
             file_patterns=file_patterns,
@@ -416,7 +455,77 @@ class BenchOptions(SessionOptions):
             html_path=html_path,
             exports=exports,
             failed_iterations=_failed_iterations(config),
+            save_as=save_as,
+            compare_noise=_compare_noise(config),
+            warnings_ignore=_warnings_ignore(config),
         )
+
+
+def spell_out_compare(args: list[str]) -> None:
+    """Rewrite a bare ``--bench-compare`` in ``args`` (in place) as ``--bench-compare=latest``.
+
+    argparse gives an optional argument the next word when it does not look like an option, so
+    ``pytest --bench-compare bench_a.py`` would compare with a baseline named ``bench_a.py`` and
+    run every file; a REF is named with ``=`` only. Words after ``--`` are left alone."""
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return
+        if arg == "--bench-compare":
+            args[index] = "--bench-compare=latest"
+
+
+def _save_name(raw: object, store_path: Path | None) -> str | None:
+    """``--bench-save NAME``: a valid baseline name, and a store to keep it in."""
+    if raw is None:
+        return None
+    from ..results import check_baseline_name
+
+    try:
+        name = check_baseline_name(str(raw).strip())
+    except ValueError as exc:
+        raise pytest.UsageError(f"--bench-save: {exc}") from None
+    if store_path is None:
+        raise pytest.UsageError(
+            f"--bench-save {name} keeps the run's name in the results store: it cannot be used "
+            "with --bench-no-store"
+        )
+    return name
+
+
+def _compare_noise(config: pytest.Config) -> float:
+    """``--bench-compare-noise PCT`` (or the ini's): a percentage >= 0, ``2`` or ``2%``."""
+    raw, flag = config.getoption("bench_compare_noise"), "--bench-compare-noise"
+    if raw is None:
+        raw, flag = config.getini("bench_compare_noise"), "bench_compare_noise (ini)"
+    text = str(raw or "").strip().removesuffix("%").strip()
+    if not text:
+        return DEFAULT_COMPARE_NOISE
+    try:
+        percent = float(text)
+    except ValueError:
+        percent = -1.0
+    if not (percent >= 0 and percent < 100):
+        raise pytest.UsageError(
+            f'{flag} expects a percentage >= 0 and < 100, e.g. 2 or 2.5% (got "{raw}")'
+        )
+    return percent / 100
+
+
+def _warnings_ignore(config: pytest.Config) -> frozenset[str]:
+    """``--bench-warnings-ignore`` and the ini's codes, each a known warning code."""
+    given = [*config.getini("bench_warnings_ignore"), *config.getoption("bench_warnings_ignore")]
+    codes = [code.strip() for raw in given for code in str(raw).split(",") if code.strip()]
+    for code in codes:
+        if code not in WARNING_CODES:
+            close = [c for c in WARNING_CODES if c.startswith(code)] or (
+                difflib.get_close_matches(code, WARNING_CODES, n=1, cutoff=0.5)
+            )
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise pytest.UsageError(
+                f'--bench-warnings-ignore: unknown warning code "{code}" (codes: '
+                f"{', '.join(WARNING_CODES)}){hint}"
+            )
+    return frozenset(codes)
 
 
 def _html_path(raw: object) -> Path | None:
@@ -645,7 +754,8 @@ def _compare_ref(raw: object) -> str | None:
     text = str(raw).strip()
     if not text:
         raise pytest.UsageError(
-            "--bench-compare expects 'latest', a stored run id or a --bench-json file (got '')"
+            "--bench-compare= expects a REF: 'latest', a baseline name, a stored run id or a "
+            "--bench-json file (got ''); --bench-compare alone means latest"
         )
     return text
 

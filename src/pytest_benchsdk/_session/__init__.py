@@ -6,11 +6,13 @@ Above ``results/``, ``store/``, ``platform/`` and the views; below the glue and 
 
 * :mod:`._options`: :class:`SessionOptions`, the session's options as plain values;
 * :mod:`._core`: :class:`BenchSession`, the runs from their opening to the summary;
+* :mod:`._baselines`: :func:`save_name`, ``--bench-save``'s baseline name for a complete run;
 * :mod:`._link`: the platform link (imported only outside dry runs);
 * :mod:`._lines`: the run header and the summary section, rendered by ``_views.text``;
 * :mod:`._secrets`: what is redacted, per bench file.
 """
 
+from ._baselines import save_name
 from ._core import (
     BenchSession,
     Hook,
@@ -21,6 +23,7 @@ from ._core import (
 )
 from ._lines import run_header_lines, section_lines
 from ._options import (
+    DEFAULT_COMPARE_NOISE,
     DEFAULT_SCORE_RESAMPLES,
     DEFAULT_STORE,
     DEFAULT_UPLOAD_TIMEOUT_S,
@@ -31,6 +34,7 @@ from ._options import (
 from ._secrets import SessionSecrets
 
 __all__ = [
+    "DEFAULT_COMPARE_NOISE",
     "DEFAULT_SCORE_RESAMPLES",
     "DEFAULT_STORE",
     "DEFAULT_UPLOAD_TIMEOUT_S",
@@ -44,6 +48,7 @@ __all__ = [
     "describe",
     "parse_failed_iterations",
     "run_header_lines",
+    "save_name",
     "section_lines",
     "unwritable_reason",
 ]

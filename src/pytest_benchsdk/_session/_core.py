@@ -38,6 +38,7 @@ from ..results import Analyses, Baseline, BenchmarkRun, analyse, save_summary
 from ..schedule import BenchmarkSchedule, NoAvailableParticipantsError
 from ..scoring import ScoreResult, ScoringSpecError
 from ..store import ResultStore, StoreError
+from ._baselines import save_name
 from ._lines import run_header_lines, section_lines
 from ._options import SessionOptions
 from ._secrets import SessionSecrets
@@ -160,6 +161,8 @@ class BenchSession:
         self.markdown_written = False
         #: --bench-export: the exports written, as (format, path).
         self.exported: list[tuple[str, Path]] = []
+        #: --bench-save: per run, the line that says under which name it was kept (or why not).
+        self.saved: list[str] = []
 
     # -- state -------------------------------------------------------------------------------
 
@@ -543,6 +546,9 @@ class BenchSession:
             thresholds=run.thresholds,
             baseline=baseline,
             setup=self.hooks.setup(run) if self.hooks.setup is not None else None,
+            noise_threshold=self.options.compare_noise,
+            warnings_ignore=self.options.warnings_ignore,
+            warmup=run.schedule.resolved.warmup,
         )
 
     def _conclude(self, run: BenchmarkRun, interrupted: bool) -> None:
@@ -556,9 +562,10 @@ class BenchSession:
         warnings_failed = self.options.warnings == "error" and bool(analyses.warnings)
         if warnings_failed:
             for warning in analyses.warnings:
+                metrics = f" ({', '.join(warning.metrics)})" if warning.metrics else ""
                 self.session_errors.append(
                     f"run warning (--bench-warnings=error): {slug}: "
-                    f"[{warning.code}] {warning.participant}: {warning.message}"
+                    f"[{warning.code}] {warning.participant}{metrics}: {warning.message}"
                 )
         if regression:
             for row in regressions:
@@ -605,6 +612,11 @@ class BenchSession:
                     run, "storing the run's summary", lambda: save_summary(store, run_id, kept)
                 )
         self._store_status(run, status.state)
+        name = self.options.save_as
+        if name is not None and store is not None and run_id is not None:
+            line = self._guard(run, f"--bench-save {name}", partial(save_name, store, name, run))
+            if line is not None:
+                self.saved.append(line)
 
     def _keep_analysis(self, run: BenchmarkRun, kind: str, body: Any) -> None:
         store, run_id = self._storing(), run.local_run_id
@@ -703,6 +715,7 @@ class BenchSession:
         lines.extend((f"Export ({fmt}) written to {path}", False) for fmt, path in self.exported)
         if self.report_line is not None:
             lines.append((self.report_line, False))
+        lines.extend((line, False) for line in self.saved)
         lines.extend((f"ERROR {error}", True) for error in self.session_errors)
         if self.platform is not None:
             lines.extend((f"benchsdk: {line}", False) for line in self.platform.pool_lines())

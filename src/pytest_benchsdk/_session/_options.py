@@ -15,6 +15,7 @@ import attrs
 from ..schedule import RunArgs
 
 __all__ = [
+    "DEFAULT_COMPARE_NOISE",
     "DEFAULT_SCORE_RESAMPLES",
     "DEFAULT_STORE",
     "DEFAULT_UPLOAD_TIMEOUT_S",
@@ -28,6 +29,8 @@ DEFAULT_STORE = ".benchmarks/benchsdk.sqlite3"
 DEFAULT_SCORE_RESAMPLES = 200
 #: How long the session end waits for platform deliveries by default (seconds).
 DEFAULT_UPLOAD_TIMEOUT_S = 30.0
+#: ``--bench-compare-noise`` by default: a change under 2 % is no change.
+DEFAULT_COMPARE_NOISE = 0.02
 #: ``fail``: a failed iteration fails its run (pytest's convention, the plugin's default);
 #: ``record``: it is data (upstream's rule), the run passes unless a threshold, comparison or
 #: warning rule fails it.
@@ -68,12 +71,18 @@ class SessionOptions:
     org: str | None = None
     strict_upload: bool = False
     upload_timeout_s: float = DEFAULT_UPLOAD_TIMEOUT_S
-    #: ``--bench-compare``'s REF (``latest``, a run id, a JSON file), or None.
+    #: ``--bench-compare``'s REF (``latest``, a baseline name, a run id, a JSON file), or None.
     compare: str | None = None
     compare_fail: bool = False
+    #: ``--bench-compare-noise`` as a fraction (0.02 for 2 %).
+    compare_noise: float = DEFAULT_COMPARE_NOISE
+    #: ``--bench-save``: the baseline name this session's runs are kept under, or None.
+    save_as: str | None = None
     score_resamples: int = DEFAULT_SCORE_RESAMPLES
     #: ``warn``, ``error`` or ``off``.
     warnings: str = "warn"
+    #: ``--bench-warnings-ignore``: warning codes left out.
+    warnings_ignore: frozenset[str] = frozenset()
     #: ``fail`` or ``record`` (:data:`FAILED_ITERATIONS_MODES`).
     failed_iterations: str = "fail"
 

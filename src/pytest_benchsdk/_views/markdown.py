@@ -17,12 +17,16 @@ from typing import Final
 from .._numbers import change_text, in_unit
 from ..results import RunSummary, ScoreTable
 from .text import (
+    comparison_legend,
+    comparison_reasons,
+    detectable_cell,
     knobs_line,
     relative_sentence,
     score_rows,
     stats_cell,
     terminal_text,
     warmup_line,
+    warning_groups,
 )
 
 __all__ = ["cell", "code", "markdown_summary"]
@@ -156,10 +160,13 @@ def _comparison_lines(summary: RunSummary) -> list[str]:
                     "",
                     "",
                     cell(row.note or "", 200),
+                    "",
+                    "",
                 ]
             )
             continue
         unit, base = row.unit or "", c.baseline_statistic
+        verdict = verdicts.get(row.verdict or "", row.verdict or "")
         rows.append(
             [
                 cell(row.participant),
@@ -168,28 +175,48 @@ def _comparison_lines(summary: RunSummary) -> list[str]:
                 f"{in_unit([base], unit, base)} → {in_unit([c.current_statistic], unit, base)}",
                 change_text(c.change),
                 f"[{change_text(c.ci_low)}, {change_text(c.ci_high)}]",
-                verdicts.get(c.verdict, c.verdict),
+                verdict + ("\\*" if row.reason else ""),
+                cell(row.noise_label),
+                detectable_cell(row),
             ]
         )
     lines = ["", f"**Compared with** {cell(comparison.baseline, 200)}", ""]
+    if comparison.history_runs is not None:
+        lines += [f"_{cell(comparison.noise_line(), 300)}_", ""]
     lines += [f"> ⚠️ {cell(w, 200)}" for w in comparison.warnings]
     lines += _table(
-        ["participant", "metric", "stat", "baseline → current", "change", "interval", "verdict"],
+        [
+            "participant",
+            "metric",
+            "stat",
+            "baseline → current",
+            "change",
+            "interval",
+            "verdict",
+            "noise",
+            "detects",
+        ],
         rows,
     )
+    legend = comparison_legend(comparison)
+    if legend is not None:
+        lines += ["", f"_{cell(legend, 300)}_"]
+    reasons = comparison_reasons(comparison)
+    if reasons:
+        lines += [""] + [f"- \\* {cell(reason, 400)}" for reason in reasons]
     return lines
 
 
 def _warning_lines(summary: RunSummary) -> list[str]:
     if not summary.warnings:
         return []
-    by_code: dict[str, list[str]] = {}
-    for warning in summary.warnings:
-        who = warning.participant + (f" {warning.metric}" if warning.metric else "")
-        by_code.setdefault(warning.code, []).append(cell(who))
-    return ["", "**Warnings**", ""] + [
-        f"- `{code}`: {', '.join(whos)}" for code, whos in by_code.items()
-    ]
+    lines = ["", "**Warnings**", ""]
+    for warning, who in warning_groups(summary.warnings):
+        names = ", ".join(cell(name) for name in who)
+        metrics = ", ".join(cell(m) for m in warning.metrics)
+        about = f"{names} ({metrics})" if metrics else names
+        lines.append(f"- `{warning.code}` {about}: {cell(warning.message, 400)}")
+    return lines
 
 
 def markdown_summary(summaries: Iterable[RunSummary]) -> str:

@@ -8,12 +8,14 @@ names and messages through :func:`terminal_text` (no control character reaches t
 
 from __future__ import annotations
 
+import math
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Final
 
-from .._baseline import BaselineComparison
+from .._baseline import BaselineComparison, MetricComparison
+from .._changepoints import ChangePoint, fewest_runs
 from .._hygiene import RunWarning
 from .._numbers import (
     change_text,
@@ -25,12 +27,14 @@ from .._numbers import (
     stat_triple,
 )
 from ..results import (
+    HistorySeries,
     Knobs,
     MetricSummary,
     ParticipantSummary,
     RankedParticipant,
     RelativeRow,
     RelativeSummary,
+    RunHistory,
     RunSummary,
     SampleStats,
     ScoreTable,
@@ -39,7 +43,12 @@ from ..scoring import ScoreResult
 
 __all__ = [
     "MAX_NAME_WIDTH",
+    "change_point_text",
+    "comparison_legend",
     "comparison_lines",
+    "comparison_reasons",
+    "detectable_cell",
+    "history_lines",
     "knobs_line",
     "message_text",
     "name_cell",
@@ -53,6 +62,7 @@ __all__ = [
     "threshold_lines",
     "title_line",
     "warmup_line",
+    "warning_groups",
     "warning_lines",
 ]
 
@@ -382,36 +392,94 @@ def threshold_lines(summary: RunSummary) -> list[str]:
     return lines
 
 
-def warning_lines(warnings: Iterable[RunWarning]) -> list[str]:
-    """The run-hygiene warnings: one line per code (the first finding's message, then who
-    else has it; every finding is in the store and ``--bench-json``)."""
-    by_code: dict[str, list[RunWarning]] = {}
+def warning_groups(warnings: Iterable[RunWarning]) -> list[tuple[RunWarning, list[str]]]:
+    """The warnings to show, one per code and participant (metrics that say the same are one
+    warning already): participants whose finding says the same (code, metrics, message) are
+    shown together. Each group: its first warning and every participant in it."""
+    groups: dict[tuple[str, tuple[str, ...], str], tuple[RunWarning, list[str]]] = {}
     for warning in warnings:
-        by_code.setdefault(warning.code, []).append(warning)
+        key = (warning.code, warning.metrics, warning.message)
+        who = groups.setdefault(key, (warning, []))[1]
+        if warning.participant not in who:
+            who.append(warning.participant)
+    return list(groups.values())
+
+
+def warning_lines(warnings: Iterable[RunWarning]) -> list[str]:
+    """The run-hygiene warnings: one line per code and participant, with the metrics it is
+    about (participants that have the same finding share the line; every finding is in the
+    store and ``--bench-json``)."""
     lines = []
-    for code, found in by_code.items():
-        first = found[0]
-        line = f"  warning [{code}] {name_cell(first.participant)}: {terminal_text(first.message)}"
-        others = [
-            name_cell(w.participant) + (f" {name_cell(w.metric)}" if w.metric else "")
-            for w in found[1:]
-        ]
-        if others:
-            line += f" (also: {', '.join(others)})"
-        lines.extend(_wrapped(line))
+    for warning, who in warning_groups(warnings):
+        names = ", ".join(name_cell(name) for name in who)
+        metrics = ", ".join(name_cell(m) for m in warning.metrics)
+        about = f"{names} ({metrics})" if metrics else names
+        lines.extend(
+            _wrapped(f"  warning [{warning.code}] {about}: {terminal_text(warning.message)}")
+        )
     return lines
 
 
+def detectable_cell(row: MetricComparison) -> str:
+    """``≥13.1%``: the smallest change the row could tell from noise."""
+    detectable = row.detectable
+    if detectable is None:
+        return ""
+    if not math.isfinite(detectable):
+        return "-"
+    return f"≥{change_text(detectable).lstrip('+')}"
+
+
+def comparison_legend(comparison: BaselineComparison) -> str | None:
+    """What ``detects`` means, with the rows' sample sizes (None without compared rows)."""
+    sizes = sorted(
+        {n for row in comparison.rows if row.comparison is not None
+         for n in (row.comparison.baseline_n, row.comparison.current_n)}
+    )  # fmt: skip
+    if not sizes:
+        return None
+    n = f"n = {sizes[0]}" if len(sizes) == 1 else f"n = {sizes[0]}–{sizes[-1]}"
+    return (
+        f"detects: the smallest change a row can tell from noise ({n} per side, or the earlier "
+        "runs' spread); unchanged rules out only a change that large"
+    )
+
+
+def comparison_reasons(comparison: BaselineComparison) -> list[str]:
+    """Why each puzzling ``unchanged`` row is one (its interval alone would not say so)."""
+    return [
+        f"{row.participant} {row.metric} {row.statistic} is unchanged: {row.reason}"
+        for row in comparison.rows
+        if row.reason
+    ]
+
+
 def comparison_lines(comparison: BaselineComparison | None, note: str | None) -> list[str]:
-    """``--bench-compare``'s table under a run (or why nothing was compared)."""
+    """``--bench-compare``'s table under a run (or why nothing was compared): the baseline,
+    where the noise comes from, the setup differences, one row per participant × metric ×
+    statistic with its verdict, the noise that decided it and the smallest change it could
+    have seen, then why each puzzling ``unchanged`` is one."""
     if note:
         return [f"  Baseline: none ({terminal_text(note)})"]
     if comparison is None:
         return []
     lines = [f"  Compared with {terminal_text(comparison.baseline)}:"]
+    if comparison.history_runs is not None:
+        lines.append(f"    {comparison.noise_line()}")
     lines += [f"    warning: {terminal_text(w)}" for w in comparison.warnings]
     rows = [
-        ["participant", "metric", "stat", "baseline", "current", "change", "interval", "verdict"]
+        [
+            "participant",
+            "metric",
+            "stat",
+            "baseline",
+            "current",
+            "change",
+            "interval",
+            "verdict",
+            "noise",
+            "detects",
+        ]
     ]
     for row in comparison.rows:
         c = row.comparison
@@ -426,6 +494,8 @@ def comparison_lines(comparison: BaselineComparison | None, note: str | None) ->
                     "",
                     "",
                     terminal_text(row.note or ""),
+                    "",
+                    "",
                 ]
             )
             continue
@@ -440,10 +510,17 @@ def comparison_lines(comparison: BaselineComparison | None, note: str | None) ->
                 in_unit([c.current_statistic], unit, base),
                 change_text(c.change),
                 f"[{change_text(c.ci_low)}, {change_text(c.ci_high)}]",
-                c.verdict,
+                (row.verdict or "") + ("*" if row.reason else ""),
+                row.noise_label,
+                detectable_cell(row),
             ]
         )
     lines.extend(table(rows, indent="    "))
+    legend = comparison_legend(comparison)
+    if legend is not None:
+        lines.extend("  " + line for line in _wrapped(f"  {legend}"))
+    for reason in comparison_reasons(comparison):
+        lines.extend("  " + line for line in _wrapped(f"  * {terminal_text(reason)}"))
     return lines
 
 
@@ -514,4 +591,93 @@ def summary_lines(summary: RunSummary, *, verbose: int = 0) -> list[str]:
     lines.extend(f"  ERROR {terminal_text(error)}" for error in summary.errors)
     if summary.dashboard_url:
         lines.append(f"  View at: {terminal_text(summary.dashboard_url)}")
+    return lines
+
+
+# -- a benchmark's history (pytest-benchsdk history) ------------------------------------------
+
+
+def _when(iso: str) -> str:
+    """``2026-12-01 10:39`` of a stored ISO time."""
+    return iso[:16].replace("T", " ")
+
+
+def _short(run_id: str) -> str:
+    return run_id if len(run_id) <= 12 else run_id[:12] + "…"
+
+
+def change_point_text(series: HistorySeries, change: ChangePoint) -> str:
+    """``+31.7% regressed from run 8a1b2c3d4e5f… (2026-12-01 10:41): 20.2 → 26.6 ms
+    (p=0.005)``."""
+    start = series.starts(change)
+    return (
+        f"{change_text(change.change)} {series.direction(change)} from run "
+        f"{_short(start.run_id)} ({_when(start.started_at)}): "
+        f"{in_unit([change.before, change.after], series.unit, change.before).replace('/', ' → ')}"
+        f" (p={change.p_value:.2g})"
+    )
+
+
+def history_lines(history: RunHistory) -> list[str]:
+    """A benchmark's history: per participant a table of its statistics over the complete
+    runs (oldest first; ``▲``/``▼`` where a change starts), then each series' change
+    points."""
+    knobs = knobs_line(history.knobs).removeprefix("Knobs: ")
+    kind = "dry runs" if history.dry_run else "reporting runs"
+    lines = [
+        f"{terminal_text(history.benchmark_name)} ({history.benchmark_slug}): "
+        f"{len(history.runs)} complete run(s), oldest first ({kind}; {knobs})"
+    ]
+    if history.left_out:
+        lines.append(
+            f"  {history.left_out} other run(s) left out: partial, interrupted, unfinished, with "
+            "another setup, or older than the limit"
+        )
+    enough = fewest_runs()
+    if len(history.runs) < enough:
+        lines.append(
+            f"  Too few runs for change points: a change needs {enough} runs at least to stand "
+            "out from shuffling at 5 %."
+        )
+    by_participant: dict[str, list[HistorySeries]] = {}
+    for series in history.series:
+        by_participant.setdefault(series.participant, []).append(series)
+    for participant, group in by_participant.items():
+        lines.append(f"  {name_cell(participant)}")
+        header = ["run", "started"] + [f"{name_cell(s.label)} {s.statistic}" for s in group]
+        columns: list[dict[str, str]] = []
+        for series in group:
+            values = sorted(p.value for p in series.points)
+            reference = values[len(values) // 2]
+            marks = {
+                series.starts(c).run_id: "▲" if c.after > c.before else "▼"
+                for c in series.change_points
+            }
+            columns.append(
+                {
+                    p.run_id: in_unit([p.value], series.unit, reference)
+                    + (f" {marks[p.run_id]}" if p.run_id in marks else "")
+                    for p in series.points
+                }
+            )
+        rows = [header]
+        for run in history.runs:
+            cells = [column.get(run.run_id, "-") for column in columns]
+            if any(cell != "-" for cell in cells):
+                rows.append([_short(run.run_id), _when(run.started_at), *cells])
+        lines.extend(table(rows, indent="    "))
+        quiet = [f"{name_cell(s.label)} {s.statistic}" for s in group if not s.change_points]
+        found = [(s, c) for s in group for c in s.change_points]
+        if found:
+            lines.append("    Change points:")
+            for series, change in found:
+                lines.extend(
+                    "    " + line
+                    for line in _wrapped(
+                        f"  {name_cell(series.label)} {series.statistic}: "
+                        f"{change_point_text(series, change)}"
+                    )
+                )
+        if quiet and len(history.runs) >= enough:
+            lines.extend("    " + line for line in _wrapped(f"No change point: {', '.join(quiet)}"))
     return lines

@@ -453,6 +453,35 @@ def _history(report: RunReport, metric: str) -> Chart | None:
             hovertemplate="%{text}<extra></extra>",
         )  # fmt: skip
     shapes = []
+    # The change points `pytest-benchsdk history` finds: a dashed line where each starts.
+    changes = [c for c in report.changes if c.metric == metric and c.run_id in labels]
+    if changes:
+        at = {(p.run_id, p.participant): p for p in history}
+        drawn = [c for c in changes if (c.run_id, c.participant) in at]
+        figure.add_scatter(
+            x=[labels[c.run_id] for c in drawn],
+            y=[_round(getattr(at[(c.run_id, c.participant)], c.statistic)) for c in drawn],
+            mode="markers", name="change point (pytest-benchsdk history)",
+            marker={"symbol": "diamond", "size": 13, "color": "rgba(0,0,0,0)",
+                    "line": {"width": 2, "color": "#6e40c9"}},
+            text=[
+                chart_text(
+                    f"{c.participant} {c.statistic}: {c.change * 100:+.1f}% {c.direction} "
+                    f"from this run ({_round(c.before)} → {_round(c.after)} {unit}, "
+                    f"p = {c.p_value:.2g})"
+                )
+                for c in drawn
+            ],
+            hovertemplate="%{text}<extra></extra>",
+        )  # fmt: skip
+        for index in sorted({order.index(labels[c.run_id]) for c in drawn}):
+            shapes.append(
+                {
+                    "type": "line", "xref": "x", "yref": "paper", "x0": index - 0.5,
+                    "x1": index - 0.5, "y0": 0, "y1": 1,
+                    "line": {"color": "#6e40c9", "width": 1.5, "dash": "dash"},
+                }
+            )  # fmt: skip
     current = labels.get(report.run.run_id)
     if current is not None:
         index = order.index(current)

@@ -20,6 +20,7 @@ from ..results import (
     LATENCY,
     RunSummary,
     record_phase,
+    run_history,
     sample_sets,
     stored_spec,
     stored_summary,
@@ -30,6 +31,7 @@ from ..store import ResultStore, StoredRun, UnknownRunError
 __all__ = [
     "LATENCY",
     "MAX_CODES",
+    "HistoryChange",
     "HistoryPoint",
     "RunReport",
     "Series",
@@ -101,6 +103,24 @@ class HistoryPoint:
 
 
 @attrs.frozen
+class HistoryChange:
+    """A change point of the benchmark's history, as ``pytest-benchsdk history`` finds it (the
+    same complete runs, the same method): the series (participant, metric, statistic), the
+    run where the change starts, its relative size and direction, the medians of the regimes
+    on either side, the permutation test's p-value."""
+
+    participant: str
+    metric: str
+    statistic: str
+    run_id: str
+    change: float
+    direction: str
+    before: float
+    after: float
+    p_value: float
+
+
+@attrs.frozen
 class RunReport:
     """Everything the report shows of one run."""
 
@@ -124,6 +144,8 @@ class RunReport:
     baseline: Mapping[str, tuple[Series, ...]] = attrs.Factory(dict)
     #: Why the baseline's distributions are not drawn (a comparison without a stored run).
     baseline_note: str | None = None
+    #: The change points of the history's series (complete runs up to this one).
+    changes: tuple[HistoryChange, ...] = ()
 
     @property
     def steps(self) -> tuple[StepStats, ...]:
@@ -255,6 +277,28 @@ def _baseline(
     return {key: tuple(found) for key, found in series.items()}, None
 
 
+def _changes(store: ResultStore, run: StoredRun) -> tuple[HistoryChange, ...]:
+    """The change points ``pytest-benchsdk history`` finds in the complete runs up to ``run``."""
+    found = run_history(store, run.benchmark_slug, until=run.run_id)
+    if found is None:
+        return ()
+    return tuple(
+        HistoryChange(
+            series.participant,
+            series.metric,
+            series.statistic,
+            series.starts(change).run_id,
+            change.change,
+            series.direction(change),
+            change.before,
+            change.after,
+            change.p_value,
+        )
+        for series in found.series
+        for change in series.change_points
+    )
+
+
 def load_run(store: ResultStore, run_id: str, *, history: int) -> RunReport:
     """Read one run: its summary, the samples behind it and its baseline's."""
     run = store.get_run(run_id)
@@ -277,6 +321,7 @@ def load_run(store: ResultStore, run_id: str, *, history: int) -> RunReport:
     points, window, numbers = _history(store, run, list(metrics), history)
     baseline, baseline_note = _baseline(store, summary, list(metrics))
     return RunReport(
+        changes=_changes(store, run) if history > 0 else (),
         run=run,
         summary=summary,
         participants=tuple(p.name for p in summary.ran_participants),

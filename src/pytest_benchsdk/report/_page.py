@@ -34,7 +34,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from .._numbers import change_text, in_unit
-from .._views.text import knobs_line, relative_sentence, score_rows, stats_cell
+from .._views.text import (
+    comparison_legend,
+    detectable_cell,
+    knobs_line,
+    relative_sentence,
+    score_rows,
+    stats_cell,
+)
 from ..results import FailureGroup, SampleStats
 from ..store import ResultStore
 from ._charts import Chart, run_charts
@@ -406,6 +413,8 @@ def _comparison(report: RunReport) -> str:
     if comparison is None:
         return '<p class="muted">No baseline comparison stored (run with --bench-compare).</p>'
     out = f"<p>Compared with {_e(comparison.baseline)}.</p>"
+    if comparison.history_runs is not None:
+        out += f'<p class="muted">{_e(comparison.noise_line())}.</p>'
     for warning in comparison.warnings:
         out += f'<p class="muted">warning: {_e(warning)}</p>'
     rows = []
@@ -414,10 +423,12 @@ def _comparison(report: RunReport) -> str:
         if c is None:
             cells = [_td(row.participant), _td(row.metric), _td(row.statistic)]
             cells += [_td("–"), _td("–"), _td("–"), _td("–"), _td(row.note or "")]
+            cells += [_td(""), _td(""), _td("")]
             rows.append(cells)
             continue
         unit, base = row.unit or "", c.baseline_statistic
-        cls = c.verdict if c.verdict in ("regressed", "improved") else ""
+        verdict = row.verdict or ""
+        cls = verdict if verdict in ("regressed", "improved") else ""
         rows.append(
             [
                 _td(row.participant),
@@ -427,11 +438,19 @@ def _comparison(report: RunReport) -> str:
                 _td(in_unit([c.current_statistic], unit, base), num=True),
                 _td(change_text(c.change), num=True),
                 _td(f"[{change_text(c.ci_low)}, {change_text(c.ci_high)}]", num=True),
-                f'<td class="{cls}">{_e(c.verdict)}</td>',
+                f'<td class="{cls}">{_e(verdict)}</td>',
+                _td(row.noise_label),
+                _td(detectable_cell(row), num=True),
+                _td(row.reason or ""),
             ]
         )
-    head = ["participant", "metric", "stat", "baseline", "current", "change", "interval", "verdict"]
-    return out + _table(head, rows)
+    head = ["participant", "metric", "stat", "baseline", "current", "change", "interval"]
+    head += ["verdict", "noise", "detects", "why unchanged"]
+    out += _table(head, rows)
+    legend = comparison_legend(comparison)
+    if legend is not None:
+        out += f'<p class="muted">{_e(legend)}.</p>'
+    return out
 
 
 def _warnings(report: RunReport) -> str:

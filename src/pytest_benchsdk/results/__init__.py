@@ -17,17 +17,39 @@ print.
 
 Code: :mod:`._samples` keeps records as samples, :mod:`._model` is the model, :mod:`._build`
 builds its parts, :mod:`._analyse` makes the analyses, :mod:`._live` is a run while its session
-goes on, :mod:`._stored` reads a run back from the store.
+goes on, :mod:`._stored` reads a run back from the store, :mod:`._history` is a benchmark's
+complete runs with one setup (the series of each statistic and their change points),
+:mod:`._baselines` finds what a baseline REF names (``latest``, a name, a run id, a file).
 """
 
 from .._public import publish
 from ._analyse import Analyses, Baseline, analyse, judge_thresholds, participant_verdicts
+from ._baselines import (
+    LATEST,
+    CompareRef,
+    RunRefError,
+    check_baseline_name,
+    find_baseline,
+    find_run,
+    resolve_ref,
+    short_run_id,
+)
 from ._build import (
     MetricCatalog,
     MetricInfo,
     config_catalog,
     participant_summary,
     score_table,
+)
+from ._history import (
+    DEFAULT_HISTORY_LIMIT,
+    HistorySeries,
+    RunHistory,
+    RunSetup,
+    SeriesPoint,
+    complete_runs,
+    history_values,
+    run_history,
 )
 from ._live import BenchmarkRun, knobs_of
 from ._model import (
@@ -60,12 +82,16 @@ from ._stored import (
 )
 
 __all__ = [
+    "DEFAULT_HISTORY_LIMIT",
     "LATENCY",
+    "LATEST",
     "STATUS_REASONS",
     "Analyses",
     "Baseline",
     "BenchmarkRun",
+    "CompareRef",
     "FailureGroup",
+    "HistorySeries",
     "Knobs",
     "MetricCatalog",
     "MetricInfo",
@@ -76,14 +102,23 @@ __all__ = [
     "RankedParticipant",
     "RelativeRow",
     "RelativeSummary",
+    "RunHistory",
+    "RunRefError",
+    "RunSetup",
     "RunStatus",
     "RunSummary",
     "SampleStats",
     "ScoreTable",
+    "SeriesPoint",
     "StatisticInterval",
     "StepSummary",
     "analyse",
+    "check_baseline_name",
+    "complete_runs",
     "config_catalog",
+    "find_baseline",
+    "find_run",
+    "history_values",
     "judge_thresholds",
     "knobs_of",
     "metric_unit",
@@ -91,9 +126,12 @@ __all__ = [
     "participant_verdicts",
     "rebuild_summary",
     "record_phase",
+    "resolve_ref",
+    "run_history",
     "sample_sets",
     "save_summary",
     "score_table",
+    "short_run_id",
     "stored_analyses",
     "stored_spec",
     "stored_status",

@@ -10,12 +10,12 @@ still stand.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
 
-from .._baseline import BaselineComparison, compare_runs, setup_differences
+from .._baseline import BaselineComparison, HistoryKey, compare_runs, setup_differences
 from .._hygiene import RunWarning, run_warnings
 from .._numbers import row_scale
 from .._runs import scoring_spec_of
@@ -49,12 +49,17 @@ _T = TypeVar("_T")
 @attrs.frozen
 class Baseline:
     """The run a comparison is made against: where it came from (``label``), its records per
-    participant and its setup (``{"benchmark", "knobs", "environment"}``)."""
+    participant and its setup (``{"benchmark", "knobs", "environment"}``, and ``dry_run``
+    when known). ``history``: per participant × metric × statistic its values in the earlier
+    complete runs with the current run's setup, oldest first, of which the store held
+    ``history_runs`` (None: not looked up)."""
 
     label: str
     run_id: str | None
     records: Mapping[str, Sequence[TaskRecord]]
     setup: Mapping[str, Any]
+    history: Mapping[HistoryKey, Sequence[float]] | None = None
+    history_runs: int | None = None
 
 
 @attrs.frozen
@@ -144,14 +149,26 @@ def participant_verdicts(
     return judge_thresholds(thresholds, summary, composite)
 
 
+def _p99_metrics(spec: ScoringSpec | None, thresholds: Sequence[Threshold]) -> frozenset[str]:
+    """The metrics whose p99 counts: a scoring weight on it, or a threshold judging it."""
+    weighted = {m.name for m in spec.metrics if m.weights.p99 > 0} if spec is not None else set()
+    judged = {t.metric for t in thresholds if t.statistic == "p99"}
+    return frozenset(weighted | judged)
+
+
 def _warnings(
     participants: Sequence[ParticipantSummary],
     samples: Mapping[str, ParticipantSamples],
     records: Mapping[str, Sequence[TaskRecord]],
     spec: ScoringSpec | None,
+    *,
+    thresholds: Mapping[str, Sequence[Threshold]],
+    warmup: int,
+    ignore: Collection[str],
 ) -> tuple[RunWarning, ...]:
     """Run-hygiene findings per participant on the compared metrics' samples in run order:
-    the scored metrics (as scoring takes them), else the latency."""
+    the scored metrics (as scoring takes them), else the latency; ``p99-few-samples`` only
+    where p99 counts; the codes in ``ignore`` left out."""
     found: list[RunWarning] = []
     for participant in participants:
         if not participant.ran:
@@ -161,13 +178,19 @@ def _warnings(
         else:
             kept = samples.get(participant.name)
             series = {LATENCY: kept.latency() if kept is not None else []}
+        units = {LATENCY: "ms", **{m.key: m.unit for m in participant.metrics}}
         found.extend(
-            run_warnings(
+            warning
+            for warning in run_warnings(
                 participant.name,
                 series,
                 iterations=participant.ran,
                 failed=participant.failed,
+                p99_metrics=_p99_metrics(spec, thresholds.get(participant.name, ())),
+                units=units,
+                warmup=warmup,
             )
+            if warning.code not in ignore
         )
     return tuple(found)
 
@@ -177,8 +200,15 @@ def _compare(
     current: Mapping[str, Sequence[TaskRecord]],
     spec: ScoringSpec | None,
     setup: Mapping[str, Any],
+    noise_threshold: float,
 ) -> BaselineComparison:
-    rows = compare_runs(baseline.records, current, spec)
+    rows = compare_runs(
+        baseline.records,
+        current,
+        spec,
+        noise_threshold=noise_threshold,
+        history=baseline.history,
+    )
     # A JSON baseline carries only some knobs: compare what both sides have.
     ours, theirs = dict(setup.get("knobs") or {}), dict(baseline.setup.get("knobs") or {})
     shared = set(ours) & set(theirs)
@@ -190,6 +220,7 @@ def _compare(
             {**setup, "knobs": {k: ours[k] for k in shared}},
         ),
         rows,
+        baseline.history_runs,
     )
 
 
@@ -206,6 +237,9 @@ def analyse(
     thresholds: Mapping[str, Sequence[Threshold]] | None = None,
     baseline: Baseline | str | None = None,
     setup: Mapping[str, Any] | None = None,
+    noise_threshold: float = 0.02,
+    warnings_ignore: Collection[str] = (),
+    warmup: int = 0,
 ) -> Analyses:
     """Every analysis of one run.
 
@@ -213,10 +247,12 @@ def analyse(
       ``spec`` and ``results``: the scoring spec and the score rows (as shown).
     * ``resamples``: bootstrap resamples for the scores' intervals (0: none, and neither the
       statistics' intervals nor the relative summary).
-    * ``warnings``: run the run-hygiene checks.
+    * ``warnings``: run the run-hygiene checks, leaving out the codes in ``warnings_ignore``;
+      ``warmup`` is the warm-up iterations each participant ran first (per phase).
     * ``thresholds``: per participant the thresholds to judge (those selected).
     * ``baseline``: compare with it (a string says why there is none); ``setup`` is this run's
-      ``{"benchmark", "knobs", "environment"}``.
+      ``{"benchmark", "knobs", "environment"}``; ``noise_threshold`` the relative change below
+      which nothing is a change (``--bench-compare-noise``).
     """
     errors: list[str] = []
     by_name = {pr.participant: pr.records for pr in records}
@@ -262,7 +298,15 @@ def analyse(
             _guarded(
                 "run-hygiene checks",
                 errors,
-                lambda: _warnings(participants, samples, by_name, spec),
+                lambda: _warnings(
+                    participants,
+                    samples,
+                    by_name,
+                    spec,
+                    thresholds=thresholds or {},
+                    warmup=warmup,
+                    ignore=warnings_ignore,
+                ),
             )
             or ()
         )
@@ -294,7 +338,9 @@ def analyse(
         current = {name: recs for name, recs in by_name.items() if recs}
         base = baseline
         comparison = _guarded(
-            "baseline comparison", errors, lambda: _compare(base, current, spec, setup or {})
+            "baseline comparison",
+            errors,
+            lambda: _compare(base, current, spec, setup or {}, noise_threshold),
         )
     return Analyses(
         uncertainty=uncertainty,

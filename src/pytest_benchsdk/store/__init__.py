@@ -41,6 +41,9 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`):
 * ``run_analyses(run_id, kind, body, updated_at)``, primary key ``(run_id, kind)`` (schema 3):
   analyses kept beside the scores (the baseline comparison, the scores' uncertainty, run
   warnings), one JSON document per kind (:meth:`ResultStore.save_analysis`).
+* ``baselines(name, benchmark_slug, run_id, updated_at)``, primary key ``(name,
+  benchmark_slug)`` (schema 5): named baselines (``--bench-save NAME``), the run a name stands
+  for among one benchmark's runs (:meth:`ResultStore.set_baseline`).
 
 Code: :mod:`._connection` opens the file and runs the transactions (and defines the errors),
 :mod:`._schema` creates and migrates the tables, :mod:`._results` holds :class:`ResultStore` with
@@ -52,6 +55,7 @@ from ._connection import StoreError, StoreReadOnlyError, UnknownRunError
 from ._results import (
     OUTBOX_STATES,
     RUN_STATUSES,
+    NamedBaseline,
     OutboxEntry,
     OutboxTarget,
     ResultStore,
@@ -63,6 +67,7 @@ __all__ = [
     "OUTBOX_STATES",
     "RUN_STATUSES",
     "SCHEMA_VERSION",
+    "NamedBaseline",
     "OutboxEntry",
     "OutboxTarget",
     "ResultStore",

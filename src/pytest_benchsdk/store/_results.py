@@ -38,6 +38,7 @@ from ._connection import (
 __all__ = [
     "OUTBOX_STATES",
     "RUN_STATUSES",
+    "NamedBaseline",
     "OutboxEntry",
     "OutboxTarget",
     "ResultStore",
@@ -101,6 +102,17 @@ def _run_from_row(row: Sequence[Any]) -> StoredRun:
         record_count=int(row[15]),
         run_key=row[16],
     )
+
+
+@attrs.frozen
+class NamedBaseline:
+    """A baseline name (``--bench-save NAME``): the run it stands for among the runs of one
+    benchmark, and when it was last set."""
+
+    name: str
+    benchmark_slug: str
+    run_id: str
+    updated_at: str
 
 
 #: Outbox entry states. ``pending``: never tried; ``failed``: tried, will be retried;
@@ -598,6 +610,61 @@ class ResultStore:
         """Forget the analysis ``kind`` of a run (nothing happens if there is none)."""
         with self._write() as conn:
             conn.execute("DELETE FROM run_analyses WHERE run_id = ? AND kind = ?", (run_id, kind))
+
+    # --- named baselines ------------------------------------------------------------------------
+
+    def set_baseline(self, name: str, run_id: str) -> str | None:
+        """Let ``name`` stand for the run ``run_id`` among its benchmark's runs (a name is per
+        benchmark: ``main`` can name one run of each). Returns the run id it named before, if
+        any (:class:`UnknownRunError` for an unknown run)."""
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT benchmark_slug FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is None:
+                raise UnknownRunError(f"no run {run_id!r} in the results store")
+            slug = row[0]
+            before = conn.execute(
+                "SELECT run_id FROM baselines WHERE name = ? AND benchmark_slug = ?", (name, slug)
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO baselines (name, benchmark_slug, run_id, updated_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (name, benchmark_slug) DO UPDATE SET "
+                "run_id = excluded.run_id, updated_at = excluded.updated_at",
+                (name, slug, run_id, now_iso()),
+            )
+        return None if before is None else str(before[0])
+
+    def baselines(
+        self, name: str | None = None, benchmark_slug: str | None = None
+    ) -> list[NamedBaseline]:
+        """The baseline names, by name then benchmark (optionally one name, one benchmark)."""
+        clauses, params = [], []
+        if name is not None:
+            clauses.append("name = ?")
+            params.append(name)
+        if benchmark_slug is not None:
+            clauses.append("benchmark_slug = ?")
+            params.append(benchmark_slug)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = self._read(
+            "SELECT name, benchmark_slug, run_id, updated_at FROM baselines "
+            f"{where} ORDER BY name, benchmark_slug",
+            params,
+        )
+        return [NamedBaseline(*row) for row in rows]
+
+    def delete_baseline(self, name: str, benchmark_slug: str | None = None) -> int:
+        """Forget the name (of one benchmark, or of every benchmark); returns how many went."""
+        with self._write() as conn:
+            if benchmark_slug is None:
+                cursor = conn.execute("DELETE FROM baselines WHERE name = ?", (name,))
+            else:
+                cursor = conn.execute(
+                    "DELETE FROM baselines WHERE name = ? AND benchmark_slug = ?",
+                    (name, benchmark_slug),
+                )
+            return int(cursor.rowcount)
 
     # --- outbox ---------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import sqlite3
 __all__ = ["SCHEMA_VERSION", "SchemaTooNewError", "migrate"]
 
 #: Version of the schema this module writes.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class SchemaTooNewError(Exception):
@@ -120,8 +120,26 @@ _MIGRATION_4 = """
 ALTER TABLE runs ADD COLUMN run_key TEXT;
 """
 
+# Version 5: named baselines (--bench-save NAME, pytest-benchsdk baseline set NAME RUN): per
+# benchmark, the run a name stands for (CI pins its main branch's run under "main").
+_MIGRATION_5 = """
+CREATE TABLE baselines (
+    name           TEXT NOT NULL,
+    benchmark_slug TEXT NOT NULL,
+    run_id         TEXT NOT NULL REFERENCES runs (run_id),
+    updated_at     TEXT NOT NULL,
+    PRIMARY KEY (name, benchmark_slug)
+);
+"""
+
 # Index i holds the script taking the schema from version i to i + 1. Append, never edit.
-_MIGRATIONS: tuple[str, ...] = (_MIGRATION_1, _MIGRATION_2, _MIGRATION_3, _MIGRATION_4)
+_MIGRATIONS: tuple[str, ...] = (
+    _MIGRATION_1,
+    _MIGRATION_2,
+    _MIGRATION_3,
+    _MIGRATION_4,
+    _MIGRATION_5,
+)
 assert len(_MIGRATIONS) == SCHEMA_VERSION
 
 

@@ -1,0 +1,268 @@
+"""What a baseline REF names, found once: ``latest``, a baseline name, a stored run id (or a
+unique prefix of one), or a ``--bench-json`` file.
+
+Private to :mod:`pytest_benchsdk.results`. :func:`find_run` is the one home of "a run id or any
+unique prefix, else the closest ids" (the store CLI's RUN arguments use it too);
+:func:`resolve_ref` checks a ``--bench-compare`` REF before anything runs;
+:func:`find_baseline` gives each benchmark of the session its :class:`Baseline`, with the
+between-run noise of its history.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import attrs
+
+from .._baseline import HISTORY_RUNS
+from ..records import TaskRecord
+from ..store import ResultStore, StoredRun, UnknownRunError
+from ._analyse import Baseline
+from ._history import RunSetup, complete_runs, history_values
+
+__all__ = [
+    "LATEST",
+    "SHORT_ID",
+    "CompareRef",
+    "RunRefError",
+    "check_baseline_name",
+    "find_baseline",
+    "find_run",
+    "resolve_ref",
+    "short_run_id",
+]
+
+#: The REF of the newest complete run with the same setup.
+LATEST: Final = "latest"
+#: How many characters of a run id people see (any unique prefix is accepted).
+SHORT_ID: Final = 12
+_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+-]{0,99}")
+_SCAN_LIMIT: Final = 1_000_000
+
+
+class RunRefError(ValueError):
+    """A REF that names nothing usable (the message says what is wrong and what is close)."""
+
+
+def short_run_id(run_id: str) -> str:
+    return run_id if len(run_id) <= SHORT_ID else run_id[:SHORT_ID] + "…"
+
+
+def check_baseline_name(name: str) -> str:
+    """``name`` when it can name a baseline, else :class:`ValueError` saying why: letters,
+    digits and ``. _ / + -`` (a branch name, say), at most 100 characters, starting with a
+    letter or digit; not ``latest``, not ending in ``.json`` (that REF would be a file)."""
+    if not _NAME.fullmatch(name):
+        raise ValueError(
+            f"a baseline name is letters, digits and . _ / + - (at most 100, starting with a "
+            f"letter or digit), e.g. main or release/1.2 (got {name!r})"
+        )
+    if name == LATEST or name.endswith(".json"):
+        raise ValueError(
+            f"{name!r} cannot be a baseline name: as a REF it means "
+            + ("the newest complete run" if name == LATEST else "a --bench-json file")
+        )
+    return name
+
+
+def _closest(ref: str, candidates: Sequence[str], labels: Mapping[str, str]) -> list[str]:
+    heads = {c[: max(len(ref), 8)]: c for c in candidates}
+    close = difflib.get_close_matches(ref, list(heads), n=3, cutoff=0.0)
+    return [labels.get(heads[h], heads[h]) for h in close]
+
+
+def find_run(store: ResultStore, ref: str) -> StoredRun:
+    """The run with id ``ref``, or the one run whose id starts with it; else
+    :class:`RunRefError` naming the closest ids."""
+    try:
+        return store.get_run(ref)
+    except UnknownRunError:
+        pass
+    ids = [run.run_id for run in store.list_runs(limit=_SCAN_LIMIT)]
+    matches = [run_id for run_id in ids if ref and run_id.startswith(ref)]
+    if len(matches) == 1:
+        return store.get_run(matches[0])
+    if matches:
+        shown = ", ".join(short_run_id(m) for m in matches[:5])
+        raise RunRefError(f"run id {ref} is ambiguous in {store.path}: {shown}")
+    if not ids:
+        raise RunRefError(f"no run {ref} in {store.path} (the store holds no runs)")
+    close = _closest(ref, ids, {i: short_run_id(i) for i in ids})
+    raise RunRefError(f"no run {ref} in {store.path}; closest: {', '.join(close)}")
+
+
+@attrs.frozen
+class CompareRef:
+    """A checked REF: ``latest``, a ``name`` (of baselines in the store), a stored ``run``
+    (``run_id``), or a ``json`` file (its parsed ``document``)."""
+
+    kind: Literal["latest", "name", "run", "json"]
+    ref: str
+    run_id: str | None = None
+    path: Path | None = None
+    document: Any = None
+
+
+def _json_ref(ref: str, path: Path) -> CompareRef:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RunRefError(f"cannot read {ref}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise RunRefError(f"{ref} is not JSON ({exc})") from None
+    if not (isinstance(document, dict) and isinstance(document.get("benchmarks"), list)):
+        raise RunRefError(f"{ref} is not a --bench-json file (it has no list of benchmarks)")
+    return CompareRef("json", ref, path=path, document=document)
+
+
+def resolve_ref(store: ResultStore | None, ref: str, store_path: object = None) -> CompareRef:
+    """What ``ref`` names, or :class:`RunRefError` saying why it names nothing: a ``.json``
+    path is a file; otherwise a stored run id, then a baseline name, then a unique prefix of a
+    run id, then an existing file. ``store`` None: there is no store (yet) at ``store_path``."""
+    if ref == LATEST:
+        return CompareRef("latest", ref)
+    path = Path(ref)
+    if ref.endswith(".json"):
+        return _json_ref(ref, path)
+    if store is None:
+        if path.is_file():
+            return _json_ref(ref, path)
+        where = f" at {store_path}" if store_path is not None else ""
+        raise RunRefError(
+            f"no results store{where} to find baseline {ref} in (a run id or baseline name "
+            "needs the store the runs went to; --bench-compare alone compares with the latest "
+            "run once there is one)"
+        )
+    try:
+        return CompareRef("run", ref, run_id=store.get_run(ref).run_id)
+    except UnknownRunError:
+        pass
+    if store.baselines(ref):
+        return CompareRef("name", ref)
+    try:
+        return CompareRef("run", ref, run_id=find_run(store, ref).run_id)
+    except RunRefError as exc:
+        if "ambiguous" in str(exc):
+            raise
+    if path.is_file():
+        return _json_ref(ref, path)
+    names = sorted({b.name for b in store.baselines()})
+    ids = [run.run_id for run in store.list_runs(limit=_SCAN_LIMIT)]
+    labels = {i: short_run_id(i) for i in ids}
+    close = _closest(ref, [LATEST, *names, *ids], labels)
+    hint = f"; closest: {', '.join(close)}" if close else " (the store holds no runs)"
+    raise RunRefError(
+        f"no run id, baseline name or file {ref} in {store.path}{hint}. A REF is 'latest', a "
+        "run id or unique prefix (pytest-benchsdk runs), a name given by --bench-save or "
+        "pytest-benchsdk baseline set, or a --bench-json file"
+    )
+
+
+def _setup_of(run: StoredRun) -> dict[str, Any]:
+    return {
+        "benchmark": run.benchmark_slug,
+        "knobs": dict(run.knobs),
+        "environment": run.environment.to_dict(),
+        "dry_run": run.dry_run,
+    }
+
+
+def _from_store(store: ResultStore, stored: StoredRun, label: str) -> Baseline:
+    records = {pr.participant: pr.records for pr in store.participant_records(stored.run_id)}
+    return Baseline(label, stored.run_id, records, _setup_of(stored))
+
+
+def _from_json(ref: CompareRef, slug: str) -> Baseline | str:
+    assert ref.path is not None
+    found = next(
+        (
+            b
+            for b in ref.document.get("benchmarks") or []
+            if isinstance(b, dict) and b.get("benchmarkSlug") == slug
+        ),
+        None,
+    )
+    if found is None:
+        return f"{ref.ref} has no run of benchmark {slug}"
+    try:
+        records = {
+            str(part["participant"]): tuple(TaskRecord.from_wire(r) for r in part["records"])
+            for part in found.get("participants") or []
+        }
+    except (KeyError, TypeError, ValueError) as exc:
+        return f"{ref.ref}: unreadable records ({exc})"
+    snapshot = found.get("config") or {}
+    knobs = {k: snapshot[k] for k in ("concurrency", "staggerDelayMs", "groupBy") if k in snapshot}
+    environment = ref.document.get("environment") or {}
+    return Baseline(
+        f"{ref.path.name} ({found.get('localRunId') or 'JSON'})",
+        found.get("localRunId"),
+        records,
+        {"benchmark": slug, "knobs": knobs, "environment": environment},
+    )
+
+
+def _label(run: StoredRun, name: str | None = None) -> str:
+    what = f"baseline {name}: run" if name else "run"
+    return f"{what} {run.run_id} ({run.started_at})"
+
+
+def find_baseline(
+    ref: CompareRef,
+    store: ResultStore | None,
+    setup: RunSetup,
+    run_id: str | None,
+) -> Baseline | str:
+    """The baseline ``ref`` names for the run ``run_id`` with ``setup``, with the between-run
+    noise of that setup's complete runs before it; or why there is none (one line).
+
+    ``latest`` is the newest complete run with the same setup that did not fail
+    ``--bench-compare-fail`` (a regression that failed the gate never becomes the baseline of
+    the next run); a partial, interrupted or unfinished run, or one of another setup (knobs,
+    dry run or not), is never picked implicitly."""
+    slug = setup.benchmark_slug
+    if ref.kind == "json":
+        baseline = _from_json(ref, slug)
+    elif store is None:
+        return "no results store to find a baseline in (--bench-no-store)"
+    elif ref.kind == "latest":
+        chosen = next(
+            (
+                run
+                for run, status in complete_runs(store, setup, before=run_id)
+                if run.run_id != run_id and "regression" not in status.reasons
+            ),
+            None,
+        )
+        if chosen is None:
+            return (
+                f"no complete run of {slug} with the same setup in {store.path} yet; this run, "
+                "when complete, is the next one's baseline"
+            )
+        baseline = _from_store(store, chosen, _label(chosen))
+    elif ref.kind == "name":
+        named = store.baselines(ref.ref, slug)
+        if not named:
+            others = sorted({b.benchmark_slug for b in store.baselines(ref.ref)})
+            return (
+                f"baseline {ref.ref} names no run of {slug} (it names runs of "
+                f"{', '.join(others)}; pytest-benchsdk baseline set {ref.ref} RUN names one)"
+            )
+        try:
+            stored = store.get_run(named[0].run_id)
+        except UnknownRunError:
+            return f"baseline {ref.ref} names run {named[0].run_id}, which the store no longer has"
+        baseline = _from_store(store, stored, _label(stored, ref.ref))
+    else:
+        assert ref.run_id is not None
+        stored = store.get_run(ref.run_id)
+        baseline = _from_store(store, stored, _label(stored))
+    if isinstance(baseline, str) or store is None:
+        return baseline
+    runs, values = history_values(store, setup, before=run_id, limit=HISTORY_RUNS)
+    return attrs.evolve(baseline, history=values, history_runs=runs)

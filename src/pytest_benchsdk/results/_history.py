@@ -1,0 +1,302 @@
+"""A benchmark's history: its complete runs with one setup, the series of each participant's
+statistics over them, and the change points in each series.
+
+Private to :mod:`pytest_benchsdk.results`. A run belongs to a history when it is **complete**
+(its status says every iteration of the benchmark's plan was selected and left a record: no
+``-k``/node-id/``--lf`` subset, not interrupted, finished ``passed`` or ``failed``) and has the
+same **setup**: benchmark, knobs (iterations, concurrency, stagger, group-by, providers,
+warm-up) and dry run or not. Its numbers are those its summary printed
+(:func:`~pytest_benchsdk.results.stored_summary`). The same runs give ``latest`` its baseline,
+the comparison its between-run noise, ``pytest-benchsdk history`` its series and the HTML
+report its change points.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from .._baseline import HistoryKey
+from .._changepoints import ChangePoint, change_points
+from ..store import ResultStore, StoredRun
+from ._model import LATENCY, Knobs, RunStatus, RunSummary
+from ._stored import stored_status, stored_summary
+
+__all__ = [
+    "DEFAULT_HISTORY_LIMIT",
+    "HISTORY_STATISTICS",
+    "HistorySeries",
+    "RunHistory",
+    "RunSetup",
+    "SeriesPoint",
+    "complete_runs",
+    "history_values",
+    "run_history",
+]
+
+#: Complete runs a history shows by default (the newest ones).
+DEFAULT_HISTORY_LIMIT: Final = 100
+#: The statistics a history follows (those a comparison compares).
+HISTORY_STATISTICS: Final = ("median", "p95")
+#: Change points smaller than this (relative) are not reported: the comparisons' default
+#: noise threshold.
+DEFAULT_MIN_CHANGE: Final = 0.02
+# Runs read from the store when looking for complete ones, newest first.
+_SCAN_LIMIT: Final = 100_000
+_FINISHED: Final = ("passed", "failed")
+
+
+@attrs.frozen
+class RunSetup:
+    """What two runs must share to be compared: the benchmark, the resolved knobs (their wire
+    form, as stored) and whether it was a dry run."""
+
+    benchmark_slug: str
+    knobs: Mapping[str, Any]
+    dry_run: bool
+
+    @classmethod
+    def of(cls, run: StoredRun) -> RunSetup:
+        return cls(run.benchmark_slug, dict(run.knobs), run.dry_run)
+
+    def matches(self, run: StoredRun) -> bool:
+        return (
+            run.benchmark_slug == self.benchmark_slug
+            and dict(run.knobs) == dict(self.knobs)
+            and run.dry_run == self.dry_run
+        )
+
+
+def _is_complete(run: StoredRun, status: RunStatus) -> bool:
+    return status.complete and status.state in _FINISHED and run.record_count > 0
+
+
+def complete_runs(
+    store: ResultStore,
+    setup: RunSetup,
+    *,
+    before: str | None = None,
+    limit: int = _SCAN_LIMIT,
+) -> Iterator[tuple[StoredRun, RunStatus]]:
+    """The complete runs with ``setup``, newest first, with their status; ``before``: only
+    runs stored before the run with that id (all of them when the store does not hold it)."""
+    runs = store.list_runs(limit=_SCAN_LIMIT, benchmark_slug=setup.benchmark_slug)
+    ids = [run.run_id for run in runs]
+    if before is not None and before in ids:
+        runs = runs[ids.index(before) + 1 :]
+    found = 0
+    for run in runs:
+        if found >= limit:
+            return
+        if not setup.matches(run):
+            continue
+        status = stored_status(store, run)
+        if _is_complete(run, status):
+            found += 1
+            yield run, status
+
+
+@attrs.frozen
+class SeriesPoint:
+    """One run's value of a series."""
+
+    run_id: str
+    started_at: str
+    value: float
+
+
+@attrs.frozen
+class HistorySeries:
+    """One participant's statistic of one metric over the complete runs, oldest first, and
+    the change points found in it (``ChangePoint.index`` is a position in ``points``)."""
+
+    participant: str
+    metric: str
+    label: str
+    unit: str
+    statistic: str
+    lower_is_better: bool | None
+    points: tuple[SeriesPoint, ...]
+    change_points: tuple[ChangePoint, ...] = ()
+
+    @property
+    def key(self) -> HistoryKey:
+        return (self.participant, self.metric, self.statistic)
+
+    def starts(self, change: ChangePoint) -> SeriesPoint:
+        """The run where ``change`` starts."""
+        return self.points[change.index]
+
+    def direction(self, change: ChangePoint) -> str:
+        """``regressed`` / ``improved`` when the metric has a direction, else ``higher`` /
+        ``lower``."""
+        up = change.after > change.before
+        if self.lower_is_better is None:
+            return "higher" if up else "lower"
+        return "regressed" if up == self.lower_is_better else "improved"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "participant": self.participant,
+            "metric": self.metric,
+            "label": self.label,
+            "unit": self.unit,
+            "statistic": self.statistic,
+            "lowerIsBetter": self.lower_is_better,
+            "points": [
+                {"runId": p.run_id, "startedAt": p.started_at, "value": p.value}
+                for p in self.points
+            ],
+            "changePoints": [
+                {
+                    **c.to_json(),
+                    "runId": self.starts(c).run_id,
+                    "direction": self.direction(c),
+                }
+                for c in self.change_points
+            ],
+        }
+
+
+@attrs.frozen
+class RunHistory:
+    """The complete runs of one benchmark with one setup (oldest first), and the series of
+    every participant × metric × statistic over them. ``left_out`` counts the benchmark's other
+    runs (partial, interrupted, unfinished, another setup, or beyond the limit)."""
+
+    benchmark_slug: str
+    benchmark_name: str
+    knobs: Knobs
+    dry_run: bool
+    runs: tuple[StoredRun, ...]
+    series: tuple[HistorySeries, ...]
+    left_out: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "benchmarkSlug": self.benchmark_slug,
+            "benchmarkName": self.benchmark_name,
+            "knobs": self.knobs.to_json(),
+            "dryRun": self.dry_run,
+            "runs": [{"runId": r.run_id, "startedAt": r.started_at} for r in self.runs],
+            "leftOut": self.left_out,
+            "series": [s.to_json() for s in self.series],
+        }
+
+
+@attrs.frozen
+class _Metric:
+    key: str
+    label: str
+    unit: str
+    lower_is_better: bool | None
+
+
+def _values(summary: RunSummary) -> Iterator[tuple[str, _Metric, str, float]]:
+    """(participant, metric, statistic, value) of every statistic a history follows."""
+    for p in summary.ran_participants:
+        facts = [(_Metric(LATENCY, "latency", "ms", True), p.latency)]
+        facts += [
+            (_Metric(m.key, m.label, m.unit, m.lower_is_better), m.stats)
+            for m in p.metrics
+            if m.key != LATENCY
+        ]
+        for metric, stats in facts:
+            if stats is None:
+                continue
+            for statistic in HISTORY_STATISTICS:
+                value = stats.get(statistic)
+                if math.isfinite(value):
+                    yield p.name, metric, statistic, value
+
+
+def history_values(
+    store: ResultStore,
+    setup: RunSetup,
+    *,
+    before: str | None,
+    limit: int,
+) -> tuple[int, dict[HistoryKey, list[float]]]:
+    """For a comparison's between-run noise: how many complete runs with ``setup`` the store
+    holds before the run ``before``, and, from the latest ``limit`` of them, each
+    participant × metric × statistic's values, oldest first (a run that failed
+    ``--bench-compare-fail`` included: it ran on this machine like the others, and a step it
+    made counts once in :func:`~pytest_benchsdk._baseline.between_run_noise`)."""
+    runs = [run for run, _ in complete_runs(store, setup, before=before)]
+    values: dict[HistoryKey, list[float]] = {}
+    for run in reversed(runs[:limit]):
+        for participant, metric, statistic, value in _values(stored_summary(store, run)):
+            values.setdefault((participant, metric.key, statistic), []).append(value)
+    return len(runs), values
+
+
+def run_history(
+    store: ResultStore,
+    benchmark_slug: str,
+    *,
+    until: str | None = None,
+    participants: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+    limit: int = DEFAULT_HISTORY_LIMIT,
+    min_change: float = DEFAULT_MIN_CHANGE,
+    alpha: float = 0.05,
+) -> RunHistory | None:
+    """The history of a benchmark: its latest ``limit`` complete runs with the setup of the
+    run ``until`` (default: of its newest complete run), ending with that run, and each series
+    with its change points (:func:`~pytest_benchsdk.compare.change_points`, changes under
+    ``min_change`` left out). ``participants``/``metrics`` keep only those. None when the
+    benchmark has no complete run."""
+    every = store.list_runs(limit=_SCAN_LIMIT, benchmark_slug=benchmark_slug)
+    anchor: StoredRun | None
+    if until is not None:
+        anchor = store.get_run(until)
+    else:
+        anchor = next((r for r in every if _is_complete(r, stored_status(store, r))), None)
+    if anchor is None:
+        return None
+    setup = RunSetup.of(anchor)
+    window: list[StoredRun] = []
+    if _is_complete(anchor, stored_status(store, anchor)):
+        window.append(anchor)
+    window += [run for run, _ in complete_runs(store, setup, before=anchor.run_id, limit=limit)]
+    window = list(reversed(window[:limit]))
+    if not window:
+        return None
+    summaries = [stored_summary(store, run) for run in window]
+    found: dict[HistoryKey, tuple[_Metric, list[SeriesPoint]]] = {}
+    for run, summary in zip(window, summaries, strict=True):
+        for participant, metric, statistic, value in _values(summary):
+            if participants and participant not in participants:
+                continue
+            if metrics and metric.key not in metrics and metric.label not in metrics:
+                continue
+            entry = found.setdefault((participant, metric.key, statistic), (metric, []))
+            entry[1].append(SeriesPoint(run.run_id, run.started_at, value))
+    series = []
+    for (participant, key, statistic), (metric, points) in found.items():
+        changes = change_points([p.value for p in points], alpha=alpha, min_change=min_change)
+        series.append(
+            HistorySeries(
+                participant,
+                key,
+                metric.label,
+                metric.unit,
+                statistic,
+                metric.lower_is_better,
+                tuple(points),
+                changes,
+            )
+        )
+    newest = summaries[-1]
+    return RunHistory(
+        benchmark_slug=benchmark_slug,
+        benchmark_name=newest.benchmark_name,
+        knobs=newest.knobs,
+        dry_run=anchor.dry_run,
+        runs=tuple(window),
+        series=tuple(series),
+        left_out=len(every) - len(window),
+    )
