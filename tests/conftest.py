@@ -10,6 +10,12 @@ import httpcore  # noqa: F401  (see below)
 import numpy  # noqa: F401  (see below)
 import pytest
 import scipy.stats  # noqa: F401  (see below)
+from hypothesis import HealthCheck, settings
+
+# Property tests check what holds, never how fast: on a loaded shared machine, generating
+# examples and running them is slow at times, which is no failure of the code under test.
+settings.register_profile("benchsdk", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("benchsdk")
 
 # The helpers assert too: rewrite them like test modules (before any test module imports them).
 pytest.register_assert_rewrite("helpers")
