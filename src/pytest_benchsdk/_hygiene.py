@@ -103,10 +103,9 @@ def run_warnings(
       least 5 samples, and spread among the others (a MAD of 0 gives no z-score).
     * ``high-variance``: coefficient of variation (sample standard deviation / mean) above
       30 %, for a positive mean.
-    * ``trend``: Kendall's tau of (index, value) with p < 0.01 (scipy's ``kendalltau``, computed without scipy:
-      :func:`~pytest_benchsdk._kendall.kendall_trend`)
-      and the last third's median at least 10 % away from the first third's. Needs at least 10
-      samples.
+    * ``trend``: Kendall's tau of (index, value) with p < 0.01 (scipy's ``kendalltau``,
+      computed without scipy by :func:`~pytest_benchsdk._kendall.kendall_trend`) and the
+      last third's median at least 10 % away from the first third's. Needs at least 10 samples.
 
     A metric's samples are what scoring counts of it: NaN, ±inf, bools and other non-numbers
     are left out (the same rule as :func:`~pytest_benchsdk.scoring.score`).

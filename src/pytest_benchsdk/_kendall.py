@@ -65,16 +65,15 @@ def _exact_p(n: int, concordant: int) -> float:
     return min(1.0, 2.0 * sum(counts) / math.factorial(n))
 
 
-def _tie_terms(values: Sequence[float]) -> tuple[int, int, int]:
-    """Over groups of equal values of size t: sum t(t-1)/2, sum t(t-1)(t-2), sum
-    t(t-1)(2t+5) (scipy's ``count_rank_tie``)."""
-    pairs = third = fifth = 0
+def _tie_terms(values: Sequence[float]) -> tuple[int, int]:
+    """Over groups of equal values of size t: sum t(t-1)/2 and sum t(t-1)(2t+5) (scipy's
+    ``count_rank_tie``; its t(t-1)(t-2) term only counts with ties in the positions too)."""
+    pairs = fifth = 0
     for t in Counter(values).values():
         if t > 1:
             pairs += t * (t - 1) // 2
-            third += t * (t - 1) * (t - 2)
             fifth += t * (t - 1) * (2 * t + 5)
-    return pairs, third, fifth
+    return pairs, fifth
 
 
 def kendall_trend(values: Sequence[float]) -> tuple[float, float]:
@@ -88,7 +87,7 @@ def kendall_trend(values: Sequence[float]) -> tuple[float, float]:
     rank_of = {value: rank for rank, value in enumerate(order, start=1)}
     ranks = [rank_of[value] for value in values]
     total = n * (n - 1) // 2
-    ties, ties_third, ties_fifth = _tie_terms(values)
+    ties, ties_fifth = _tie_terms(values)
     if ties == total:
         return math.nan, math.nan
     discordant = _discordant(ranks, len(order))

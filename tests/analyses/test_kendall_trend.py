@@ -24,7 +24,8 @@ def _same(values: list[float]) -> None:
     tau, p_value = kendall_trend(values)
     want_tau, want_p = _scipy(values)
     if math.isnan(want_tau):
-        assert math.isnan(tau) and math.isnan(p_value)
+        assert math.isnan(tau)
+        assert math.isnan(p_value)
         return
     assert tau == pytest.approx(want_tau, rel=1e-12, abs=1e-15)
     assert p_value == pytest.approx(want_p, rel=1e-9, abs=1e-300)

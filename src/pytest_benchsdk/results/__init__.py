@@ -49,7 +49,7 @@ from ._model import (
     StepSummary,
     metric_unit,
 )
-from ._samples import ParticipantSamples, record_phase, sample_sets
+from ._samples import ParticipantSamples, record_phase, sample_sets, timeline
 from ._stored import (
     rebuild_summary,
     save_summary,
@@ -98,6 +98,7 @@ __all__ = [
     "stored_spec",
     "stored_status",
     "stored_summary",
+    "timeline",
 ]
 
 # Name this package as the home of what it re-exports (reprs, tracebacks, pickles, docs).
