@@ -9,6 +9,7 @@ for the concurrency rules and the schema.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -253,14 +254,12 @@ class ResultStore:
     def close(self) -> None:
         """Commit the records still grouped and close the connection. When that commit fails
         (a full disk), the records stay in the journal for the next open of the store."""
-        journal, self._journal = self._journal, None
+        journal = self._journal
         if journal is not None:
-            try:
+            with contextlib.suppress(Exception):  # then it stays for the next open
                 self._commit_group(journal)
-            except Exception:
-                journal.close(keep=True)
-            else:
                 journal.close(keep=False)
+            self._journal = None
         self._db.close()
 
     def __enter__(self) -> ResultStore:
@@ -304,10 +303,18 @@ class ResultStore:
         with self._db.lock:
             if not journal.rows:
                 return
-            with self._db.write() as conn:
-                conn.executemany(_UPSERT_RECORD, journal.rows)
-                if journal.logs:
-                    conn.executemany(_INSERT_LOG_LINE, journal.logs)
+            try:
+                with self._db.write() as conn:
+                    conn.executemany(_UPSERT_RECORD, journal.rows)
+                    if journal.logs:
+                        conn.executemany(_INSERT_LOG_LINE, journal.logs)
+            except BaseException:
+                # A full disk, say: the group stays in its journal for the next open of the
+                # store, and the writes still to come (the run's status) no longer wait on it.
+                if self._journal is journal:
+                    self._journal = None
+                journal.close(keep=True)
+                raise
             journal.committed()
 
     @staticmethod
