@@ -46,7 +46,8 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`):
 
 Code: :mod:`._connection` opens the file and runs the transactions (and defines the errors),
 :mod:`._schema` creates and migrates the tables, :mod:`._results` holds :class:`ResultStore` with
-every query, :mod:`._journal` keeps the grouped records' journal and replays orphaned ones. Only the names in ``__all__`` here are public.
+every query, :mod:`._journal` keeps the grouped records' journal and replays orphaned ones.
+Only the names in ``__all__`` here are public.
 """
 
 from .._public import publish
