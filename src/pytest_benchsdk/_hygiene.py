@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import attrs
 
+from ._kendall import kendall_trend
 from ._numbers import quantity
 from ._stats import finite_samples
 
@@ -132,9 +133,9 @@ def run_warnings(
       MAD of 0 gives no z-score).
     * ``high-variance``: coefficient of variation (sample standard deviation / mean) above
       30 %, for a positive mean.
-    * ``trend``: Kendall's tau of (index, value) with p < 0.01 (``scipy.stats.kendalltau``)
-      and the last third's median at least 10 % away from the first third's. Needs at least 10
-      samples.
+    * ``trend``: Kendall's tau of (index, value) with p < 0.01 (scipy's ``kendalltau``,
+      computed without scipy by :func:`~pytest_benchsdk._kendall.kendall_trend`) and the
+      last third's median at least 10 % away from the first third's. Needs at least 10 samples.
 
     Metrics whose findings of one code say the same (the same message) are one warning with
     all of them in ``metrics``. A metric's samples are what scoring counts of it: NaN, ±inf,
@@ -186,8 +187,8 @@ def run_warnings(
 
 
 # The checks run after every bench session: medians and spreads come from the standard
-# library's ``statistics`` (importing numpy would add ~15 MiB and ~0.1 s to each session); numpy
-# and scipy are imported only for the trend test, and only once a run drifts.
+# library's ``statistics`` and the trend test from ``_kendall`` (importing numpy would add ~15
+# MiB and ~0.1 s to each session, scipy ~75 MiB and ~0.5 s).
 
 
 def _p99_few_samples(values: Sequence[float], counts: bool) -> str | None:
@@ -259,13 +260,8 @@ def _trend(values: Sequence[float]) -> str | None:
     drift = (last_median - first_median) / abs(first_median)
     if abs(drift) < _TREND_MIN_DRIFT:
         return None
-    # The drift test first: most runs have none, and scipy costs ~0.5 s to import, which every
-    # bench session would pay for nothing.
-    import numpy as np
-    from scipy import stats
-
-    result = stats.kendalltau(np.arange(n), np.asarray(values, dtype=float))
-    tau, p_value = float(result.statistic), float(result.pvalue)
+    # The drift test first: most runs have none, and Kendall's tau is O(n log n) in Python.
+    tau, p_value = kendall_trend(values)
     if math.isnan(p_value) or p_value >= _TREND_P_VALUE:
         return None
     direction = "higher" if drift > 0 else "lower"

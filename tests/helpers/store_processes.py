@@ -57,3 +57,26 @@ def open_fresh(path: str, barrier: Any) -> None:
             environment=ENV,
             dry_run=False,
         )
+
+
+def journal_then_wait(path: str, count: int, journalled: Any, release: Any) -> None:
+    """Open ``path`` grouping records, add ``count`` records (with a log line each) inside one
+    group, say so, and wait (to be SIGKILLed) without committing them."""
+    from pytest_benchsdk.store import _journal
+
+    _journal.GROUP_SECONDS = 3600.0  # one group for the whole test: no commit by time
+    with ResultStore(path, group_records=True) as store:
+        run_id = store.begin_run(
+            benchmark_slug="journal",
+            benchmark_name="Journal",
+            file=None,
+            knobs={},
+            participants=["p"],
+            config_snapshot={},
+            environment=ENV,
+            dry_run=True,
+        )
+        for i in range(count):
+            store.add_record(run_id, "p", TaskRecord(task_index=i, status="success"), [f"line {i}"])
+        journalled.set()
+        release.wait(120)

@@ -370,6 +370,10 @@ def test_store_on_a_full_disk_stops_the_session(pytester: pytest.Pytester) -> No
         for suffix in ("-wal", "-shm"):
             if (directory / f"s.sqlite3{suffix}").exists():
                 shutil.copy(directory / f"s.sqlite3{suffix}", f"{saved}{suffix}")
+        # Records accepted but not committed when the disk filled up stay in the journal:
+        # the next open of the store (here: of its copy) commits them.
+        for journal in directory.glob("s.sqlite3-journal-*"):
+            shutil.copy(journal, pytester.path / journal.name.replace("s.", "saved.", 1))
     finally:
         _umount(directory)
     assert result.ret == pytest.ExitCode.INTERRUPTED

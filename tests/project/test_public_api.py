@@ -352,6 +352,7 @@ MODULE_APIS: dict[str, list[str]] = {
         "stored_spec",
         "stored_status",
         "stored_summary",
+        "timeline",
     ],
 }
 

@@ -57,6 +57,7 @@ class Catalog:
         #: Each bench file's secrets, computed once (the participants' env values and the
         #: platform credentials, also what the platform resolved).
         self.secrets = SessionSecrets(self.environ, options.api_key, self._participants_of)
+        self._file_keys: dict[str, str] = {}
 
     @classmethod
     def install(cls, config: pytest.Config, options: BenchOptions) -> Catalog:
@@ -69,10 +70,16 @@ class Catalog:
 
     def file_key(self, path: Path) -> str:
         """A bench file's identity: its path relative to the rootdir (never a node id)."""
-        try:
-            return Path(path).resolve().relative_to(self.config.rootpath.resolve()).as_posix()
-        except ValueError:
-            return Path(path).resolve().as_posix()
+        # Asked for every item's reports: resolving the path each time costs ~50 µs.
+        given = str(path)
+        key = self._file_keys.get(given)
+        if key is None:
+            try:
+                key = Path(path).resolve().relative_to(self.config.rootpath.resolve()).as_posix()
+            except ValueError:
+                key = Path(path).resolve().as_posix()
+            self._file_keys[given] = key
+        return key
 
     def add(self, path: Path, bench_file: BenchFile) -> BenchmarkSchedule:
         """Schedule a loaded bench file and keep it (raises ``BenchSetupError``)."""

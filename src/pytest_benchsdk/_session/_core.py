@@ -197,7 +197,8 @@ class BenchSession:
                 path = Path(self._scratch.name) / "outbox.sqlite3"
             if path is not None:
                 try:
-                    self.store = ResultStore(path)
+                    # Records commit in groups behind a journal (store/_journal.py).
+                    self.store = ResultStore(path, group_records=True)
                 except StoreError as exc:
                     # Before any iteration runs: a usage error, not a crash.
                     raise SessionUsageError(self.options.store_problem(str(exc))) from None

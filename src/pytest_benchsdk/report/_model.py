@@ -25,6 +25,7 @@ from ..results import (
     stored_spec,
     stored_summary,
 )
+from ..results import timeline as record_timeline
 from ..scoring import ScoringSpec, metric_samples
 from ..store import ResultStore, StoredRun, UnknownRunError
 
@@ -313,7 +314,7 @@ def load_run(store: ResultStore, run_id: str, *, history: int) -> RunReport:
             labels.setdefault(m.key, m.label)
     phases = tuple(dict.fromkeys(ph.phase for p in summary.participants for ph in p.phases))
     samples = _series(records, spec, list(metrics), phases or (None,))
-    spans = [(pr.participant, *bar) for pr in records for bar in sample_sets(pr.records).timeline()]
+    spans = [(pr.participant, *bar) for pr in records for bar in record_timeline(pr.records)]
     t0 = min((span[2] for span in spans), default=0.0)
     timeline = tuple(
         TimelineBar(name, index, start - t0, end - t0, ok) for name, index, start, end, ok in spans

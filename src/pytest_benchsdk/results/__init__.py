@@ -71,7 +71,7 @@ from ._model import (
     StepSummary,
     metric_unit,
 )
-from ._samples import ParticipantSamples, record_phase, sample_sets
+from ._samples import ParticipantSamples, record_phase, sample_sets, timeline
 from ._stored import (
     rebuild_summary,
     save_summary,
@@ -136,6 +136,7 @@ __all__ = [
     "stored_spec",
     "stored_status",
     "stored_summary",
+    "timeline",
 ]
 
 # Name this package as the home of what it re-exports (reprs, tracebacks, pickles, docs).

@@ -3,8 +3,9 @@
 Private to :mod:`pytest_benchsdk.results`. :class:`ParticipantSamples` is the one reader of
 records for everything a summary says about them: counts, the latency, every numeric data key
 (the measured metrics, scored or not), the steps, the failures by error code, the phases and
-the iterations' start and end times. A live session feeds it each record as it arrives (so the
-controller keeps no record objects, about 30 bytes a record instead of ~0.5 KiB); the store CLI
+the first start and last end of the iterations. A live session feeds it each record as it
+arrives (so the controller keeps no record objects, about 20 bytes a record instead of ~0.5
+KiB, and no per-record times: the report draws its timeline from the stored records); the store CLI
 and the report feed it the stored records. Either way the same :meth:`ParticipantSamples.add`
 reads them, so a summary built live and one built from the store say the same.
 
@@ -33,6 +34,7 @@ __all__ = [
     "iso_time",
     "record_phase",
     "sample_sets",
+    "timeline",
 ]
 
 #: First messages kept per error code (the rest are counted).
@@ -50,6 +52,20 @@ def _epoch(text: str | None) -> float:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return _NAN
+
+
+def _canonical(text: str) -> bool:
+    # The records' own shape (2026-12-01T08:00:00.000Z), which orders as text.
+    return len(text) == 24 and text[10] == "T" and text[23] == "Z"
+
+
+def _earlier(a: str, b: str) -> bool:
+    """Whether ISO time ``a`` is before ``b``: as text in the records' own shape (no parse on
+    the live path), else as epoch seconds (an unreadable time is never earlier)."""
+    if _canonical(a) and _canonical(b):
+        return a < b
+    at, bt = _epoch(a), _epoch(b)
+    return at < bt or (bt != bt and at == at)
 
 
 def iso_time(epoch: float) -> str:
@@ -77,14 +93,14 @@ class ParticipantSamples:
     __slots__ = (
         "_codes",
         "_data",
-        "_end",
+        "_first_start",
+        "_last_end",
         "_latency",
         "_lists",
         "_messages",
         "_ok",
         "_phase",
         "_present",
-        "_start",
         "_step_failed",
         "_step_index",
         "_step_latency",
@@ -96,8 +112,9 @@ class ParticipantSamples:
         self._present = bytearray()
         self._ok = bytearray()
         self._latency: array[float] = array("d")
-        self._start: array[float] = array("d")
-        self._end: array[float] = array("d")
+        #: The earliest start and the latest start or end of the records, as they are written.
+        self._first_start: str | None = None
+        self._last_end: str | None = None
         self._phase: list[str | None] = []
         self._codes: list[str | None] = []
         #: data key -> value per task index (NaN: no sample); list values live in ``_lists``.
@@ -124,8 +141,6 @@ class ParticipantSamples:
             self._present.extend(bytes(missing))
             self._ok.extend(bytes(missing))
             self._latency.extend([_NAN] * missing)
-            self._start.extend([_NAN] * missing)
-            self._end.extend([_NAN] * missing)
             self._phase.extend([None] * missing)
             self._codes.extend([None] * missing)
         if self._present[index]:
@@ -136,8 +151,14 @@ class ParticipantSamples:
         ok = record.status == "success"
         self._ok[index] = ok
         self._phase[index] = record_phase(record)
-        self._start[index] = _epoch(record.started_at)
-        self._end[index] = _epoch(record.completed_at)
+        started, completed = record.started_at, record.completed_at
+        if started:
+            if self._first_start is None or _earlier(started, self._first_start):
+                self._first_start = started
+            if self._last_end is None or _earlier(self._last_end, started):
+                self._last_end = started
+        if completed and (self._last_end is None or _earlier(self._last_end, completed)):
+            self._last_end = completed
         if ok:
             self.passed += 1
             latency = _number(record.latency_ms)
@@ -282,27 +303,31 @@ class ParticipantSamples:
 
     def span(self) -> tuple[float, float] | None:
         """The first start and the last end of the iterations (epoch seconds), if known."""
-        starts = [s for s in self._start if s == s]
-        if not starts:
+        first, last = _epoch(self._first_start), _epoch(self._last_end)
+        if first != first:
             return None
-        ends = [e for e in self._end if e == e]
-        return min(starts), max([*ends, *starts])
+        return first, last if last == last and last >= first else first
 
-    def timeline(self) -> list[tuple[int, float, float, bool]]:
-        """``(task index, start, end, passed)`` of each iteration with a start time."""
-        out = []
-        for index in self._indexes(None):
-            start, end = self._start[index], self._end[index]
-            if start == start:
-                out.append(
-                    (
-                        index,
-                        start,
-                        end if end == end and end >= start else start,
-                        bool(self._ok[index]),
-                    )
+
+def timeline(records: Sequence[TaskRecord]) -> list[tuple[int, float, float, bool]]:
+    """``(task index, start, end, passed)`` of each measured record with a start time (epoch
+    seconds; an end before the start, or none, is the start), a re-delivered task index's
+    last record only, in task index order."""
+    latest = {record.task_index: record for record in records if record.task_index >= 0}
+    out = []
+    for index in sorted(latest):
+        record = latest[index]
+        start, end = _epoch(record.started_at), _epoch(record.completed_at)
+        if start == start:
+            out.append(
+                (
+                    index,
+                    start,
+                    end if end == end and end >= start else start,
+                    record.status == "success",
                 )
-        return out
+            )
+    return out
 
 
 def sample_sets(records: Sequence[TaskRecord]) -> ParticipantSamples:

@@ -1,7 +1,9 @@
 """Local results store: every run, record, log line and score in one SQLite file, plus an outbox.
 
 The controller writes each record the moment it arrives, and every write commits before the call
-returns, so a crash (even ``SIGKILL``) right after :meth:`ResultStore.add_record` loses nothing.
+returns, so a crash (even ``SIGKILL``) right after :meth:`ResultStore.add_record` loses nothing;
+a session's store (``group_records=True``) journals each record instead and commits them in
+groups, and the next writable open commits what a killed session's journal still holds.
 Platform traffic goes through the *outbox*: a durable queue of payloads the platform layer writes
 before it sends them and marks sent after a 2xx, so what fails can be resubmitted later. Outbox
 and per-run state writes are synced to disk (``synchronous = FULL`` for their commits), record
@@ -47,7 +49,8 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`):
 
 Code: :mod:`._connection` opens the file and runs the transactions (and defines the errors),
 :mod:`._schema` creates and migrates the tables, :mod:`._results` holds :class:`ResultStore` with
-every query. Only the names in ``__all__`` here are public.
+every query, :mod:`._journal` keeps the grouped records' journal and replays orphaned ones.
+Only the names in ``__all__`` here are public.
 """
 
 from .._public import publish

@@ -336,6 +336,11 @@ class StoreConnection:
             raise StoreError(f"cannot read results store {self.path}: {why}")
         return conn
 
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock every statement on this connection runs under (re-entrant)."""
+        return self._lock
+
     def close(self) -> None:
         """Close the connection. Everything is already committed."""
         with self._lock:
