@@ -182,12 +182,22 @@ def test_junitxml_testcases_carry_the_iteration(pytester: pytest.Pytester, xdist
 
 def test_durations_lists_the_iterations_latencies(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=JUNIT)
-    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "--durations=1")
-    # The slowest is the iteration that sleeps 0.2 s (at least that long; a loaded machine
-    # stretches it, so no upper bound).
-    result.stdout.re_match_lines(
-        [r"(0\.[2-9]\d|[1-9]\.\d\d)s call +bench_x\.py::task\[p1-warm-3\]"]
+    result = pytester.runpytest_inprocess(
+        "--bench", "--bench-dry-run", "--durations=0", "--durations-min=0", "--bench-json=run.json"
     )
+    doc = json.loads((pytester.path / "run.json").read_text())
+    (records,) = [p["records"] for b in doc["benchmarks"] for p in b["participants"]]
+    latency = {r["taskIndex"]: r["latencyMs"] / 1000 for r in records}
+    listed = {
+        int(m.group(2)): float(m.group(1))
+        for line in result.stdout.lines
+        if (m := re.match(r"(\d+\.\d+)s call +bench_x\.py::task\[p1-(?:cold|warm)-(\d)\]", line))
+    }
+    # Every iteration is listed with its own latency (pytest prints two decimals), not with
+    # how long its item waited for the iterations that ran alongside it.
+    assert sorted(listed) == [0, 1, 2, 3]
+    for index, seconds in listed.items():
+        assert seconds == pytest.approx(latency[index], abs=0.006), (index, seconds)
 
 
 # -- 5: on_complete finds the stored run -----------------------------------------------------
