@@ -35,6 +35,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from ._connection import now_iso
+
 if sys.platform != "win32":
     import fcntl
 
@@ -93,8 +95,15 @@ class RecordJournal:
         line = json.dumps([*row, list(log_lines)], ensure_ascii=False, separators=(",", ":"))
         data = (line + "\n").encode("utf-8", "surrogatepass")
         written = 0
-        while written < len(data):
-            written += os.write(self._fd, data[written:])
+        try:
+            while written < len(data):
+                written += os.write(self._fd, data[written:])
+        except OSError:
+            # A full disk, say: no torn line is left behind for a replay to skip, and the
+            # caller commits the record (and the group) to the store directly instead.
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._bytes)
+            raise
         self.rows.append(row)
         if log_lines:
             run_id, participant = row[0], row[1]
@@ -105,6 +114,13 @@ class RecordJournal:
             or self._bytes >= GROUP_BYTES
             or time.monotonic() - self._committed_at >= GROUP_SECONDS
         )
+
+    def hold(self, row: RecordRow, log_lines: Sequence[str]) -> None:
+        """Keep a record in memory only (its journal line could not be written), for the
+        group commit that follows at once."""
+        self.rows.append(row)
+        if log_lines:
+            self.logs.extend((row[0], row[1], text) for text in log_lines)
 
     def committed(self) -> None:
         """The group is in the store: empty the journal."""
@@ -183,10 +199,12 @@ def _replay(
     log_insert: str,
 ) -> int:
     count = 0
+    runs: set[str] = set()
 
     def apply(conn: sqlite3.Connection) -> None:
         nonlocal count
         for run_id, participant, task_index, status, wire, received_at, logs in lines:
+            runs.add(run_id)
             held = conn.execute(
                 "SELECT wire FROM records WHERE run_id = ? AND participant = ? AND task_index = ?",
                 (run_id, participant, task_index),
@@ -199,6 +217,15 @@ def _replay(
             conn.execute(upsert, (run_id, participant, task_index, status, wire, received_at))
             conn.executemany(log_insert, [(run_id, participant, text) for text in logs])
             count += 1
+        # A journal is left behind only by a session that did not end well (killed, or its
+        # store failed, as on a full disk, before it could write the status): a run it left
+        # `running` did not finish, and says so now.
+        for run_id in sorted(runs):
+            conn.execute(
+                "UPDATE runs SET status = 'interrupted', finished_at = ? "
+                "WHERE run_id = ? AND status = 'running'",
+                (now_iso(), run_id),
+            )
 
     write(apply)
     return count

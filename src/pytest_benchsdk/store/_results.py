@@ -501,7 +501,15 @@ class ResultStore:
                         if not self._db.read("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)):
                             raise UnknownRunError(f"no run {run_id!r} in the results store")
                         journal.runs.add(run_id)
-                    due = journal.append(row, log_lines)
+                    try:
+                        due = journal.append(row, log_lines)
+                    except OSError:
+                        # The journal cannot grow (a full disk): the record goes to the store
+                        # with its group now, which empties the journal and frees its space
+                        # for what the session still writes (the run's status). If that
+                        # commit fails too, the error reaches the caller as it did before.
+                        journal.hold(row, log_lines)
+                        due = True
                     if due:
                         self._commit_group(journal)
                 return
