@@ -109,6 +109,20 @@ def test_every_read_and_write_sees_the_grouped_records(tmp_path: Path) -> None:
     assert _journals(path) == []
 
 
+def test_a_group_no_later_record_completes_is_committed_by_itself(tmp_path: Path) -> None:
+    # The benchmark goes quiet after a few records (its next iterations are long): another
+    # reader of the store still sees every record, without this store doing anything else.
+    path = tmp_path / "s.sqlite3"
+    with ResultStore(path, group_records=True) as store:
+        run_id = _begin(store)
+        for i in range(3):
+            store.add_record(run_id, "p", TaskRecord(task_index=i, status="success"))
+        deadline = time.monotonic() + 60  # a bound for a stuck test, not a timing claim
+        while _counts(path)[0] < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _counts(path)[0] == 3
+
+
 def test_an_unknown_run_is_refused_at_once(tmp_path: Path) -> None:
     from pytest_benchsdk.store import UnknownRunError
 
