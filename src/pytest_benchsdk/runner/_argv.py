@@ -80,13 +80,7 @@ def parse_cli_args(
         index += 1
         flag, eq, inline = token.partition("=")
         if flag in _VALUE_FLAGS:
-            if eq:
-                value = inline
-            elif index < len(tokens):
-                value = tokens[index]
-                index += 1
-            else:
-                value = ""
+            value, index = _flag_value(tokens, index, eq, inline)
             _set(fields, providers, flag, value)
         elif flag in ("--no-ingest", "--dry-run") and not eq:
             fields["no_ingest"] = True
@@ -109,6 +103,16 @@ def parse_cli_args(
     if not fields.get("no_ingest") and is_env_no_ingest(os.environ if env is None else env):
         fields["no_ingest"] = True
     return CliArgs(**fields, custom=custom)
+
+
+def _flag_value(tokens: Sequence[str], index: int, eq: str, inline: str) -> tuple[str, int]:
+    """A value flag's value, as upstream reads it: after ``=``, else the next token (whatever
+    it is), else empty; and the index of the token after it."""
+    if eq:
+        return inline, index
+    if index < len(tokens):
+        return tokens[index], index + 1
+    return "", index
 
 
 def _set(fields: dict[str, Any], providers: list[str], flag: str, value: str) -> None:
@@ -143,13 +147,7 @@ def split_platform_flags(argv: Sequence[str]) -> tuple[str | None, str | None, l
         if flag not in ("--base-url", "--api-key"):
             rest.append(token)
             continue
-        if eq:
-            value = inline
-        elif index < len(tokens):
-            value = tokens[index]
-            index += 1
-        else:
-            value = ""
+        value, index = _flag_value(tokens, index, eq, inline)
         if not value or value.startswith("--"):
             raise ValueError(USAGE)
         found[flag] = value
