@@ -74,14 +74,16 @@ def _run(args: list[str], cwd: Path) -> dict[str, float]:
         raise SystemExit(f"pytest failed ({args}):\n{output[-3000:].decode(errors='replace')}")
     # ru_maxrss: KiB on Linux, bytes on macOS.
     peak_kib = usage.ru_maxrss / (1024 if sys.platform == "darwin" else 1)
-    return {"seconds": elapsed, "peak_kib": peak_kib}
+    # CPU time (user + system) of the child: what the process itself did, without the time
+    # it waited for a core another process held (on a shared machine, most of the noise).
+    return {"seconds": elapsed, "peak_kib": peak_kib, "cpu": usage.ru_utime + usage.ru_stime}
 
 
 #: Targets for both ratios (plugin / plain pytest).
 TARGET = 1.15
 
 
-def measure(iterations: int, repeat: int) -> dict[str, Any]:
+def measure(iterations: int, repeat: int, *, without_store: bool = False) -> dict[str, Any]:
     """Per size: each side's median seconds and peak KiB, and the medians of the ratios of
     each back-to-back pair (plugin run / the plain run just before it), which cancel the
     machine's load drifting between pairs."""
@@ -94,12 +96,23 @@ def measure(iterations: int, repeat: int) -> dict[str, Any]:
         plain_args = [*common, "-p", "no:benchsdk", "test_noop.py"]
         plugin: list[dict[str, float]] = []
         plain: list[dict[str, float]] = []
+        # The plugin without its results store: what the store's durability costs.
+        storeless: list[dict[str, float]] = []
+        storeless_args = [*plugin_args, "--bench-no-store"]
         # Warm the filesystem and bytecode caches (and pytest's rewritten plugin modules).
         _run(plain_args, root)
         _run(plugin_args, root)
-        for _ in range(repeat):
-            plain.append(_run(plain_args, root))
-            plugin.append(_run(plugin_args, root))
+        for round_ in range(repeat):
+            # Alternate which side goes first (ABBA), so a drift of the machine's load
+            # within a pair does not always favour the same side.
+            if round_ % 2 == 0:
+                plain.append(_run(plain_args, root))
+                plugin.append(_run(plugin_args, root))
+            else:
+                plugin.append(_run(plugin_args, root))
+                plain.append(_run(plain_args, root))
+            if without_store:
+                storeless.append(_run(storeless_args, root))
 
     def median(rows: list[dict[str, float]], key: str) -> float:
         return statistics.median(row[key] for row in rows)
@@ -113,8 +126,14 @@ def measure(iterations: int, repeat: int) -> dict[str, Any]:
         "plain_kib": median(plain, "peak_kib"),
         "plugin_kib": median(plugin, "peak_kib"),
         "time_ratio": ratio("seconds"),
+        "cpu_ratio": ratio("cpu"),
         "memory_ratio": ratio("peak_kib"),
         "time_ratios": [b["seconds"] / a["seconds"] for a, b in zip(plain, plugin, strict=True)],
+        "storeless_ratio": statistics.median(
+            c["seconds"] / a["seconds"] for a, c in zip(plain, storeless, strict=True)
+        )
+        if storeless
+        else None,
     }
 
 
@@ -129,9 +148,14 @@ def main() -> None:
         help="iterations (= items) per run; one or more sizes (default: 2000 20000)",
     )
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--without-store",
+        action="store_true",
+        help="also run the plugin with --bench-no-store each round (its time ratio)",
+    )
     opts = parser.parse_args()
     for iterations in opts.iterations:
-        m = measure(iterations, opts.repeat)
+        m = measure(iterations, opts.repeat, without_store=opts.without_store)
         added = (m["plugin_kib"] - m["plain_kib"]) * 1024 / iterations
         print(f"iterations: {iterations}, repeats: {opts.repeat} (medians)")
         print(
@@ -145,6 +169,9 @@ def main() -> None:
         for label, key in (("time ratio  ", "time_ratio"), ("memory ratio", "memory_ratio")):
             ok = m[key] <= TARGET
             print(f"  {label} {m[key]:.2f} (target <= {TARGET}) {'PASS' if ok else 'FAIL'}")
+        print(f"  CPU-time ratio {m['cpu_ratio']:.2f} (user + system time of each process)")
+        if m["storeless_ratio"] is not None:
+            print(f"  time ratio without the store (--bench-no-store): {m['storeless_ratio']:.2f}")
         print("  time ratio of each pair: " + ", ".join(f"{r:.2f}" for r in m["time_ratios"]))
         print(f"  memory the plugin adds per iteration: {added:.0f} bytes (target <= 1024)")
 

@@ -81,14 +81,19 @@ def bench_iterations(
     round_mode = schedule.resolved.group_by == "round"
     pools = executor_pools(schedule)
     iterations: list[tuple[BenchIteration, SkippedParticipant | None]] = []
+    # One string per group, shared by its iterations (not one per iteration).
+    group_ids: dict[tuple[str, str], str] = {}
     for name, slot, skipped in schedule.items():
         unit = "round" if round_mode else name
         pool = pools.get((slot.phase, slot.warmup), "::warmup" if slot.warmup else "")
+        group_id = group_ids.get((unit, pool))
+        if group_id is None:
+            group_id = group_ids[unit, pool] = f"{file_key}::{unit}{pool}"
         iteration = BenchIteration(
             file_key=file_key,
             participant=by_name[name],
             slot=slot,
-            group_id=f"{file_key}::{unit}{pool}",
+            group_id=group_id,
             args=args,
         )
         iterations.append((iteration, skipped))

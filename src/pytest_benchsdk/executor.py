@@ -417,7 +417,7 @@ class Executor:
                         self._inline_futures.discard(inner)
             else:
                 ctx = self._context(spec, loop)
-                outcome = contextvars.copy_context().run(run_task, ctx, spec.invoke)
+                outcome = run_task(ctx, spec.invoke)  # in a context of its own
         except (KeyboardInterrupt, cf.CancelledError, asyncio.CancelledError):
             if future is not None:
                 future.cancel()

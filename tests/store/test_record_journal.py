@@ -5,9 +5,11 @@ and its log lines exactly once. A live session's journal is never taken over."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import signal
+import sqlite3
 import time
 from pathlib import Path
 
@@ -92,6 +94,41 @@ def test_a_journal_replayed_again_adds_nothing_twice(tmp_path: Path) -> None:
         (run,) = store.list_runs()
         assert run.record_count == 2
         assert store.log_lines(run.run_id, "p") == ["zero", "one"]
+    assert not orphan.exists()
+
+
+def test_a_line_torn_inside_its_record_is_skipped_and_earlier_lines_still_replay(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.sqlite3"
+    with ResultStore(path, group_records=True) as store:
+        run_id = _begin(store)
+        store.add_record(run_id, "p", TaskRecord(task_index=0, status="success"), ["zero"])
+        store.add_record(run_id, "p", TaskRecord(task_index=1, status="success"), ["one"])
+        store.add_record(run_id, "p", TaskRecord(task_index=2, status="success"), ["two"])
+        (journal,) = _journals(path)
+        one, two = journal.read_bytes().splitlines()
+    # The record's JSON follows the line's own JSON after a tab, unescaped.
+    _, tab, wire = two.partition(b"\t")
+    assert tab
+    assert json.loads(wire)["taskIndex"] == 2
+    assert b'\\"' not in wire
+    orphan = path.with_name(f"{path.name}{JOURNAL_INFIX}orphan")
+    # Task 1's line as earlier versions wrote it (the record's JSON inside the line's), and
+    # task 2's cut short inside its record, as a kill mid-write leaves it.
+    run, participant, index, status, received, logs = json.loads(one.partition(b"\t")[0])
+    earlier = json.dumps(
+        [run, participant, index, status, one.partition(b"\t")[2].decode(), received, logs]
+    )
+    orphan.write_bytes(earlier.encode() + b"\n" + two[: len(two) - 5])
+    with sqlite3.connect(path) as conn:  # as if only task 0 had committed before the kill
+        conn.execute("DELETE FROM records WHERE task_index > 0")
+        conn.execute("DELETE FROM log_lines WHERE line != 'zero'")
+    conn.close()
+    with ResultStore(path) as store:
+        (stored,) = store.participant_records(store.list_runs()[0].run_id)
+        assert [r.task_index for r in stored.records] == [0, 1]
+        assert store.log_lines(run_id, "p") == ["zero", "one"]
     assert not orphan.exists()
 
 

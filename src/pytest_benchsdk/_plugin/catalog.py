@@ -58,6 +58,7 @@ class Catalog:
         #: platform credentials, also what the platform resolved).
         self.secrets = SessionSecrets(self.environ, options.api_key, self._participants_of)
         self._file_keys: dict[str, str] = {}
+        self._node_file_keys: dict[str, str] = {}
 
     @classmethod
     def install(cls, config: pytest.Config, options: BenchOptions) -> Catalog:
@@ -79,6 +80,16 @@ class Catalog:
             except ValueError:
                 key = Path(path).resolve().as_posix()
             self._file_keys[given] = key
+        return key
+
+    def node_file_key(self, nodeid_path: str) -> str:
+        """The file key of a node id's path part (relative to the rootdir): asked for each
+        item's reports, so remembered."""
+        key = self._node_file_keys.get(nodeid_path)
+        if key is None:
+            key = self._node_file_keys[nodeid_path] = self.file_key(
+                self.config.rootpath / nodeid_path
+            )
         return key
 
     def add(self, path: Path, bench_file: BenchFile) -> BenchmarkSchedule:

@@ -196,7 +196,7 @@ class ControllerPlugin:
         if not self.runs and not self.config.option.collectonly:
             # The workers leave upstream's --bench-provider check to the controller.
             for path in dict.fromkeys(p[0] for p in map(_bench_item_of, ids) if p is not None):
-                self._schedule_of(self.catalog.file_key(self.config.rootpath / path))
+                self._schedule_of(self.catalog.node_file_key(path))
             unknown = self.catalog.unknown_providers()
             if unknown is not None:
                 pytest.exit(f"--bench-provider: {unknown}", returncode=1)
@@ -220,7 +220,7 @@ class ControllerPlugin:
                 selected.setdefault(parts[0], []).append(parts[1])
         started: list[BenchmarkRun] = []
         for nodeid_path, names in selected.items():
-            file_key = self.catalog.file_key(self.config.rootpath / nodeid_path)
+            file_key = self.catalog.node_file_key(nodeid_path)
             if file_key in self.runs:
                 continue
             bench_file, schedule = self._schedule_of(file_key)
@@ -274,7 +274,7 @@ class ControllerPlugin:
         parts = _bench_item_of(report.nodeid)
         if parts is None or parts[1].startswith("threshold["):
             return
-        file_key = self.catalog.file_key(self.config.rootpath / parts[0])
+        file_key = self.catalog.node_file_key(parts[0])
         run = self.runs.get(file_key)
         if run is None:
             return

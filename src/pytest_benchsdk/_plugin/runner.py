@@ -8,6 +8,8 @@ end it hands over what finished in the background but never reported, and stops 
 from __future__ import annotations
 
 import contextlib
+import functools
+import gc
 import math
 import os
 import sys
@@ -54,6 +56,19 @@ class RunnerPlugin:
         self.config = config
         self._hand_over = hand_over
         self._on_payload = on_payload
+        self._froze_collection = False
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # What collection made (modules, items, fixture definitions) lives until the session
+        # ends: moved out of the cyclic GC's reach, every full collection while the benchmarks
+        # run scans only what the run itself creates. At 20,000 iterations that halves the
+        # GC's time and its longest pause (400 ms -> 200 ms), a pause that lands in whatever
+        # iteration is running. Only for sessions that run bench items, and never where the
+        # process already froze objects of its own.
+        if gc.get_freeze_count() == 0 and any(isinstance(i, BenchItem) for i in session.items):
+            gc.freeze()
+            self._froze_collection = True
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -125,6 +140,9 @@ class RunnerPlugin:
         runtime = ProcessRuntime.started(self.config)
         if runtime is not None:
             runtime.shutdown()
+        if self._froze_collection:
+            self._froze_collection = False
+            gc.unfreeze()
 
 
 def _describe_iteration(item: BenchItem, report: pytest.TestReport, payload: RecordPayload) -> None:
@@ -139,19 +157,26 @@ def _describe_iteration(item: BenchItem, report: pytest.TestReport, payload: Rec
     """
     record = payload.record
     phase = record_phase(record)
-    properties: list[tuple[str, object]] = [("participant", payload.participant)]
+    properties: list[tuple[str, object]] = [_text_property("participant", payload.participant)]
     if isinstance(phase, str):
-        properties.append(("phase", phase))
-    properties.append(("status", record.status))
+        properties.append(_text_property("phase", phase))
+    properties.append(_text_property("status", record.status))
     latency = record.latency_ms
     if isinstance(latency, (int, float)) and not isinstance(latency, bool):
         properties.append(("latency_ms", latency))
         if math.isfinite(latency) and latency >= 0:
             report.duration = latency / 1000
     if isinstance(record.error_code, str):
-        properties.append(("errorCode", record.error_code))
+        properties.append(_text_property("errorCode", record.error_code))
     item.user_properties.extend(properties)
     report.user_properties.extend(properties)
+
+
+@functools.lru_cache(maxsize=1024)
+def _text_property(name: str, value: str) -> tuple[str, str]:
+    # Items and reports hold their properties until the session ends: one tuple per
+    # participant, phase or status, not one per iteration.
+    return (name, value)
 
 
 def redact_report(report: pytest.TestReport, redactor: Redactor) -> None:

@@ -14,7 +14,6 @@ import json
 import os
 import socket
 import sqlite3
-import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -27,7 +26,6 @@ import attrs
 from .._runenv import RunEnvironment
 from ..records import ParticipantRecords, TaskRecord
 from ..scoring import ScoreResult
-from . import _journal
 from ._connection import (
     BUSY_TIMEOUT_S,
     JSON,
@@ -37,7 +35,7 @@ from ._connection import (
     load_json,
     now_iso,
 )
-from ._journal import RecordJournal, replay_journals
+from ._journal import GroupTimer, RecordJournal, replay_journals
 
 __all__ = [
     "OUTBOX_STATES",
@@ -244,7 +242,7 @@ class ResultStore:
         self._journal: RecordJournal | None = None
         # Commits a group that no later record completes (the benchmark went quiet), so other
         # readers of the store see every record within GROUP_SECONDS of its journal line.
-        self._group_timer: threading.Timer | None = None
+        self._group_timer: GroupTimer | None = None
         if read_only:
             return
         try:
@@ -273,7 +271,7 @@ class ResultStore:
         (a full disk), the records stay in the journal for the next open of the store."""
         timer = self._group_timer
         if timer is not None:
-            timer.cancel()
+            timer.close()
         journal = self._journal
         if journal is not None:
             with contextlib.suppress(Exception):  # then it stays for the next open
@@ -312,19 +310,17 @@ class ResultStore:
         with self._db.write() as conn:
             apply(conn)
 
-    def _start_group_timer(self) -> None:
-        timer = threading.Timer(_journal.GROUP_SECONDS, self._commit_on_timer)
-        timer.daemon = True
-        self._group_timer = timer
-        timer.start()
+    def _arm_group_timer(self) -> None:
+        timer = self._group_timer
+        if timer is None:
+            timer = self._group_timer = GroupTimer(self._commit_on_timer)
+        timer.arm()
 
     def _commit_on_timer(self) -> None:
-        with self._db.lock:
-            self._group_timer = None
-            # A failure (a full disk) leaves the group in its journal and stops grouping
-            # (see _commit_group); the session meets the error on its next write.
-            with contextlib.suppress(Exception):
-                self.commit_records()
+        # A failure (a full disk) leaves the group in its journal and stops grouping (see
+        # _commit_group); the session meets the error on its next write.
+        with self._db.lock, contextlib.suppress(Exception):
+            self.commit_records()
 
     def commit_records(self) -> None:
         """Commit the records :meth:`add_record` grouped (with ``group_records=True``) now;
@@ -534,8 +530,8 @@ class ResultStore:
                         due = True
                     if due:
                         self._commit_group(journal)
-                    elif self._group_timer is None:
-                        self._start_group_timer()
+                    else:
+                        self._arm_group_timer()
                 return
             if not log_lines:
                 # The usual case, once per iteration: one statement, its own transaction.

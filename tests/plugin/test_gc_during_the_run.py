@@ -1,0 +1,77 @@
+"""While bench items run, what collection made is out of the cyclic GC's reach (``gc.freeze``),
+and back in it when the session ends; a session without bench items, or a process that froze
+objects of its own, is left as it is."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers.sessions import bench, read_json
+
+#: The task measures how many objects are frozen while it runs.
+BENCH = bench(
+    'participants=[Participant("p")], iterations=3',
+    """
+    import gc
+
+    @define_task
+    def task(measure):
+        measure(frozen=gc.get_freeze_count())
+    """,
+)
+
+#: Reports the frozen count once pytest is done with the session (every plugin unconfigured).
+CONFTEST = """
+import atexit
+import gc
+
+atexit.register(lambda: print(f"frozen at exit: {gc.get_freeze_count()}"))
+"""
+
+
+def _frozen_in_tasks(pytester: pytest.Pytester) -> list[float]:
+    (entry,) = read_json(pytester.path / "run.json")["benchmarks"]
+    (participant,) = entry["participants"]
+    return [r["data"]["frozen"] for r in participant["records"]]
+
+
+def test_the_collected_session_is_frozen_while_bench_items_run(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(bench_gc=BENCH)
+    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "--bench-json", "run.json")
+    result.assert_outcomes(passed=3)
+    frozen = _frozen_in_tasks(pytester)
+    assert len(frozen) == 3
+    # Every module, item and fixture definition of the session: thousands of objects.
+    assert min(frozen) > 1000
+    result.stdout.fnmatch_lines(["frozen at exit: 0"])
+
+
+def test_a_session_without_bench_items_keeps_the_gc_as_it_is(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(
+        test_plain="""
+        import gc
+
+        def test_nothing_frozen():
+            assert gc.get_freeze_count() == 0
+        """
+    )
+    result = pytester.runpytest_subprocess("--bench", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["frozen at exit: 0"])
+
+
+def test_objects_the_process_froze_itself_stay_frozen(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        CONFTEST
+        + """
+def pytest_configure(config):
+    gc.freeze()  # a process that forks workers, say
+"""
+    )
+    pytester.makepyfile(bench_gc=BENCH)
+    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run")
+    result.assert_outcomes(passed=3)
+    line = next(x for x in result.stdout.lines if x.startswith("frozen at exit: "))
+    assert int(line.rpartition(" ")[2]) > 0
