@@ -57,11 +57,20 @@ raise SystemExit(int(pytest.main(sys.argv[1:])))
 """
 
 
+#: The children's environment. With ``PYTHONDONTWRITEBYTECODE`` set (this machine's shells set
+#: it) no bytecode is ever cached: every run compiles every module of pytest, its plugins and
+#: pytest-benchsdk from source (and pytest rewrites their asserts again), which a user's
+#: installed packages never do. The warm-up run below caches them as an install would;
+#: ``--no-bytecode-cache`` measures the compiling runs instead.
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def _run(args: list[str], cwd: Path) -> dict[str, float]:
     started = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-c", RUNNER, *args],
         cwd=cwd,
+        env=CHILD_ENV,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
@@ -153,7 +162,14 @@ def main() -> None:
         action="store_true",
         help="also run the plugin with --bench-no-store each round (its time ratio)",
     )
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="run the children with PYTHONDONTWRITEBYTECODE=1 (every module compiled each run)",
+    )
     opts = parser.parse_args()
+    if opts.no_bytecode_cache:
+        CHILD_ENV["PYTHONDONTWRITEBYTECODE"] = "1"
     for iterations in opts.iterations:
         m = measure(iterations, opts.repeat, without_store=opts.without_store)
         added = (m["plugin_kib"] - m["plain_kib"]) * 1024 / iterations
