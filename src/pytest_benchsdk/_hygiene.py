@@ -35,8 +35,16 @@ FIRST_OUTLIER: Final = "first-outlier"
 HIGH_VARIANCE: Final = "high-variance"
 TREND: Final = "trend"
 FAILURE_RATE: Final = "failure-rate"
+UNMEASURED_METRIC: Final = "unmeasured-metric"
 #: Every code, in the order :func:`run_warnings` reports them.
-WARNING_CODES: Final = (FAILURE_RATE, P99_FEW_SAMPLES, FIRST_OUTLIER, HIGH_VARIANCE, TREND)
+WARNING_CODES: Final = (
+    FAILURE_RATE,
+    UNMEASURED_METRIC,
+    P99_FEW_SAMPLES,
+    FIRST_OUTLIER,
+    HIGH_VARIANCE,
+    TREND,
+)
 
 # Below 100 samples ceil(0.99 * n) == n: the nearest-rank p99 is the largest sample.
 _P99_MIN_SAMPLES: Final = 100
@@ -113,17 +121,20 @@ def run_warnings(
     p99_metrics: Collection[str] | None = None,
     units: Mapping[str, str] | None = None,
     warmup: int = 0,
+    scored: Collection[str] = (),
 ) -> list[RunWarning]:
     """Warnings about one participant's run: ``samples`` maps each metric to its samples **in
     run order** (task index); ``iterations`` and ``failed`` count the participant's iterations
     and the failed ones among them; ``p99_metrics`` are the metrics whose p99 counts (a scoring
     weight or a threshold on it; None: every metric); ``units`` the metrics' units (numbers in
     messages are written in them); ``warmup`` the warm-up iterations run before the measured
-    ones.
+    ones; ``scored`` the metrics the participant's score is made of.
 
     Codes, in this order (each code's findings in ``samples`` order):
 
     * ``failure-rate``: more than 5 % of the iterations failed.
+    * ``unmeasured-metric``: a ``scored`` metric has no sample although some iteration passed
+      (its statistics are empty and it adds nothing to the score).
     * ``p99-few-samples``: a metric of ``p99_metrics`` has fewer than 100 samples, so the
       nearest-rank p99 is the largest one.
     * ``first-outlier``: the first sample's modified z-score (``0.6745 · (x − median) / MAD``
@@ -159,10 +170,14 @@ def run_warnings(
                 participant,
             )
         )
-    if not samples:
+    found: dict[tuple[str, str], list[str]] = {}
+    if iterations > failed:
+        for metric in scored:
+            if not _as_floats(finite_samples(list(samples.get(metric, ())))):
+                found.setdefault((UNMEASURED_METRIC, _UNMEASURED_MESSAGE), []).append(metric)
+    if not samples and not found:
         return warnings
 
-    found: dict[tuple[str, str], list[str]] = {}
     for metric, raw in samples.items():
         values = _as_floats(finite_samples(list(raw)))
         unit = (units or {}).get(metric, "")
@@ -189,6 +204,13 @@ def run_warnings(
 # The checks run after every bench session: medians and spreads come from the standard
 # library's ``statistics`` and the trend test from ``_kendall`` (importing numpy would add ~15
 # MiB and ~0.1 s to each session, scipy ~75 MiB and ~0.5 s).
+
+
+_UNMEASURED_MESSAGE: Final = (
+    "scored, but no passing iteration measured it, so its statistics are empty and it adds "
+    "nothing to the score: record it with measure(<key>=value) in the task (inside a `with "
+    "step(...)` block measure() writes to that step's data, which scoring does not read)"
+)
 
 
 def _p99_few_samples(values: Sequence[float], counts: bool) -> str | None:

@@ -14,6 +14,7 @@ from pytest_benchsdk.compare import (
     HIGH_VARIANCE,
     P99_FEW_SAMPLES,
     TREND,
+    UNMEASURED_METRIC,
     WARNING_CODES,
     RunWarning,
     run_warnings,
@@ -32,12 +33,20 @@ def codes(samples: list[float], **kwargs: int) -> list[str]:
 def test_codes_are_stable_and_distinct() -> None:
     assert WARNING_CODES == (
         "failure-rate",
+        "unmeasured-metric",
         "p99-few-samples",
         "first-outlier",
         "high-variance",
         "trend",
     )
-    assert (FAILURE_RATE, P99_FEW_SAMPLES, FIRST_OUTLIER, HIGH_VARIANCE, TREND) == WARNING_CODES
+    assert (
+        FAILURE_RATE,
+        UNMEASURED_METRIC,
+        P99_FEW_SAMPLES,
+        FIRST_OUTLIER,
+        HIGH_VARIANCE,
+        TREND,
+    ) == WARNING_CODES
 
 
 def test_clean_samples_give_no_warning() -> None:
@@ -96,6 +105,24 @@ def test_no_trend_in_noise_or_in_a_negligible_drift() -> None:
     drifting = (100 * (1 + np.linspace(0, 0.02, 5000)) * rng.lognormal(0, 0.01, 5000)).tolist()
     assert TREND not in codes(drifting)
     assert TREND not in codes([float(i) for i in range(1, 10)])  # fewer than 10 samples
+
+
+def test_a_scored_metric_no_passing_iteration_measured() -> None:
+    found = run_warnings(
+        "e2b", {"tti_ms": [], "bytes": steady(200)}, iterations=200, scored=["tti_ms", "bytes"]
+    )
+    assert [(w.code, w.metrics) for w in found] == [(UNMEASURED_METRIC, ("tti_ms",))]
+    assert "measure(<key>=value)" in found[0].message
+    assert "with step(...)" in found[0].message
+    # A metric nobody scores, or a participant none of whose iterations passed (failure-rate
+    # says that), is not this.
+    assert run_warnings("e2b", {"tti_ms": []}, iterations=20) == []
+    assert [w.code for w in run_warnings("e2b", {}, iterations=3, failed=3, scored=["x"])] == [
+        FAILURE_RATE
+    ]
+    # NaN samples are no samples.
+    nan = run_warnings("e2b", {"x": [math.nan] * 5}, iterations=5, scored=["x"])
+    assert [w.code for w in nan] == [UNMEASURED_METRIC]
 
 
 def test_failure_rate() -> None:

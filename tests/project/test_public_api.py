@@ -261,6 +261,7 @@ MODULE_APIS: dict[str, list[str]] = {
         "P99_FEW_SAMPLES",
         "STATISTICS",
         "TREND",
+        "UNMEASURED_METRIC",
         "VERDICTS",
         "WARNING_CODES",
         "ChangePoint",

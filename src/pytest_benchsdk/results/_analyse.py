@@ -173,8 +173,10 @@ def _warnings(
     for participant in participants:
         if not participant.ran:
             continue
+        scored: list[str] = []
         if spec is not None and spec.metrics and participant.name in records:
             series = metric_samples(spec, records[participant.name])
+            scored = [m.name for m in spec.metrics]
         else:
             kept = samples.get(participant.name)
             series = {LATENCY: kept.latency() if kept is not None else []}
@@ -189,6 +191,7 @@ def _warnings(
                 p99_metrics=_p99_metrics(spec, thresholds.get(participant.name, ())),
                 units=units,
                 warmup=warmup,
+                scored=scored,
             )
             if warning.code not in ignore
         )
