@@ -94,8 +94,8 @@ TARGET = 1.15
 
 def measure(iterations: int, repeat: int, *, without_store: bool = False) -> dict[str, Any]:
     """Per size: each side's median seconds and peak KiB, and the medians of the ratios of
-    each back-to-back pair (plugin run / the plain run just before it), which cancel the
-    machine's load drifting between pairs."""
+    each back-to-back pair (plugin run / the plain run beside it), which cancel the machine's
+    load drifting between pairs."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "bench_noop.py").write_text(textwrap.dedent(BENCH_FILE.format(n=iterations)))
@@ -126,8 +126,8 @@ def measure(iterations: int, repeat: int, *, without_store: bool = False) -> dic
     def median(rows: list[dict[str, float]], key: str) -> float:
         return statistics.median(row[key] for row in rows)
 
-    def ratio(key: str) -> float:
-        return statistics.median(b[key] / a[key] for a, b in zip(plain, plugin, strict=True))
+    def ratio(key: str, side: list[dict[str, float]] = plugin) -> float:
+        return statistics.median(b[key] / a[key] for a, b in zip(plain, side, strict=True))
 
     return {
         "plain_s": median(plain, "seconds"),
@@ -138,11 +138,7 @@ def measure(iterations: int, repeat: int, *, without_store: bool = False) -> dic
         "cpu_ratio": ratio("cpu"),
         "memory_ratio": ratio("peak_kib"),
         "time_ratios": [b["seconds"] / a["seconds"] for a, b in zip(plain, plugin, strict=True)],
-        "storeless_ratio": statistics.median(
-            c["seconds"] / a["seconds"] for a, c in zip(plain, storeless, strict=True)
-        )
-        if storeless
-        else None,
+        "storeless_ratio": ratio("seconds", storeless) if storeless else None,
     }
 
 

@@ -170,16 +170,13 @@ def run_warnings(
                 participant,
             )
         )
+    values_of = {metric: _as_floats(finite_samples(list(raw))) for metric, raw in samples.items()}
     found: dict[tuple[str, str], list[str]] = {}
     if iterations > failed:
         for metric in scored:
-            if not _as_floats(finite_samples(list(samples.get(metric, ())))):
+            if not values_of.get(metric):
                 found.setdefault((UNMEASURED_METRIC, _UNMEASURED_MESSAGE), []).append(metric)
-    if not samples and not found:
-        return warnings
-
-    for metric, raw in samples.items():
-        values = _as_floats(finite_samples(list(raw)))
+    for metric, values in values_of.items():
         unit = (units or {}).get(metric, "")
         p99_counts = p99_metrics is None or metric in p99_metrics
         messages = (

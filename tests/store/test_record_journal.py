@@ -89,7 +89,8 @@ def test_a_journal_replayed_again_adds_nothing_twice(tmp_path: Path) -> None:
         left = journal.read_bytes()
         assert left.count(b"\n") == 1
     orphan = path.with_name(f"{path.name}{JOURNAL_INFIX}orphan")
-    orphan.write_bytes(left + b'["torn", "line"')  # and a line the kill cut short
+    # And a line the kill cut short, inside a character of a log line.
+    orphan.write_bytes(left + '["torn", "lïne"'.encode()[:-4])
     with ResultStore(path) as store:
         (run,) = store.list_runs()
         assert run.record_count == 2

@@ -163,8 +163,9 @@ def _lines(data: bytes) -> list[list[Any]]:
     log_lines]``; a torn last line (its ``add_record`` never returned) is left out."""
     out = []
     for raw in data.split(b"\n"):
-        head, tab, wire = raw.decode("utf-8", "surrogatepass").partition("\t")
         try:
+            # (A kill can cut a line inside a character: decoding fails like parsing.)
+            head, tab, wire = raw.decode("utf-8", "surrogatepass").partition("\t")
             line = json.loads(head)
             if tab:
                 json.loads(wire)  # whole, not cut short by the kill
