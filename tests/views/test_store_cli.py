@@ -427,6 +427,18 @@ def test_show_prints_the_session_summary(pytester: pytest.Pytester) -> None:
     assert any("95% interval" in line for line in table_lines)
 
 
+def test_the_short_id_runs_prints_names_its_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_x=BENCH)
+    _session(pytester)
+    run_id = stored_runs(store_path(pytester))[-1].run_id
+    listed = _cli("runs", cwd=pytester.path)
+    (short,) = [line.split()[0] for line in listed.stdout.splitlines() if run_id[:8] in line]
+    assert short.endswith("…")  # copied as printed, ellipsis and all
+    done = _cli("show", short, cwd=pytester.path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].startswith(f"  Run {run_id}, stored ")
+
+
 # --- report -------------------------------------------------------------------------------------
 
 

@@ -77,14 +77,16 @@ def _closest(ref: str, candidates: Sequence[str], labels: Mapping[str, str]) -> 
 
 
 def find_run(store: ResultStore, ref: str) -> StoredRun:
-    """The run with id ``ref``, or the one run whose id starts with it; else
-    :class:`RunRefError` naming the closest ids."""
+    """The run with id ``ref``, or the one run whose id starts with it (also as the short id
+    ``pytest-benchsdk runs`` prints, with its trailing ``…``); else :class:`RunRefError`
+    naming the closest ids."""
     try:
         return store.get_run(ref)
     except UnknownRunError:
         pass
     ids = [run.run_id for run in store.list_runs(limit=_SCAN_LIMIT)]
-    matches = [run_id for run_id in ids if ref and run_id.startswith(ref)]
+    prefix = ref.removesuffix("…")
+    matches = [run_id for run_id in ids if prefix and run_id.startswith(prefix)]
     if len(matches) == 1:
         return store.get_run(matches[0])
     if matches:
