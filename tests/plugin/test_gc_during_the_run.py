@@ -1,6 +1,7 @@
 """While bench items run, what collection made is out of the cyclic GC's reach (``gc.freeze``),
-and back in it when the session ends; a session without bench items, or a process that froze
-objects of its own, is left as it is."""
+and back in it when the session ends; a bench file's items are frozen as soon as they are made
+(with the GC paused while they are), and the GC runs again afterwards; a session without bench
+items, or a process that froze objects of its own, or turned its GC off, is left as it is."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ BENCH = bench(
 
     @define_task
     def task(measure):
-        measure(frozen=gc.get_freeze_count())
+        measure(frozen=gc.get_freeze_count(), enabled=int(gc.isenabled()))
     """,
 )
 
@@ -35,6 +36,12 @@ def _frozen_in_tasks(pytester: pytest.Pytester) -> list[float]:
     return [r["data"]["frozen"] for r in participant["records"]]
 
 
+def _gc_enabled_in_tasks(pytester: pytest.Pytester) -> list[float]:
+    (entry,) = read_json(pytester.path / "run.json")["benchmarks"]
+    (participant,) = entry["participants"]
+    return [r["data"]["enabled"] for r in participant["records"]]
+
+
 def test_the_collected_session_is_frozen_while_bench_items_run(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(bench_gc=BENCH)
@@ -44,7 +51,44 @@ def test_the_collected_session_is_frozen_while_bench_items_run(pytester: pytest.
     assert len(frozen) == 3
     # Every module, item and fixture definition of the session: thousands of objects.
     assert min(frozen) > 1000
+    assert _gc_enabled_in_tasks(pytester) == [1, 1, 1]
     result.stdout.fnmatch_lines(["frozen at exit: 0"])
+
+
+def test_a_bench_files_items_are_frozen_as_soon_as_they_are_made(
+    pytester: pytest.Pytester,
+) -> None:
+    # Seen by the next module's collection: before the session's own freeze at its end.
+    pytester.makeconftest(
+        CONFTEST
+        + """
+def pytest_collectstart(collector):
+    if collector.name == "bench_later.py":
+        print(f"frozen before the next file: {gc.get_freeze_count()} enabled: {gc.isenabled()}")
+"""
+    )
+    pytester.makepyfile(bench_gc=BENCH, bench_later=BENCH.replace('"p"', '"q"'))
+    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "-s")
+    result.assert_outcomes(passed=6)
+    line = next(x for x in result.stdout.lines if "frozen before the next file: " in x)
+    frozen, _, enabled = line.rpartition("frozen before the next file: ")[2].partition(" enabled: ")
+    assert int(frozen) > 1000
+    assert enabled == "True"
+    result.stdout.fnmatch_lines(["frozen at exit: 0"])
+
+
+def test_a_process_that_turned_its_gc_off_keeps_it_off(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        CONFTEST
+        + """
+def pytest_configure(config):
+    gc.disable()
+"""
+    )
+    pytester.makepyfile(bench_gc=BENCH)
+    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "--bench-json", "run.json")
+    result.assert_outcomes(passed=3)
+    assert _gc_enabled_in_tasks(pytester) == [0, 0, 0]
 
 
 def test_a_session_without_bench_items_keeps_the_gc_as_it_is(pytester: pytest.Pytester) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from ..context import IterationOutcome, is_task_error
 from ..schedule import BenchmarkSchedule
 from .catalog import Catalog
 from .distribution import grouping_problem
+from .heap import CollectionHeap
 from .loadgroup import LoadgroupNodeId, group_name
 from .runtime import ProcessRuntime
 from .thresholds import threshold_items
@@ -60,7 +62,9 @@ class BenchModule(pytest.Module):
         problem = grouping_problem(self.config, self.path, schedule)
         if problem is not None:
             raise self.CollectError(problem)
-        items = list(self._items(catalog, bench_file, schedule))
+        heap = CollectionHeap.of(self.config)
+        with heap.making_items() if heap is not None else contextlib.nullcontext():
+            items = list(self._items(catalog, bench_file, schedule))
         # Every item, before --lf, -k and the rest choose: completing the selection
         # (warm-up, the iterations a threshold judges) adds from here.
         self.bench_items = tuple(items)
