@@ -308,16 +308,19 @@ def test_read_only_store_is_a_usage_error(pytester: pytest.Pytester) -> None:
     assert not (pytester.path / "ran").exists()
 
 
-#: Every iteration logs 16 KB, so every record grows the store.
+#: Every iteration logs 300 KB, so every record grows the store, and two fill a group of the
+#: store's journal: its commit (which fails) comes while the session still runs.
 BIG_LOGS = bench(
     'participants=[Participant("p1")], iterations=6',
     """
     @define_task
     def task(task_index, measure, log):
-        log("x" * 16_000)
+        log("x" * 300_000)
         measure(value=task_index)
     """,
 )
+#: 16 KB per iteration: the whole run fits one group, first committed at the session end.
+SMALLER_LOGS = BIG_LOGS.replace('"x" * 300_000', '"x" * 16_000')
 
 #: After the first record, the store may not grow any more: SQLite's own "database or disk
 #: is full" (SQLITE_FULL), as on a full disk.
@@ -354,13 +357,33 @@ def test_store_filling_up_mid_run_stops_the_session(pytester: pytest.Pytester, x
     _check_full_store_session(result, store_path(pytester))
 
 
+def test_a_group_that_cannot_commit_at_the_session_end_fails_the_store(
+    pytester: pytest.Pytester,
+) -> None:
+    # Nothing commits while the run lasts (one quiet group): the session end's commit meets
+    # the full store, and the session says so as it does mid-run, never "passed".
+    pytester.makepyfile(bench_x=SMALLER_LOGS)
+    pytester.makeconftest(FULL_AFTER_FIRST)
+    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(
+        ["*benchsdk: ERROR the results store * failed: *full*", "*= benchmarks =*"]
+    )
+    # The next open of the store commits what the journal kept: nothing is lost.
+    (run,) = stored_runs(store_path(pytester))
+    assert run.status == "interrupted"
+    assert run.record_count == 6
+
+
 def test_store_on_a_full_disk_stops_the_session(pytester: pytest.Pytester) -> None:
     directory = pytester.path / "small"
     if not _mount_tmpfs(directory, "size=192k"):
         pytest.skip("cannot mount a small tmpfs here (root only)")
     try:
         pytester.makepyfile(
-            bench_x=BIG_LOGS.replace("iterations=6", "iterations=40").replace('x" * 16', 'x" * 8')
+            bench_x=BIG_LOGS.replace("iterations=6", "iterations=40").replace(
+                '"x" * 300_000', '"x" * 8_000'
+            )
         )
         result = pytester.runpytest_inprocess(
             "--bench", "--bench-dry-run", "--bench-store", str(directory / "s.sqlite3")

@@ -335,6 +335,12 @@ class ControllerPlugin:
         failed = self.session.finish(interrupted=interrupted, unfinished=self._unfinished)
         if self.session.stopping and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
+        if self.session.store_broken is not None and session.exitstatus in (
+            pytest.ExitCode.OK,
+            pytest.ExitCode.TESTS_FAILED,
+        ):
+            # The store failed at the session end: as when it fails mid-run.
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
         if (failed or self.session_errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         elif (

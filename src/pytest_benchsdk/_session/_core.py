@@ -422,6 +422,7 @@ class BenchSession:
         upload with ``strict_upload``); :attr:`session_errors` has the rest."""
         if not self.runs:
             return False
+        self._commit_grouped_records()
         interrupted = interrupted or self.store_broken is not None
         failed = False
         for run in self.runs.values():
@@ -458,6 +459,18 @@ class BenchSession:
         if self.store_broken is not None:
             self.session_errors.append(self.store_broken)
         return failed
+
+    def _commit_grouped_records(self) -> None:
+        """The records the store still groups, committed before anything reads them: a
+        failure is the store's failure, as a write that fails mid-run (the records stay in
+        its journal for the next open of the store), never one analysis's error."""
+        store = self._storing()
+        if store is None:
+            return
+        try:
+            store.commit_records()
+        except Exception as exc:
+            self._store_failed(exc)
 
     def _guard(self, run: BenchmarkRun, what: str, action: Callable[[], _T]) -> _T | None:
         """One piece of a run's finish: its value, or None with the failure as an error of
