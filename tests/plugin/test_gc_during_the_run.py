@@ -1,7 +1,8 @@
 """While bench items run, what collection made is out of the cyclic GC's reach (``gc.freeze``),
 and back in it when the session ends; a bench file's items are frozen as soon as they are made
-(with the GC paused while they are), and the GC runs again afterwards; a session without bench
-items, or a process that froze objects of its own, or turned its GC off, is left as it is."""
+(with the GC paused while they are), and the GC runs again afterwards; what the run keeps is
+frozen as it runs, and no garbage cycle an iteration leaves is; a session without bench items,
+or a process that froze objects of its own, or turned its GC off, is left as it is."""
 
 from __future__ import annotations
 
@@ -119,3 +120,66 @@ def pytest_configure(config):
     result.assert_outcomes(passed=3)
     line = next(x for x in result.stdout.lines if x.startswith("frozen at exit: "))
     assert int(line.rpartition(" ")[2]) > 0
+
+
+#: Freezes what the run keeps every 5 items (instead of every 1,000).
+SETTLE_OFTEN = """
+from pytest_benchsdk._plugin import heap
+
+heap.SETTLE_EVERY = 5
+"""
+
+
+def test_what_the_run_keeps_is_frozen_as_it_runs(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST + SETTLE_OFTEN)
+    pytester.makepyfile(bench_gc=BENCH.replace("iterations=3", "iterations=12"))
+    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "--bench-json", "run.json")
+    result.assert_outcomes(passed=12)
+    frozen = _frozen_in_tasks(pytester)
+    # Each freeze adds what the items before it left (their reports, at least).
+    # Each freeze adds what the items before it left (their reports, at least); between two
+    # freezes nothing is added (objects frozen and then released leave).
+    for before, at in ((4, 5), (9, 10)):
+        assert frozen[at] - frozen[before] > 30, frozen
+        assert max(frozen[before - 3 : before + 1]) <= frozen[before - 4], frozen
+    result.stdout.fnmatch_lines(["frozen at exit: 0"])
+
+
+def test_the_garbage_cycles_iterations_leave_are_never_frozen(pytester: pytest.Pytester) -> None:
+    # Each iteration leaves a reference cycle behind (garbage at once): a freeze right after an
+    # iteration must not keep its cycle, so every one is collected before the session ends.
+    pytester.makeconftest(
+        CONFTEST
+        + SETTLE_OFTEN
+        + """
+FINALIZED = []
+
+def pytest_sessionfinish(session):
+    gc.collect()  # frozen objects are out of its reach
+    print(f"cycles collected: {len(FINALIZED)}")
+"""
+    )
+    pytester.makepyfile(
+        bench_cycles=bench(
+            'participants=[Participant("p")], iterations=12',
+            """
+            import weakref
+
+            import conftest
+
+
+            class Node:
+                pass
+
+
+            @define_task
+            def task():
+                node = Node()
+                node.me = node
+                weakref.finalize(node, conftest.FINALIZED.append, 1)
+            """,
+        )
+    )
+    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "-s")
+    result.assert_outcomes(passed=12)
+    result.stdout.fnmatch_lines(["*cycles collected: 12"])

@@ -18,7 +18,7 @@ from ..context import IterationOutcome, is_task_error
 from ..schedule import BenchmarkSchedule
 from .catalog import Catalog
 from .distribution import grouping_problem
-from .heap import CollectionHeap
+from .heap import FrozenHeap
 from .loadgroup import LoadgroupNodeId, group_name
 from .runtime import ProcessRuntime
 from .thresholds import threshold_items
@@ -62,7 +62,7 @@ class BenchModule(pytest.Module):
         problem = grouping_problem(self.config, self.path, schedule)
         if problem is not None:
             raise self.CollectError(problem)
-        heap = CollectionHeap.of(self.config)
+        heap = FrozenHeap.of(self.config)
         with heap.making_items() if heap is not None else contextlib.nullcontext():
             items = list(self._items(catalog, bench_file, schedule))
         # Every item, before --lf, -k and the rest choose: completing the selection

@@ -21,7 +21,7 @@ import pytest
 from .._redact import Redactor
 from .._runs import RecordPayload, record_phase
 from .catalog import Catalog
-from .heap import CollectionHeap
+from .heap import FrozenHeap
 from .nodes import BenchItem
 from .runtime import ProcessRuntime
 
@@ -56,7 +56,7 @@ class RunnerPlugin:
         self.config = config
         self._hand_over = hand_over
         self._on_payload = on_payload
-        self._heap = CollectionHeap()
+        self._heap = FrozenHeap()
         self._heap.install(config)
 
     @pytest.hookimpl(trylast=True)
@@ -66,6 +66,9 @@ class RunnerPlugin:
         # creates (see .heap). Only for sessions that run bench items.
         if any(isinstance(i, BenchItem) for i in session.items):
             self._heap.freeze()
+
+    def pytest_runtest_logfinish(self) -> None:
+        self._heap.item_ran()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
