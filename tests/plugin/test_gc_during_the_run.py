@@ -31,16 +31,16 @@ atexit.register(lambda: print(f"frozen at exit: {gc.get_freeze_count()}"))
 """
 
 
-def _frozen_in_tasks(pytester: pytest.Pytester) -> list[float]:
-    (entry,) = read_json(pytester.path / "run.json")["benchmarks"]
-    (participant,) = entry["participants"]
-    return [r["data"]["frozen"] for r in participant["records"]]
+def _configuring(statement: str) -> str:
+    """The conftest that reports at exit, and runs ``statement`` when pytest configures."""
+    return f"{CONFTEST}\ndef pytest_configure(config):\n    {statement}\n"
 
 
-def _gc_enabled_in_tasks(pytester: pytest.Pytester) -> list[float]:
+def _measured_in_tasks(pytester: pytest.Pytester, key: str) -> list[float]:
+    """What the task measured under ``key`` (``frozen``, ``enabled``), iteration by iteration."""
     (entry,) = read_json(pytester.path / "run.json")["benchmarks"]
     (participant,) = entry["participants"]
-    return [r["data"]["enabled"] for r in participant["records"]]
+    return [r["data"][key] for r in participant["records"]]
 
 
 def test_the_collected_session_is_frozen_while_bench_items_run(pytester: pytest.Pytester) -> None:
@@ -48,11 +48,11 @@ def test_the_collected_session_is_frozen_while_bench_items_run(pytester: pytest.
     pytester.makepyfile(bench_gc=BENCH)
     result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "--bench-json", "run.json")
     result.assert_outcomes(passed=3)
-    frozen = _frozen_in_tasks(pytester)
+    frozen = _measured_in_tasks(pytester, "frozen")
     assert len(frozen) == 3
     # Every module, item and fixture definition of the session: thousands of objects.
     assert min(frozen) > 1000
-    assert _gc_enabled_in_tasks(pytester) == [1, 1, 1]
+    assert _measured_in_tasks(pytester, "enabled") == [1, 1, 1]
     result.stdout.fnmatch_lines(["frozen at exit: 0"])
 
 
@@ -79,17 +79,11 @@ def pytest_collectstart(collector):
 
 
 def test_a_process_that_turned_its_gc_off_keeps_it_off(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(
-        CONFTEST
-        + """
-def pytest_configure(config):
-    gc.disable()
-"""
-    )
+    pytester.makeconftest(_configuring("gc.disable()"))
     pytester.makepyfile(bench_gc=BENCH)
     result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "--bench-json", "run.json")
     result.assert_outcomes(passed=3)
-    assert _gc_enabled_in_tasks(pytester) == [0, 0, 0]
+    assert _measured_in_tasks(pytester, "enabled") == [0, 0, 0]
 
 
 def test_a_session_without_bench_items_keeps_the_gc_as_it_is(pytester: pytest.Pytester) -> None:
@@ -108,13 +102,7 @@ def test_a_session_without_bench_items_keeps_the_gc_as_it_is(pytester: pytest.Py
 
 
 def test_objects_the_process_froze_itself_stay_frozen(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(
-        CONFTEST
-        + """
-def pytest_configure(config):
-    gc.freeze()  # a process that forks workers, say
-"""
-    )
+    pytester.makeconftest(_configuring("gc.freeze()  # a process that forks workers, say"))
     pytester.makepyfile(bench_gc=BENCH)
     result = pytester.runpytest_subprocess("--bench", "--bench-dry-run")
     result.assert_outcomes(passed=3)
@@ -135,7 +123,7 @@ def test_what_the_run_keeps_is_frozen_as_it_runs(pytester: pytest.Pytester) -> N
     pytester.makepyfile(bench_gc=BENCH.replace("iterations=3", "iterations=12"))
     result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "--bench-json", "run.json")
     result.assert_outcomes(passed=12)
-    frozen = _frozen_in_tasks(pytester)
+    frozen = _measured_in_tasks(pytester, "frozen")
     # Each freeze adds what the items before it left (their reports, at least).
     # Each freeze adds what the items before it left (their reports, at least); between two
     # freezes nothing is added (objects frozen and then released leave).

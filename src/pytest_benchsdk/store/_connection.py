@@ -72,6 +72,12 @@ def dump_json(value: JSON) -> str:
     return "null" if value is None else js_json(value)
 
 
+#: Plain JSON (strings, numbers, lists, dicts; no NaN) as compact text, at C speed: one encoder
+#: made once (``json.dumps`` with options builds a new one for every call). For the hot path,
+#: once per record; what it refuses (NaN, a value that is not plain JSON) goes to dump_json.
+compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+
+
 def load_json(text: str | None) -> JSON:
     """The value of a nullable JSON column (``None`` for SQL ``NULL``)."""
     return None if text is None else json.loads(text)

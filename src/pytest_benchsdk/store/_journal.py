@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ._connection import now_iso
+from ._connection import compact_json, now_iso
 
 if sys.platform != "win32":
     import fcntl
@@ -52,16 +52,13 @@ JOURNAL_INFIX: Final = "-journal-"
 #: this many seconds have passed since the last commit (so a slow run commits every record at
 #: once, as before, and a fast one in groups). A commit costs about a millisecond whatever
 #: its size (most of it the pages it writes to the WAL again, and their checkpoints): at
-#: 20,000 no-op iterations, groups of 0.05 s took 0.3 s of commits, groups of 0.2 s 0.1 s.
+#: 20,000 no-op iterations, groups of 0.05 s took 0.26-0.39 s of commits, these 0.15 s.
 GROUP_RECORDS: Final = 2048
 GROUP_BYTES: Final = 512 * 1024
 GROUP_SECONDS: Final = 0.2
 
 #: ``(run_id, participant, task_index, status, wire, received_at)`` and the log lines.
 RecordRow = tuple[str, str, int, str, str, str]
-
-
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class RecordJournal:
@@ -78,9 +75,6 @@ class RecordJournal:
         self.logs: list[tuple[str, str, str]] = []
         self._bytes = 0
         self._committed_at = -GROUP_SECONDS  # the first record commits at once
-        #: Encoded once each: the head's ``[run_id, participant`` and status strings.
-        self._prefixes: dict[tuple[str, str], str] = {}
-        self._strings: dict[str, str] = {}
 
     @classmethod
     def open(cls, store_path: Path) -> RecordJournal | None:
@@ -104,7 +98,9 @@ class RecordJournal:
 
     def append(self, row: RecordRow, log_lines: Sequence[str]) -> bool:
         """Journal one record (in the kernel when this returns); whether its group is due."""
-        data = f"{self._head(row, log_lines)}\t{row[4]}\n".encode("utf-8", "surrogatepass")
+        run_id, participant, task_index, status, wire, received_at = row
+        head = compact_json([run_id, participant, task_index, status, received_at, list(log_lines)])
+        data = f"{head}\t{wire}\n".encode("utf-8", "surrogatepass")
         written = 0
         try:
             while written < len(data):
@@ -117,28 +113,13 @@ class RecordJournal:
             raise
         self.rows.append(row)
         if log_lines:
-            self.logs.extend((row[0], row[1], text) for text in log_lines)
+            self.logs.extend((run_id, participant, text) for text in log_lines)
         self._bytes += len(data)
         return (
             len(self.rows) >= GROUP_RECORDS
             or self._bytes >= GROUP_BYTES
             or time.monotonic() - self._committed_at >= GROUP_SECONDS
         )
-
-    def _head(self, row: RecordRow, log_lines: Sequence[str]) -> str:
-        """The line's JSON head, ``[run_id, participant, task_index, status, received_at,
-        log_lines]``. Its strings but the log lines repeat from record to record: they are
-        encoded once each (json.dumps per line was a tenth of a record's cost)."""
-        run_id, participant, task_index, status, _, received_at = row
-        key = (run_id, participant)
-        prefix = self._prefixes.get(key)
-        if prefix is None:
-            prefix = self._prefixes[key] = _dumps([run_id, participant])[:-1]
-        status_json = self._strings.get(status)
-        if status_json is None:
-            status_json = self._strings[status] = _dumps(status)
-        logs = _dumps(list(log_lines)) if log_lines else "[]"
-        return f"{prefix},{int(task_index)},{status_json},{_dumps(received_at)},{logs}]"
 
     def hold(self, row: RecordRow, log_lines: Sequence[str]) -> None:
         """Keep a record in memory only (its journal line could not be written), for the

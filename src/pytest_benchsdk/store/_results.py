@@ -31,6 +31,7 @@ from ._connection import (
     JSON,
     StoreConnection,
     UnknownRunError,
+    compact_json,
     dump_json,
     load_json,
     now_iso,
@@ -203,13 +204,9 @@ def _record_json(record: TaskRecord, wire: Mapping[str, JSON] | None = None) -> 
     if wire is None:
         wire = record.to_wire()
     try:
-        return _WIRE_ENCODER.encode(wire)
+        return compact_json(wire)
     except (ValueError, TypeError):
         return dump_json(wire)
-
-
-# Made once: json.dumps() with options builds a new encoder for every call.
-_WIRE_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 _INSERT_LOG_LINE = "INSERT INTO log_lines (run_id, participant, line) VALUES (?, ?, ?)"
