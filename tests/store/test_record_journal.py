@@ -19,6 +19,7 @@ from helpers.processes import Session
 from helpers.sessions import bench, store_path
 from helpers.store_processes import ENV, journal_then_wait
 from pytest_benchsdk.records import TaskRecord
+from pytest_benchsdk.results import stored_status
 from pytest_benchsdk.store import ResultStore
 from pytest_benchsdk.store._journal import JOURNAL_INFIX
 
@@ -226,5 +227,7 @@ def test_a_session_killed_in_the_journal_window_is_whole_after_a_resubmit(
         # Killed before any status was written: the replay of its journal says the run did
         # not finish (it would otherwise read "running" for ever).
         assert run.status == "interrupted"
+        # What ran against what the benchmark planned (not "29 of 29": the kill left no count).
+        assert stored_status(store, run).text() == "interrupted (29 of 30 iterations ran)"
         lines = store.log_lines(run.run_id, "p1")
     assert [line.rsplit("] ", 1)[-1] for line in lines] == [f"iteration {i}" for i in range(29)]

@@ -60,7 +60,11 @@ def stored_status(store: ResultStore, run: StoredRun) -> RunStatus:
         else:
             # The column is the truth for the state (a resubmit or merge may have set it).
             return status if status.state == run.status else attrs.evolve(status, state=run.status)
-    return RunStatus(run.status, ran=run.record_count, planned=run.record_count)
+    # No status kept: the session never finished the run (it was killed), or an older store.
+    # What ran is what the records say; what was planned is what the benchmark declares for
+    # its participants (a -k subset planned fewer), and never less than what ran.
+    declared = _knobs(run).iterations * len(run.participants)
+    return RunStatus(run.status, ran=run.record_count, planned=max(declared, run.record_count))
 
 
 def stored_summary(store: ResultStore, run: StoredRun) -> RunSummary:
