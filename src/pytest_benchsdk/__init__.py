@@ -13,69 +13,8 @@ and running benchmarks without pytest (:func:`run_benchmark` and the rest of
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+import importlib
 from typing import TYPE_CHECKING, Any
-
-from . import compare, config, context, records, schedule, scoring, store
-from ._public import publish
-from .compare import Comparison, compare_samples
-from .config import (
-    BenchmarkConfig,
-    BenchmarkConfigError,
-    ConfigIssue,
-    DisplayConfig,
-    DisplayMetric,
-    DisplayOverview,
-    DisplayStep,
-    Participant,
-    Phase,
-    ScoringConfig,
-    ScoringMetric,
-    ScoringSuccess,
-    Shape,
-    Weights,
-    define_benchmark_config,
-    define_on_complete,
-    define_task,
-    validate_benchmark_config,
-)
-from .context import TaskContext, TaskError, TaskResult
-from .records import LogLine, ParticipantRecords, StepRecord, TaskRecord
-from .schedule import (
-    BenchmarkRunOutcome,
-    NoAvailableParticipantsError,
-    ResolvedRunConfig,
-    filter_participants_by_env,
-    merge_config,
-    select_participants,
-)
-from .scoring import (
-    MetricResult,
-    MetricScoring,
-    ScoreResult,
-    ScoringSpec,
-    ScoringSpecError,
-    higher_is_better,
-    lower_is_better,
-    score,
-    scoring_config_to_spec,
-    validate_scoring_spec,
-)
-from .store import ResultStore
-
-# A class or function defined in a private module (``pytest_benchsdk._x``) is named after the
-# public module that re-exports it: the first module below whose ``__all__`` lists it
-# (``pytest_benchsdk.context.TaskError``, not ``pytest_benchsdk._taskerror.TaskError``); every
-# facade publishes its own names with the same helper (``_public.publish``), so there is one rule
-# in one place. Every name of this package's ``__all__`` comes from one of these modules.
-for _module in (compare, config, context, records, schedule, scoring, store):
-    publish(_module.__name__, vars(_module))
-del _module
-
-try:
-    __version__ = version("pytest-benchsdk")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0+unknown"
 
 __all__ = [
     "BENCHSDK_RUNNER_VERSION",
@@ -135,7 +74,42 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .runner import (
+    from pytest_benchsdk.compare import (
+        Comparison,
+        compare_samples,
+    )
+    from pytest_benchsdk.config import (
+        BenchmarkConfig,
+        BenchmarkConfigError,
+        ConfigIssue,
+        DisplayConfig,
+        DisplayMetric,
+        DisplayOverview,
+        DisplayStep,
+        Participant,
+        Phase,
+        ScoringConfig,
+        ScoringMetric,
+        ScoringSuccess,
+        Shape,
+        Weights,
+        define_benchmark_config,
+        define_on_complete,
+        define_task,
+        validate_benchmark_config,
+    )
+    from pytest_benchsdk.context import (
+        TaskContext,
+        TaskError,
+        TaskResult,
+    )
+    from pytest_benchsdk.records import (
+        LogLine,
+        ParticipantRecords,
+        StepRecord,
+        TaskRecord,
+    )
+    from pytest_benchsdk.runner import (
         BENCHSDK_RUNNER_VERSION,
         BenchmarkReporter,
         BenchmarkRunResult,
@@ -146,30 +120,152 @@ if TYPE_CHECKING:
         run_benchmark_worker,
         run_worker,
     )
+    from pytest_benchsdk.schedule import (
+        BenchmarkRunOutcome,
+        NoAvailableParticipantsError,
+        ResolvedRunConfig,
+        filter_participants_by_env,
+        merge_config,
+        select_participants,
+    )
+    from pytest_benchsdk.scoring import (
+        MetricResult,
+        MetricScoring,
+        ScoreResult,
+        ScoringSpec,
+        ScoringSpecError,
+        higher_is_better,
+        lower_is_better,
+        score,
+        scoring_config_to_spec,
+        validate_scoring_spec,
+    )
+    from pytest_benchsdk.store import (
+        ResultStore,
+    )
 
-#: Names of :mod:`pytest_benchsdk.runner`, imported on first use: every bench file imports this
-#: package in every pytest process, and the runner brings the session, the results and the
-#: platform client (httpx) with it.
-_RUNNER_NAMES = frozenset(
+    __version__: str
+
+#: The public submodule that is the home of each name of ``__all__``. Nothing is imported until
+#: a name is asked for (PEP 562): pytest imports this package in every session of a project
+#: that has the plugin installed, benchmarks or not, and the engine, the store and the runner
+#: (httpx, the session, the results) are not needed there. Each facade names itself the home
+#: of what it exports when it is imported (``_base.public.publish``).
+_HOMES: dict[str, str] = {
+    **dict.fromkeys(
+        ("Comparison", "compare_samples"),
+        "compare",
+    ),
+    **dict.fromkeys(
+        (
+            "BenchmarkConfig",
+            "BenchmarkConfigError",
+            "ConfigIssue",
+            "DisplayConfig",
+            "DisplayMetric",
+            "DisplayOverview",
+            "DisplayStep",
+            "Participant",
+            "Phase",
+            "ScoringConfig",
+            "ScoringMetric",
+            "ScoringSuccess",
+            "Shape",
+            "Weights",
+            "define_benchmark_config",
+            "define_on_complete",
+            "define_task",
+            "validate_benchmark_config",
+        ),
+        "config",
+    ),
+    **dict.fromkeys(
+        ("TaskContext", "TaskError", "TaskResult"),
+        "context",
+    ),
+    **dict.fromkeys(
+        ("LogLine", "ParticipantRecords", "StepRecord", "TaskRecord"),
+        "records",
+    ),
+    **dict.fromkeys(
+        (
+            "BENCHSDK_RUNNER_VERSION",
+            "BenchmarkReporter",
+            "BenchmarkRunResult",
+            "claim_benchmark_reporter",
+            "create_api_client",
+            "parse_cli_args",
+            "run_benchmark",
+            "run_benchmark_worker",
+            "run_worker",
+        ),
+        "runner",
+    ),
+    **dict.fromkeys(
+        (
+            "BenchmarkRunOutcome",
+            "NoAvailableParticipantsError",
+            "ResolvedRunConfig",
+            "filter_participants_by_env",
+            "merge_config",
+            "select_participants",
+        ),
+        "schedule",
+    ),
+    **dict.fromkeys(
+        (
+            "MetricResult",
+            "MetricScoring",
+            "ScoreResult",
+            "ScoringSpec",
+            "ScoringSpecError",
+            "higher_is_better",
+            "lower_is_better",
+            "score",
+            "scoring_config_to_spec",
+            "validate_scoring_spec",
+        ),
+        "scoring",
+    ),
+    **dict.fromkeys(
+        ("ResultStore",),
+        "store",
+    ),
+}
+#: The public submodules, reachable as attributes as an eager import made them.
+_SUBMODULES = frozenset(
     {
-        "BENCHSDK_RUNNER_VERSION",
-        "BenchmarkReporter",
-        "BenchmarkRunResult",
-        "claim_benchmark_reporter",
-        "create_api_client",
-        "parse_cli_args",
-        "run_benchmark",
-        "run_benchmark_worker",
-        "run_worker",
+        "compare",
+        "config",
+        "context",
+        "executor",
+        "records",
+        "results",
+        "runner",
+        "schedule",
+        "scoring",
+        "store",
     }
 )
 
 
 def __getattr__(name: str) -> Any:
-    if name in _RUNNER_NAMES:
-        from . import runner
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
 
-        value = getattr(runner, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        try:
+            value: Any = version("pytest-benchsdk")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree
+            value = "0+unknown"
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    elif name in _HOMES:
+        value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *_SUBMODULES})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from .cli import main
+from pytest_benchsdk.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -20,8 +20,8 @@ import pluggy
 if TYPE_CHECKING:
     import pytest
 
-    from .records import TaskRecord
-    from .scoring import ScoreResult
+    from pytest_benchsdk._analysis.scoring import ScoreResult
+    from pytest_benchsdk.records import TaskRecord
 
 __all__ = [
     "pytest_benchsdk_record",

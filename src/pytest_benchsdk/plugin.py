@@ -37,10 +37,10 @@ from typing import Any
 
 import pytest
 
-from . import hookspecs
-from ._benchfile import is_bench_path
-from ._plugin import fixtures
-from ._plugin.options import (
+from pytest_benchsdk import hookspecs
+from pytest_benchsdk._engine.benchfile import is_bench_path
+from pytest_benchsdk._plugin import fixtures
+from pytest_benchsdk._plugin.options import (
     BenchOptions,
     add_options,
     bench_option_given,
@@ -159,7 +159,7 @@ class UncollectedBenchFiles:
 def _register_resubmit(config: pytest.Config, options: BenchOptions) -> None:
     import os
 
-    from ._plugin.resubmit import ResubmitPlugin
+    from pytest_benchsdk._plugin.resubmit import ResubmitPlugin
 
     config.pluginmanager.register(
         ResubmitPlugin(config, options, dict(os.environ)), "benchsdk-resubmit"
@@ -167,32 +167,32 @@ def _register_resubmit(config: pytest.Config, options: BenchOptions) -> None:
 
 
 def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> None:
-    from ._plugin.catalog import Catalog
-    from ._plugin.collection import CollectionPlugin
+    from pytest_benchsdk._plugin.catalog import Catalog
+    from pytest_benchsdk._plugin.collection import CollectionPlugin
 
     catalog = Catalog.install(config, options)
     register = config.pluginmanager.register
     register(CollectionPlugin(catalog, runs_items=not options.check), "benchsdk-collection")
     if options.enabled:
-        from ._plugin.loadgroup import plain_args
+        from pytest_benchsdk._plugin.loadgroup import plain_args
 
         _rewrite_asserts_in_bench_files(config, options.file_patterns)
         # An id pasted from an older run's output may carry xdist's group: find the item.
         plain_args(config.args)
     if options.check:
-        from ._plugin.check import CheckPlugin
+        from pytest_benchsdk._plugin.check import CheckPlugin
 
         register(CheckPlugin(catalog), "benchsdk-check")
         return
     if not options.enabled:
         return
-    from ._plugin.runner import RunnerPlugin, hand_over_to_xdist
+    from pytest_benchsdk._plugin.execution import RunnerPlugin, hand_over_to_xdist
 
     if hasattr(config, "workerinput"):
         register(RunnerPlugin(config, hand_over_to_xdist(config)), "benchsdk-runner")
         return
-    from ._plugin.controller import ControllerPlugin
-    from ._plugin.distribution import DistributedBench, xdist_distributes
+    from pytest_benchsdk._plugin.controller import ControllerPlugin
+    from pytest_benchsdk._plugin.distribution import DistributedBench, xdist_distributes
 
     controller = ControllerPlugin(catalog)
     register(controller, "benchsdk-controller")

@@ -26,8 +26,8 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from ._js import JSONObject, is_js_integer, js_json
-from ._numbers import is_finite
+from pytest_benchsdk._base.js import JSONObject, is_js_integer, js_json
+from pytest_benchsdk._base.numbers import is_finite
 
 __all__ = [
     "ABSENT",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_benchsdk._flag_values import (
+from pytest_benchsdk._engine.flag_values import (
     parse_group_by,
     parse_non_negative_number,
     parse_positive_int,
@@ -12,8 +12,7 @@ from pytest_benchsdk._flag_values import (
     parse_slug,
     parse_text,
 )
-from pytest_benchsdk.config import Participant, Phase, define_benchmark_config
-from pytest_benchsdk.schedule import (
+from pytest_benchsdk._engine.schedule import (
     UNEVEN_PHASES_WARNING,
     NoAvailableParticipantsError,
     PhaseWarmup,
@@ -35,6 +34,7 @@ from pytest_benchsdk.schedule import (
     schedule_order,
     select_participants,
 )
+from pytest_benchsdk.config import Participant, Phase, define_benchmark_config
 
 PARTICIPANTS = [{"name": "e2b"}, {"name": "modal"}]
 

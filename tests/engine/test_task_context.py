@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from pytest_benchsdk._clock import Clock, iso_utc
-from pytest_benchsdk.context import (
+from pytest_benchsdk._base.clock import Clock, iso_utc
+from pytest_benchsdk._engine.context import (
     LogLine,
     TaskContext,
     TaskError,

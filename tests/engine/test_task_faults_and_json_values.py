@@ -16,8 +16,8 @@ import pytest
 
 from helpers.sessions import bench, read_json, store_path, stored_records, stored_runs
 from pytest_benchsdk import Participant, Phase, validate_benchmark_config
-from pytest_benchsdk._flag_values import parse_non_negative_number, parse_positive_int
-from pytest_benchsdk._js import MAX_JSON_DEPTH, JSONConversionError, to_json_value
+from pytest_benchsdk._base.js import MAX_JSON_DEPTH, JSONConversionError, to_json_value
+from pytest_benchsdk._engine.flag_values import parse_non_negative_number, parse_positive_int
 from pytest_benchsdk.context import TaskContext, TaskError, TaskResult, run_task
 from pytest_benchsdk.schedule import RunArgs, schedule_benchmark
 

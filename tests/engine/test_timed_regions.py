@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from pytest_benchsdk._clock import Clock
-from pytest_benchsdk._coordination import StepCoordination
+from pytest_benchsdk._base.clock import Clock
+from pytest_benchsdk._base.coordination import StepCoordination
 from pytest_benchsdk.context import IterationOutcome, TaskContext, run_task, run_task_async
 from pytest_benchsdk.records import StepRecord, TaskRecord
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gzip
 
-from pytest_benchsdk._runenv import RunEnvironment, Trigger
+from pytest_benchsdk._base.runenv import RunEnvironment, Trigger
 from pytest_benchsdk.platform import BenchmarkClient, RetryPolicy
 from pytest_benchsdk.store import ResultStore
 

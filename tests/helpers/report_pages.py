@@ -77,7 +77,7 @@ def write_runs(
     """A store with ``runs`` runs of one benchmark (one a day, oldest first; a latency, two
     steps and a ``value`` per record), written with the store's own API as a session would;
     returns their ids, oldest first."""
-    from pytest_benchsdk._runenv import collect_run_environment
+    from pytest_benchsdk._base.runenv import collect_run_environment
 
     env = environment or collect_run_environment({}, path.parent)
     start = datetime(2026, 11, 1, 8, 0, tzinfo=timezone.utc)

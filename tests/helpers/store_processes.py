@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_benchsdk._runenv import RunEnvironment, Trigger
+from pytest_benchsdk._base.runenv import RunEnvironment, Trigger
 from pytest_benchsdk.records import TaskRecord
 from pytest_benchsdk.store import ResultStore
 

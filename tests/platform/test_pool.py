@@ -18,7 +18,7 @@ import pytest
 from helpers.e2e import bench_args, use_platform
 from helpers.platform_server import LoopbackPlatform
 from helpers.sessions import assert_usage_error, bench
-from pytest_benchsdk._coordination import StepCoordination
+from pytest_benchsdk._base.coordination import StepCoordination
 from pytest_benchsdk.context import TaskContext, run_task, run_task_async
 from pytest_benchsdk.platform import BenchmarkClient
 from pytest_benchsdk.platform._barrier import PoolBarrier

@@ -15,7 +15,7 @@ import pytest
 from helpers.e2e import bench_args, use_platform
 from helpers.platform_server import API_KEY, LoopbackPlatform
 from helpers.sessions import bench, store_path, stored_runs
-from pytest_benchsdk._redact import Redactor, credential_secrets
+from pytest_benchsdk._base.redact import Redactor, credential_secrets
 from pytest_benchsdk.cli import main
 
 #: A participant secret that JSON and repr write differently: a quote, a backslash and a

@@ -1,33 +1,31 @@
-"""The import rules of the package (README → Architecture), checked on the source tree.
+"""The import rules of the package (docs: Architecture), checked on the source tree.
 
-* Only the glue (``plugin.py``, ``hookspecs.py``, ``_plugin/``) imports pytest.
-* No import cycles between the package's modules, lazy (function-level) imports included.
-* The layers, bottom up: the leaves (``_clock``, ``_coordination``, ``_files``, ``_js``,
-  ``_modes``, ``_numbers``, ``_public``, ``_redact``, ``records``); the engine; the store
-  (engine and leaves); ``results``, the model of a finished run (store, engine, leaves); the
-  views: ``_views`` (text, Markdown, JSON: ``results``, engine, leaves, no store), ``report/``
-  (the HTML report: ``results``, ``_views``, the store, the engine, the leaves; only the glue
-  and the CLI use it) and the store CLI; the glue on top. ``platform/`` uses only the leaves.
-* The store CLI (``cli``, run by ``__main__``) uses no glue and no platform; nothing but
-  ``__main__`` imports it.
-* The platform commands (``platform_cli``, upstream ``bench``'s ``auth``/``runs``/… under
-  ``pytest-benchsdk platform``) are a view above ``platform/``: they use the platform and the
-  leaves only. The store CLI reaches them through one lazy import in its ``main`` (when the
-  ``platform`` command runs), never at module level, so the store commands never load the
-  platform; nothing else imports them. The scaffolder (``_scaffold``, ``pytest-benchsdk init``)
-  imports nothing of the package and is reached the same way.
-* The session (``_session``: one bench session's runs from their opening to the summary, the
-  store, the platform link) is the engine-side home of a run's life that both paths drive: it
-  sits above ``results``, the store, the platform and the views, and imports no glue, no CLI and
-  no runner. The programmatic runs (``runner``: ``run_benchmark`` … and ``pytest-benchsdk run``)
-  sit above the session and beside the glue (neither imports the other); the store CLI reaches
-  the runner only lazily from its ``main``, the package's facade only lazily from its module
-  ``__getattr__`` (importing ``pytest_benchsdk`` in every pytest process stays cheap).
+The package is cut into areas, one folder each (a public root module belongs to the area whose
+facade it is); :data:`AREAS` lists them and :data:`MAY_IMPORT` says which areas each area may
+import, bottom up:
+
+* ``base`` (``_base/``, ``records``): the leaves; they import nothing else of the package.
+* ``config`` (``_config/``, ``config``): models, reading, validation, the threshold language.
+* ``analysis`` (``_analysis/``, ``scoring``, ``compare``): statistics, scoring, comparisons; pure.
+* ``engine`` (``_engine/``, ``schedule``, ``executor``, ``context``): knobs, plans, running.
+* ``store`` (SQLite) and ``platform`` (httpx; the leaves only): the I/O.
+* ``results``: the one model of a finished run, built live or from the store.
+* ``views`` (``_views/``, ``report/``): render the model; ``_views`` reads no store.
+* ``session``: one bench session's life, which the glue and the runner both drive.
+* ``runner``: programmatic runs; ``cli``: argument handling for every command.
+* ``plugin`` (``plugin``, ``hookspecs``, ``_plugin/``): the glue, the only code that imports
+  pytest.
+
+No import cycles between modules (lazy, function-level imports count). The runner is reached
+lazily from the CLI's ``main`` and the facade's ``__getattr__``; the platform commands and
+``init`` lazily from the CLI's ``main``; importing ``pytest_benchsdk`` loads no session, runner
+or platform.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 import textwrap
@@ -41,30 +39,49 @@ import pytest_benchsdk
 PACKAGE = "pytest_benchsdk"
 ROOT = Path(pytest_benchsdk.__file__).parent
 
-GLUE = ("pytest_benchsdk.plugin", "pytest_benchsdk.hookspecs", "pytest_benchsdk._plugin")
-#: The store CLI and its ``python -m`` entry: above the store and the engine.
-CLI = ("pytest_benchsdk.cli", "pytest_benchsdk.__main__")
-#: The platform commands: a view above ``platform/``, dispatched lazily by the store CLI.
-PLATFORM_CLI = ("pytest_benchsdk.platform_cli",)
-#: ``pytest-benchsdk init``: templates and file writing, dispatched lazily by the store CLI.
-SCAFFOLD = ("pytest_benchsdk._scaffold",)
-LEAVES = (
-    "pytest_benchsdk._clock",
-    "pytest_benchsdk._coordination",
-    "pytest_benchsdk._files",
-    "pytest_benchsdk._js",
-    "pytest_benchsdk._modes",
-    "pytest_benchsdk._numbers",
-    "pytest_benchsdk._public",
-    "pytest_benchsdk._redact",
-    "pytest_benchsdk.records",
-)
-#: The layers above the engine.
-RESULTS = ("pytest_benchsdk.results",)
-VIEWS = ("pytest_benchsdk._views", "pytest_benchsdk.report")
-#: One bench session's life (both paths drive it), and the programmatic runs above it.
-SESSION = ("pytest_benchsdk._session",)
-RUNNER = ("pytest_benchsdk.runner",)
+
+def _p(*names: str) -> tuple[str, ...]:
+    return tuple(f"{PACKAGE}.{name}" for name in names)
+
+
+#: Every module but the package's ``__init__`` belongs to exactly one area.
+AREAS: dict[str, tuple[str, ...]] = {
+    "base": _p("_base", "records"),
+    "config": _p("_config", "config"),
+    "analysis": _p("_analysis", "scoring", "compare"),
+    "engine": _p("_engine", "schedule", "executor", "context"),
+    "store": _p("store"),
+    "platform": _p("platform"),
+    "results": _p("results"),
+    "views": _p("_views", "report"),
+    "session": _p("_session"),
+    "runner": _p("runner"),
+    "cli": _p("cli", "__main__"),
+    "plugin": _p("plugin", "hookspecs", "_plugin"),
+}
+#: Which areas an area may import (its own always).
+MAY_IMPORT: dict[str, set[str]] = {
+    "base": set(),
+    "config": {"base"},
+    "analysis": {"base"},
+    "engine": {"base", "config", "analysis"},
+    "store": {"base", "analysis"},
+    "platform": {"base"},
+    "results": {"base", "config", "analysis", "engine", "store"},
+    "views": {"base", "config", "analysis", "engine", "results", "store"},
+    "session": {"base", "config", "analysis", "engine", "store", "platform", "results", "views"},
+    "runner": {"base", "config", "analysis", "engine", "platform", "results", "session"},
+    "cli": {"base", "config", "analysis", "engine", "store", "platform", "results", "views",
+            "runner"},
+    "plugin": {"base", "config", "analysis", "engine", "store", "platform", "results", "views",
+             "session"},
+}
+GLUE = AREAS["plugin"]
+RUNNER = AREAS["runner"]
+SESSION = AREAS["session"]
+#: The platform commands and ``init``: reached only lazily from the CLI's ``main``.
+PLATFORM_CLI = _p("cli._platform")
+SCAFFOLD = _p("cli._scaffold")
 
 
 def _module_name(path: Path) -> str:
@@ -74,6 +91,7 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache
 def _modules() -> dict[str, Path]:
     return {_module_name(path): path for path in sorted(ROOT.rglob("*.py"))}
 
@@ -122,6 +140,7 @@ def _imported_names(module: str, is_package: bool, node: ast.Import | ast.Import
     return found if found == names else {target} | found
 
 
+@functools.cache
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
     graph: dict[str, set[str]] = {}
@@ -242,88 +261,53 @@ def test_cycle_detection_sees_lazy_imports(tmp_path: Path) -> None:
     assert [n for n in _runtime_imports(tree) if isinstance(n, ast.Import)] == []
 
 
-@pytest.mark.parametrize(
-    ("layer", "allowed"),
-    [
-        (("pytest_benchsdk.platform",), ("pytest_benchsdk.platform", *LEAVES)),
-        (
-            PLATFORM_CLI,
-            (*PLATFORM_CLI, "pytest_benchsdk.platform", *LEAVES),
-        ),
-        (SCAFFOLD, ()),
-        (
-            ("pytest_benchsdk.store",),
-            (
-                "pytest_benchsdk.store",
-                *LEAVES,
-                "pytest_benchsdk.scoring",
-                "pytest_benchsdk._runenv",
-                "pytest_benchsdk._stats",
-            ),
-        ),
-    ],
-)
-def test_io_layers_import_only_what_they_may(
-    layer: tuple[str, ...], allowed: tuple[str, ...]
-) -> None:
+def _area(module: str) -> str | None:
+    found = [area for area, prefixes in AREAS.items() if _in(module, prefixes)]
+    assert len(found) <= 1, (module, found)
+    return found[0] if found else None
+
+
+def test_every_module_belongs_to_one_area_and_the_root_holds_the_public_surface() -> None:
+    modules = _modules()
+    assert [m for m in modules if m != PACKAGE and _area(m) is None] == []
+    root = sorted(path.name for path in ROOT.glob("*.py"))
+    assert len(root) <= 12, root
+    private_at_root = [name for name in root if name.startswith("_") and not name.startswith("__")]
+    assert private_at_root == []
+
+
+@pytest.mark.parametrize("area", sorted(AREAS))
+def test_each_area_imports_only_the_areas_below_it(area: str) -> None:
     graph = _graph()
-    members = [name for name in graph if _in(name, layer)]
+    members = [name for name in graph if _area(name) == area]
     assert members
+    allowed = MAY_IMPORT[area] | {area}
     for name in members:
-        forbidden = sorted(t for t in graph[name] if not _in(t, allowed))
-        assert forbidden == [], f"{name} imports {forbidden}"
+        forbidden = sorted(t for t in graph[name] if _area(t) not in allowed)
+        assert forbidden == [], f"{name} ({area}) imports {forbidden}"
 
 
-def _engine(graph: dict[str, set[str]]) -> list[str]:
-    upper = (
-        *GLUE,
-        "pytest_benchsdk.store",
-        "pytest_benchsdk.platform",
-        *RESULTS,
-        *VIEWS,
-        *CLI,
-        *PLATFORM_CLI,
-        *SCAFFOLD,
-        *SESSION,
-        *RUNNER,
-    )
-    return [n for n in graph if n != PACKAGE and not _in(n, upper)]
+def test_the_area_rules_have_no_cycle_and_see_a_forbidden_import() -> None:
+    # The table itself is layered (no two areas may import each other), and the check above
+    # catches an arrow that points up: the engine importing the store would be reported.
+    for area, allowed in MAY_IMPORT.items():
+        assert all(area not in MAY_IMPORT[other] for other in allowed), area
+    assert "store" not in MAY_IMPORT["engine"]
+    assert _area(f"{PACKAGE}.store._results") == "store"
+    assert _area(f"{PACKAGE}._engine.executor") == "engine"
 
 
-@pytest.mark.parametrize(
-    ("layer", "forbidden_layers"),
-    [
-        (RESULTS, (*GLUE, "pytest_benchsdk.platform", *VIEWS, *CLI, *SESSION, *RUNNER)),
-        (
-            ("pytest_benchsdk._views",),
-            (
-                *GLUE,
-                "pytest_benchsdk.platform",
-                "pytest_benchsdk.store",
-                "pytest_benchsdk.report",
-                *CLI,
-                *SESSION,
-                *RUNNER,
-            ),
-        ),
-        (
-            ("pytest_benchsdk.report",),
-            (*GLUE, "pytest_benchsdk.platform", *CLI, *SESSION, *RUNNER),
-        ),
-        (SESSION, (*GLUE, *CLI, *PLATFORM_CLI, *SCAFFOLD, *RUNNER)),
-        (RUNNER, (*GLUE, *CLI, *PLATFORM_CLI, *SCAFFOLD)),
-    ],
-    ids=["results", "views", "report", "session", "runner"],
-)
-def test_results_and_views_sit_above_the_engine_and_below_the_glue(
-    layer: tuple[str, ...], forbidden_layers: tuple[str, ...]
-) -> None:
+def test_the_tests_mirror_the_areas() -> None:
+    tests = Path(__file__).resolve().parents[1]
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+    assert folders - {"helpers", "project"} <= set(AREAS), sorted(folders - set(AREAS))
+
+
+def test_the_text_views_read_no_store() -> None:
     graph = _graph()
-    members = [name for name in graph if _in(name, layer)]
-    assert members
-    for name in members:
-        forbidden = sorted(t for t in graph[name] if _in(t, forbidden_layers))
-        assert forbidden == [], f"{name} imports {forbidden}"
+    for name in graph:
+        if _in(name, _p("_views")):
+            assert [t for t in graph[name] if _area(t) == "store"] == [], name
 
 
 def _function_imports(tree: ast.AST) -> Iterator[tuple[str, ast.Import | ast.ImportFrom]]:
@@ -354,7 +338,7 @@ def test_the_store_cli_reaches_the_platform_commands_only_lazily_from_main() -> 
         for t in _imported_names("pytest_benchsdk.cli", False, node)
         if _in(t, views)
     }
-    assert lazy == {("main", "pytest_benchsdk.platform_cli"), ("main", "pytest_benchsdk._scaffold")}
+    assert lazy == {("main", *PLATFORM_CLI), ("main", *SCAFFOLD)}
     for layer in views:
         importers = sorted(
             n
@@ -371,8 +355,9 @@ def test_store_commands_do_not_load_the_platform(tmp_path: Path) -> None:
         import sys
         from pytest_benchsdk import cli
         status = cli.main(["--store", {str(tmp_path / "none.sqlite3")!r}, "runs"])
-        loaded = sorted(m for m in sys.modules
-                        if m.startswith(("pytest_benchsdk.platform", "pytest_benchsdk._scaffold")))
+        loaded = sorted(m for m in sys.modules if m.startswith(
+            ("pytest_benchsdk.platform", "pytest_benchsdk.cli._platform",
+             "pytest_benchsdk.cli._scaffold")))
         print(status, loaded)
         """
     )
@@ -395,30 +380,46 @@ def test_only_the_glue_and_the_cli_import_the_report() -> None:
     assert all(_in(name, (*GLUE, *SESSION, "pytest_benchsdk.cli")) for name in importers), importers
 
 
-def test_the_runner_is_reached_lazily_from_the_cli_and_the_facade() -> None:
+def test_the_runner_is_reached_lazily_from_the_cli() -> None:
+    # The facade reaches every public module by name on first use (PEP 562 ``__getattr__``),
+    # the runner included; the run-time proof is the next test.
     graph = _graph()
     importers = sorted(
         n
         for n, targets in graph.items()
         if not _in(n, RUNNER) and any(_in(t, RUNNER) for t in targets)
     )
-    assert importers == [PACKAGE, "pytest_benchsdk.cli"]
-    for name, function in ((PACKAGE, "__getattr__"), ("pytest_benchsdk.cli", "main")):
-        tree = ast.parse(_modules()[name].read_text())
-        top_level = {
-            t
-            for node in ast.iter_child_nodes(tree)
-            if isinstance(node, (ast.Import, ast.ImportFrom))
-            for t in _imported_names(name, name == PACKAGE, node)
-        }
-        assert not [t for t in top_level if _in(t, RUNNER)], name
-        lazy = {
-            f
-            for f, node in _function_imports(tree)
-            for t in _imported_names(name, name == PACKAGE, node)
-            if _in(t, RUNNER)
-        }
-        assert lazy == {function}, (name, lazy)
+    assert importers == ["pytest_benchsdk.cli"]
+    name = "pytest_benchsdk.cli"
+    tree = ast.parse(_modules()[name].read_text())
+    top_level = {
+        t
+        for node in ast.iter_child_nodes(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for t in _imported_names(name, True, node)
+    }
+    assert not [t for t in top_level if _in(t, RUNNER)]
+    lazy = {
+        f
+        for f, node in _function_imports(tree)
+        for t in _imported_names(name, True, node)
+        if _in(t, RUNNER)
+    }
+    assert lazy == {"main"}
+
+
+def test_the_facade_imports_nothing_until_a_name_is_asked_for() -> None:
+    script = (
+        "import sys, pytest_benchsdk\n"
+        "print(sorted(m for m in sys.modules if m.startswith('pytest_benchsdk')))\n"
+        "pytest_benchsdk.run_benchmark\n"
+        "print('pytest_benchsdk.runner' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["['pytest_benchsdk']", "True"]
 
 
 def test_importing_the_package_loads_no_session_runner_or_platform() -> None:
@@ -434,34 +435,11 @@ def test_importing_the_package_loads_no_session_runner_or_platform() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_engine_imports_no_glue_store_or_platform() -> None:
+def test_nothing_but_its_entry_imports_the_cli() -> None:
     graph = _graph()
-    upper = (
-        *GLUE,
-        "pytest_benchsdk.store",
-        "pytest_benchsdk.platform",
-        *RESULTS,
-        *VIEWS,
-        *CLI,
-        *PLATFORM_CLI,
-        *SCAFFOLD,
-        *SESSION,
-        *RUNNER,
+    importers = sorted(
+        n
+        for n, targets in graph.items()
+        if _area(n) != "cli" and any(_area(x) == "cli" for x in targets)
     )
-    engine = _engine(graph)
-    assert "pytest_benchsdk.executor" in engine
-    for name in engine:
-        forbidden = sorted(t for t in graph[name] if _in(t, upper))
-        assert forbidden == [], f"{name} imports {forbidden}"
-
-
-def test_the_cli_uses_no_glue_or_platform_and_nothing_imports_it() -> None:
-    graph = _graph()
-    assert "pytest_benchsdk.cli" in graph
-    for name in CLI:
-        # platform_cli is a separate view (checked above): "pytest_benchsdk.platform" as a
-        # prefix does not cover "pytest_benchsdk.platform_cli".
-        forbidden = sorted(t for t in graph[name] if _in(t, (*GLUE, "pytest_benchsdk.platform")))
-        assert forbidden == [], f"{name} imports {forbidden}"
-    importers = sorted(n for n, targets in graph.items() if "pytest_benchsdk.cli" in targets)
-    assert importers == ["pytest_benchsdk.__main__"]
+    assert importers == []

@@ -22,7 +22,7 @@ import pytest
 
 import pytest_benchsdk.store as store_package
 from helpers.store_processes import ENV, concurrent_writer, open_fresh
-from pytest_benchsdk._js import js_json
+from pytest_benchsdk._base.js import js_json
 from pytest_benchsdk.records import StepRecord, TaskRecord
 from pytest_benchsdk.scoring import ScoreResult
 from pytest_benchsdk.store import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from pytest_benchsdk._numbers import quantity, row_scale, significant, stat_triple
+from pytest_benchsdk._base.numbers import quantity, row_scale, significant, stat_triple
 
 
 def test_three_significant_digits_never_fewer_than_the_integer_part() -> None:

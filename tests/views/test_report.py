@@ -356,7 +356,7 @@ def test_every_string_a_chart_draws_is_plain_text_to_plotly(pytester: pytest.Pyt
 
 
 def test_sixty_thousand_failures_are_grouped_and_capped(tmp_path: Path) -> None:
-    from pytest_benchsdk._runenv import collect_run_environment
+    from pytest_benchsdk._base.runenv import collect_run_environment
 
     with ResultStore(tmp_path / "store.sqlite3") as store:
         run_id = store.begin_run(

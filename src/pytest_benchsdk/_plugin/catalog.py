@@ -14,13 +14,13 @@ from typing import Protocol
 
 import pytest
 
-from .._benchfile import BenchFile, schedule_bench_file
-from .._coordination import StepCoordination
-from .._redact import Redactor
-from .._session import SessionSecrets
-from ..config import BenchmarkConfig, Participant
-from ..schedule import BenchmarkSchedule
-from .options import BenchOptions
+from pytest_benchsdk._base.coordination import StepCoordination
+from pytest_benchsdk._base.redact import Redactor
+from pytest_benchsdk._config.models import BenchmarkConfig, Participant
+from pytest_benchsdk._engine.benchfile import BenchFile, schedule_bench_file
+from pytest_benchsdk._engine.schedule import BenchmarkSchedule
+from pytest_benchsdk._plugin.options import BenchOptions
+from pytest_benchsdk._session import SessionSecrets
 
 __all__ = ["Catalog", "ParticipantLink"]
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from .._runs import scoring_problem
-from .catalog import Catalog
+from pytest_benchsdk._engine.payload import scoring_problem
+from pytest_benchsdk._plugin.catalog import Catalog
 
 __all__ = ["CHECK_FAILED", "NOT_CHECKED", "CheckPlugin"]
 
@@ -42,7 +42,9 @@ class CheckPlugin:
         options = self.catalog.options
         if options.dry_run:
             return None, True, [NOT_CHECKED]
-        from ..platform import check_connectivity  # httpx: only when the check needs it
+        from pytest_benchsdk.platform import (
+            check_connectivity,  # httpx: only when the check needs it
+        )
 
         result = check_connectivity(
             dry_run=options.dry_run,

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from .._benchfile import is_bench_path
-from .catalog import Catalog
-from .distribution import tags_items
-from .loadgroup import plain_cached_ids, shown_to_xdist
-from .nodes import BenchModule
-from .selection import Completion, complete_selection
+from pytest_benchsdk._engine.benchfile import is_bench_path
+from pytest_benchsdk._plugin.catalog import Catalog
+from pytest_benchsdk._plugin.distribution import tags_items
+from pytest_benchsdk._plugin.loadgroup import plain_cached_ids, shown_to_xdist
+from pytest_benchsdk._plugin.nodes import BenchModule
+from pytest_benchsdk._plugin.selection import Completion, complete_selection
 
 __all__ = ["CollectionPlugin"]
 

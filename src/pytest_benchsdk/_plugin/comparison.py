@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from .._runenv import RunEnvironment
-from .._session import SessionOptions
-from ..results import (
+from pytest_benchsdk._base.runenv import RunEnvironment
+from pytest_benchsdk._session import SessionOptions
+from pytest_benchsdk.results import (
     Baseline,
     BenchmarkRun,
     CompareRef,
@@ -27,7 +27,7 @@ from ..results import (
     find_baseline,
     resolve_ref,
 )
-from ..store import ResultStore
+from pytest_benchsdk.store import ResultStore
 
 __all__ = ["baseline_of", "check_ref", "current_setup"]
 

@@ -17,22 +17,22 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .._benchfile import BenchFile, item_name
-from .._runs import RecordPayload
-from .._session import BenchSession, Hook, SessionHooks, SessionUsageError
-from ..results import Baseline, BenchmarkRun, CompareRef
-from ..schedule import BenchmarkSchedule
-from ..store import ResultStore
-from .catalog import Catalog
-from .comparison import baseline_of, check_ref, current_setup
-from .interrupts import STOPPING_LINE, CtrlC
-from .nodes import BenchModule
-from .runner import WORKEROUTPUT_KEY, attached_payload
-from .terminal import verbose_detail
-from .thresholds import threshold_item_names
+from pytest_benchsdk._engine.benchfile import BenchFile, item_name
+from pytest_benchsdk._engine.payload import RecordPayload
+from pytest_benchsdk._engine.schedule import BenchmarkSchedule
+from pytest_benchsdk._plugin.catalog import Catalog
+from pytest_benchsdk._plugin.comparison import baseline_of, check_ref, current_setup
+from pytest_benchsdk._plugin.execution import WORKEROUTPUT_KEY, attached_payload
+from pytest_benchsdk._plugin.interrupts import STOPPING_LINE, CtrlC
+from pytest_benchsdk._plugin.nodes import BenchModule
+from pytest_benchsdk._plugin.terminal import verbose_detail
+from pytest_benchsdk._plugin.thresholds import threshold_item_names
+from pytest_benchsdk._session import BenchSession, Hook, SessionHooks, SessionUsageError
+from pytest_benchsdk.results import Baseline, BenchmarkRun, CompareRef
+from pytest_benchsdk.store import ResultStore
 
 if TYPE_CHECKING:
-    from .._session._link import PlatformLink
+    from pytest_benchsdk._session._link import PlatformLink
 
 __all__ = ["ControllerPlugin"]
 

@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from ..schedule import BenchmarkSchedule
-from .catalog import Catalog
-from .loadgroup import plain_node_id
-from .options import n_without_dist
+from pytest_benchsdk._engine.schedule import BenchmarkSchedule
+from pytest_benchsdk._plugin.catalog import Catalog
+from pytest_benchsdk._plugin.loadgroup import plain_node_id
+from pytest_benchsdk._plugin.options import n_without_dist
 
 __all__ = [
     "DistributedBench",

@@ -1,7 +1,7 @@
 """The fixtures a task may ask for.
 
 A task's parameters are pytest fixtures. For the per-iteration ones
-(:data:`~pytest_benchsdk._plans.CONTEXT_FIXTURES`, the one table that maps them onto the
+(:data:`~pytest_benchsdk._engine.plans.CONTEXT_FIXTURES`, the one table that maps them onto the
 iteration, shared with the programmatic runs)
 the runtime passes the iteration's own :class:`~pytest_benchsdk.context.TaskContext` values
 straight to the task (so concurrent iterations never share them); the fixture functions below
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from .._benchfile import BenchIteration
-from .._plans import CONTEXT_FIXTURES, context_value
-from ..context import current_context
+from pytest_benchsdk._engine.benchfile import BenchIteration
+from pytest_benchsdk._engine.context import current_context
+from pytest_benchsdk._engine.plans import CONTEXT_FIXTURES, context_value
 
 __all__ = [
     "CONTEXT_FIXTURES",

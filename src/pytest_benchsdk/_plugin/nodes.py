@@ -10,18 +10,24 @@ from typing import Any
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-from .._benchfile import BenchFile, BenchIteration, BenchSetupError, item_name, load_bench_file
-from .._plans import CONTEXT_FIXTURES, bench_iterations
-from .._views.text import message_text
-from ..config import BenchmarkConfigError
-from ..context import IterationOutcome, is_task_error
-from ..schedule import BenchmarkSchedule
-from .catalog import Catalog
-from .distribution import grouping_problem
-from .heap import FrozenHeap
-from .loadgroup import LoadgroupNodeId, group_name
-from .runtime import ProcessRuntime
-from .thresholds import threshold_items
+from pytest_benchsdk._config.models import BenchmarkConfigError
+from pytest_benchsdk._engine.benchfile import (
+    BenchFile,
+    BenchIteration,
+    BenchSetupError,
+    item_name,
+    load_bench_file,
+)
+from pytest_benchsdk._engine.context import IterationOutcome, is_task_error
+from pytest_benchsdk._engine.plans import CONTEXT_FIXTURES, bench_iterations
+from pytest_benchsdk._engine.schedule import BenchmarkSchedule
+from pytest_benchsdk._plugin.catalog import Catalog
+from pytest_benchsdk._plugin.distribution import grouping_problem
+from pytest_benchsdk._plugin.heap import FrozenHeap
+from pytest_benchsdk._plugin.loadgroup import LoadgroupNodeId, group_name
+from pytest_benchsdk._plugin.runtime import ProcessRuntime
+from pytest_benchsdk._plugin.thresholds import threshold_items
+from pytest_benchsdk._views.text import message_text
 
 __all__ = ["BenchItem", "BenchModule"]
 

@@ -12,8 +12,10 @@ from urllib.parse import urlsplit
 import attrs
 import pytest
 
-from .._benchfile import is_bench_path
-from .._flag_values import (
+from pytest_benchsdk._analysis.hygiene import WARNING_CODES
+from pytest_benchsdk._config.thresholds import parse_cli_threshold
+from pytest_benchsdk._engine.benchfile import is_bench_path
+from pytest_benchsdk._engine.flag_values import (
     parse_group_by,
     parse_non_negative_int,
     parse_non_negative_number,
@@ -22,8 +24,8 @@ from .._flag_values import (
     parse_slug,
     parse_text,
 )
-from .._hygiene import WARNING_CODES
-from .._session import (
+from pytest_benchsdk._engine.schedule import RunArgs, is_env_no_ingest
+from pytest_benchsdk._session import (
     DEFAULT_COMPARE_NOISE,
     DEFAULT_SCORE_RESAMPLES,
     DEFAULT_STORE,
@@ -32,8 +34,6 @@ from .._session import (
     parse_failed_iterations,
     unwritable_reason,
 )
-from .._thresholds import parse_cli_threshold
-from ..schedule import RunArgs, is_env_no_ingest
 
 __all__ = [
     "DEFAULT_COMPARE_NOISE",
@@ -478,7 +478,7 @@ def _save_name(raw: object, store_path: Path | None) -> str | None:
     """``--bench-save NAME``: a valid baseline name, and a store to keep it in."""
     if raw is None:
         return None
-    from ..results import check_baseline_name
+    from pytest_benchsdk.results import check_baseline_name
 
     try:
         name = check_baseline_name(str(raw).strip())
@@ -561,7 +561,7 @@ def n_without_dist(config: pytest.Config) -> bool:
 
 def _exports(raws: Sequence[object] | None) -> tuple[tuple[str, Path], ...]:
     """``--bench-export FORMAT:PATH``, each checked now: a known format, a writable path."""
-    from .._views.exports import EXPORT_FORMATS
+    from pytest_benchsdk._views.exports import EXPORT_FORMATS
 
     found: list[tuple[str, Path]] = []
     for raw in raws or ():

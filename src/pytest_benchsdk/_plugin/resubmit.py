@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from ..platform import (
+from pytest_benchsdk._plugin.options import BenchOptions
+from pytest_benchsdk.platform import (
     RESUBMIT_COMMAND,
     AuthError,
     client_for,
@@ -15,8 +16,7 @@ from ..platform import (
     resubmit,
     resubmit_candidates,
 )
-from ..store import ResultStore, StoreError
-from .options import BenchOptions
+from pytest_benchsdk.store import ResultStore, StoreError
 
 __all__ = ["ResubmitPlugin"]
 

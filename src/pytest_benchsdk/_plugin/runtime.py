@@ -1,6 +1,6 @@
 """Items as views over a scheduled run: turn bench items into executor groups and run them.
 
-The plans and the running are the engine's (:mod:`pytest_benchsdk._plans`, shared with the
+The plans and the running are the engine's (:mod:`pytest_benchsdk._engine.plans`, shared with the
 programmatic runs); this module finds a group's items and calls the task with their fixtures.
 
 The first item of a group to reach its call phase decides how the group runs: with
@@ -18,15 +18,15 @@ from typing import Any, cast
 
 import pytest
 
-from .._benchfile import BenchIteration
-from .._plans import CONTEXT_FIXTURES, context_value, plan_group, run_planned
-from .._runs import RecordPayload
-from ..context import IterationOutcome, TaskContext
-from ..executor import Executor, GroupPlan
-from ..records import TaskRecord
-from ..results import ParticipantSamples
-from ..schedule import BenchmarkSchedule
-from .catalog import Catalog
+from pytest_benchsdk._engine.benchfile import BenchIteration
+from pytest_benchsdk._engine.context import IterationOutcome, TaskContext
+from pytest_benchsdk._engine.executor import Executor, GroupPlan
+from pytest_benchsdk._engine.payload import RecordPayload
+from pytest_benchsdk._engine.plans import CONTEXT_FIXTURES, context_value, plan_group, run_planned
+from pytest_benchsdk._engine.schedule import BenchmarkSchedule
+from pytest_benchsdk._plugin.catalog import Catalog
+from pytest_benchsdk.records import TaskRecord
+from pytest_benchsdk.results import ParticipantSamples
 
 __all__ = ["ProcessRuntime"]
 

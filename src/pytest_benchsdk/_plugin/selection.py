@@ -27,9 +27,9 @@ from collections.abc import Hashable, Sequence
 import attrs
 import pytest
 
-from .._benchfile import BenchIteration
-from .nodes import BenchModule
-from .thresholds import ThresholdItem
+from pytest_benchsdk._engine.benchfile import BenchIteration
+from pytest_benchsdk._plugin.nodes import BenchModule
+from pytest_benchsdk._plugin.thresholds import ThresholdItem
 
 __all__ = ["Completion", "complete_selection"]
 

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-from .._thresholds import Threshold
-from ..results import participant_verdicts
-from ..schedule import BenchmarkSchedule, SkippedParticipant
-from .catalog import Catalog
-from .loadgroup import LoadgroupNodeId
-from .runtime import ProcessRuntime
+from pytest_benchsdk._config.thresholds import Threshold
+from pytest_benchsdk._engine.schedule import BenchmarkSchedule, SkippedParticipant
+from pytest_benchsdk._plugin.catalog import Catalog
+from pytest_benchsdk._plugin.loadgroup import LoadgroupNodeId
+from pytest_benchsdk._plugin.runtime import ProcessRuntime
+from pytest_benchsdk.results import participant_verdicts
 
 __all__ = [
     "THRESHOLD_PROPERTY",

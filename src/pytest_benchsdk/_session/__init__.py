@@ -12,8 +12,8 @@ Above ``results/``, ``store/``, ``platform/`` and the views; below the glue and 
 * :mod:`._secrets`: what is redacted, per bench file.
 """
 
-from ._baselines import save_name
-from ._core import (
+from pytest_benchsdk._session._baselines import save_name
+from pytest_benchsdk._session._core import (
     BenchSession,
     Hook,
     SessionHooks,
@@ -21,8 +21,8 @@ from ._core import (
     describe,
     unwritable_reason,
 )
-from ._lines import run_header_lines, section_lines
-from ._options import (
+from pytest_benchsdk._session._lines import run_header_lines, section_lines
+from pytest_benchsdk._session._options import (
     DEFAULT_COMPARE_NOISE,
     DEFAULT_SCORE_RESAMPLES,
     DEFAULT_STORE,
@@ -31,7 +31,7 @@ from ._options import (
     SessionOptions,
     parse_failed_iterations,
 )
-from ._secrets import SessionSecrets
+from pytest_benchsdk._session._secrets import SessionSecrets
 
 __all__ = [
     "DEFAULT_COMPARE_NOISE",

@@ -3,8 +3,8 @@ for a later ``--bench-compare=NAME``."""
 
 from __future__ import annotations
 
-from ..results import BenchmarkRun, short_run_id
-from ..store import ResultStore
+from pytest_benchsdk.results import BenchmarkRun, short_run_id
+from pytest_benchsdk.store import ResultStore
 
 __all__ = ["save_name"]
 

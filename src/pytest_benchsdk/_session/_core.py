@@ -22,29 +22,29 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from .._benchfile import BenchFile
-from .._coordination import StepCoordination
-from .._files import creation_problem
-from .._modes import DRY_RUN_LINE, pool_ignored_line
-from .._redact import Redactor
-from .._runenv import RunEnvironment, collect_run_environment
-from .._runs import RecordPayload, resolve_awaitable
-from .._thresholds import Threshold
-from .._views.exports import export_text
-from .._views.json import benchmark_json, json_document, json_text
-from .._views.markdown import markdown_summary
-from ..records import TaskRecord
-from ..results import Analyses, Baseline, BenchmarkRun, analyse, save_summary
-from ..schedule import BenchmarkSchedule, NoAvailableParticipantsError
-from ..scoring import ScoreResult, ScoringSpecError
-from ..store import ResultStore, StoreError
-from ._baselines import save_name
-from ._lines import run_header_lines, section_lines
-from ._options import SessionOptions
-from ._secrets import SessionSecrets
+from pytest_benchsdk._analysis.scoring import ScoreResult, ScoringSpecError
+from pytest_benchsdk._base.coordination import StepCoordination
+from pytest_benchsdk._base.files import creation_problem
+from pytest_benchsdk._base.modes import DRY_RUN_LINE, pool_ignored_line
+from pytest_benchsdk._base.redact import Redactor
+from pytest_benchsdk._base.runenv import RunEnvironment, collect_run_environment
+from pytest_benchsdk._config.thresholds import Threshold
+from pytest_benchsdk._engine.benchfile import BenchFile
+from pytest_benchsdk._engine.payload import RecordPayload, resolve_awaitable
+from pytest_benchsdk._engine.schedule import BenchmarkSchedule, NoAvailableParticipantsError
+from pytest_benchsdk._session._baselines import save_name
+from pytest_benchsdk._session._lines import run_header_lines, section_lines
+from pytest_benchsdk._session._options import SessionOptions
+from pytest_benchsdk._session._secrets import SessionSecrets
+from pytest_benchsdk._views.exports import export_text
+from pytest_benchsdk._views.json import benchmark_json, json_document, json_text
+from pytest_benchsdk._views.markdown import markdown_summary
+from pytest_benchsdk.records import TaskRecord
+from pytest_benchsdk.results import Analyses, Baseline, BenchmarkRun, analyse, save_summary
+from pytest_benchsdk.store import ResultStore, StoreError
 
 if TYPE_CHECKING:
-    from ._link import PlatformLink
+    from pytest_benchsdk._session._link import PlatformLink
 
 __all__ = [
     "BenchSession",
@@ -255,7 +255,7 @@ class BenchSession:
             if self.options.run_args.worker_pool:
                 self._write(f"benchsdk: {pool_ignored_line(self.options.run_args.worker_pool)}")
         else:
-            from ._link import PlatformLink
+            from pytest_benchsdk._session._link import PlatformLink
 
             self.platform = PlatformLink.open(
                 self.options, self.open_store(), self.environ, self.environment, self._write
@@ -701,7 +701,7 @@ class BenchSession:
             self.report_line = f"No report written to {path}: no run was stored"
             return
         try:
-            from ..report import write_report
+            from pytest_benchsdk.report import write_report
 
             write_report(self.store, run_ids, path)
             self.report_line = f"Report written to {path}"

@@ -6,9 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .._views.text import knobs_line, summary_lines, terminal_text, title_line, warmup_line
-from ..results import BenchmarkRun, knobs_of
-from ._options import SessionOptions
+from pytest_benchsdk._session._options import SessionOptions
+from pytest_benchsdk._views.text import (
+    knobs_line,
+    summary_lines,
+    terminal_text,
+    title_line,
+    warmup_line,
+)
+from pytest_benchsdk.results import BenchmarkRun, knobs_of
 
 __all__ = ["run_header_lines", "section_lines"]
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._coordination import StepCoordination
-from .._modes import pool_ignored_line
-from .._runenv import RunEnvironment
-from .._runs import RecordPayload
-from ..platform import DeliverySummary, PlatformUploader, RunUpload
-from ..results import BenchmarkRun
-from ..store import ResultStore
-from ._options import SessionOptions
+from pytest_benchsdk._base.coordination import StepCoordination
+from pytest_benchsdk._base.modes import pool_ignored_line
+from pytest_benchsdk._base.runenv import RunEnvironment
+from pytest_benchsdk._engine.payload import RecordPayload
+from pytest_benchsdk._session._options import SessionOptions
+from pytest_benchsdk.platform import DeliverySummary, PlatformUploader, RunUpload
+from pytest_benchsdk.results import BenchmarkRun
+from pytest_benchsdk.store import ResultStore
 
 __all__ = ["PlatformLink"]
 

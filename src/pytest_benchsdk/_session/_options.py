@@ -12,7 +12,7 @@ from pathlib import Path
 
 import attrs
 
-from ..schedule import RunArgs
+from pytest_benchsdk._engine.schedule import RunArgs
 
 __all__ = [
     "DEFAULT_COMPARE_NOISE",

@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from .._redact import Redactor, credential_secrets, participant_secrets
-from ..config import Participant
+from pytest_benchsdk._base.redact import Redactor, credential_secrets, participant_secrets
+from pytest_benchsdk._config.models import Participant
 
 __all__ = ["SessionSecrets"]
 
 
 class SessionSecrets:
-    """Each bench file's :class:`~pytest_benchsdk._redact.Redactor`. ``participants_of`` gives
+    """Each bench file's :class:`~pytest_benchsdk._base.redact.Redactor`. ``participants_of`` gives
     a file's declared participants (None while the file is unknown: its redactor is not kept)."""
 
     def __init__(

@@ -3,5 +3,5 @@
 Private. :mod:`.text` is the terminal's ``benchmarks`` section and ``pytest-benchsdk show``;
 :mod:`.markdown` is ``--bench-markdown``; :mod:`.json` is ``--bench-json``. The HTML report
 (:mod:`pytest_benchsdk.report`) and the store CLI (:mod:`pytest_benchsdk.cli`) are views too.
-Numbers go through :mod:`pytest_benchsdk._numbers`; nothing here computes a statistic.
+Numbers go through :mod:`pytest_benchsdk._base.numbers`; nothing here computes a statistic.
 """

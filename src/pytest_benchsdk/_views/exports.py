@@ -28,9 +28,9 @@ from typing import Any, Final
 
 import attrs
 
-from .._js import js_json
-from .._numbers import significant
-from ..results import LATENCY, ParticipantSummary, RunSummary, SampleStats
+from pytest_benchsdk._base.js import js_json
+from pytest_benchsdk._base.numbers import significant
+from pytest_benchsdk.results import LATENCY, ParticipantSummary, RunSummary, SampleStats
 
 __all__ = [
     "EXPORT_FORMATS",

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._js import js_json
-from .._runenv import RunEnvironment
-from ..results import BenchmarkRun, RunSummary
+from pytest_benchsdk._base.js import js_json
+from pytest_benchsdk._base.runenv import RunEnvironment
+from pytest_benchsdk.results import BenchmarkRun, RunSummary
 
 __all__ = ["VERSION", "benchmark_json", "json_document", "json_text"]
 

@@ -14,9 +14,8 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from .._numbers import change_text, in_unit
-from ..results import RunSummary, ScoreTable
-from .text import (
+from pytest_benchsdk._base.numbers import change_text, in_unit
+from pytest_benchsdk._views.text import (
     comparison_legend,
     comparison_reasons,
     detectable_cell,
@@ -28,6 +27,7 @@ from .text import (
     warmup_line,
     warning_groups,
 )
+from pytest_benchsdk.results import RunSummary, ScoreTable
 
 __all__ = ["cell", "code", "markdown_summary"]
 

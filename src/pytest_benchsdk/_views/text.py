@@ -2,7 +2,7 @@
 show`` print these lines, so both say the same.
 
 Everything comes from the :class:`~pytest_benchsdk.results.RunSummary`; numbers go through
-:mod:`pytest_benchsdk._numbers` (three significant digits, times in the unit that reads best),
+:mod:`pytest_benchsdk._base.numbers` (three significant digits, times in the unit that reads best),
 names and messages through :func:`terminal_text` (no control character reaches the terminal).
 """
 
@@ -14,10 +14,11 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Final
 
-from .._baseline import BaselineComparison, MetricComparison
-from .._changepoints import ChangePoint, fewest_runs
-from .._hygiene import RunWarning
-from .._numbers import (
+from pytest_benchsdk._analysis.baseline import BaselineComparison, MetricComparison
+from pytest_benchsdk._analysis.changepoints import ChangePoint, fewest_runs
+from pytest_benchsdk._analysis.hygiene import RunWarning
+from pytest_benchsdk._analysis.scoring import ScoreResult
+from pytest_benchsdk._base.numbers import (
     change_text,
     in_unit,
     is_time_unit,
@@ -26,7 +27,7 @@ from .._numbers import (
     significant,
     stat_triple,
 )
-from ..results import (
+from pytest_benchsdk.results import (
     HistorySeries,
     Knobs,
     MetricSummary,
@@ -39,7 +40,6 @@ from ..results import (
     SampleStats,
     ScoreTable,
 )
-from ..scoring import ScoreResult
 
 __all__ = [
     "MAX_NAME_WIDTH",

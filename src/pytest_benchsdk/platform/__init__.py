@@ -17,11 +17,16 @@ sent; nothing is sent twice. Secrets never reach output, logs, artifacts or the 
 
 from __future__ import annotations
 
-from .._public import publish
-from ._auth import CliAuth, get_api_base_url, get_platform_base_url, resolve_auth
-from ._client import BenchmarkClient, encode_segment
-from ._connect import CheckResult, check_connectivity, client_for
-from ._delivery import (
+from pytest_benchsdk._base.public import publish
+from pytest_benchsdk.platform._auth import (
+    CliAuth,
+    get_api_base_url,
+    get_platform_base_url,
+    resolve_auth,
+)
+from pytest_benchsdk.platform._client import BenchmarkClient, encode_segment
+from pytest_benchsdk.platform._connect import CheckResult, check_connectivity, client_for
+from pytest_benchsdk.platform._delivery import (
     RESUBMIT_COMMAND,
     DeliverySummary,
     OutboxStore,
@@ -29,11 +34,20 @@ from ._delivery import (
     resubmit,
     resubmit_candidates,
 )
-from ._errors import AuthError, BenchmarkApiError, PlatformConnectionError, redact
-from ._metrics import METRIC_KEYS, SystemMetricsCollector
-from ._reporter import BenchmarkReporter, claim_benchmark_reporter, create_api_client
-from ._run_upload import RunUpload
-from ._uploader import PlatformUploader, WorkerClaim
+from pytest_benchsdk.platform._errors import (
+    AuthError,
+    BenchmarkApiError,
+    PlatformConnectionError,
+    redact,
+)
+from pytest_benchsdk.platform._metrics import METRIC_KEYS, SystemMetricsCollector
+from pytest_benchsdk.platform._reporter import (
+    BenchmarkReporter,
+    claim_benchmark_reporter,
+    create_api_client,
+)
+from pytest_benchsdk.platform._run_upload import RunUpload
+from pytest_benchsdk.platform._uploader import PlatformUploader, WorkerClaim
 
 __all__ = [
     "METRIC_KEYS",

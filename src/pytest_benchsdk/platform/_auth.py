@@ -33,7 +33,7 @@ from typing import Any
 import attrs
 import httpx
 
-from ._errors import AuthError
+from pytest_benchsdk.platform._errors import AuthError
 
 __all__ = [
     "DEFAULT_PLATFORM_URL",

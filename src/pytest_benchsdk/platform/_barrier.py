@@ -1,7 +1,7 @@
 """Readiness barriers: wait until every worker of a participant's pool has arrived at a step.
 
 Private to the platform package; :meth:`._run_upload.RunUpload.coordination` gives each
-participant's :class:`~pytest_benchsdk._coordination.StepCoordination` a :class:`PoolBarrier`.
+participant's :class:`~pytest_benchsdk._base.coordination.StepCoordination` a :class:`PoolBarrier`.
 A wait heartbeats the worker's barrier sample and polls ``GET …/runs/{runId}/progress`` until
 the participant's concurrency entry for the step says ``ready`` (upstream §6.4
 ``waitForStepReady``). Concurrent waits for the same step share one poller (one progress
@@ -16,8 +16,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from ._client import BenchmarkClient
-from ._errors import BenchmarkApiError, PlatformConnectionError
+from pytest_benchsdk.platform._client import BenchmarkClient
+from pytest_benchsdk.platform._errors import BenchmarkApiError, PlatformConnectionError
 
 __all__ = ["PoolBarrier", "step_is_ready"]
 

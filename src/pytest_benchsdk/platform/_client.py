@@ -25,8 +25,8 @@ from urllib.parse import quote
 
 import httpx
 
-from .._redact import Redactor
-from ._errors import AuthError, BenchmarkApiError, PlatformConnectionError
+from pytest_benchsdk._base.redact import Redactor
+from pytest_benchsdk.platform._errors import AuthError, BenchmarkApiError, PlatformConnectionError
 
 __all__ = [
     "DEFAULT_API_BASE_URL",

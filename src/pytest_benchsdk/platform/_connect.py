@@ -7,9 +7,15 @@ from collections.abc import Mapping
 
 import attrs
 
-from ._auth import CliAuth, resolve_auth
-from ._client import BenchmarkClient
-from ._errors import AuthError, BenchmarkApiError, PlatformConnectionError, platform_message, redact
+from pytest_benchsdk.platform._auth import CliAuth, resolve_auth
+from pytest_benchsdk.platform._client import BenchmarkClient
+from pytest_benchsdk.platform._errors import (
+    AuthError,
+    BenchmarkApiError,
+    PlatformConnectionError,
+    platform_message,
+    redact,
+)
 
 __all__ = ["CheckResult", "check_connectivity", "client_for"]
 

@@ -41,11 +41,26 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from ._client import BenchmarkClient
-from ._errors import BenchmarkApiError, PlatformConnectionError, platform_message
-from ._operations import Blocked, Reject, claim_tried_key, kind_label, perform
-from ._outbox import STATE_RUN, OutboxEntryLike, OutboxStore, worker_state_key
-from ._recovery import recover_run
+from pytest_benchsdk.platform._client import BenchmarkClient
+from pytest_benchsdk.platform._errors import (
+    BenchmarkApiError,
+    PlatformConnectionError,
+    platform_message,
+)
+from pytest_benchsdk.platform._operations import (
+    Blocked,
+    Reject,
+    claim_tried_key,
+    kind_label,
+    perform,
+)
+from pytest_benchsdk.platform._outbox import (
+    STATE_RUN,
+    OutboxEntryLike,
+    OutboxStore,
+    worker_state_key,
+)
+from pytest_benchsdk.platform._recovery import recover_run
 
 __all__ = [
     "LEASE_TTL_S",

@@ -2,14 +2,14 @@
 
 Messages follow upstream (``@benchsdk/api`` / ``@benchsdk/cli``) so users searching for an error
 find the same text; no message ever carries the API key or token (they are redacted with
-:func:`pytest_benchsdk._redact.redact`, the one home of redaction, re-exported here).
+:func:`pytest_benchsdk._base.redact.redact`, the one home of redaction, re-exported here).
 """
 
 from __future__ import annotations
 
 import json
 
-from .._redact import redact
+from pytest_benchsdk._base.redact import redact
 
 __all__ = [
     "AuthError",

@@ -13,8 +13,8 @@ import threading
 import time
 from typing import Any, Protocol
 
-from ._client import BenchmarkClient
-from ._errors import BenchmarkApiError, PlatformConnectionError
+from pytest_benchsdk.platform._client import BenchmarkClient
+from pytest_benchsdk.platform._errors import BenchmarkApiError, PlatformConnectionError
 
 __all__ = ["Heartbeats"]
 

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .._clock import iso_utc
+from pytest_benchsdk._base.clock import iso_utc
 
 __all__ = ["METRIC_KEYS", "SystemMetricsCollector", "samples_to_ndjson"]
 

@@ -21,9 +21,18 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from ._client import BenchmarkClient
-from ._errors import BenchmarkApiError, PlatformConnectionError, platform_message
-from ._outbox import STATE_RUN, OutboxEntryLike, OutboxStore, worker_state_key
+from pytest_benchsdk.platform._client import BenchmarkClient
+from pytest_benchsdk.platform._errors import (
+    BenchmarkApiError,
+    PlatformConnectionError,
+    platform_message,
+)
+from pytest_benchsdk.platform._outbox import (
+    STATE_RUN,
+    OutboxEntryLike,
+    OutboxStore,
+    worker_state_key,
+)
 
 __all__ = [
     "OPERATIONS",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from ..records import ParticipantRecords
+from pytest_benchsdk.records import ParticipantRecords
 
 __all__ = [
     "STATE_RUN",

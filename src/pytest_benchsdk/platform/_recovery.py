@@ -28,8 +28,8 @@ import socket
 from collections.abc import Mapping
 from typing import Any
 
-from ..records import LOG_LEVELS
-from ._outbox import OutboxEntryLike, OutboxStore, process_key
+from pytest_benchsdk.platform._outbox import OutboxEntryLike, OutboxStore, process_key
+from pytest_benchsdk.records import LOG_LEVELS
 
 __all__ = ["INTERRUPTED_CODE", "recover_run"]
 

@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ._auth import CliAuth, resolve_auth
-from ._client import BenchmarkClient
-from ._connect import client_for
-from ._errors import platform_message, redact
+from pytest_benchsdk.platform._auth import CliAuth, resolve_auth
+from pytest_benchsdk.platform._client import BenchmarkClient
+from pytest_benchsdk.platform._connect import client_for
+from pytest_benchsdk.platform._errors import platform_message, redact
 
 __all__ = [
     "DEFAULT_REPORTER_BATCH_SIZE",
@@ -202,7 +202,7 @@ class BenchmarkReporter:
     ) -> None:
         """Heartbeat a barrier sample for ``step`` and poll the run's progress until the platform
         marks it ready; ``TimeoutError`` with upstream's message after ``timeout_ms``."""
-        from ._barrier import step_is_ready
+        from pytest_benchsdk.platform._barrier import step_is_ready
 
         sample = {"step": step, "active": active or 1, "target": target or active or 1}
         deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000

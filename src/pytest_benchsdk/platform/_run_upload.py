@@ -46,13 +46,19 @@ from typing import Any, Protocol
 
 import attrs
 
-from .._coordination import StepCoordination
-from ..records import LOG_LEVELS
-from ._barrier import PoolBarrier
-from ._client import BenchmarkClient
-from ._heartbeats import Heartbeats
-from ._metrics import SystemMetricsCollector, samples_to_ndjson
-from ._outbox import STATE_RUN, OutboxStore, implicit_run_key, process_key, worker_state_key
+from pytest_benchsdk._base.coordination import StepCoordination
+from pytest_benchsdk.platform._barrier import PoolBarrier
+from pytest_benchsdk.platform._client import BenchmarkClient
+from pytest_benchsdk.platform._heartbeats import Heartbeats
+from pytest_benchsdk.platform._metrics import SystemMetricsCollector, samples_to_ndjson
+from pytest_benchsdk.platform._outbox import (
+    STATE_RUN,
+    OutboxStore,
+    implicit_run_key,
+    process_key,
+    worker_state_key,
+)
+from pytest_benchsdk.records import LOG_LEVELS
 
 __all__ = ["RunUpload"]
 

@@ -17,12 +17,11 @@ from typing import Any
 
 import attrs
 
-from .._modes import DRY_RUN_LINE, LOCAL_ONLY_LINE
-from ..records import LOG_LEVELS
-from ._auth import resolve_auth
-from ._client import BenchmarkClient
-from ._connect import client_for
-from ._delivery import (
+from pytest_benchsdk._base.modes import DRY_RUN_LINE, LOCAL_ONLY_LINE
+from pytest_benchsdk.platform._auth import resolve_auth
+from pytest_benchsdk.platform._client import BenchmarkClient
+from pytest_benchsdk.platform._connect import client_for
+from pytest_benchsdk.platform._delivery import (
     RESUBMIT_COMMAND,
     DeliverySummary,
     OutboxStore,
@@ -30,11 +29,12 @@ from ._delivery import (
     Sender,
     note_if_delivered,
 )
-from ._errors import AuthError
-from ._heartbeats import Heartbeats
-from ._metrics import SystemMetricsCollector
-from ._outbox import STATE_RUN, worker_state_key
-from ._run_upload import RunUpload
+from pytest_benchsdk.platform._errors import AuthError
+from pytest_benchsdk.platform._heartbeats import Heartbeats
+from pytest_benchsdk.platform._metrics import SystemMetricsCollector
+from pytest_benchsdk.platform._outbox import STATE_RUN, worker_state_key
+from pytest_benchsdk.platform._run_upload import RunUpload
+from pytest_benchsdk.records import LOG_LEVELS
 
 __all__ = ["PlatformUploader", "WorkerClaim"]
 

@@ -19,8 +19,8 @@ Code: :mod:`._model` reads a run from the store into plain values, :mod:`._chart
 figures, :mod:`._page` writes the page.
 """
 
-from .._public import publish
-from ._page import render_report, write_report
+from pytest_benchsdk._base.public import publish
+from pytest_benchsdk.report._page import render_report, write_report
 
 __all__ = ["render_report", "write_report"]
 

@@ -26,8 +26,8 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from .._numbers import quantity
-from ._model import RunReport, Series
+from pytest_benchsdk._base.numbers import quantity
+from pytest_benchsdk.report._content import RunReport, Series
 
 __all__ = ["LOG_RATIO", "MAX_POINTS", "Chart", "chart_text", "run_charts"]
 

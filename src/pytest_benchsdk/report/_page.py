@@ -33,8 +33,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from .._numbers import change_text, in_unit
-from .._views.text import (
+from pytest_benchsdk._base.numbers import change_text, in_unit
+from pytest_benchsdk._views.text import (
     comparison_legend,
     detectable_cell,
     knobs_line,
@@ -42,10 +42,10 @@ from .._views.text import (
     score_rows,
     stats_cell,
 )
-from ..results import FailureGroup, SampleStats
-from ..store import ResultStore
-from ._charts import Chart, run_charts
-from ._model import MAX_CODES, RunReport, load_run
+from pytest_benchsdk.report._charts import Chart, run_charts
+from pytest_benchsdk.report._content import MAX_CODES, RunReport, load_run
+from pytest_benchsdk.results import FailureGroup, SampleStats
+from pytest_benchsdk.store import ResultStore
 
 #: First messages listed per error code.
 MAX_MESSAGES: Final = 5

@@ -22,9 +22,15 @@ complete runs with one setup (the series of each statistic and their change poin
 :mod:`._baselines` finds what a baseline REF names (``latest``, a name, a run id, a file).
 """
 
-from .._public import publish
-from ._analyse import Analyses, Baseline, analyse, judge_thresholds, participant_verdicts
-from ._baselines import (
+from pytest_benchsdk._base.public import publish
+from pytest_benchsdk.results._analyse import (
+    Analyses,
+    Baseline,
+    analyse,
+    judge_thresholds,
+    participant_verdicts,
+)
+from pytest_benchsdk.results._baselines import (
     LATEST,
     CompareRef,
     RunRefError,
@@ -34,14 +40,14 @@ from ._baselines import (
     resolve_ref,
     short_run_id,
 )
-from ._build import (
+from pytest_benchsdk.results._build import (
     MetricCatalog,
     MetricInfo,
     config_catalog,
     participant_summary,
     score_table,
 )
-from ._history import (
+from pytest_benchsdk.results._history import (
     DEFAULT_HISTORY_LIMIT,
     HistorySeries,
     RunHistory,
@@ -51,8 +57,8 @@ from ._history import (
     history_values,
     run_history,
 )
-from ._live import BenchmarkRun, knobs_of
-from ._model import (
+from pytest_benchsdk.results._live import BenchmarkRun, knobs_of
+from pytest_benchsdk.results._model import (
     LATENCY,
     STATUS_REASONS,
     FailureGroup,
@@ -71,8 +77,8 @@ from ._model import (
     StepSummary,
     metric_unit,
 )
-from ._samples import ParticipantSamples, record_phase, sample_sets, timeline
-from ._stored import (
+from pytest_benchsdk.results._samples import ParticipantSamples, record_phase, sample_sets, timeline
+from pytest_benchsdk.results._stored import (
     rebuild_summary,
     save_summary,
     stored_analyses,

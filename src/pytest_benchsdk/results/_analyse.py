@@ -15,31 +15,36 @@ from typing import Any, TypeVar
 
 import attrs
 
-from .._baseline import BaselineComparison, HistoryKey, compare_runs, setup_differences
-from .._hygiene import RunWarning, run_warnings
-from .._numbers import row_scale
-from .._runs import scoring_spec_of
-from .._thresholds import (
+from pytest_benchsdk._analysis.baseline import (
+    BaselineComparison,
+    HistoryKey,
+    compare_runs,
+    setup_differences,
+)
+from pytest_benchsdk._analysis.hygiene import RunWarning, run_warnings
+from pytest_benchsdk._analysis.scoring import ScoreResult, ScoringSpec, metric_samples, score
+from pytest_benchsdk._analysis.uncertainty import ScoreUncertainty, score_uncertainty
+from pytest_benchsdk._base.numbers import row_scale
+from pytest_benchsdk._config.models import BenchmarkConfig
+from pytest_benchsdk._config.thresholds import (
     SCORE_KEY,
     SUCCESS_RATE_KEY,
     Threshold,
     ThresholdVerdict,
     evaluate_threshold,
 )
-from .._uncertainty import ScoreUncertainty, score_uncertainty
-from ..config import BenchmarkConfig
-from ..records import ParticipantRecords, TaskRecord
-from ..scoring import ScoreResult, ScoringSpec, metric_samples, score
-from ._build import config_catalog, participant_summary
-from ._intervals import metric_values, relative_summary, run_intervals
-from ._model import (
+from pytest_benchsdk._engine.payload import scoring_spec_of
+from pytest_benchsdk.records import ParticipantRecords, TaskRecord
+from pytest_benchsdk.results._build import config_catalog, participant_summary
+from pytest_benchsdk.results._intervals import metric_values, relative_summary, run_intervals
+from pytest_benchsdk.results._model import (
     LATENCY,
     ParticipantSummary,
     RelativeSummary,
     StatisticInterval,
     metric_unit,
 )
-from ._samples import ParticipantSamples
+from pytest_benchsdk.results._samples import ParticipantSamples
 
 __all__ = ["Analyses", "Baseline", "analyse", "judge_thresholds", "participant_verdicts"]
 

@@ -19,11 +19,11 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from .._baseline import HISTORY_RUNS
-from ..records import TaskRecord
-from ..store import ResultStore, StoredRun, UnknownRunError
-from ._analyse import Baseline
-from ._history import RunSetup, complete_runs, history_values
+from pytest_benchsdk._analysis.baseline import HISTORY_RUNS
+from pytest_benchsdk.records import TaskRecord
+from pytest_benchsdk.results._analyse import Baseline
+from pytest_benchsdk.results._history import RunSetup, complete_runs, history_values
+from pytest_benchsdk.store import ResultStore, StoredRun, UnknownRunError
 
 __all__ = [
     "LATEST",

@@ -14,11 +14,11 @@ from typing import Any
 
 import attrs
 
-from .._stats import DEFAULT_TRIM
-from .._uncertainty import ScoreUncertainty, tied_with_above
-from ..config import BenchmarkConfig
-from ..scoring import ScoreResult, ScoringSpec, ranking_key
-from ._model import (
+from pytest_benchsdk._analysis.scoring import ScoreResult, ScoringSpec, ranking_key
+from pytest_benchsdk._analysis.stats import DEFAULT_TRIM
+from pytest_benchsdk._analysis.uncertainty import ScoreUncertainty, tied_with_above
+from pytest_benchsdk._config.models import BenchmarkConfig
+from pytest_benchsdk.results._model import (
     FailureGroup,
     MetricSummary,
     ParticipantSummary,
@@ -29,7 +29,7 @@ from ._model import (
     StepSummary,
     metric_unit,
 )
-from ._samples import ParticipantSamples
+from pytest_benchsdk.results._samples import ParticipantSamples
 
 __all__ = [
     "MetricCatalog",

@@ -19,11 +19,11 @@ from typing import Any, Final
 
 import attrs
 
-from .._baseline import HistoryKey
-from .._changepoints import ChangePoint, change_points
-from ..store import ResultStore, StoredRun
-from ._model import LATENCY, Knobs, RunStatus, RunSummary
-from ._stored import stored_status, stored_summary
+from pytest_benchsdk._analysis.baseline import HistoryKey
+from pytest_benchsdk._analysis.changepoints import ChangePoint, change_points
+from pytest_benchsdk.results._model import LATENCY, Knobs, RunStatus, RunSummary
+from pytest_benchsdk.results._stored import stored_status, stored_summary
+from pytest_benchsdk.store import ResultStore, StoredRun
 
 __all__ = [
     "DEFAULT_HISTORY_LIMIT",
@@ -224,7 +224,7 @@ def history_values(
     holds before the run ``before``, and, from the latest ``limit`` of them, each
     participant × metric × statistic's values, oldest first (a run that failed
     ``--bench-compare-fail`` included: it ran on this machine like the others, and a step it
-    made counts once in :func:`~pytest_benchsdk._baseline.between_run_noise`)."""
+    made counts once in :func:`~pytest_benchsdk._analysis.baseline.between_run_noise`)."""
     runs = [run for run, _ in complete_runs(store, setup, before=before)]
     values: dict[HistoryKey, list[float]] = {}
     for run in reversed(runs[:limit]):

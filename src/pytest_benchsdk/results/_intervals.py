@@ -4,8 +4,8 @@ relative summary (the best participant against the others).
 Private to :mod:`pytest_benchsdk.results`; :func:`~._analyse.analyse` makes both, once.
 
 The statistics are the model's (upstream's trimmed nearest-rank rule,
-:mod:`pytest_benchsdk._stats`), and so are their resamples: a resample of ``n`` values drawn
-with replacement is trimmed by the same ``floor(n × trim)`` from each end, so its p95 is one
+:mod:`pytest_benchsdk._analysis.stats`), and so are their resamples: a resample of ``n`` values
+drawn with replacement is trimmed by the same ``floor(n × trim)`` from each end, so its p95 is one
 order statistic of the resample — its rank ``r`` is fixed by ``n`` and ``trim`` alone — and
 its median one or the mean of two neighbouring ones.
 
@@ -30,15 +30,15 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
-from .._stats import median_positions, percentile_index, trimmed_range
-from ._model import (
+from pytest_benchsdk._analysis.stats import median_positions, percentile_index, trimmed_range
+from pytest_benchsdk.results._model import (
     LATENCY,
     ParticipantSummary,
     RelativeRow,
     RelativeSummary,
     StatisticInterval,
 )
-from ._samples import ParticipantSamples
+from pytest_benchsdk.results._samples import ParticipantSamples
 
 __all__ = [
     "INTERVAL_STATISTICS",
@@ -205,7 +205,7 @@ def relative_summary(
     """The participant with the best median of ``metric`` against each other that ran, with
     :func:`~pytest_benchsdk.compare.compare_samples` (a ratio needs positive medians: a
     participant whose median is not is left out). None with fewer than two."""
-    from ..compare import DEFAULT_RESAMPLES, compare_samples
+    from pytest_benchsdk._analysis.compare import DEFAULT_RESAMPLES, compare_samples
 
     measured: list[tuple[ParticipantSummary, float, float, list[float]]] = []
     for participant in participants:

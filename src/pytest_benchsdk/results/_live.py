@@ -15,18 +15,27 @@ from typing import Any
 
 import attrs
 
-from .._benchfile import BenchFile
-from .._runenv import RunEnvironment
-from .._runs import NO_INGEST_RUN_ID, RecordPayload, scoring_spec_of
-from .._thresholds import Threshold
-from ..config import BenchmarkConfig
-from ..records import ParticipantRecords, TaskRecord
-from ..schedule import BenchmarkRunOutcome, BenchmarkSchedule, run_config_to_json
-from ..scoring import ScoreResult, ScoringSpec, metric_samples, score
-from ._analyse import Analyses
-from ._build import MetricCatalog, config_catalog, participant_summary, score_table
-from ._model import Knobs, ParticipantSummary, RunStatus, RunSummary
-from ._samples import ParticipantSamples, iso_time, record_phase
+from pytest_benchsdk._analysis.scoring import ScoreResult, ScoringSpec, metric_samples, score
+from pytest_benchsdk._base.runenv import RunEnvironment
+from pytest_benchsdk._config.models import BenchmarkConfig
+from pytest_benchsdk._config.thresholds import Threshold
+from pytest_benchsdk._engine.benchfile import BenchFile
+from pytest_benchsdk._engine.payload import NO_INGEST_RUN_ID, RecordPayload, scoring_spec_of
+from pytest_benchsdk._engine.schedule import (
+    BenchmarkRunOutcome,
+    BenchmarkSchedule,
+    run_config_to_json,
+)
+from pytest_benchsdk.records import ParticipantRecords, TaskRecord
+from pytest_benchsdk.results._analyse import Analyses
+from pytest_benchsdk.results._build import (
+    MetricCatalog,
+    config_catalog,
+    participant_summary,
+    score_table,
+)
+from pytest_benchsdk.results._model import Knobs, ParticipantSummary, RunStatus, RunSummary
+from pytest_benchsdk.results._samples import ParticipantSamples, iso_time, record_phase
 
 __all__ = ["BenchmarkRun", "knobs_of"]
 

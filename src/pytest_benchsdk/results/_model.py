@@ -20,13 +20,13 @@ from typing import Any, Final
 
 import attrs
 
-from .._baseline import BaselineComparison
-from .._hygiene import RunWarning
-from .._runenv import RunEnvironment
-from .._stats import DEFAULT_TRIM, stats_of_sorted
-from .._thresholds import ThresholdVerdict
-from .._uncertainty import ScoreUncertainty
-from ..scoring import ScoreResult
+from pytest_benchsdk._analysis.baseline import BaselineComparison
+from pytest_benchsdk._analysis.hygiene import RunWarning
+from pytest_benchsdk._analysis.scoring import ScoreResult
+from pytest_benchsdk._analysis.stats import DEFAULT_TRIM, stats_of_sorted
+from pytest_benchsdk._analysis.uncertainty import ScoreUncertainty
+from pytest_benchsdk._base.runenv import RunEnvironment
+from pytest_benchsdk._config.thresholds import ThresholdVerdict
 
 __all__ = [
     "LATENCY",

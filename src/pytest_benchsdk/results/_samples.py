@@ -9,9 +9,9 @@ KiB, and no per-record times: the report draws its timeline from the stored reco
 and the report feed it the stored records. Either way the same :meth:`ParticipantSamples.add`
 reads them, so a summary built live and one built from the store say the same.
 
-A sample follows the scoring rule (:func:`~pytest_benchsdk._stats.finite_samples`): a finite
-number, never a bool, or each finite number of a list (one level). Metrics and the latency are
-sampled from passing records (``status == "success"``) only: a failed iteration's timing (a
+A sample follows the scoring rule (:func:`~pytest_benchsdk._analysis.stats.finite_samples`): a
+finite number, never a bool, or each finite number of a list (one level). Metrics and the latency
+are sampled from passing records (``status == "success"``) only: a failed iteration's timing (a
 timeout, say) measures the failure, not the work.
 """
 
@@ -23,9 +23,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Final
 
-from .._numbers import is_finite
-from .._runs import record_phase
-from ..records import TaskRecord
+from pytest_benchsdk._base.numbers import is_finite
+from pytest_benchsdk._engine.payload import record_phase
+from pytest_benchsdk.records import TaskRecord
 
 __all__ = [
     "MAX_MESSAGES",
@@ -75,7 +75,7 @@ def iso_time(epoch: float) -> str:
 
 
 def _number(value: object) -> float | None:
-    """``value`` as a sample, or None: finite numbers only (:func:`~pytest_benchsdk._numbers.
+    """``value`` as a sample, or None: finite numbers only (:func:`~pytest_benchsdk._base.numbers.
     is_finite`)."""
     return float(value) if is_finite(value) else None  # type: ignore[arg-type]
 

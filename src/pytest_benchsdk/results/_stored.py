@@ -15,17 +15,17 @@ from typing import Any
 
 import attrs
 
-from .._baseline import BaselineComparison
-from .._hygiene import RunWarning
-from .._thresholds import ThresholdVerdict
-from .._uncertainty import ScoreUncertainty
-from ..records import ParticipantRecords
-from ..scoring import ScoringSpec, metric_samples, scoring_config_to_spec
-from ..store import ResultStore, StoredRun
-from ._analyse import Analyses
-from ._build import MetricCatalog, participant_summary, score_table
-from ._model import Knobs, RunStatus, RunSummary
-from ._samples import iso_time, record_phase, sample_sets
+from pytest_benchsdk._analysis.baseline import BaselineComparison
+from pytest_benchsdk._analysis.hygiene import RunWarning
+from pytest_benchsdk._analysis.scoring import ScoringSpec, metric_samples, scoring_config_to_spec
+from pytest_benchsdk._analysis.uncertainty import ScoreUncertainty
+from pytest_benchsdk._config.thresholds import ThresholdVerdict
+from pytest_benchsdk.records import ParticipantRecords
+from pytest_benchsdk.results._analyse import Analyses
+from pytest_benchsdk.results._build import MetricCatalog, participant_summary, score_table
+from pytest_benchsdk.results._model import Knobs, RunStatus, RunSummary
+from pytest_benchsdk.results._samples import iso_time, record_phase, sample_sets
+from pytest_benchsdk.store import ResultStore, StoredRun
 
 __all__ = [
     "STATUS_KIND",

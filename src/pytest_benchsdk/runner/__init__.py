@@ -13,13 +13,13 @@
 
 from __future__ import annotations
 
-from .._public import publish
-from .._session import SessionOptions
-from ..platform import BenchmarkReporter, claim_benchmark_reporter, create_api_client
-from ._argv import CliArgs, parse_cli_args
-from ._cli import main
-from ._run import BenchmarkRunResult, run_benchmark, run_benchmark_worker
-from ._worker import WorkerResult, run_worker
+from pytest_benchsdk._base.public import publish
+from pytest_benchsdk._session import SessionOptions
+from pytest_benchsdk.platform import BenchmarkReporter, claim_benchmark_reporter, create_api_client
+from pytest_benchsdk.runner._argv import CliArgs, parse_cli_args
+from pytest_benchsdk.runner._cli import main
+from pytest_benchsdk.runner._run import BenchmarkRunResult, run_benchmark, run_benchmark_worker
+from pytest_benchsdk.runner._worker import WorkerResult, run_worker
 
 #: The version of upstream ``@benchsdk/runner`` whose behaviour, flags and wire format this
 #: package matches (upstream's own constant is its package version).

@@ -8,15 +8,15 @@ from typing import Any
 
 import attrs
 
-from .._config_validate import MAX_CONCURRENCY, MAX_ITERATIONS, MAX_STAGGER_DELAY_MS
-from .._flag_values import (
+from pytest_benchsdk._config.validate import MAX_CONCURRENCY, MAX_ITERATIONS, MAX_STAGGER_DELAY_MS
+from pytest_benchsdk._engine.flag_values import (
     parse_group_by,
     parse_non_negative_number,
     parse_positive_int,
     parse_slug,
     parse_text,
 )
-from ..schedule import RunArgs, is_env_no_ingest
+from pytest_benchsdk._engine.schedule import RunArgs, is_env_no_ingest
 
 __all__ = ["USAGE", "CliArgs", "parse_cli_args", "split_platform_flags"]
 

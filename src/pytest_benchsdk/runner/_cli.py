@@ -15,9 +15,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..schedule import NoAvailableParticipantsError
-from ._argv import USAGE, split_platform_flags
-from ._run import _DEFAULT, run_benchmark
+from pytest_benchsdk._engine.schedule import NoAvailableParticipantsError
+from pytest_benchsdk.runner._argv import USAGE, split_platform_flags
+from pytest_benchsdk.runner._run import _DEFAULT, run_benchmark
 
 __all__ = ["main"]
 
@@ -81,7 +81,7 @@ def _run(argv: Sequence[str]) -> int:
     if os.environ.get("BENCHMARK_NAME"):
         env_flags += ["--name", os.environ["BENCHMARK_NAME"]]
     if config is None or not callable(task):
-        from .._benchfile import load_bench_file
+        from pytest_benchsdk._engine.benchfile import load_bench_file
 
         load_bench_file(path, module)  # raises upstream's message for the missing export
     result = run_benchmark(

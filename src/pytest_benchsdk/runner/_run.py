@@ -1,7 +1,7 @@
 """``run_benchmark`` (upstream ``runBenchmark``) and ``run_benchmark_worker``: a benchmark run
 without pytest, through the same session as a pytest session (:class:`~pytest_benchsdk._session.
 BenchSession`: the store, the platform, scoring, the analyses, the summary) and the same plans
-(:mod:`pytest_benchsdk._plans`: group ids, executor plans, running an iteration)."""
+(:mod:`pytest_benchsdk._engine.plans`: group ids, executor plans, running an iteration)."""
 
 from __future__ import annotations
 
@@ -14,22 +14,26 @@ from typing import Any
 
 import attrs
 
-from .._benchfile import BenchIteration, load_bench_file
-from .._plans import bench_iterations, context_call, plan_group, run_planned
-from .._runs import RecordPayload
-from .._session import (
+from pytest_benchsdk._analysis.scoring import ScoreResult
+from pytest_benchsdk._config.models import BenchmarkConfig, Participant, define_benchmark_config
+from pytest_benchsdk._engine.benchfile import BenchIteration, load_bench_file
+from pytest_benchsdk._engine.executor import Executor
+from pytest_benchsdk._engine.payload import RecordPayload
+from pytest_benchsdk._engine.plans import bench_iterations, context_call, plan_group, run_planned
+from pytest_benchsdk._engine.schedule import (
+    BenchmarkRunOutcome,
+    NoAvailableParticipantsError,
+    schedule_benchmark,
+)
+from pytest_benchsdk._session import (
     DEFAULT_STORE,
     BenchSession,
     SessionHooks,
     SessionOptions,
     SessionSecrets,
 )
-from ..config import BenchmarkConfig, Participant, define_benchmark_config
-from ..executor import Executor
-from ..results import RunSummary
-from ..schedule import BenchmarkRunOutcome, NoAvailableParticipantsError, schedule_benchmark
-from ..scoring import ScoreResult
-from ._argv import CliArgs, parse_cli_args
+from pytest_benchsdk.results import RunSummary
+from pytest_benchsdk.runner._argv import CliArgs, parse_cli_args
 
 __all__ = ["BenchmarkRunResult", "run_benchmark", "run_benchmark_worker"]
 

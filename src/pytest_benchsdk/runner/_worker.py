@@ -14,11 +14,11 @@ from typing import Any
 
 import attrs
 
-from .._plans import context_call
-from ..config import Participant
-from ..executor import Executor, GroupPlan, IterationSpec
-from ..platform import BenchmarkClient, BenchmarkReporter
-from ..records import TaskRecord
+from pytest_benchsdk._config.models import Participant
+from pytest_benchsdk._engine.executor import Executor, GroupPlan, IterationSpec
+from pytest_benchsdk._engine.plans import context_call
+from pytest_benchsdk.platform import BenchmarkClient, BenchmarkReporter
+from pytest_benchsdk.records import TaskRecord
 
 __all__ = ["WorkerResult", "run_worker"]
 

@@ -19,7 +19,7 @@ the platform sender thread) — a lock serialises them. Several processes may sh
 writers. WAL needs a local file system (not NFS/SMB).
 
 What is stored: run metadata (benchmark slug/name, file, resolved knobs, participants, config
-snapshot, :class:`~pytest_benchsdk._runenv.RunEnvironment`), records and scores as their wire
+snapshot, :class:`~pytest_benchsdk._base.runenv.RunEnvironment`), records and scores as their wire
 (upstream camelCase) JSON, log lines, outbox payloads/responses and small per-run state values.
 The store never redacts: callers must never pass secrets (API keys, tokens, Authorization
 headers) in any argument, including outbox payloads, error texts and state values.
@@ -53,9 +53,9 @@ every query, :mod:`._journal` keeps the grouped records' journal and replays orp
 Only the names in ``__all__`` here are public.
 """
 
-from .._public import publish
-from ._connection import StoreError, StoreReadOnlyError, UnknownRunError
-from ._results import (
+from pytest_benchsdk._base.public import publish
+from pytest_benchsdk.store._connection import StoreError, StoreReadOnlyError, UnknownRunError
+from pytest_benchsdk.store._results import (
     OUTBOX_STATES,
     RUN_STATUSES,
     NamedBaseline,
@@ -64,7 +64,7 @@ from ._results import (
     ResultStore,
     StoredRun,
 )
-from ._schema import SCHEMA_VERSION
+from pytest_benchsdk.store._schema import SCHEMA_VERSION
 
 __all__ = [
     "OUTBOX_STATES",

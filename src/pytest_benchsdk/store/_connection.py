@@ -20,10 +20,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .._clock import iso_utc
-from .._files import creation_problem
-from .._js import js_json
-from ._schema import SCHEMA_VERSION, SchemaTooNewError, migrate
+from pytest_benchsdk._base.clock import iso_utc
+from pytest_benchsdk._base.files import creation_problem
+from pytest_benchsdk._base.js import js_json
+from pytest_benchsdk.store._schema import SCHEMA_VERSION, SchemaTooNewError, migrate
 
 __all__ = [
     "BUSY_TIMEOUT_S",

@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ._connection import compact_json, now_iso
+from pytest_benchsdk.store._connection import compact_json, now_iso
 
 if sys.platform != "win32":
     import fcntl

@@ -23,10 +23,10 @@ from typing import Any
 
 import attrs
 
-from .._runenv import RunEnvironment
-from ..records import ParticipantRecords, TaskRecord
-from ..scoring import ScoreResult
-from ._connection import (
+from pytest_benchsdk._analysis.scoring import ScoreResult
+from pytest_benchsdk._base.runenv import RunEnvironment
+from pytest_benchsdk.records import ParticipantRecords, TaskRecord
+from pytest_benchsdk.store._connection import (
     BUSY_TIMEOUT_S,
     JSON,
     StoreConnection,
@@ -36,7 +36,7 @@ from ._connection import (
     load_json,
     now_iso,
 )
-from ._journal import GroupTimer, RecordJournal, replay_journals
+from pytest_benchsdk.store._journal import GroupTimer, RecordJournal, replay_journals
 
 __all__ = [
     "OUTBOX_STATES",

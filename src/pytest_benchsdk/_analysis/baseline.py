@@ -1,0 +1,471 @@
+"""Comparing a run with a baseline run of the same benchmark (``--bench-compare``).
+
+Per participant present in both runs and per compared metric (the scored metrics; the
+iteration latency when nothing is scored), the median and the p95 are compared with
+:func:`~pytest_benchsdk.compare.compare_samples` (bootstrap interval of the relative change,
+Mann–Whitney U, a verdict only when the change is significant and clears the noise threshold).
+A metric's samples are what scoring counts (:func:`~pytest_benchsdk.scoring.metric_samples`),
+or the passing iterations' ``latencyMs``; its statistics follow the scores' percentile rule
+(trimmed by the metric's ``trim``, default 5 %), so they are the numbers the score table
+prints. Differences between the two runs that make the comparison less meaningful (knobs,
+benchmark identity, platform, machine, CPU count, Python) are listed as warnings.
+
+**Between-run noise.** A within-run interval sees only the spread of one run's samples, not
+how much the statistic moves from one run to the next (machine load, thermal state, a noisy
+neighbour), which on CI machines is the larger noise. When at least
+:data:`MIN_HISTORY_RUNS` earlier complete runs with the same setup give a row's statistic,
+:func:`between_run_noise` estimates that movement from them and the verdict also needs the
+change to exceed it (:class:`MetricComparison` says which noise decided).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from pytest_benchsdk._analysis.compare import Comparison, Statistic, compare_samples
+from pytest_benchsdk._analysis.scoring import ScoringSpec, metric_samples
+from pytest_benchsdk._analysis.stats import DEFAULT_TRIM
+from pytest_benchsdk._base.js import py_number
+from pytest_benchsdk._base.numbers import change_text
+from pytest_benchsdk.records import TaskRecord
+
+__all__ = [
+    "COMPARED_STATISTICS",
+    "HISTORY_RUNS",
+    "LATENCY_METRIC",
+    "MIN_HISTORY_RUNS",
+    "NOISE_HISTORY",
+    "NOISE_WITHIN_RUN",
+    "BaselineComparison",
+    "BetweenRunNoise",
+    "ComparedMetric",
+    "HistoryKey",
+    "MetricComparison",
+    "between_run_noise",
+    "compare_runs",
+    "compared_metrics",
+    "setup_differences",
+]
+
+#: The statistics each metric is compared on.
+COMPARED_STATISTICS: Final[tuple[Statistic, ...]] = ("median", "p95")
+#: The metric compared when the benchmark scores nothing: the iteration's ``latencyMs``.
+LATENCY_METRIC: Final = "latency_ms"
+#: Earlier complete runs a row's statistic needs before their spread counts.
+MIN_HISTORY_RUNS: Final = 3
+#: The between-run noise is estimated from at most this many of the latest earlier runs.
+HISTORY_RUNS: Final = 30
+#: What a row's verdict rests on: the samples' own spread, or the earlier runs' spread.
+NOISE_WITHIN_RUN: Final = "within-run"
+NOISE_HISTORY: Final = "history"
+# The median of |N(0, 1)|: the median absolute value of a normal deviate is 0.6745 σ.
+_MEDIAN_ABS_NORMAL: Final = 0.6744897501960817
+
+#: A row of the comparison: (participant, metric, statistic).
+HistoryKey = tuple[str, str, str]
+
+
+@attrs.frozen
+class BetweenRunNoise:
+    """How much a statistic moves from one complete run to the next, from ``runs`` earlier
+    runs (oldest first): ``typical`` is the median absolute change between consecutive runs
+    (as a ratio: ``0.05`` for 5 %), ``band`` the change a new run must exceed to stand out
+    from them, either way (``+band`` up, ``÷(1 + band)`` down; see
+    :func:`between_run_noise`)."""
+
+    runs: int
+    typical: float
+    band: float
+
+    def beaten_by(self, change: float) -> bool:
+        """``change`` (relative) is outside the band: ``1 + change`` beyond ``1 + band`` or
+        below ``1 / (1 + band)``."""
+        if change <= -1:
+            return True
+        return abs(math.log1p(change)) > math.log1p(self.band)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runs": self.runs, "typical": self.typical, "band": self.band}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BetweenRunNoise:
+        return cls(int(data["runs"]), float(data["typical"]), float(data["band"]))
+
+
+def between_run_noise(
+    values: Sequence[float], alpha: float = 0.05, rows: int = 1
+) -> BetweenRunNoise | None:
+    """The between-run noise of a statistic from its values in earlier runs, oldest first
+    (None with fewer than :data:`MIN_HISTORY_RUNS` values, or a value that is not > 0).
+
+    The changes between consecutive runs, as log ratios, are what a comparison of the current
+    run with its baseline faces. The band is the larger of
+
+    * ``t(1 - alpha/(2 · rows), k) · m / 0.6745`` with ``m`` the **median** of the ``k``
+      absolute changes: a standard deviation read off the median (``0.6745 σ`` for normal
+      noise), which an outlier run hardly moves. Student's t with ``k`` degrees of freedom
+      instead of the normal quantile, because a σ read off a few changes is itself uncertain
+      (3 earlier runs give 2 changes): 8.9 σ from 3 runs, 3.0 σ from 11, 2.7 σ from 31 at
+      ``rows = 4``; the normal band would fail about one unchanged session in four with a
+      short history. A session fails when *any* of its ``rows`` regressed, so the quantile is
+      Bonferroni's for the session (``alpha / rows``): an unchanged session, not each row,
+      fails at most ``alpha`` of the time under normal noise;
+    * the **second-largest** absolute change: machine noise is heavy-tailed and comes in
+      bursts (a burst of load lifts one run's p95 tenfold, and the next run falls back: two
+      large changes), which a band drawn from the typical change would call regressions; the
+      largest change but one covers the bursts seen so far, while a single step (a regression
+      since, kept in the history) counts once and does not widen the band, so a regression
+      stays one until the baseline moves.
+    """
+    if len(values) < MIN_HISTORY_RUNS or not all(math.isfinite(v) and v > 0 for v in values):
+        return None
+    logs = [math.log(v) for v in values]
+    changes = sorted(abs(b - a) for a, b in itertools.pairwise(logs))
+    typical = statistics.median(changes)
+    if rows < 1:
+        raise ValueError(f"rows must be at least 1 (got {rows})")
+    from scipy import stats  # lazily: scipy is imported only when a comparison runs
+
+    z = float(stats.t.ppf(1 - alpha / (2 * rows), df=len(changes)))
+    band = max(z * typical / _MEDIAN_ABS_NORMAL, changes[-2])
+    return BetweenRunNoise(len(values), math.expm1(typical), math.expm1(band))
+
+
+@attrs.frozen
+class ComparedMetric:
+    """A metric to compare: its key, direction, unit and ``trim`` (the statistics follow the
+    scores' percentile rule)."""
+
+    key: str
+    lower_is_better: bool = True
+    unit: str | None = None
+    trim: float = DEFAULT_TRIM
+
+
+def compared_metrics(spec: ScoringSpec | None) -> tuple[ComparedMetric, ...]:
+    """The scored metrics of ``spec``, or the latency when nothing is scored."""
+    if spec is None or not spec.metrics:
+        return (ComparedMetric(LATENCY_METRIC, True, "ms"),)
+    return tuple(
+        ComparedMetric(
+            metric.name,
+            not metric.higher_is_better,
+            metric.unit,
+            DEFAULT_TRIM if metric.trim is None else metric.trim,
+        )
+        for metric in spec.metrics
+    )
+
+
+def _samples(
+    records: Sequence[TaskRecord], metrics: Sequence[ComparedMetric], spec: ScoringSpec | None
+) -> dict[str, list[float]]:
+    if spec is None or not spec.metrics:
+        return {
+            LATENCY_METRIC: [
+                r.latency_ms for r in records if r.status == "success" and r.latency_ms is not None
+            ]
+        }
+    return metric_samples(spec, records)
+
+
+@attrs.frozen
+class MetricComparison:
+    """One participant × metric × statistic: the comparison, or why there is none (``note``).
+
+    ``comparison`` is :func:`~pytest_benchsdk.compare.compare_samples`' within-run result;
+    ``history`` the between-run noise of the statistic, when enough earlier runs had it. The
+    row's :attr:`verdict` needs both: a within-run ``regressed``/``improved`` stands only if
+    the change also exceeds the history's ``band``. :attr:`noise` says which of the two asked
+    more of the change, :attr:`detectable` the smallest change the row could have confirmed,
+    :attr:`reason` why an ``unchanged`` is one when its interval alone would not say so.
+    """
+
+    participant: str
+    metric: str
+    statistic: Statistic
+    unit: str | None
+    comparison: Comparison | None
+    note: str | None = None
+    history: BetweenRunNoise | None = None
+
+    @property
+    def verdict(self) -> str | None:
+        c = self.comparison
+        if c is None:
+            return None
+        beaten = self.history is None or self.history.beaten_by(c.change)
+        return c.verdict if beaten else "unchanged"
+
+    @property
+    def noise(self) -> str | None:
+        """``within-run`` or ``history``: whose requirement on the change was the larger."""
+        if self.comparison is None:
+            return None
+        if self.history is not None and self.history.band > self.comparison.detectable:
+            return NOISE_HISTORY
+        return NOISE_WITHIN_RUN
+
+    @property
+    def noise_label(self) -> str:
+        """``within-run`` or ``history, 6 runs``."""
+        if self.noise == NOISE_HISTORY and self.history is not None:
+            return f"history, {self.history.runs} runs"
+        return self.noise or ""
+
+    @property
+    def detectable(self) -> float | None:
+        """The smallest change (relative) this row could have told from noise: the within-run
+        one (:attr:`Comparison.detectable`), or the history's band when that is larger."""
+        c = self.comparison
+        if c is None:
+            return None
+        if self.history is not None:
+            return max(c.detectable, self.history.band)
+        return c.detectable
+
+    @property
+    def reason(self) -> str | None:
+        """Why the row is ``unchanged`` although its interval lies beyond the noise
+        threshold: the Mann–Whitney U test did not pass, or the change is within what earlier
+        runs show between themselves (None for every other row)."""
+        c = self.comparison
+        if c is None or self.verdict != "unchanged":
+            return None
+        if c.verdict != "unchanged" and self.history is not None:
+            band = self.history.band
+            return (
+                f"a change of {change_text(c.change)} is within what the last "
+                f"{self.history.runs} complete runs show between themselves (up to "
+                f"{change_text(band)} or {change_text(1 / (1 + band) - 1)})"
+            )
+        if c.beyond_noise and not c.significant:
+            return (
+                f"the Mann–Whitney U test did not pass (p = {c.p_value:.2g}, needs < "
+                f"{c.alpha:g}): the samples overlap too much to call it a change"
+            )
+        return None
+
+    def line(self) -> str:
+        """One line for people: participant, metric, statistic, baseline → current, change
+        and its interval, verdict."""
+        head = f"{self.participant} {self.metric} {self.statistic}"
+        c = self.comparison
+        if c is None:
+            return f"{head}: {self.note}"
+        unit = f" {self.unit}" if self.unit else ""
+        return (
+            f"{head}: {_value(c.baseline_statistic)} → {_value(c.current_statistic)}{unit}, "
+            f"{_percent(c.change)} [{_percent(c.ci_low)}, {_percent(c.ci_high)}] "
+            f"{self.verdict} ({self.noise_label})"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The row; ``verdict``, ``noise``, ``detectable`` and ``reason`` are what the
+        properties say (written for readers of the JSON, recomputed when read back)."""
+        detectable = self.detectable
+        return {
+            "participant": self.participant,
+            "metric": self.metric,
+            "statistic": self.statistic,
+            "unit": self.unit,
+            "comparison": None if self.comparison is None else self.comparison.to_json(),
+            "note": self.note,
+            "history": None if self.history is None else self.history.to_json(),
+            "verdict": self.verdict,
+            "noise": self.noise,
+            "detectable": detectable if detectable is None or math.isfinite(detectable) else None,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MetricComparison:
+        comparison = data.get("comparison")
+        history = data.get("history")
+        return cls(
+            str(data["participant"]),
+            str(data["metric"]),
+            data["statistic"],
+            data.get("unit"),
+            None if comparison is None else Comparison.from_json(comparison),
+            data.get("note"),
+            None if history is None else BetweenRunNoise.from_json(history),
+        )
+
+
+@attrs.frozen
+class BaselineComparison:
+    """A run compared with its baseline: what the baseline is, the setup differences, the
+    rows (participant × metric × statistic), and ``history_runs``: how many earlier complete
+    runs with the same setup the store held (None: none was looked up, e.g. without a
+    store)."""
+
+    baseline: str
+    baseline_run_id: str | None
+    warnings: tuple[str, ...]
+    rows: tuple[MetricComparison, ...]
+    history_runs: int | None = None
+
+    @property
+    def regressions(self) -> tuple[MetricComparison, ...]:
+        return tuple(row for row in self.rows if row.verdict == "regressed")
+
+    def noise_line(self) -> str:
+        """Where the verdicts' noise comes from, for the comparison's header."""
+        runs = self.history_runs or 0
+        if runs > HISTORY_RUNS:
+            return (
+                f"Between-run noise: from the latest {HISTORY_RUNS} of {runs} earlier complete "
+                "runs with the same setup"
+            )
+        if runs >= MIN_HISTORY_RUNS:
+            return f"Between-run noise: from the {runs} earlier complete runs with the same setup"
+        return (
+            f"Between-run noise: unknown ({runs} earlier complete run(s) with the same setup, "
+            f"{MIN_HISTORY_RUNS} needed): the verdicts rest on the within-run noise alone"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "baseline": self.baseline,
+            "baselineRunId": self.baseline_run_id,
+            "warnings": list(self.warnings),
+            "rows": [row.to_json() for row in self.rows],
+            "historyRuns": self.history_runs,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BaselineComparison:
+        runs = data.get("historyRuns")
+        return cls(
+            str(data["baseline"]),
+            data.get("baselineRunId"),
+            tuple(str(w) for w in data.get("warnings") or ()),
+            tuple(MetricComparison.from_json(row) for row in data.get("rows") or ()),
+            None if runs is None else int(runs),
+        )
+
+
+def _value(value: float) -> str:
+    return py_number(round(value, 3) if abs(value) < 1000 else round(value))
+
+
+def _percent(change: float) -> str:
+    if change != change:  # NaN
+        return "n/a"
+    if change in (float("inf"), float("-inf")):
+        return "+inf%" if change > 0 else "-inf%"
+    return f"{change * 100:+.1f}%"
+
+
+def compare_runs(
+    baseline: Mapping[str, Sequence[TaskRecord]],
+    current: Mapping[str, Sequence[TaskRecord]],
+    spec: ScoringSpec | None,
+    *,
+    noise_threshold: float = 0.02,
+    alpha: float = 0.05,
+    seed: int = 0,
+    history: Mapping[HistoryKey, Sequence[float]] | None = None,
+) -> tuple[MetricComparison, ...]:
+    """Rows for every participant of ``current`` (in its order) × compared metric × statistic.
+    A participant missing from the baseline, or a side without samples, gets a row with a
+    ``note`` instead of a comparison. ``history`` gives per row the statistic in earlier
+    complete runs, oldest first (:func:`between_run_noise` of it goes into the row)."""
+    metrics = compared_metrics(spec)
+    rows: list[MetricComparison] = []
+    # Every row can fail the session: the history's band holds for all of them together.
+    compared = sum(p in baseline for p in current) * len(metrics) * len(COMPARED_STATISTICS)
+    for participant, records in current.items():
+        if participant not in baseline:
+            rows.extend(
+                MetricComparison(participant, m.key, s, m.unit, None, "not in the baseline run")
+                for m in metrics
+                for s in COMPARED_STATISTICS
+            )
+            continue
+        now = _samples(records, metrics, spec)
+        then = _samples(baseline[participant], metrics, spec)
+        for metric in metrics:
+            for statistic in COMPARED_STATISTICS:
+                row = _compare_one(
+                    participant,
+                    metric,
+                    statistic,
+                    then.get(metric.key, []),
+                    now.get(metric.key, []),
+                    noise_threshold=noise_threshold,
+                    alpha=alpha,
+                    seed=seed,
+                )
+                past = (history or {}).get((participant, metric.key, statistic), ())
+                noise = between_run_noise(list(past)[-HISTORY_RUNS:], alpha, max(compared, 1))
+                if row.comparison is not None and noise is not None:
+                    row = attrs.evolve(row, history=noise)
+                rows.append(row)
+    return tuple(rows)
+
+
+def _compare_one(
+    participant: str,
+    metric: ComparedMetric,
+    statistic: Statistic,
+    then: Sequence[float],
+    now: Sequence[float],
+    **options: Any,
+) -> MetricComparison:
+    def row(comparison: Comparison | None, note: str | None = None) -> MetricComparison:
+        return MetricComparison(participant, metric.key, statistic, metric.unit, comparison, note)
+
+    if not then or not now:
+        side = "baseline" if not then else "current run"
+        return row(None, f"no samples in the {side}")
+    try:
+        return row(
+            compare_samples(
+                then,
+                now,
+                statistic=statistic,
+                lower_is_better=metric.lower_is_better,
+                trim=metric.trim,
+                **options,
+            )
+        )
+    except ValueError as exc:  # e.g. a baseline statistic of 0
+        return row(None, str(exc))
+
+
+def setup_differences(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[str, ...]:
+    """What differs between two runs' setups, one line each. Each side is
+    ``{"benchmark", "knobs", "environment"}`` (``environment``: the store's
+    ``RunEnvironment.to_dict()`` form), and ``dry_run`` when known."""
+    lines: list[str] = []
+    if baseline.get("benchmark") != current.get("benchmark"):
+        lines.append(f"benchmark differs: {baseline.get('benchmark')} → {current.get('benchmark')}")
+    old_dry, new_dry = baseline.get("dry_run"), current.get("dry_run")
+    if old_dry is not None and new_dry is not None and old_dry != new_dry:
+        kinds = {True: "dry run", False: "reporting run"}
+        lines.append(f"dry run differs: {kinds[bool(old_dry)]} → {kinds[bool(new_dry)]}")
+    old_knobs, new_knobs = baseline.get("knobs") or {}, current.get("knobs") or {}
+    for key in dict.fromkeys([*old_knobs, *new_knobs]):
+        if old_knobs.get(key) != new_knobs.get(key):
+            lines.append(f"knob {key} differs: {old_knobs.get(key)} → {new_knobs.get(key)}")
+    old_env, new_env = baseline.get("environment") or {}, current.get("environment") or {}
+    for key, label in (
+        ("platform", "platform"),
+        ("arch", "architecture"),
+        ("machine", "machine"),
+        ("cpu_count", "CPU count"),
+        ("hostname", "host"),
+        ("python_version", "Python"),
+    ):
+        old, new = old_env.get(key), new_env.get(key)
+        if old is not None and new is not None and old != new:
+            lines.append(f"{label} differs: {old} → {new}")
+    return tuple(lines)

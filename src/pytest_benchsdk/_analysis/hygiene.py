@@ -1,0 +1,304 @@
+"""Run hygiene: warnings about a participant's samples that make its statistics untrustworthy.
+
+Public home: :mod:`pytest_benchsdk.compare`. Each warning has a stable code (the constants
+below, the one place they are spelled), a message for people (numbers in the metric's unit),
+the participant and the metrics it is about: metrics whose findings say the same are one
+warning. The checks are advisory: the caller decides which codes it shows.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from pytest_benchsdk._analysis.kendall import kendall_trend
+from pytest_benchsdk._analysis.stats import finite_samples
+from pytest_benchsdk._base.numbers import quantity
+
+__all__ = [
+    "FAILURE_RATE",
+    "FIRST_OUTLIER",
+    "HIGH_VARIANCE",
+    "P99_FEW_SAMPLES",
+    "TREND",
+    "WARNING_CODES",
+    "RunWarning",
+    "run_warnings",
+]
+
+P99_FEW_SAMPLES: Final = "p99-few-samples"
+FIRST_OUTLIER: Final = "first-outlier"
+HIGH_VARIANCE: Final = "high-variance"
+TREND: Final = "trend"
+FAILURE_RATE: Final = "failure-rate"
+UNMEASURED_METRIC: Final = "unmeasured-metric"
+#: Every code, in the order :func:`run_warnings` reports them.
+WARNING_CODES: Final = (
+    FAILURE_RATE,
+    UNMEASURED_METRIC,
+    P99_FEW_SAMPLES,
+    FIRST_OUTLIER,
+    HIGH_VARIANCE,
+    TREND,
+)
+
+# Below 100 samples ceil(0.99 * n) == n: the nearest-rank p99 is the largest sample.
+_P99_MIN_SAMPLES: Final = 100
+# Iglewicz & Hoaglin call |z| > 3.5 an outlier; 10 flags only a first iteration that is clearly
+# of another kind (cold connections, caches, JIT), not an unlucky one.
+_FIRST_OUTLIER_Z: Final = 10.0
+_FIRST_OUTLIER_MIN_SAMPLES: Final = 5  # the first, and at least four to measure it against
+_HIGH_VARIANCE_CV: Final = 0.30
+# A trend needs both: Kendall's tau of (index, value) significant at 1 %, and a drift worth
+# acting on (the last third's median 10 % away from the first third's), because with thousands
+# of samples a negligible drift is significant too.
+_TREND_P_VALUE: Final = 0.01
+_TREND_MIN_DRIFT: Final = 0.10
+_TREND_MIN_SAMPLES: Final = 10
+_FAILURE_RATE_MAX: Final = 0.05
+
+
+def _metric_names(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(name) for name in value)
+
+
+@attrs.frozen
+class RunWarning:
+    """One finding of :func:`run_warnings`: a stable ``code`` (e.g. ``'trend'``), a ``message``
+    for people, the ``participant`` and the ``metrics`` it is about (empty for
+    participant-wide findings; one metric name may be given as a string)."""
+
+    code: str
+    message: str
+    participant: str
+    metrics: tuple[str, ...] = attrs.field(default=(), converter=_metric_names)
+
+    @property
+    def metric(self) -> str | None:
+        """The metric's name, the names joined with ``", "`` for several, None for none."""
+        return ", ".join(self.metrics) if self.metrics else None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{code, message, participant, metric, metrics}`` (``metric``: :attr:`metric`, as
+        earlier versions wrote it)."""
+        return {
+            "code": self.code,
+            "message": self.message,
+            "participant": self.participant,
+            "metric": self.metric,
+            "metrics": list(self.metrics),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunWarning:
+        """Read back :meth:`to_json` (also the form without ``metrics``)."""
+        metrics = data.get("metrics")
+        if metrics is None:
+            metric = data.get("metric")
+            metrics = () if metric is None else (str(metric),)
+        return cls(
+            str(data["code"]),
+            str(data["message"]),
+            str(data["participant"]),
+            tuple(str(m) for m in metrics),
+        )
+
+
+def run_warnings(
+    participant: str,
+    samples: Mapping[str, Sequence[float]],
+    *,
+    iterations: int = 0,
+    failed: int = 0,
+    p99_metrics: Collection[str] | None = None,
+    units: Mapping[str, str] | None = None,
+    warmup: int = 0,
+    scored: Collection[str] = (),
+) -> list[RunWarning]:
+    """Warnings about one participant's run: ``samples`` maps each metric to its samples **in
+    run order** (task index); ``iterations`` and ``failed`` count the participant's iterations
+    and the failed ones among them; ``p99_metrics`` are the metrics whose p99 counts (a scoring
+    weight or a threshold on it; None: every metric); ``units`` the metrics' units (numbers in
+    messages are written in them); ``warmup`` the warm-up iterations run before the measured
+    ones; ``scored`` the metrics the participant's score is made of.
+
+    Codes, in this order (each code's findings in ``samples`` order):
+
+    * ``failure-rate``: more than 5 % of the iterations failed.
+    * ``unmeasured-metric``: a ``scored`` metric has no sample although some iteration passed
+      (its statistics are empty and it adds nothing to the score).
+    * ``p99-few-samples``: a metric of ``p99_metrics`` has fewer than 100 samples, so the
+      nearest-rank p99 is the largest one.
+    * ``first-outlier``: the first sample's modified z-score (``0.6745 · (x − median) / MAD``
+      against the other samples) exceeds 10 in absolute value. Without warm-up the advice is
+      to add some; after ``warmup`` iterations it says that they did not reach what the first
+      measured iteration pays for. Needs at least 5 samples, and spread among the others (a
+      MAD of 0 gives no z-score).
+    * ``high-variance``: coefficient of variation (sample standard deviation / mean) above
+      30 %, for a positive mean.
+    * ``trend``: Kendall's tau of (index, value) with p < 0.01 (scipy's ``kendalltau``,
+      computed without scipy by :func:`~pytest_benchsdk._analysis.kendall.kendall_trend`) and the
+      last third's median at least 10 % away from the first third's. Needs at least 10 samples.
+
+    Metrics whose findings of one code say the same (the same message) are one warning with
+    all of them in ``metrics``. A metric's samples are what scoring counts of it: NaN, ±inf,
+    bools and other non-numbers are left out (the same rule as
+    :func:`~pytest_benchsdk.scoring.score`).
+    """
+    for name, count in (("iterations", iterations), ("failed", failed), ("warmup", warmup)):
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"{name} must be an int >= 0 (got {count!r})")
+    if failed > iterations:
+        raise ValueError(f"failed ({failed}) cannot exceed iterations ({iterations})")
+
+    warnings: list[RunWarning] = []
+    if iterations and failed / iterations > _FAILURE_RATE_MAX:
+        warnings.append(
+            RunWarning(
+                FAILURE_RATE,
+                f"{failed} of {iterations} iterations failed ({failed / iterations:.0%}, more "
+                f"than {_FAILURE_RATE_MAX:.0%}): the score only sees the ones that passed; "
+                "look at the failures before trusting it",
+                participant,
+            )
+        )
+    values_of = {metric: _as_floats(finite_samples(list(raw))) for metric, raw in samples.items()}
+    found: dict[tuple[str, str], list[str]] = {}
+    if iterations > failed:
+        for metric in scored:
+            if not values_of.get(metric):
+                found.setdefault((UNMEASURED_METRIC, _UNMEASURED_MESSAGE), []).append(metric)
+    for metric, values in values_of.items():
+        unit = (units or {}).get(metric, "")
+        p99_counts = p99_metrics is None or metric in p99_metrics
+        messages = (
+            (P99_FEW_SAMPLES, _p99_few_samples(values, p99_counts)),
+            (FIRST_OUTLIER, _first_outlier(values, unit, warmup)),
+            (HIGH_VARIANCE, _high_variance(values)),
+            (TREND, _trend(values)),
+        )
+        for code, message in messages:
+            if message is not None:
+                found.setdefault((code, message), []).append(metric)
+    # In the codes' order, then the metrics' (a dict keeps the order findings were made in).
+    for code in WARNING_CODES:
+        warnings.extend(
+            RunWarning(code, message, participant, tuple(metrics))
+            for (kind, message), metrics in found.items()
+            if kind == code
+        )
+    return warnings
+
+
+# The checks run after every bench session: medians and spreads come from the standard
+# library's ``statistics`` and the trend test from ``_kendall`` (importing numpy would add ~15
+# MiB and ~0.1 s to each session, scipy ~75 MiB and ~0.5 s).
+
+
+_UNMEASURED_MESSAGE: Final = (
+    "scored, but no passing iteration measured it, so its statistics are empty and it adds "
+    "nothing to the score: record it with measure(<key>=value) in the task (inside a `with "
+    "step(...)` block measure() writes to that step's data, which scoring does not read)"
+)
+
+
+def _p99_few_samples(values: Sequence[float], counts: bool) -> str | None:
+    n = len(values)
+    if not counts or n == 0 or n >= _P99_MIN_SAMPLES:
+        return None
+    return (
+        f"p99 comes from {n} sample(s); below {_P99_MIN_SAMPLES} the nearest-rank p99 is the "
+        f"largest sample, so one slow iteration decides it: run at least {_P99_MIN_SAMPLES} "
+        "iterations, or give p99 no weight (scoring) and judge p95 (thresholds)"
+    )
+
+
+def _first_outlier(values: Sequence[float], unit: str, warmup: int) -> str | None:
+    if len(values) < _FIRST_OUTLIER_MIN_SAMPLES:
+        return None
+    first, rest = values[0], values[1:]
+    median = statistics.median(rest)
+    mad = statistics.median([abs(value - median) for value in rest])
+    if mad == 0:
+        return None
+    z = 0.6745 * (first - median) / mad
+    if abs(z) <= _FIRST_OUTLIER_Z:
+        return None
+    side = "above" if z > 0 else "below"
+    facts = (
+        f"far {side} the others ({quantity(first, unit)} against a median of "
+        f"{quantity(median, unit)}, modified z-score {z:.0f})"
+    )
+    if warmup:
+        return (
+            f"the first measured iteration is still {facts} after {warmup} warm-up "
+            "iteration(s): what it pays for is not warmed up by them (a cost per phase or per "
+            "participant, a cache the warm-up task does not touch) or they are too few; raise "
+            "warmup, or make the warm-up iterations do what the first measured one does"
+        )
+    return (
+        f"the first iteration is {facts}: it likely pays for warming up (connections, caches, "
+        "JIT); add warm-up iterations (warmup=1 in the config, or --bench-warmup 1), which run "
+        "first and are never scored"
+    )
+
+
+def _high_variance(values: Sequence[float]) -> str | None:
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    if mean <= 0:
+        return None  # a coefficient of variation needs a positive mean
+    cv = statistics.stdev(values, xbar=mean) / mean
+    if cv <= _HIGH_VARIANCE_CV:
+        return None
+    return (
+        f"coefficient of variation {cv:.0%} (over {_HIGH_VARIANCE_CV:.0%}): the samples "
+        "spread widely, so small differences between participants are noise; run more "
+        "iterations or look for an unstable environment"
+    )
+
+
+def _trend(values: Sequence[float]) -> str | None:
+    n = len(values)
+    if n < _TREND_MIN_SAMPLES:
+        return None
+    third = n // 3
+    first_median = statistics.median(values[:third])
+    last_median = statistics.median(values[-third:])
+    if first_median == 0:
+        return None  # no relative drift to speak of
+    drift = (last_median - first_median) / abs(first_median)
+    if abs(drift) < _TREND_MIN_DRIFT:
+        return None
+    # The drift test first: most runs have none, and Kendall's tau is O(n log n) in Python.
+    tau, p_value = kendall_trend(values)
+    if math.isnan(p_value) or p_value >= _TREND_P_VALUE:
+        return None
+    direction = "higher" if drift > 0 else "lower"
+    return (
+        f"later iterations are {direction} than earlier ones (last third's median "
+        f"{drift:+.0%} against the first third's; Kendall tau {tau:.2f}, p={p_value:.1e}): the "
+        "samples are not alike, so statistics over the run mix two regimes; look for "
+        "throttling, growing caches or leaking resources"
+    )
+
+
+def _as_floats(samples: Sequence[float]) -> list[float]:
+    """The samples a float can hold (a Python int beyond ~1e308 cannot: left out, as it
+    would be by any statistic computed in floats)."""
+    out: list[float] = []
+    for value in samples:
+        try:
+            out.append(float(value))
+        except OverflowError:
+            continue
+    return out

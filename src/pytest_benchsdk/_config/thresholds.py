@@ -1,0 +1,275 @@
+"""Thresholds: declarative pass/fail limits per participant, k6-style.
+
+A config's ``thresholds`` maps a metric key to expressions (one string or a list)::
+
+    thresholds={"tti_ms": ["p95 < 3000", "median <= 800"], "success_rate": [">= 0.99"],
+                "score": [">= 70"]}
+
+A data key takes ``<stat> <op> <number>`` (stat: median, p95, p99, mean, min, max; op: ``<``,
+``<=``, ``>``, ``>=``); ``success_rate`` and ``score`` take ``<op> <number>``. On the command
+line, ``--bench-threshold "tti_ms: p95 < 3000"`` adds one (``KEY: EXPR``).
+
+A threshold reads the participant's summary (:mod:`pytest_benchsdk.results`), so its numbers
+are the ones the summary tables print: a data key's median/p95/p99 follow the one percentile
+rule (a scored metric's samples and ``trim`` as scoring takes them, any other key's passing
+records' ``data[key]`` trimmed 5 %), ``mean``, ``min`` and ``max`` are of every sample;
+``latency_ms`` is the passing iterations' latency unless the data has such a key.
+``success_rate`` is passing records / records (0–1); ``score`` is the participant's composite
+score (needs ``scoring`` or ``on_score``).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, Protocol
+
+import attrs
+
+from pytest_benchsdk._base.js import py_number
+from pytest_benchsdk._base.numbers import in_unit
+
+__all__ = [
+    "LATENCY_KEY",
+    "SCORE_KEY",
+    "STATISTICS",
+    "SUCCESS_RATE_KEY",
+    "StatsLike",
+    "Threshold",
+    "ThresholdVerdict",
+    "evaluate_threshold",
+    "parse_cli_threshold",
+    "parse_threshold",
+    "parse_thresholds",
+]
+
+SUCCESS_RATE_KEY: Final = "success_rate"
+SCORE_KEY: Final = "score"
+#: The iteration's latency, unless the records' data has a ``latency_ms`` of its own.
+LATENCY_KEY: Final = "latency_ms"
+#: Keys whose expressions have no statistic: the value is one number per participant.
+_SCALAR_KEYS: Final = (SUCCESS_RATE_KEY, SCORE_KEY)
+
+STATISTICS: Final = ("median", "p95", "p99", "mean", "min", "max")
+_OPERATORS: Final[Mapping[str, Callable[[float, float], bool]]] = {
+    "<=": operator.le,
+    ">=": operator.ge,
+    "<": operator.lt,
+    ">": operator.gt,
+}
+_EXPRESSION: Final = re.compile(
+    r"^\s*(?:(?P<stat>[a-z0-9]+)\s*)?(?P<op><=|>=|<|>)\s*(?P<limit>[^\s<>=].*?)\s*$"
+)
+
+
+@attrs.frozen
+class Threshold:
+    """One limit: ``metric`` (a data key, ``success_rate`` or ``score``), ``statistic``
+    (``None`` for the scalar keys), ``op`` and ``limit``."""
+
+    metric: str
+    statistic: str | None
+    op: str
+    limit: float
+
+    @property
+    def expression(self) -> str:
+        """Canonical text without spaces: ``p95<3000``, ``>=0.99``."""
+        return f"{self.statistic or ''}{self.op}{py_number(self.limit)}"
+
+    @property
+    def label(self) -> str:
+        """``tti_ms-p95<3000``: the threshold's part of its item id."""
+        return f"{self.metric}-{self.expression}"
+
+    def holds(self, observed: float) -> bool:
+        return _OPERATORS[self.op](observed, self.limit)
+
+
+class StatsLike(Protocol):
+    """What a threshold reads of a metric's statistics
+    (:class:`~pytest_benchsdk.results.SampleStats`)."""
+
+    def get(self, statistic: str) -> float: ...
+
+
+@attrs.frozen
+class ThresholdVerdict:
+    """A threshold judged for one participant. ``observed`` is ``None`` when there was
+    nothing to measure (no sample: the threshold fails); ``skipped`` says why it was not
+    judged at all (the participant did not run). ``unit`` is the metric's."""
+
+    threshold: Threshold
+    participant: str
+    observed: float | None
+    passed: bool
+    unit: str = ""
+    skipped: str | None = None
+    #: The value whose time unit the message uses: the row's scale (``_numbers.row_scale`` of
+    #: med/p95/p99), as the tables scale a participant's row, so the message reads the number
+    #: the table prints (None: observed).
+    scale: float | None = None
+
+    @property
+    def outcome(self) -> str:
+        """``passed``, ``failed`` or ``skipped``."""
+        if self.skipped is not None:
+            return "skipped"
+        return "passed" if self.passed else "failed"
+
+    def message(self) -> str:
+        """One line: participant, metric, statistic, the observed value (rounded, in the unit
+        the tables print the participant's row in) and the limit as written
+        (``json: dumps_ms p95 = 93.5 ms, threshold < 30 ms: breached``; ``memory: insert_ms p95
+        = 434 µs, threshold < 5 ms: ok``)."""
+        t = self.threshold
+        head = f"{self.participant}: {t.metric}" + (f" {t.statistic}" if t.statistic else "")
+        reference = self.observed if self.scale is None else self.scale
+        limit = f"{t.op} {_limit_text(t.limit, self.unit)}"
+        if self.skipped is not None:
+            return f"{head} not judged (threshold {limit}): {self.skipped}"
+        if self.observed is None:
+            return f"{head} has no samples (threshold {limit})"
+        verdict = "ok" if self.passed else "breached"
+        value = in_unit([self.observed], self.unit, reference)
+        return f"{head} = {value}, threshold {limit}: {verdict}"
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.threshold
+        return {
+            "participant": self.participant,
+            "metric": t.metric,
+            "statistic": t.statistic,
+            "op": t.op,
+            "limit": t.limit,
+            "label": t.label,
+            "observed": self.observed
+            if self.observed is None or math.isfinite(self.observed)
+            else None,
+            "unit": self.unit,
+            "scale": self.scale,
+            "outcome": self.outcome,
+            "skipped": self.skipped,
+            "message": self.message(),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ThresholdVerdict:
+        threshold = Threshold(
+            str(data["metric"]), data.get("statistic"), str(data["op"]), float(data["limit"])
+        )
+        observed = data.get("observed")
+        return cls(
+            threshold=threshold,
+            participant=str(data["participant"]),
+            observed=None if observed is None else float(observed),
+            passed=data.get("outcome") == "passed",
+            unit=str(data.get("unit") or ""),
+            skipped=data.get("skipped"),
+            scale=data.get("scale"),
+        )
+
+
+def _limit_text(limit: float, unit: str) -> str:
+    """The limit as the user wrote it, in the metric's unit (``5 ms``)."""
+    return f"{py_number(limit)} {unit}" if unit else py_number(limit)
+
+
+def parse_threshold(metric: str, expression: object) -> Threshold:
+    """One expression of ``metric``; ``ValueError`` with what is wrong."""
+    if not isinstance(expression, str):
+        raise ValueError(f"must be a string like 'p95 < 3000' (got {expression!r})")
+    expression = expression.strip()
+    found = _EXPRESSION.match(expression)
+    if found is None:
+        raise ValueError(
+            f"cannot read {expression!r}: expected '<stat> <op> <number>' (stat: "
+            f"{', '.join(STATISTICS)}; op: <, <=, >, >=)"
+        )
+    stat, op, raw = found.group("stat"), found.group("op"), found.group("limit")
+    if metric in _SCALAR_KEYS:
+        if stat is not None:
+            raise ValueError(f"{expression!r}: {metric} takes '<op> <number>', without a statistic")
+    elif stat is None:
+        raise ValueError(f"{expression!r}: missing the statistic ({', '.join(STATISTICS)})")
+    elif stat not in STATISTICS:
+        raise ValueError(
+            f"{expression!r}: unknown statistic {stat!r} (known: {', '.join(STATISTICS)})"
+        )
+    try:
+        limit = float(raw)
+    except ValueError:
+        raise ValueError(f"{expression!r}: the limit {raw!r} is not a number") from None
+    if not math.isfinite(limit):
+        raise ValueError(f"{expression!r}: the limit must be a finite number")
+    return Threshold(metric, stat, op, limit)
+
+
+def parse_thresholds(raw: object) -> tuple[tuple[Threshold, ...], list[tuple[str, str]]]:
+    """A config's ``thresholds``: the parsed thresholds and every problem as
+    ``(field path, message)`` (all of them, not the first)."""
+    if isinstance(raw, (tuple, list)) and all(isinstance(t, Threshold) for t in raw):
+        return tuple(raw), []  # already parsed (a BenchmarkConfig validated again)
+    if not isinstance(raw, Mapping):
+        return (), [("thresholds", "must be a dict of metric key -> expression(s)")]
+    parsed: list[Threshold] = []
+    problems: list[tuple[str, str]] = []
+    for key, value in raw.items():
+        if not (isinstance(key, str) and key.strip()):
+            problems.append(("thresholds", f"metric keys must be non-empty strings (got {key!r})"))
+            continue
+        expressions: Sequence[object] = [value] if isinstance(value, str) else value
+        if not isinstance(expressions, (list, tuple)) or not expressions:
+            problems.append(
+                (f"thresholds.{key}", "must be an expression or a non-empty list of them")
+            )
+            continue
+        for index, expression in enumerate(expressions):
+            try:
+                parsed.append(parse_threshold(key, expression))
+            except ValueError as exc:
+                problems.append((f"thresholds.{key}[{index}]", str(exc)))
+    return tuple(parsed), problems
+
+
+def parse_cli_threshold(text: str) -> Threshold:
+    """``--bench-threshold "tti_ms: p95 < 3000"`` (``KEY: EXPR``)."""
+    key, sep, expression = text.partition(":")
+    if not sep or not key.strip():
+        raise ValueError(
+            f'--bench-threshold expects "KEY: EXPR", e.g. "tti_ms: p95 < 3000" (got "{text}")'
+        )
+    try:
+        return parse_threshold(key.strip(), expression)
+    except ValueError as exc:
+        raise ValueError(f"--bench-threshold {key.strip()}: {exc}") from None
+
+
+def evaluate_threshold(
+    threshold: Threshold,
+    participant: str,
+    *,
+    stats: StatsLike | None = None,
+    success_rate: float | None = None,
+    score: float | None = None,
+    unit: str = "",
+    scale: float | None = None,
+) -> ThresholdVerdict:
+    """Judge ``threshold`` for one participant from what its summary says: ``stats`` of the
+    threshold's metric (its median/p95/p99 by the summary tables' percentile rule, mean, min
+    and max of every sample; None: no samples), its ``success_rate`` (0–1) and composite
+    ``score``. ``unit`` is the metric's and ``scale`` its median, for the message."""
+    observed: float | None
+    if threshold.metric == SUCCESS_RATE_KEY:
+        observed = success_rate
+    elif threshold.metric == SCORE_KEY:
+        observed = score if score is not None and math.isfinite(score) else None
+    else:
+        assert threshold.statistic is not None
+        observed = stats.get(threshold.statistic) if stats is not None else None
+    passed = observed is not None and threshold.holds(observed)
+    if threshold.metric in _SCALAR_KEYS:
+        unit, scale = "", None
+    return ThresholdVerdict(threshold, participant, observed, passed, unit, scale=scale)

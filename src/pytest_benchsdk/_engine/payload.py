@@ -1,0 +1,186 @@
+"""What travels from an iteration to the controller, and the helpers every role shares.
+
+A :class:`RecordPayload` is one iteration's record in transit from the process that ran it to
+the controller (plain JSON, so it crosses xdist). :func:`scoring_spec_of` is the one place that
+turns a config's ``on_score`` or declarative ``scoring`` into a
+:class:`~pytest_benchsdk.scoring.ScoringSpec`: scoring a run, the threshold items and
+``--bench-check`` all use it. The controller's runs themselves are
+:class:`pytest_benchsdk.results.BenchmarkRun`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from pytest_benchsdk._analysis.scoring import (
+    ScoringSpec,
+    ScoringSpecError,
+    higher_is_better,
+    lower_is_better,
+    scoring_config_to_spec,
+    validate_scoring_spec,
+)
+from pytest_benchsdk._base.redact import Redactor
+from pytest_benchsdk._config.models import BenchmarkConfig
+from pytest_benchsdk._engine.context import IterationOutcome
+from pytest_benchsdk.records import JSONObject, TaskRecord
+
+__all__ = [
+    "NO_INGEST_RUN_ID",
+    "RecordPayload",
+    "record_phase",
+    "resolve_awaitable",
+    "scoring_problem",
+    "scoring_spec_of",
+]
+
+#: The run id ``on_complete`` sees when nothing reached the platform (upstream's value).
+NO_INGEST_RUN_ID = "no-ingest"
+
+
+def resolve_awaitable(value: Any) -> Any:
+    """Await a coroutine returned by a user hook (``on_score``/``on_complete`` may be async)."""
+    if inspect.isawaitable(value):
+
+        async def wait() -> Any:
+            return await value
+
+        return asyncio.run(wait())
+    return value
+
+
+def scoring_spec_of(config: BenchmarkConfig) -> ScoringSpec | None:
+    """The config's scoring spec: ``on_score``'s, else the declarative ``scoring`` (with the
+    display units), else None. Raises :class:`ScoringSpecError` for a bad ``on_score``."""
+    if config.on_score is not None:
+        _check_on_score_signature(config.on_score)
+        spec = resolve_awaitable(config.on_score(lower_is_better, higher_is_better))
+        if not isinstance(spec, ScoringSpec):
+            raise ScoringSpecError(
+                f"on_score must return a ScoringSpec (got {type(spec).__name__})"
+            )
+        return spec
+    if config.scoring is not None:
+        return scoring_config_to_spec(config.scoring, config.dimensions, config.display)
+    return None
+
+
+def _check_on_score_signature(on_score: Any) -> None:
+    """``on_score`` is called as ``on_score(lower_is_better, higher_is_better)``: say so
+    instead of a bare ``TypeError`` when it cannot take those two arguments."""
+    try:
+        signature = inspect.signature(on_score)
+    except (TypeError, ValueError):
+        return  # a builtin or C callable: let the call itself tell
+    try:
+        signature.bind(lower_is_better, higher_is_better)
+    except TypeError as exc:
+        raise ScoringSpecError(
+            f"on_score is called as on_score(lower_is_better, higher_is_better) and must "
+            f"return a ScoringSpec; {getattr(on_score, '__name__', 'it')}{signature} "
+            f"cannot take those two arguments ({exc})"
+        ) from None
+
+
+def scoring_problem(config: BenchmarkConfig) -> str | None:
+    """What is wrong with the config's scoring, if anything (upstream's check validates
+    ``on_score``'s spec too)."""
+    try:
+        spec = scoring_spec_of(config)
+        if spec is not None:
+            validate_scoring_spec(spec)
+    except Exception as exc:
+        return str(exc)
+    return None
+
+
+@attrs.frozen
+class RecordPayload:
+    """One iteration's record on its way from the process that ran it to the controller and
+    on to the store and the platform.
+
+    ``wire`` is the record's wire (camelCase JSON) form, made once when the iteration is
+    reported and redacted once; everything downstream (the report's JSON, the store, the
+    platform's batches) uses it instead of calling ``record.to_wire()`` again. ``record`` is
+    the same record as a :class:`TaskRecord` (for the summary's tally and the hooks). Plain
+    JSON types only in :meth:`to_json`, so it survives xdist's report serialization.
+    """
+
+    file_key: str
+    participant: str
+    task_index: int
+    record: TaskRecord
+    wire: JSONObject
+    log: tuple[tuple[str, str], ...] = ()
+    #: The redactor already applied (``None``: not redacted in this process).
+    redacted_by: Redactor | None = attrs.field(default=None, eq=False, repr=False)
+
+    def redacted(self, redactor: Redactor) -> RecordPayload:
+        """This payload with every secret of ``redactor`` replaced in its record and log lines
+        (itself when none occurs, or when ``redactor`` was applied already)."""
+        done = self.redacted_by
+        if not redactor or (done is not None and done.covers(redactor)):
+            return self
+        wire = redactor.value(self.wire)
+        record = self.record
+        if wire is not self.wire:
+            record = TaskRecord.from_wire(wire, warmup=self.task_index < 0)
+        log = self.log
+        if redactor.found_in(text for _, text in log):
+            log = tuple((level, redactor.text(text)) for level, text in log)
+        return attrs.evolve(self, record=record, wire=wire, log=log, redacted_by=redactor)
+
+    @classmethod
+    def of(
+        cls,
+        file_key: str,
+        participant: str,
+        outcome: IterationOutcome,
+        redactor: Redactor | None = None,
+    ) -> RecordPayload:
+        """The payload of a finished iteration (its record's one ``to_wire()``), redacted
+        with ``redactor`` when given."""
+        record = outcome.record
+        payload = cls(
+            file_key=file_key,
+            participant=participant,
+            task_index=record.task_index,
+            record=record,
+            wire=record.to_wire(),
+            log=tuple((line.level or "info", line.format()) for line in outcome.logs),
+        )
+        return payload if redactor is None else payload.redacted(redactor)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file_key,
+            "participant": self.participant,
+            "task_index": self.task_index,
+            "record": self.wire,
+            "log": [list(line) for line in self.log],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RecordPayload:
+        task_index = int(data["task_index"])
+        wire = dict(data["record"])
+        return cls(
+            file_key=str(data["file"]),
+            participant=str(data["participant"]),
+            task_index=task_index,
+            record=TaskRecord.from_wire(wire, warmup=task_index < 0),
+            wire=wire,
+            log=tuple((str(level), str(text)) for level, text in data.get("log", ())),
+        )
+
+
+def record_phase(record: TaskRecord) -> str | None:
+    """The record's phase (``data["phase"]``, set by the plugin; None without phases)."""
+    data = record.data
+    phase = data.get("phase") if isinstance(data, Mapping) else None
+    return phase if isinstance(phase, str) else None

@@ -1,0 +1,909 @@
+"""``pytest-benchsdk`` (also ``python -m pytest_benchsdk``): the results store without a pytest
+session — list runs, export records, merge the stores of CI shards, compare two runs, show a
+run's summary, write an HTML report, follow a benchmark's history and its change points, name
+baselines. Three more commands hand over to their own modules, imported only when they run:
+``platform`` (upstream ``bench``'s platform commands, :mod:`pytest_benchsdk.cli._platform`),
+``run`` (upstream ``bench run``: a bench file without pytest, :mod:`pytest_benchsdk.runner`) and
+``init`` (a starter project, :mod:`pytest_benchsdk.cli._scaffold`).
+
+Exit status: 0 on success, 1 when ``compare --fail-on-regression`` finds a regression, 2 for a
+usage error (bad arguments, no store, an unknown run id).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import attrs
+
+from pytest_benchsdk._analysis.baseline import HISTORY_RUNS
+from pytest_benchsdk._analysis.scoring import score
+from pytest_benchsdk._analysis.uncertainty import DEFAULT_SCORE_RESAMPLES
+from pytest_benchsdk._base.js import js_json
+from pytest_benchsdk._config.thresholds import Threshold, parse_threshold
+from pytest_benchsdk._views.exports import EXPORT_FORMATS, export_text, gab_entries
+from pytest_benchsdk._views.text import (
+    comparison_lines,
+    history_lines,
+    name_cell,
+    summary_lines,
+    table,
+    terminal_text,
+    title_line,
+)
+from pytest_benchsdk.records import ParticipantRecords, TaskRecord
+from pytest_benchsdk.results import (
+    DEFAULT_HISTORY_LIMIT,
+    Baseline,
+    RunRefError,
+    RunSetup,
+    RunStatus,
+    analyse,
+    check_baseline_name,
+    find_run,
+    history_values,
+    rebuild_summary,
+    run_history,
+    sample_sets,
+    save_summary,
+    short_run_id,
+    stored_spec,
+    stored_status,
+    stored_summary,
+)
+from pytest_benchsdk.store import (
+    ResultStore,
+    StoredRun,
+    StoreError,
+    StoreReadOnlyError,
+    UnknownRunError,
+)
+
+__all__ = ["main"]
+
+DEFAULT_STORE = ".benchmarks/benchsdk.sqlite3"
+PROG = "pytest-benchsdk"
+#: How many characters of a run id the tables show (any unique prefix is accepted).
+SHORT_ID = 12
+_REPORT_MISSING = "report needs plotly: pip install 'pytest-benchsdk[report]'"
+#: Namespace of the merged runs' ids: uuid5 of (benchmark, run key).
+_MERGE_NAMESPACE = uuid.UUID("5f0c8a4e-2b7d-4c1e-9a53-6d2e1f7b8c90")
+
+_EPILOG = """\
+examples:
+  pytest-benchsdk runs --benchmark sandbox --limit 5
+  pytest-benchsdk export 3f2a9c --format csv -o records.csv
+  pytest-benchsdk export 3f2a9c --format bmf -o bencher.json
+  pytest-benchsdk merge shard-*/benchsdk.sqlite3 -o merged.sqlite3
+  pytest-benchsdk --store merged.sqlite3 report -o report.html
+  pytest-benchsdk compare 3f2a9c 81be07 --fail-on-regression
+  pytest-benchsdk show 81be07
+  pytest-benchsdk history demo --participant e2b --metric tti_ms
+  pytest-benchsdk baseline set main 81be07
+  pytest-benchsdk platform runs list my-benchmark --json
+  pytest-benchsdk run bench_sandbox.py --iterations 5 --dry-run
+  pytest-benchsdk init my-benchmarks
+
+A RUN is a stored run id or any unique prefix of one (as `runs` lists them).
+"""
+
+
+class UsageError(Exception):
+    """A problem with the command line or the store: printed, exit status 2."""
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def _open_store(path: str, *, create: bool = False) -> ResultStore:
+    """The store at ``path``; one that cannot be written (a read-only file or directory) is
+    opened for reading, unless it is to be written (``create``: merge's output)."""
+    if not create and not Path(path).is_file():
+        raise UsageError(f"no results store at {path} (--store PATH; default {DEFAULT_STORE})")
+    try:
+        return ResultStore(path)
+    except StoreReadOnlyError as exc:
+        if create:
+            raise UsageError(str(exc)) from None
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        store = ResultStore(path, read_only=True)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    if store.read_only_note:
+        print(f"pytest-benchsdk: warning: {store.read_only_note}", file=sys.stderr)
+    return store
+
+
+def short_id(run_id: str) -> str:
+    return short_run_id(run_id)
+
+
+def resolve_run(store: ResultStore, ref: str) -> StoredRun:
+    """The run with id ``ref``, or the one run whose id starts with it; else a usage error
+    naming the closest ids."""
+    try:
+        return find_run(store, ref)
+    except RunRefError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _write_text(text: str, output: str | None) -> None:
+    if output is None or output == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+def _participant_list(names: Sequence[str], width: int = 40) -> str:
+    text = ",".join(names)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# --- runs ----------------------------------------------------------------------------------------
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    with _open_store(args.store) as store:
+        runs = store.list_runs(limit=args.limit, benchmark_slug=args.benchmark)
+        statuses = {run.run_id: stored_status(store, run) for run in runs}
+    if not runs:
+        which = f" of benchmark {args.benchmark}" if args.benchmark else ""
+        print(f"no runs{which} in {args.store}")
+        return 0
+    rows = [["id", "benchmark", "started", "status", "participants", "records", "git", "key"]]
+    for run in runs:
+        rows.append(
+            [
+                short_id(run.run_id),
+                name_cell(run.benchmark_slug),
+                run.started_at,
+                statuses[run.run_id].text() + (" (dry run)" if run.dry_run else ""),
+                terminal_text(_participant_list(run.participants)),
+                str(run.record_count),
+                (run.environment.git_sha or "-")[:10],
+                terminal_text(run.run_key) if run.run_key else "-",
+            ]
+        )
+    print("\n".join(table(rows, indent="")))
+    return 0
+
+
+# --- export --------------------------------------------------------------------------------------
+
+
+#: What a spreadsheet reads as the start of a formula (OWASP's CSV injection list).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_text(text: str) -> str:
+    """A text cell a spreadsheet shows as text: one starting like a formula gets a leading
+    ``'`` (``=HYPERLINK(...)`` → ``'=HYPERLINK(...)``), as OWASP recommends for CSV."""
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
+def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """A record as CSV cells: nested objects as dotted keys, lists as JSON, ``None`` as an
+    empty cell, booleans as ``true``/``false``, numbers as JSON writes them, text through
+    :func:`spreadsheet_text` (numbers stay numbers: ``-5`` is not prefixed)."""
+    cells: dict[str, str] = {}
+    for key, item in value.items():
+        name = f"{prefix}{key}"
+        if isinstance(item, Mapping):
+            nested = flatten(item, name + ".")
+            cells.update(nested if nested else {name: "{}"})
+        elif item is None:
+            cells[name] = ""
+        elif isinstance(item, str):
+            cells[name] = spreadsheet_text(item)
+        else:
+            cells[name] = js_json(item)
+    return cells
+
+
+def record_row(participant: str, record: TaskRecord) -> dict[str, str]:
+    """One record as a CSV row: :func:`flatten` of its wire form, each step's latency and
+    status in its own columns (``steps.create.latencyMs``; a second invocation of a step is
+    ``steps.create[2].latencyMs``) instead of one JSON column."""
+    wire = record.to_wire()
+    steps = wire.pop("steps", None) or []
+    row = {"participant": spreadsheet_text(participant), **flatten(wire)}
+    seen: dict[str, int] = {}
+    for step in steps:
+        name = str(step.get("name"))
+        seen[name] = seen.get(name, 0) + 1
+        column = f"steps.{name}" if seen[name] == 1 else f"steps.{name}[{seen[name]}]"
+        latency = step.get("latencyMs")
+        row[f"{column}.latencyMs"] = "" if latency is None else js_json(latency)
+        row[f"{column}.status"] = spreadsheet_text(str(step.get("status") or ""))
+    return row
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    if args.format in EXPORT_FORMATS:
+        with _open_store(args.store) as store:
+            run = resolve_run(store, args.run)
+            summary = stored_summary(store, run)
+        _write_text(export_text(args.format, [summary]), args.output)
+        if args.format == "gab" and (bigger := gab_entries([summary], bigger=True)):
+            print(
+                f"note: {len(bigger)} bigger-is-better entries (scores, higher-better metrics) "
+                "are in --format gab-bigger (github-action-benchmark's customBiggerIsBetter)",
+                file=sys.stderr,
+            )
+        return 0
+    with _open_store(args.store) as store:
+        run = resolve_run(store, args.run)
+        participants = store.participant_records(run.run_id)
+    if args.format == "json":
+        document = [
+            {"participant": pr.participant, "records": [r.to_wire() for r in pr.records]}
+            for pr in participants
+        ]
+        _write_text(js_json(document, indent=2) + "\n", args.output)
+        return 0
+    rows = [record_row(pr.participant, record) for pr in participants for record in pr.records]
+    header = list(dict.fromkeys(key for row in rows for key in row)) or ["participant"]
+    buffer = io.StringIO()
+    # CRLF (RFC 4180, the csv module's default): a cell holding a CR or LF is then quoted,
+    # so no text can break a row.
+    writer = csv.DictWriter(buffer, fieldnames=header, restval="", lineterminator="\r\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    _write_text(buffer.getvalue(), args.output)
+    return 0
+
+
+# --- merge ---------------------------------------------------------------------------------------
+
+
+def merged_run_id(benchmark_slug: str, run_key: str) -> str:
+    """The id of the run that the shards of ``run_key`` merge into (the same in every merge)."""
+    return uuid.uuid5(_MERGE_NAMESPACE, f"{benchmark_slug}\0{run_key}").hex
+
+
+@attrs.define
+class _Source:
+    store: ResultStore
+    run: StoredRun
+
+
+def _worst_status(statuses: Iterable[str]) -> str:
+    found = set(statuses)
+    for status in ("running", "interrupted", "failed"):
+        if status in found:
+            return "interrupted" if status == "running" else status
+    return "passed"
+
+
+def _union(lists: Iterable[Iterable[str]]) -> list[str]:
+    return list(dict.fromkeys(name for names in lists for name in names))
+
+
+def _merged_metadata(run_id: str, runs: Sequence[StoredRun], participants: list[str]) -> StoredRun:
+    first = runs[0]
+    knobs = dict(first.knobs)
+    providers = [run.knobs.get("providers") for run in runs]
+    if all(isinstance(p, list) for p in providers):
+        knobs["providers"] = _union(p for p in providers if isinstance(p, list))
+    snapshot = dict(first.config_snapshot)
+    if "participants" in snapshot:
+        snapshot["participants"] = participants
+    platform_ids = {run.platform_run_id for run in runs}
+    platform_run_id = platform_ids.pop() if len(platform_ids) == 1 else None
+    finished = [run.finished_at for run in runs]
+    return attrs.evolve(
+        first,
+        run_id=run_id,
+        knobs=knobs,
+        participants=tuple(participants),
+        config_snapshot=snapshot,
+        dry_run=all(run.dry_run for run in runs),
+        session_id=None,
+        status=_worst_status(run.status for run in runs),
+        started_at=min(run.started_at for run in runs),
+        finished_at=None if None in finished else max(f for f in finished if f is not None),
+        platform_run_id=platform_run_id,
+        dashboard_url=first.dashboard_url if platform_run_id is not None else None,
+    )
+
+
+def _snapshot_thresholds(run: StoredRun) -> tuple[Threshold, ...]:
+    """The thresholds the run's session judged (kept in its config snapshot)."""
+    found = []
+    for entry in run.config_snapshot.get("thresholds") or ():
+        if isinstance(entry, Mapping):
+            try:
+                found.append(parse_threshold(str(entry["metric"]), entry["expression"]))
+            except (KeyError, ValueError):
+                continue
+    return tuple(found)
+
+
+@attrs.frozen
+class _Outcome:
+    """What :func:`score` reads of a run outcome."""
+
+    participants: Sequence[ParticipantRecords]
+
+
+def _merged_status(merged: StoredRun, sources: Sequence[_Source]) -> RunStatus:
+    """The worst state of the shards, with every reason they had (an earlier merge of the same
+    run key stands for the shards no input brings again)."""
+    shards = [s for s in sources if s.run.run_id != merged.run_id] or list(sources)
+    statuses = [stored_status(s.store, s.run) for s in shards]
+    reasons = list(dict.fromkeys(r for status in statuses for r in status.reasons))
+    return RunStatus(
+        merged.status,
+        tuple(reasons),
+        planned=sum(status.planned for status in statuses),
+        ran=merged.record_count,
+        complete=all(status.complete for status in statuses),
+    )
+
+
+def _analyse_merged(
+    out: ResultStore, merged: StoredRun, sources: Sequence[_Source], notes: list[str]
+) -> None:
+    """Score and analyse the merged run as the session would have (the same
+    :func:`~pytest_benchsdk.results.analyse`): its scores, their intervals, the run warnings
+    and the thresholds, each only if a shard had them; the shards' comparisons with their own
+    baselines describe the shards and are not kept. Then its summary."""
+    run_id = merged.run_id
+    merged = out.get_run(run_id)  # with the merged records counted
+    stored_scores = [r for s in sources for r in s.store.scores(s.run.run_id)]
+    had = {kind for s in sources for kind in s.store.analyses(s.run.run_id)}
+    for kind in ("uncertainty", "warnings", "comparison", "thresholds", "summary", "status"):
+        out.delete_analysis(run_id, kind)
+    # The shards' scores carry the units the session resolved (display units included).
+    units = {m.name: m.unit for r in stored_scores for m in r.metrics}
+    spec = stored_spec(out, merged, units)
+    if spec is None and merged.config_snapshot.get("scoring") is not None:
+        notes.append("not scored: its scoring config is unreadable")
+    records = tuple(out.participant_records(run_id))
+    results = None if spec is None else score(_Outcome(records), spec)
+    out.save_scores(run_id, results or [])
+    if spec is None and stored_scores:
+        notes.append(
+            "not scored: its shards were scored by on_score, which the store does not keep"
+        )
+    thresholds = _snapshot_thresholds(merged)
+    draft = rebuild_summary(out, merged, participants=records)
+    analyses = analyse(
+        draft.participants,
+        samples={pr.participant: sample_sets(pr.records) for pr in records},
+        records=records,
+        spec=spec,
+        results=results,
+        resamples=DEFAULT_SCORE_RESAMPLES if "uncertainty" in had and results else 0,
+        warnings="warnings" in had,
+        thresholds={p.participant: thresholds for p in records} if thresholds else None,
+    )
+    for kind, body in (
+        ("uncertainty", analyses.uncertainty),
+        ("warnings", analyses.warnings),
+        ("thresholds", analyses.thresholds),
+    ):
+        if body:
+            out.save_analysis(run_id, kind, [item.to_json() for item in body])
+    notes.extend(analyses.errors)
+    status = _merged_status(merged, sources)
+    breached = any(v.outcome == "failed" for v in analyses.thresholds)
+    if breached and "threshold" not in status.reasons:
+        status = attrs.evolve(status, state="failed", reasons=(*status.reasons, "threshold"))
+    summary = rebuild_summary(out, merged, analyses=analyses, participants=records)
+    save_summary(out, run_id, attrs.evolve(summary, status=status))
+
+
+def _merge_group(
+    out: ResultStore, run_id: str, sources: list[_Source], notes: list[str]
+) -> StoredRun:
+    own = [s for s in sources if s.run.run_id == run_id]
+    shards = [s for s in sources if s.run.run_id != run_id]
+    ordered = own + shards
+    participants = _union(s.run.participants for s in ordered)
+    records: dict[tuple[str, int], tuple[str, dict[str, Any]]] = {}
+    lines: dict[str, list[str]] = {}
+    shard_lines: dict[str, list[str]] = {}
+    for source in ordered:
+        for name, wire in source.store.record_wires(source.run.run_id):
+            records[(name, int(wire["taskIndex"]))] = (name, wire)
+            if name not in participants:
+                participants.append(name)
+        for name, got in source.store.all_log_lines(source.run.run_id).items():
+            target = lines if source.run.run_id == run_id else shard_lines
+            target.setdefault(name, []).extend(got)
+    # An earlier merge's lines stand for the participants no shard brings again.
+    lines = {name: got for name, got in lines.items() if name not in shard_lines}
+    lines.update(shard_lines)
+    merged = _merged_metadata(run_id, [s.run for s in ordered], participants)
+    out.put_run(merged)
+    out.replace_records(run_id, list(records.values()), lines)
+    _analyse_merged(out, merged, ordered, notes)
+    return out.get_run(run_id)
+
+
+def _copy_run(out: ResultStore, source: _Source) -> None:
+    run_id = source.run.run_id
+    wires = source.store.record_wires(run_id)
+    lines = source.store.all_log_lines(run_id)
+    scores = source.store.scores(run_id)
+    analyses = source.store.analyses(run_id)
+    out.put_run(source.run)
+    out.replace_records(run_id, wires, lines)
+    out.save_scores(run_id, scores)
+    for kind, body in analyses.items():
+        out.save_analysis(run_id, kind, body)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    # A store given twice is read once.
+    paths = {str(Path(path).resolve()): path for path in reversed(args.stores)}
+    inputs = [_open_store(path) for path in reversed(paths.values())]
+    try:
+        out = _open_store(args.output, create=True)
+    except UsageError:
+        for store in inputs:
+            store.close()
+        raise
+    try:
+        groups: dict[tuple[str, str], list[_Source]] = {}
+        plain: list[_Source] = []
+        seen: set[tuple[str, str]] = set()
+        for store in inputs:
+            for run in reversed(store.list_runs(limit=1_000_000)):  # oldest first
+                # A run in two stores is the same run (a copied file), read once; but an
+                # earlier merge's run in two stores holds what each of those merges brought.
+                earlier_merge = run.run_key is not None and run.run_id == merged_run_id(
+                    run.benchmark_slug, run.run_key
+                )
+                seen_as = (str(store.path) if earlier_merge else "", run.run_id)
+                if seen_as in seen:
+                    continue
+                seen.add(seen_as)
+                if run.run_key is None:
+                    plain.append(_Source(store, run))
+                else:
+                    groups.setdefault((run.benchmark_slug, run.run_key), []).append(
+                        _Source(store, run)
+                    )
+        for source in plain:
+            _copy_run(out, source)
+        for (slug, key), sources in groups.items():
+            notes: list[str] = []
+            merged = _merge_group(out, merged_run_id(slug, key), sources, notes)
+            shards = sum(1 for s in sources if s.run.run_id != merged.run_id)
+            print(
+                f"{slug} run key {terminal_text(key)}: {shards} shard(s) -> run "
+                f"{short_id(merged.run_id)} ({len(merged.participants)} participants, "
+                f"{merged.record_count} records)"
+            )
+            for note in notes:
+                print(f"  {note}")
+        print(
+            f"merged {len(groups)} keyed run(s) and copied {len(plain)} run(s) without a run "
+            f"key into {args.output}"
+        )
+    finally:
+        for store in inputs:
+            store.close()
+        out.close()
+    return 0
+
+
+# --- compare -------------------------------------------------------------------------------------
+
+
+def _setup(run: StoredRun) -> dict[str, Any]:
+    return {
+        "benchmark": run.benchmark_slug,
+        "knobs": dict(run.knobs),
+        "environment": run.environment.to_dict(),
+    }
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    with _open_store(args.store) as store:
+        base = resolve_run(store, args.base)
+        current = resolve_run(store, args.current)
+        baseline = Baseline(
+            f"run {base.run_id} ({base.started_at})",
+            base.run_id,
+            {pr.participant: pr.records for pr in store.participant_records(base.run_id)},
+            _setup(base),
+        )
+        # The between-run noise of the runs before CURRENT, as --bench-compare has it.
+        runs, values = history_values(
+            store, RunSetup.of(current), before=current.run_id, limit=HISTORY_RUNS
+        )
+        baseline = attrs.evolve(baseline, history=values, history_runs=runs)
+        records = tuple(pr for pr in store.participant_records(current.run_id) if pr.records)
+        spec = stored_spec(store, current)
+        scored_elsewhere = spec is None and bool(store.scores(current.run_id))
+        summary = stored_summary(store, current)
+    analyses = analyse(
+        summary.participants,
+        samples={},
+        records=records,
+        spec=spec,
+        warnings=False,
+        baseline=baseline,
+        setup=_setup(current),
+    )
+    print(title_line(summary, f"run {current.run_id}"))
+    if scored_elsewhere:
+        print("  (scored by on_score, which the store does not keep: comparing the latency)")
+    print("\n".join(comparison_lines(analyses.comparison, analyses.comparison_note)))
+    for error in analyses.errors:
+        print(f"ERROR {terminal_text(error)}")
+    regressions = analyses.comparison.regressions if analyses.comparison is not None else ()
+    if regressions and args.fail_on_regression:
+        for row in regressions:
+            print(
+                f"ERROR regressed (--fail-on-regression): {current.benchmark_slug}: "
+                f"{terminal_text(row.line())}"
+            )
+        return 1
+    return 0
+
+
+# --- show ----------------------------------------------------------------------------------------
+
+
+def show_lines(store: ResultStore, run: StoredRun, *, verbose: int = 0) -> list[str]:
+    """The run's summary as the session printed it, from what the store kept."""
+    summary = stored_summary(store, run)
+    head = f"  Run {run.run_id}, stored {run.started_at}"
+    if run.run_key:
+        head += f", run key {terminal_text(run.run_key)}"
+    if run.dry_run:
+        head += " (dry run)"
+    return [title_line(summary, summary.file), head, *summary_lines(summary, verbose=verbose)]
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    with _open_store(args.store) as store:
+        run = resolve_run(store, args.run)
+        print("\n".join(show_lines(store, run, verbose=args.verbose)))
+    return 0
+
+
+# --- report --------------------------------------------------------------------------------------
+
+
+def newest_per_benchmark(store: ResultStore) -> list[str]:
+    """The id of the newest run of each benchmark, newest first."""
+    ids: dict[str, str] = {}
+    for run in store.list_runs(limit=1_000_000):
+        ids.setdefault(run.benchmark_slug, run.run_id)
+    return list(ids.values())
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    try:
+        from pytest_benchsdk.report import write_report  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise UsageError(_REPORT_MISSING) from None
+    with _open_store(args.store) as store:
+        run_ids = [resolve_run(store, ref).run_id for ref in args.runs] or newest_per_benchmark(
+            store
+        )
+        if not run_ids:
+            raise UsageError(f"no runs in {args.store} to report on")
+        try:
+            write_report(store, run_ids, args.output)
+        except ImportError:
+            raise UsageError(_REPORT_MISSING) from None
+    print(f"report of {len(run_ids)} run(s) written to {args.output}")
+    return 0
+
+
+# --- history -------------------------------------------------------------------------------------
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise UsageError(f"--limit expects an integer >= 1 (got {args.limit})")
+    with _open_store(args.store) as store:
+        slugs = list(dict.fromkeys(run.benchmark_slug for run in store.list_runs(limit=1_000_000)))
+        if args.benchmark is not None:
+            if args.benchmark not in slugs:
+                known = f" (benchmarks: {', '.join(slugs)})" if slugs else " (it holds no runs)"
+                raise UsageError(f"no runs of benchmark {args.benchmark} in {args.store}{known}")
+            slugs = [args.benchmark]
+        histories = [
+            run_history(
+                store,
+                slug,
+                participants=args.participant or None,
+                metrics=args.metric or None,
+                limit=args.limit,
+            )
+            for slug in slugs
+        ]
+    found = [h for h in histories if h is not None]
+    if args.json:
+        print(json.dumps([h.to_json() for h in found], indent=2, ensure_ascii=False))
+        return 0
+    if not found:
+        print(f"no complete runs in {args.store} yet")
+        return 0
+    blocks = []
+    for history in found:
+        lines = history_lines(history)
+        if not history.series:
+            lines.append("  No series matches --participant/--metric.")
+        blocks.append("\n".join(lines))
+    print("\n\n".join(blocks))
+    return 0
+
+
+# --- baseline ------------------------------------------------------------------------------------
+
+
+def cmd_baseline_list(args: argparse.Namespace) -> int:
+    with _open_store(args.store) as store:
+        named = store.baselines(benchmark_slug=args.benchmark)
+        runs = {}
+        for entry in named:
+            try:
+                runs[entry.run_id] = store.get_run(entry.run_id)
+            except UnknownRunError:
+                continue
+        statuses = {run_id: stored_status(store, run).text() for run_id, run in runs.items()}
+    if not named:
+        print(f"no baseline names in {args.store} (pytest --bench-save NAME, or baseline set)")
+        return 0
+    rows = [["name", "benchmark", "run", "started", "status", "named at"]]
+    for entry in named:
+        run = runs.get(entry.run_id)
+        rows.append(
+            [
+                name_cell(entry.name),
+                name_cell(entry.benchmark_slug),
+                short_id(entry.run_id),
+                run.started_at if run is not None else "(gone)",
+                statuses.get(entry.run_id, "-"),
+                entry.updated_at,
+            ]
+        )
+    print("\n".join(table(rows, indent="")))
+    return 0
+
+
+def cmd_baseline_set(args: argparse.Namespace) -> int:
+    try:
+        name = check_baseline_name(args.name)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    with _open_store(args.store) as store:
+        run = resolve_run(store, args.run)
+        before = store.set_baseline(name, run.run_id)
+        status = stored_status(store, run)
+    moved = f" (was run {short_id(before)})" if before and before != run.run_id else ""
+    print(
+        f"baseline {name} of {run.benchmark_slug}: run {short_id(run.run_id)} "
+        f"({run.started_at}, {status.text()}){moved}"
+    )
+    if not status.complete or status.state not in ("passed", "failed"):
+        print(
+            "  note: the run is not complete (a subset, or interrupted): comparisons with it see "
+            "only what it ran"
+        )
+    return 0
+
+
+def cmd_baseline_rm(args: argparse.Namespace) -> int:
+    with _open_store(args.store) as store:
+        gone = store.delete_baseline(args.name, args.benchmark)
+    if not gone:
+        which = f" of benchmark {args.benchmark}" if args.benchmark else ""
+        raise UsageError(f"no baseline {args.name}{which} in {args.store}")
+    print(f"removed baseline {args.name} ({gone} benchmark(s))")
+    return 0
+
+
+# --- command line --------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="The pytest-benchsdk results store without a pytest session.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--store",
+        default=DEFAULT_STORE,
+        metavar="PATH",
+        help=f"the results store (default: {DEFAULT_STORE})",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    def command(name: str, help: str, epilog: str) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name,
+            help=help,
+            description=help,
+            epilog=f"example:\n  {epilog}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    runs = command("runs", "list the stored runs, newest first", "pytest-benchsdk runs --limit 5")
+    runs.add_argument("--benchmark", metavar="SLUG", help="only the runs of this benchmark")
+    runs.add_argument("--limit", type=int, default=20, metavar="N", help="at most N (default 20)")
+    runs.set_defaults(handler=cmd_runs)
+
+    export = command(
+        "export",
+        "a run's records as upstream's wire JSON (per participant) or as CSV (one row each); "
+        "or its statistics for github-action-benchmark (gab: smaller is better, gab-bigger) "
+        "or Bencher (bmf)",
+        "pytest-benchsdk export 3f2a9c --format csv -o records.csv\n"
+        "  pytest-benchsdk export 3f2a9c --format gab -o benchmark.json",
+    )
+    export.add_argument("run", metavar="RUN", help="run id or unique prefix")
+    export.add_argument("--format", choices=("json", "csv", *EXPORT_FORMATS), default="json")
+    export.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    export.set_defaults(handler=cmd_export)
+
+    merge = command(
+        "merge",
+        "merge stores (e.g. CI shards): runs with the same run key and benchmark become one "
+        "run, scored as if one process ran them; other runs are copied",
+        "pytest-benchsdk merge shard-*/benchsdk.sqlite3 -o merged.sqlite3",
+    )
+    merge.add_argument("stores", nargs="+", metavar="STORE", help="stores to read")
+    merge.add_argument(
+        "-o", "--output", required=True, metavar="STORE", help="store to write (may be an input)"
+    )
+    merge.set_defaults(handler=cmd_merge)
+
+    compare = command(
+        "compare",
+        "compare two stored runs as --bench-compare does",
+        "pytest-benchsdk compare 3f2a9c 81be07 --fail-on-regression",
+    )
+    compare.add_argument("base", metavar="BASE", help="the baseline run")
+    compare.add_argument("current", metavar="CURRENT", help="the run compared with it")
+    compare.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit status 1 when any verdict is 'regressed'",
+    )
+    compare.set_defaults(handler=cmd_compare)
+
+    show = command(
+        "show", "a run's summary as the session printed it", "pytest-benchsdk show 81be07"
+    )
+    show.add_argument("run", metavar="RUN", help="run id or unique prefix")
+    show.add_argument(
+        "-v", "--verbose", action="count", default=0, help="also the steps' latencies"
+    )
+    show.set_defaults(handler=cmd_show)
+
+    report = command(
+        "report",
+        "an HTML report of runs (default: the newest run of each benchmark); needs plotly",
+        "pytest-benchsdk report -o report.html",
+    )
+    report.add_argument("runs", nargs="*", metavar="RUN", help="run ids or unique prefixes")
+    report.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file")
+    report.set_defaults(handler=cmd_report)
+
+    history = command(
+        "history",
+        "a benchmark's complete runs, oldest first: per participant and metric the median and "
+        "p95 each run printed, and the change points found in each series (e-divisive means "
+        "with a permutation test)",
+        "pytest-benchsdk history demo --participant e2b --metric tti_ms",
+    )
+    history.add_argument(
+        "benchmark", nargs="?", metavar="BENCHMARK", help="its slug (default: every benchmark)"
+    )
+    history.add_argument(
+        "--participant", action="append", metavar="P", help="only this participant (repeatable)"
+    )
+    history.add_argument(
+        "--metric", action="append", metavar="M", help="only this metric key (repeatable)"
+    )
+    history.add_argument(
+        "--limit",
+        type=int,
+        default=DEFAULT_HISTORY_LIMIT,
+        metavar="N",
+        help=f"the newest N complete runs (default {DEFAULT_HISTORY_LIMIT})",
+    )
+    history.add_argument("--json", action="store_true", help="the series as JSON")
+    history.set_defaults(handler=cmd_history)
+
+    baseline = command(
+        "baseline",
+        "named baselines (--bench-compare=NAME): list them, move a name to a run, remove one",
+        "pytest-benchsdk baseline set main 81be07",
+    )
+    actions = baseline.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions.required = True
+    listing = actions.add_parser("list", help="the names, per benchmark, and the runs they name")
+    listing.add_argument("--benchmark", metavar="SLUG", help="only this benchmark's names")
+    listing.set_defaults(handler=cmd_baseline_list)
+    setting = actions.add_parser(
+        "set", help="let NAME stand for RUN among its benchmark's runs (moved if it named another)"
+    )
+    setting.add_argument("name", metavar="NAME", help="e.g. main or release/1.2")
+    setting.add_argument("run", metavar="RUN", help="run id or unique prefix")
+    setting.set_defaults(handler=cmd_baseline_set)
+    removing = actions.add_parser("rm", help="forget NAME (of every benchmark, or of one)")
+    removing.add_argument("name", metavar="NAME")
+    removing.add_argument("--benchmark", metavar="SLUG", help="only this benchmark's NAME")
+    removing.set_defaults(handler=cmd_baseline_rm)
+    # Listed for --help only: main() hands these to their own parsers before argparse runs.
+    commands.add_parser(
+        "platform",
+        help="upstream bench's platform commands: auth, org, benchmarks, runs, results, "
+        "iterations, artifacts, logs, export (pytest-benchsdk platform --help)",
+        add_help=False,
+    )
+    commands.add_parser(
+        "run",
+        help="run a bench file without pytest, with upstream bench run's flags "
+        "(pytest-benchsdk run FILE --dry-run)",
+        add_help=False,
+    )
+    commands.add_parser(
+        "init",
+        help="write a starter benchmark project into DIR (pytest-benchsdk init --help)",
+        add_help=False,
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    # Three commands with their own parsers, imported only when they run: ``platform`` and
+    # ``run`` (upstream bench's commands, which parse their argv as upstream does) and ``init``.
+    if args[:1] == ["platform"]:
+        from pytest_benchsdk.cli import _platform as platform_cli
+
+        return platform_cli.main(args[1:])
+    if args[:1] == ["run"]:
+        from pytest_benchsdk import runner
+
+        return runner.main(args)
+    if args[:1] == ["init"]:
+        from pytest_benchsdk.cli import _scaffold
+
+        return _scaffold.main(args[1:])
+    parser = build_parser()
+    try:
+        namespace = parser.parse_args(args)
+        result: int = namespace.handler(namespace)
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else 0
+    except BrokenPipeError:
+        return 0
+    return result

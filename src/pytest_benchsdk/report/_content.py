@@ -1,0 +1,339 @@
+"""What a report shows of one stored run: its summary, and the samples its charts draw.
+
+Private to :mod:`pytest_benchsdk.report`. Everything here is data: no plotly, no HTML. Every
+number in a table comes from the run's :class:`~pytest_benchsdk.results.RunSummary` (the one
+the session printed); the charts draw the samples those numbers were computed from (the same
+:class:`~pytest_benchsdk.results.ParticipantSamples`, and the scored metrics' samples as scoring
+takes them), the stored baseline run's samples likewise, and, for the history, the summaries of
+the benchmark's earlier runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+import attrs
+
+from pytest_benchsdk._analysis.scoring import ScoringSpec, metric_samples
+from pytest_benchsdk.records import ParticipantRecords
+from pytest_benchsdk.results import (
+    LATENCY,
+    RunSummary,
+    record_phase,
+    run_history,
+    sample_sets,
+    stored_spec,
+    stored_summary,
+)
+from pytest_benchsdk.results import timeline as record_timeline
+from pytest_benchsdk.store import ResultStore, StoredRun, UnknownRunError
+
+__all__ = [
+    "LATENCY",
+    "MAX_CODES",
+    "HistoryChange",
+    "HistoryPoint",
+    "RunReport",
+    "Series",
+    "StepStats",
+    "TimelineBar",
+    "load_run",
+]
+
+#: Error codes listed in the failures table (the most frequent first); the rest are counted.
+MAX_CODES: Final = 50
+
+
+@attrs.frozen
+class Series:
+    """The samples of one metric of one participant (and phase, ``None`` for all phases); a
+    ``baseline`` series is the compared baseline run's."""
+
+    participant: str
+    phase: str | None
+    values: tuple[float, ...]
+    baseline: bool = False
+
+    @property
+    def label(self) -> str:
+        if self.baseline:
+            return f"{self.participant} · baseline"
+        return self.participant if self.phase is None else f"{self.participant} · {self.phase}"
+
+
+@attrs.frozen
+class StepStats:
+    """Median and p95 latency of one step of one participant (from the summary): ``step`` is
+    its label (``display.steps``), ``order`` its place."""
+
+    participant: str
+    step: str
+    median: float
+    p95: float
+    count: int
+    order: int = 0
+    failed: int = 0
+
+
+@attrs.frozen
+class TimelineBar:
+    """One iteration against run time: seconds since the run's first start."""
+
+    participant: str
+    task_index: int
+    start_s: float
+    end_s: float
+    ok: bool
+
+
+@attrs.frozen
+class HistoryPoint:
+    """One participant's median/p95 of one metric in one stored run of the benchmark (from
+    that run's summary); ``verdicts`` are its comparison's ``regressed``/``improved`` rows of
+    that participant."""
+
+    run_id: str
+    started_at: str
+    participant: str
+    metric: str
+    unit: str
+    median: float
+    p95: float
+    verdicts: tuple[str, ...]
+
+
+@attrs.frozen
+class HistoryChange:
+    """A change point of the benchmark's history, as ``pytest-benchsdk history`` finds it (the
+    same complete runs, the same method): the series (participant, metric, statistic), the
+    run where the change starts, its relative size and direction, the medians of the regimes
+    on either side, the permutation test's p-value."""
+
+    participant: str
+    metric: str
+    statistic: str
+    run_id: str
+    change: float
+    direction: str
+    before: float
+    after: float
+    p_value: float
+
+
+@attrs.frozen
+class RunReport:
+    """Everything the report shows of one run."""
+
+    run: StoredRun
+    summary: RunSummary
+    #: Participants that ran, in declared order.
+    participants: tuple[str, ...]
+    phases: tuple[str, ...]
+    #: metric key -> unit, in order: the latency first, then every measured metric.
+    metrics: Mapping[str, str]
+    #: metric key -> label (``display.metrics``).
+    labels: Mapping[str, str]
+    #: metric key -> series per participant (and per phase when the run has phases).
+    samples: Mapping[str, tuple[Series, ...]]
+    timeline: tuple[TimelineBar, ...]
+    history: tuple[HistoryPoint, ...]
+    history_runs: tuple[StoredRun, ...]
+    #: run id -> its number among the benchmark's stored runs (1: the oldest).
+    history_numbers: Mapping[str, int] = attrs.Factory(dict)
+    #: metric key -> the compared baseline run's series per participant (a stored baseline).
+    baseline: Mapping[str, tuple[Series, ...]] = attrs.Factory(dict)
+    #: Why the baseline's distributions are not drawn (a comparison without a stored run).
+    baseline_note: str | None = None
+    #: The change points of the history's series (complete runs up to this one).
+    changes: tuple[HistoryChange, ...] = ()
+
+    @property
+    def steps(self) -> tuple[StepStats, ...]:
+        return tuple(
+            StepStats(
+                p.name,
+                s.label,
+                s.latency.median,
+                s.latency.p95,
+                s.latency.count,
+                s.order,
+                s.failed,
+            )
+            for p in self.summary.ran_participants
+            for s in p.steps
+            if s.latency is not None
+        )
+
+    @property
+    def step_names(self) -> tuple[str, ...]:
+        """The steps' labels in ``display.steps`` order (then as first recorded)."""
+        first: dict[str, int] = {}
+        for position, s in enumerate(self.steps):
+            first.setdefault(s.step, position)
+        order = {s.step: s.order for s in self.steps}
+        return tuple(sorted(first, key=lambda label: (order[label], first[label])))
+
+
+def _verdicts(summary: RunSummary) -> dict[str, list[str]]:
+    """participant -> its comparison's ``regressed``/``improved`` rows, as text."""
+    out: dict[str, list[str]] = {}
+    for row in summary.comparison.rows if summary.comparison is not None else ():
+        if row.verdict in ("regressed", "improved"):
+            out.setdefault(row.participant, []).append(
+                f"{row.metric} {row.statistic} {row.verdict}"
+            )
+    return out
+
+
+def _history(
+    store: ResultStore, run: StoredRun, metrics: Sequence[str], limit: int
+) -> tuple[tuple[HistoryPoint, ...], tuple[StoredRun, ...], dict[str, int]]:
+    """Up to ``limit`` runs of the benchmark ending with ``run``, oldest first, and per run and
+    participant the median/p95 of the latency and each metric, from each run's summary; and
+    each run's number among the benchmark's stored runs (1: the oldest)."""
+    if limit <= 0:
+        return (), (), {}
+    runs = store.list_runs(limit=100_000, benchmark_slug=run.benchmark_slug)
+    ids = [r.run_id for r in runs]
+    numbers = {run_id: len(ids) - index for index, run_id in enumerate(ids)}
+    start = ids.index(run.run_id) if run.run_id in ids else 0
+    window = list(reversed(runs[start : start + limit]))
+    points: list[HistoryPoint] = []
+    for past in window:
+        summary = stored_summary(store, past)
+        verdicts = _verdicts(summary)
+        for p in summary.ran_participants:
+            facts = [(LATENCY, "ms", p.latency)]
+            facts += [(m.key, m.unit, m.stats) for m in p.metrics if m.key in metrics]
+            for key, unit, stats in facts:
+                if stats is None:
+                    continue
+                points.append(
+                    HistoryPoint(
+                        past.run_id,
+                        past.started_at,
+                        p.name,
+                        key,
+                        unit,
+                        stats.median,
+                        stats.p95,
+                        tuple(verdicts.get(p.name, ())),
+                    )
+                )
+    return tuple(points), tuple(window), {r.run_id: numbers[r.run_id] for r in window}
+
+
+def _series(
+    records: Sequence[ParticipantRecords],
+    spec: ScoringSpec | None,
+    metrics: Sequence[str],
+    phases: Sequence[str | None],
+    *,
+    baseline: bool = False,
+) -> dict[str, list[Series]]:
+    """Per metric, the series of each participant that left a record (and phase): the
+    latency and the unscored metrics as the summary samples them, the scored ones as scoring
+    takes them."""
+    out: dict[str, list[Series]] = {key: [] for key in metrics}
+    scored_keys = {m.name for m in spec.metrics} if spec is not None else set()
+    for pr in records:
+        kept = sample_sets(pr.records)
+        if not kept.count:
+            continue
+        for phase in phases:
+            in_phase = [r for r in pr.records if phase is None or record_phase(r) == phase]
+            scored = metric_samples(spec, in_phase) if spec is not None else {}
+            for key in metrics:
+                if key == LATENCY:
+                    values = kept.latency(phase)
+                elif key in scored_keys:
+                    values = scored.get(key, [])
+                else:
+                    values = kept.metric(key, phase)
+                out[key].append(Series(pr.participant, phase, tuple(values), baseline))
+    return out
+
+
+def _baseline(
+    store: ResultStore, summary: RunSummary, metrics: Sequence[str]
+) -> tuple[dict[str, tuple[Series, ...]], str | None]:
+    """The compared baseline run's series (all phases together), when it is a stored run."""
+    comparison = summary.comparison
+    if comparison is None:
+        return {}, None
+    if comparison.baseline_run_id is None:
+        return {}, "the baseline was not a stored run, so its samples are not drawn"
+    try:
+        base = store.get_run(comparison.baseline_run_id)
+    except UnknownRunError:
+        return {}, f"the baseline run {comparison.baseline_run_id} is no longer in the store"
+    series = _series(
+        store.participant_records(base.run_id),
+        stored_spec(store, base),
+        metrics,
+        (None,),
+        baseline=True,
+    )
+    return {key: tuple(found) for key, found in series.items()}, None
+
+
+def _changes(store: ResultStore, run: StoredRun) -> tuple[HistoryChange, ...]:
+    """The change points ``pytest-benchsdk history`` finds in the complete runs up to ``run``."""
+    found = run_history(store, run.benchmark_slug, until=run.run_id)
+    if found is None:
+        return ()
+    return tuple(
+        HistoryChange(
+            series.participant,
+            series.metric,
+            series.statistic,
+            series.starts(change).run_id,
+            change.change,
+            series.direction(change),
+            change.before,
+            change.after,
+            change.p_value,
+        )
+        for series in found.series
+        for change in series.change_points
+    )
+
+
+def load_run(store: ResultStore, run_id: str, *, history: int) -> RunReport:
+    """Read one run: its summary, the samples behind it and its baseline's."""
+    run = store.get_run(run_id)
+    summary = stored_summary(store, run)
+    records = store.participant_records(run_id)
+    spec = stored_spec(store, run)
+    metrics: dict[str, str] = {LATENCY: "ms"}
+    labels: dict[str, str] = {LATENCY: "latency"}
+    for p in summary.participants:
+        for m in p.metrics:
+            metrics.setdefault(m.key, m.unit)
+            labels.setdefault(m.key, m.label)
+    phases = tuple(dict.fromkeys(ph.phase for p in summary.participants for ph in p.phases))
+    samples = _series(records, spec, list(metrics), phases or (None,))
+    spans = [(pr.participant, *bar) for pr in records for bar in record_timeline(pr.records)]
+    t0 = min((span[2] for span in spans), default=0.0)
+    timeline = tuple(
+        TimelineBar(name, index, start - t0, end - t0, ok) for name, index, start, end, ok in spans
+    )
+    points, window, numbers = _history(store, run, list(metrics), history)
+    baseline, baseline_note = _baseline(store, summary, list(metrics))
+    return RunReport(
+        changes=_changes(store, run) if history > 0 else (),
+        run=run,
+        summary=summary,
+        participants=tuple(p.name for p in summary.ran_participants),
+        phases=phases,
+        metrics=metrics,
+        labels=labels,
+        samples={key: tuple(series) for key, series in samples.items()},
+        timeline=timeline,
+        history=points,
+        history_runs=tuple(window),
+        history_numbers=numbers,
+        baseline=baseline,
+        baseline_note=baseline_note,
+    )
