@@ -92,7 +92,7 @@ def _records(name: str, index: int, n: int, rng: random.Random) -> list[TaskReco
 
 def build_store(path: Path, participants: int, samples: int, history: int) -> str:
     """The store with ``history`` earlier runs and the measured run; returns its id."""
-    from pytest_benchsdk._runenv import collect_run_environment
+    from pytest_benchsdk._base.runenv import collect_run_environment
 
     names = [f"participant-{i:02d}" for i in range(participants)]
     environment = collect_run_environment({}, Path.cwd())

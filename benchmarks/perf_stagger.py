@@ -15,7 +15,7 @@ import asyncio
 import statistics
 import sys
 
-from pytest_benchsdk._clock import CLOCK
+from pytest_benchsdk._base.clock import CLOCK
 from pytest_benchsdk.context import TaskContext
 from pytest_benchsdk.executor import Executor, GroupPlan, IterationSpec
 
