@@ -31,6 +31,7 @@ import attrs
 from pytest_benchsdk._analysis.compare import Comparison, Statistic, compare_samples
 from pytest_benchsdk._analysis.scoring import ScoringSpec, metric_samples
 from pytest_benchsdk._analysis.stats import DEFAULT_TRIM
+from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
 from pytest_benchsdk._base.js import py_number
 from pytest_benchsdk._base.numbers import change_text
 from pytest_benchsdk.records import TaskRecord
@@ -369,7 +370,7 @@ def compare_runs(
     current: Mapping[str, Sequence[TaskRecord]],
     spec: ScoringSpec | None,
     *,
-    noise_threshold: float = 0.02,
+    noise_threshold: float = DEFAULT_NOISE_THRESHOLD,
     alpha: float = 0.05,
     seed: int = 0,
     history: Mapping[HistoryKey, Sequence[float]] | None = None,

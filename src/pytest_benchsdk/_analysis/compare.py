@@ -28,6 +28,7 @@ from pytest_benchsdk._analysis.uncertainty import (
     score_uncertainty,
     tied_with_above,
 )
+from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD, DEFAULT_RESAMPLES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,7 +73,6 @@ VERDICTS: Final[tuple[Verdict, ...]] = get_args(Verdict)
 #: Bootstrap resamples per side when ``resamples=None``. With 2,000 the interval's bounds vary
 #: between seeds by a standard deviation of about 2 % of its width (measured on lognormal
 #: samples, n = 50 and 1,000), and one comparison of 1,000 samples per side takes about 10 ms.
-DEFAULT_RESAMPLES: Final = 2000
 
 # Resamples are drawn in chunks of at most this many indices (int32: 16 MB), so that large
 # samples never need a (resamples × n) matrix in memory at once.
@@ -189,7 +189,7 @@ def compare_samples(
     *,
     statistic: Statistic = "median",
     lower_is_better: bool = True,
-    noise_threshold: float = 0.02,
+    noise_threshold: float = DEFAULT_NOISE_THRESHOLD,
     alpha: float = 0.05,
     resamples: int | None = None,
     seed: int = 0,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -21,6 +21,7 @@ from pytest_benchsdk._analysis.scoring import (
     ranking_key,
     score,
 )
+from pytest_benchsdk._base.defaults import DEFAULT_SCORE_RESAMPLES
 from pytest_benchsdk.records import ParticipantRecords
 
 if TYPE_CHECKING:
@@ -38,7 +39,6 @@ __all__ = [
 #: 1,000 records: about 4 ms); with 200 a 95 % interval's bounds vary between seeds by a standard
 #: deviation of about 5 % of its width, and a rank probability p by sqrt(p(1 - p) / 200), at most
 #: 3.5 points.
-DEFAULT_SCORE_RESAMPLES: Final = 200
 
 
 @attrs.frozen

@@ -13,6 +13,12 @@ import attrs
 import pytest
 
 from pytest_benchsdk._analysis.hygiene import WARNING_CODES
+from pytest_benchsdk._base.defaults import (
+    DEFAULT_NOISE_THRESHOLD,
+    DEFAULT_SCORE_RESAMPLES,
+    DEFAULT_STORE,
+    DEFAULT_UPLOAD_TIMEOUT_S,
+)
 from pytest_benchsdk._config.thresholds import parse_cli_threshold
 from pytest_benchsdk._engine.benchfile import is_bench_path
 from pytest_benchsdk._engine.flag_values import (
@@ -26,19 +32,12 @@ from pytest_benchsdk._engine.flag_values import (
 )
 from pytest_benchsdk._engine.schedule import RunArgs, is_env_no_ingest
 from pytest_benchsdk._session import (
-    DEFAULT_COMPARE_NOISE,
-    DEFAULT_SCORE_RESAMPLES,
-    DEFAULT_STORE,
-    DEFAULT_UPLOAD_TIMEOUT_S,
     SessionOptions,
     parse_failed_iterations,
     unwritable_reason,
 )
 
 __all__ = [
-    "DEFAULT_COMPARE_NOISE",
-    "DEFAULT_STORE",
-    "DEFAULT_UPLOAD_TIMEOUT_S",
     "IMPLYING_OPTIONS",
     "BenchOptions",
     "add_options",
@@ -499,7 +498,7 @@ def _compare_noise(config: pytest.Config) -> float:
         raw, flag = config.getini("bench_compare_noise"), "bench_compare_noise (ini)"
     text = str(raw or "").strip().removesuffix("%").strip()
     if not text:
-        return DEFAULT_COMPARE_NOISE
+        return DEFAULT_NOISE_THRESHOLD
     try:
         percent = float(text)
     except ValueError:

@@ -23,10 +23,6 @@ from pytest_benchsdk._session._core import (
 )
 from pytest_benchsdk._session._lines import run_header_lines, section_lines
 from pytest_benchsdk._session._options import (
-    DEFAULT_COMPARE_NOISE,
-    DEFAULT_SCORE_RESAMPLES,
-    DEFAULT_STORE,
-    DEFAULT_UPLOAD_TIMEOUT_S,
     FAILED_ITERATIONS_MODES,
     SessionOptions,
     parse_failed_iterations,
@@ -34,10 +30,6 @@ from pytest_benchsdk._session._options import (
 from pytest_benchsdk._session._secrets import SessionSecrets
 
 __all__ = [
-    "DEFAULT_COMPARE_NOISE",
-    "DEFAULT_SCORE_RESAMPLES",
-    "DEFAULT_STORE",
-    "DEFAULT_UPLOAD_TIMEOUT_S",
     "FAILED_ITERATIONS_MODES",
     "BenchSession",
     "Hook",

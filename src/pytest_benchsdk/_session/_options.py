@@ -12,25 +12,19 @@ from pathlib import Path
 
 import attrs
 
+from pytest_benchsdk._base.defaults import (
+    DEFAULT_NOISE_THRESHOLD,
+    DEFAULT_SCORE_RESAMPLES,
+    DEFAULT_UPLOAD_TIMEOUT_S,
+)
 from pytest_benchsdk._engine.schedule import RunArgs
 
 __all__ = [
-    "DEFAULT_COMPARE_NOISE",
-    "DEFAULT_SCORE_RESAMPLES",
-    "DEFAULT_STORE",
-    "DEFAULT_UPLOAD_TIMEOUT_S",
     "FAILED_ITERATIONS_MODES",
     "SessionOptions",
     "parse_failed_iterations",
 ]
 
-DEFAULT_STORE = ".benchmarks/benchsdk.sqlite3"
-#: Bootstrap resamples of the score intervals by default (see compare.score_uncertainty).
-DEFAULT_SCORE_RESAMPLES = 200
-#: How long the session end waits for platform deliveries by default (seconds).
-DEFAULT_UPLOAD_TIMEOUT_S = 30.0
-#: ``--bench-compare-noise`` by default: a change under 2 % is no change.
-DEFAULT_COMPARE_NOISE = 0.02
 #: ``fail``: a failed iteration fails its run (pytest's convention, the plugin's default);
 #: ``record``: it is data (upstream's rule), the run passes unless a threshold, comparison or
 #: warning rule fails it.
@@ -75,7 +69,7 @@ class SessionOptions:
     compare: str | None = None
     compare_fail: bool = False
     #: ``--bench-compare-noise`` as a fraction (0.02 for 2 %).
-    compare_noise: float = DEFAULT_COMPARE_NOISE
+    compare_noise: float = DEFAULT_NOISE_THRESHOLD
     #: ``--bench-save``: the baseline name this session's runs are kept under, or None.
     save_as: str | None = None
     score_resamples: int = DEFAULT_SCORE_RESAMPLES

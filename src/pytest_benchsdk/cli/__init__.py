@@ -26,7 +26,7 @@ import attrs
 
 from pytest_benchsdk._analysis.baseline import HISTORY_RUNS
 from pytest_benchsdk._analysis.scoring import score
-from pytest_benchsdk._analysis.uncertainty import DEFAULT_SCORE_RESAMPLES
+from pytest_benchsdk._base.defaults import DEFAULT_SCORE_RESAMPLES, DEFAULT_STORE
 from pytest_benchsdk._base.js import js_json
 from pytest_benchsdk._config.thresholds import Threshold, parse_threshold
 from pytest_benchsdk._views.exports import EXPORT_FORMATS, export_text, gab_entries
@@ -69,7 +69,6 @@ from pytest_benchsdk.store import (
 
 __all__ = ["main"]
 
-DEFAULT_STORE = ".benchmarks/benchsdk.sqlite3"
 PROG = "pytest-benchsdk"
 #: How many characters of a run id the tables show (any unique prefix is accepted).
 SHORT_ID = 12

@@ -24,6 +24,7 @@ from pytest_benchsdk._analysis.baseline import (
 from pytest_benchsdk._analysis.hygiene import RunWarning, run_warnings
 from pytest_benchsdk._analysis.scoring import ScoreResult, ScoringSpec, metric_samples, score
 from pytest_benchsdk._analysis.uncertainty import ScoreUncertainty, score_uncertainty
+from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
 from pytest_benchsdk._base.numbers import row_scale
 from pytest_benchsdk._config.models import BenchmarkConfig
 from pytest_benchsdk._config.thresholds import (
@@ -245,7 +246,7 @@ def analyse(
     thresholds: Mapping[str, Sequence[Threshold]] | None = None,
     baseline: Baseline | str | None = None,
     setup: Mapping[str, Any] | None = None,
-    noise_threshold: float = 0.02,
+    noise_threshold: float = DEFAULT_NOISE_THRESHOLD,
     warnings_ignore: Collection[str] = (),
     warmup: int = 0,
 ) -> Analyses:

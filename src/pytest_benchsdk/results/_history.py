@@ -21,6 +21,7 @@ import attrs
 
 from pytest_benchsdk._analysis.baseline import HistoryKey
 from pytest_benchsdk._analysis.changepoints import ChangePoint, change_points
+from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
 from pytest_benchsdk.results._model import LATENCY, Knobs, RunStatus, RunSummary
 from pytest_benchsdk.results._stored import stored_status, stored_summary
 from pytest_benchsdk.store import ResultStore, StoredRun
@@ -43,7 +44,7 @@ DEFAULT_HISTORY_LIMIT: Final = 100
 HISTORY_STATISTICS: Final = ("median", "p95")
 #: Change points smaller than this (relative) are not reported: the comparisons' default
 #: noise threshold.
-DEFAULT_MIN_CHANGE: Final = 0.02
+DEFAULT_MIN_CHANGE: Final = DEFAULT_NOISE_THRESHOLD
 # Runs read from the store when looking for complete ones, newest first.
 _SCAN_LIMIT: Final = 100_000
 _FINISHED: Final = ("passed", "failed")

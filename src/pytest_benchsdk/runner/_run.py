@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from pytest_benchsdk._analysis.scoring import ScoreResult
+from pytest_benchsdk._base.defaults import DEFAULT_STORE
 from pytest_benchsdk._config.models import BenchmarkConfig, Participant, define_benchmark_config
 from pytest_benchsdk._engine.benchfile import BenchIteration, load_bench_file
 from pytest_benchsdk._engine.executor import Executor
@@ -26,7 +27,6 @@ from pytest_benchsdk._engine.schedule import (
     schedule_benchmark,
 )
 from pytest_benchsdk._session import (
-    DEFAULT_STORE,
     BenchSession,
     SessionHooks,
     SessionOptions,
