@@ -6,6 +6,9 @@ platform against a real HTTP server on loopback (``tests/helpers/platform_server
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 import httpcore  # noqa: F401  (see below)
 import numpy  # noqa: F401  (see below)
 import pytest
@@ -28,7 +31,14 @@ pytest_plugins = ["helpers.platform_fixtures"]
 # session would get a new httpcore whose exceptions the old table no longer matches (a dropped
 # connection would escape as ``httpcore.RemoteProtocolError``). Importing it here, before any
 # inner session, keeps one httpcore for the whole test run. numpy and scipy (score intervals,
-# comparisons) likewise: numpy's C extension cannot be loaded twice in one process.
+# comparisons) likewise: numpy's C extension cannot be loaded twice in one process. And the
+# package itself: a plain session loads next to nothing of it (the plugin is lazy), so the
+# first inner bench session would import the engine and the next one a second copy, whose
+# classes the first's no longer recognise. One real process has one copy of each.
+import pytest_benchsdk  # noqa: E402
+
+for _module in pkgutil.walk_packages(pytest_benchsdk.__path__, "pytest_benchsdk."):
+    importlib.import_module(_module.name)
 
 
 @pytest.fixture(autouse=True)

@@ -13,14 +13,15 @@ no ``--bench``            :class:`UncollectedBenchFiles` (one hint line when ben
 ``--bench-resubmit``      :class:`~._plugin.resubmit.ResubmitPlugin`
 ``--bench-check``         :class:`~._plugin.collection.CollectionPlugin`,
                           :class:`~._plugin.check.CheckPlugin`
-xdist worker              collection, :class:`~._plugin.runner.RunnerPlugin`
+xdist worker              collection, :class:`~._plugin.execution.RunnerPlugin`
 controller                collection, runner, :class:`~._plugin.controller.ControllerPlugin`;
                           under xdist also :class:`~._plugin.distribution.DistributedBench`
 ========================  =====================================================================
 
 ``--bench`` is also implied by the ini's ``bench = true``, by ``--bench-check``, by a
 command-line argument naming a bench file (a path or a node id, as an IDE runs one item) and by
-the options in :data:`~._plugin.options.IMPLYING_OPTIONS` given on the command line.
+the options in :data:`~._plugin.options.IMPLYING_OPTIONS` given on the command line
+(:func:`~._plugin.options.bench_enabled`).
 
 The controller is the process without ``workerinput``: plain pytest, or xdist's controller
 (whose runner stays idle, as it runs no item). Everything else is in :mod:`._plugin`; this
@@ -33,20 +34,23 @@ from __future__ import annotations
 import copy
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_benchsdk import hookspecs
-from pytest_benchsdk._engine.benchfile import is_bench_path
+from pytest_benchsdk._base.files import is_bench_path
 from pytest_benchsdk._plugin import fixtures
 from pytest_benchsdk._plugin.options import (
-    BenchOptions,
     add_options,
+    bench_enabled,
     bench_option_given,
     note_dist_choice,
     spell_out_compare,
 )
+
+if TYPE_CHECKING:
+    from pytest_benchsdk._plugin.settings import BenchOptions
 
 __all__: list[str] = []
 
@@ -105,6 +109,16 @@ def _before_xdist(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "bench: a benchmark iteration run by pytest-benchsdk")
     config.pluginmanager.register(fixtures, "benchsdk-fixtures")
+    if not (bench_option_given(config) or bench_enabled(config)):
+        # A plain test run: nothing more is imported. Whoever set a --bench* option (addopts
+        # included) knows about --bench: the hint is for the others.
+        patterns = tuple(config.getini("bench_files"))
+        config.pluginmanager.register(
+            UncollectedBenchFiles(config, patterns), "benchsdk-uncollected"
+        )
+        return
+    from pytest_benchsdk._plugin.settings import BenchOptions
+
     options = BenchOptions.from_config(config)
     if options.enabled:
         # xdist workers get the controller's options, not its command line (what implied
@@ -114,11 +128,6 @@ def pytest_configure(config: pytest.Config) -> None:
         _register_resubmit(config, options)
     elif options.enabled or options.check:
         _register_collecting_roles(config, options)
-    elif not bench_option_given(config):
-        # Whoever set a --bench* option (addopts included) knows about --bench: no hint.
-        config.pluginmanager.register(
-            UncollectedBenchFiles(config, options.file_patterns), "benchsdk-uncollected"
-        )
 
 
 class UncollectedBenchFiles:

@@ -8,8 +8,7 @@ scoring of stored runs and tests can use it without a pytest session.
 
 from __future__ import annotations
 
-import fnmatch
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,6 @@ __all__ = [
     "BenchFile",
     "BenchIteration",
     "BenchSetupError",
-    "is_bench_path",
     "item_name",
     "load_bench_file",
     "schedule_bench_file",
@@ -44,17 +42,6 @@ __all__ = [
 
 class BenchSetupError(Exception):
     """A bench file cannot be turned into items (bad exports, shape, providers...)."""
-
-
-def is_bench_path(path: Path, patterns: Iterable[str]) -> bool:
-    """Whether ``path`` matches one of the ``bench_files`` globs (basename or full path)."""
-    for pattern in patterns:
-        target = str(path) if "/" in pattern or "\\" in pattern else path.name
-        if fnmatch.fnmatch(target, pattern) or (
-            "/" in pattern and fnmatch.fnmatch(str(path), f"*/{pattern}")
-        ):
-            return True
-    return False
 
 
 def _printable(text: str) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_benchsdk._engine.benchfile import is_bench_path
+from pytest_benchsdk._base.files import is_bench_path
 from pytest_benchsdk._plugin.catalog import Catalog
 from pytest_benchsdk._plugin.distribution import tags_items
 from pytest_benchsdk._plugin.loadgroup import plain_cached_ids, shown_to_xdist

@@ -11,18 +11,15 @@ fixture, ``request`` included, reaches the task as pytest set it up.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_benchsdk._engine.benchfile import BenchIteration
-from pytest_benchsdk._engine.context import current_context
-from pytest_benchsdk._engine.plans import CONTEXT_FIXTURES, context_value
+if TYPE_CHECKING:
+    from pytest_benchsdk._engine.benchfile import BenchIteration
 
 __all__ = [
-    "CONTEXT_FIXTURES",
     "bench",
-    "context_value",
     "log",
     "measure",
     "participant",
@@ -33,6 +30,9 @@ __all__ = [
 
 
 def _iteration(request: pytest.FixtureRequest, fixture: str) -> BenchIteration:
+    # Imported here: every pytest session registers these fixtures, few ask for one.
+    from pytest_benchsdk._engine.benchfile import BenchIteration
+
     iteration = getattr(request.node, "bench", None)
     if not isinstance(iteration, BenchIteration):
         raise pytest.UsageError(
@@ -53,6 +53,9 @@ class _LateContext:
         self._fixture = fixture
 
     def _target(self) -> Any:
+        from pytest_benchsdk._engine.context import current_context
+        from pytest_benchsdk._engine.plans import context_value
+
         ctx = current_context()
         if ctx is None:
             raise RuntimeError(

@@ -1,7 +1,7 @@
 """The options a bench session runs with, as plain values (no pytest).
 
 The pytest glue parses its ``--bench-*`` options and ini keys into
-:class:`~pytest_benchsdk._plugin.options.BenchOptions`, a subclass that adds what only the glue
+:class:`~pytest_benchsdk._plugin.settings.BenchOptions`, a subclass that adds what only the glue
 needs (collection, ``--bench-check``, ``--bench-resubmit``); the programmatic runs make a
 :class:`SessionOptions` from upstream's ``bench run`` flags or take one from the caller.
 """
