@@ -1,102 +1,28 @@
-"""What travels from an iteration to the controller, and the helpers every role shares.
+"""What travels from an iteration to the controller.
 
 A :class:`RecordPayload` is one iteration's record in transit from the process that ran it to
-the controller (plain JSON, so it crosses xdist). :func:`scoring_spec_of` is the one place that
-turns a config's ``on_score`` or declarative ``scoring`` into a
-:class:`~pytest_benchsdk.scoring.ScoringSpec`: scoring a run, the threshold items and
-``--bench-check`` all use it. The controller's runs themselves are
+the controller (plain JSON, so it crosses xdist). The controller's runs themselves are
 :class:`pytest_benchsdk.results.BenchmarkRun`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from pytest_benchsdk._analysis.scoring import (
-    ScoringSpec,
-    ScoringSpecError,
-    higher_is_better,
-    lower_is_better,
-    scoring_config_to_spec,
-    validate_scoring_spec,
-)
 from pytest_benchsdk._base.redact import Redactor
-from pytest_benchsdk._config.models import BenchmarkConfig
 from pytest_benchsdk._engine.context import IterationOutcome
 from pytest_benchsdk.records import JSONObject, TaskRecord
 
 __all__ = [
     "NO_INGEST_RUN_ID",
     "RecordPayload",
-    "record_phase",
-    "resolve_awaitable",
-    "scoring_problem",
-    "scoring_spec_of",
 ]
 
 #: The run id ``on_complete`` sees when nothing reached the platform (upstream's value).
 NO_INGEST_RUN_ID = "no-ingest"
-
-
-def resolve_awaitable(value: Any) -> Any:
-    """Await a coroutine returned by a user hook (``on_score``/``on_complete`` may be async)."""
-    if inspect.isawaitable(value):
-
-        async def wait() -> Any:
-            return await value
-
-        return asyncio.run(wait())
-    return value
-
-
-def scoring_spec_of(config: BenchmarkConfig) -> ScoringSpec | None:
-    """The config's scoring spec: ``on_score``'s, else the declarative ``scoring`` (with the
-    display units), else None. Raises :class:`ScoringSpecError` for a bad ``on_score``."""
-    if config.on_score is not None:
-        _check_on_score_signature(config.on_score)
-        spec = resolve_awaitable(config.on_score(lower_is_better, higher_is_better))
-        if not isinstance(spec, ScoringSpec):
-            raise ScoringSpecError(
-                f"on_score must return a ScoringSpec (got {type(spec).__name__})"
-            )
-        return spec
-    if config.scoring is not None:
-        return scoring_config_to_spec(config.scoring, config.dimensions, config.display)
-    return None
-
-
-def _check_on_score_signature(on_score: Any) -> None:
-    """``on_score`` is called as ``on_score(lower_is_better, higher_is_better)``: say so
-    instead of a bare ``TypeError`` when it cannot take those two arguments."""
-    try:
-        signature = inspect.signature(on_score)
-    except (TypeError, ValueError):
-        return  # a builtin or C callable: let the call itself tell
-    try:
-        signature.bind(lower_is_better, higher_is_better)
-    except TypeError as exc:
-        raise ScoringSpecError(
-            f"on_score is called as on_score(lower_is_better, higher_is_better) and must "
-            f"return a ScoringSpec; {getattr(on_score, '__name__', 'it')}{signature} "
-            f"cannot take those two arguments ({exc})"
-        ) from None
-
-
-def scoring_problem(config: BenchmarkConfig) -> str | None:
-    """What is wrong with the config's scoring, if anything (upstream's check validates
-    ``on_score``'s spec too)."""
-    try:
-        spec = scoring_spec_of(config)
-        if spec is not None:
-            validate_scoring_spec(spec)
-    except Exception as exc:
-        return str(exc)
-    return None
 
 
 @attrs.frozen
@@ -177,10 +103,3 @@ class RecordPayload:
             wire=wire,
             log=tuple((str(level), str(text)) for level, text in data.get("log", ())),
         )
-
-
-def record_phase(record: TaskRecord) -> str | None:
-    """The record's phase (``data["phase"]``, set by the plugin; None without phases)."""
-    data = record.data
-    phase = data.get("phase") if isinstance(data, Mapping) else None
-    return phase if isinstance(phase, str) else None

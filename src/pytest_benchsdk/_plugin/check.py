@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_benchsdk._engine.payload import scoring_problem
+from pytest_benchsdk._analysis.scoring_spec import scoring_problem
 from pytest_benchsdk._plugin.catalog import Catalog
 
 __all__ = ["CHECK_FAILED", "NOT_CHECKED", "CheckPlugin"]

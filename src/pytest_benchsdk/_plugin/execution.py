@@ -19,11 +19,12 @@ from collections.abc import Callable, Generator, Sequence
 import pytest
 
 from pytest_benchsdk._base.redact import Redactor
-from pytest_benchsdk._engine.payload import RecordPayload, record_phase
+from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._plugin.catalog import Catalog
 from pytest_benchsdk._plugin.heap import FrozenHeap
 from pytest_benchsdk._plugin.nodes import BenchItem
 from pytest_benchsdk._plugin.runtime import ProcessRuntime
+from pytest_benchsdk.results import record_phase
 
 __all__ = ["RunnerPlugin", "attached_payload"]
 

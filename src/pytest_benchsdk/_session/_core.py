@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 
 from pytest_benchsdk._analysis.scoring import ScoreResult, ScoringSpecError
+from pytest_benchsdk._base.awaitables import resolve_awaitable
 from pytest_benchsdk._base.coordination import StepCoordination
 from pytest_benchsdk._base.files import creation_problem
 from pytest_benchsdk._base.modes import DRY_RUN_LINE, pool_ignored_line
@@ -30,7 +31,7 @@ from pytest_benchsdk._base.redact import Redactor
 from pytest_benchsdk._base.runenv import RunEnvironment, collect_run_environment
 from pytest_benchsdk._config.thresholds import Threshold
 from pytest_benchsdk._engine.benchfile import BenchFile
-from pytest_benchsdk._engine.payload import RecordPayload, resolve_awaitable
+from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule, NoAvailableParticipantsError
 from pytest_benchsdk._session._baselines import save_name
 from pytest_benchsdk._session._lines import run_header_lines, section_lines

@@ -23,6 +23,7 @@ from pytest_benchsdk._analysis.baseline import (
 )
 from pytest_benchsdk._analysis.hygiene import RunWarning, run_warnings
 from pytest_benchsdk._analysis.scoring import ScoreResult, ScoringSpec, metric_samples, score
+from pytest_benchsdk._analysis.scoring_spec import scoring_spec_of
 from pytest_benchsdk._analysis.uncertainty import ScoreUncertainty, score_uncertainty
 from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
 from pytest_benchsdk._base.numbers import row_scale
@@ -34,7 +35,6 @@ from pytest_benchsdk._config.thresholds import (
     ThresholdVerdict,
     evaluate_threshold,
 )
-from pytest_benchsdk._engine.payload import scoring_spec_of
 from pytest_benchsdk.records import ParticipantRecords, TaskRecord
 from pytest_benchsdk.results._build import config_catalog, participant_summary
 from pytest_benchsdk.results._intervals import metric_values, relative_summary, run_intervals

@@ -16,11 +16,12 @@ from typing import Any
 import attrs
 
 from pytest_benchsdk._analysis.scoring import ScoreResult, ScoringSpec, metric_samples, score
+from pytest_benchsdk._analysis.scoring_spec import scoring_spec_of
 from pytest_benchsdk._base.runenv import RunEnvironment
 from pytest_benchsdk._config.models import BenchmarkConfig
 from pytest_benchsdk._config.thresholds import Threshold
 from pytest_benchsdk._engine.benchfile import BenchFile
-from pytest_benchsdk._engine.payload import NO_INGEST_RUN_ID, RecordPayload, scoring_spec_of
+from pytest_benchsdk._engine.payload import NO_INGEST_RUN_ID, RecordPayload
 from pytest_benchsdk._engine.schedule import (
     BenchmarkRunOutcome,
     BenchmarkSchedule,

@@ -24,7 +24,6 @@ from datetime import datetime, timezone
 from typing import Final
 
 from pytest_benchsdk._base.numbers import is_finite
-from pytest_benchsdk._engine.payload import record_phase
 from pytest_benchsdk.records import TaskRecord
 
 __all__ = [
@@ -336,3 +335,10 @@ def sample_sets(records: Sequence[TaskRecord]) -> ParticipantSamples:
     for record in records:
         samples.add(record)
     return samples
+
+
+def record_phase(record: TaskRecord) -> str | None:
+    """The record's phase (``data["phase"]``, set by the plugin; None without phases)."""
+    data = record.data
+    phase = data.get("phase") if isinstance(data, Mapping) else None
+    return phase if isinstance(phase, str) else None
