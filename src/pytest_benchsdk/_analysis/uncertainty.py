@@ -25,6 +25,7 @@ from pytest_benchsdk._analysis.resampling import (
 )
 from pytest_benchsdk._analysis.scoring import (
     DisplayMetricLike,
+    RecordsOutcome,
     ScoringOutcome,
     ScoringSpec,
     ranking_key,
@@ -101,13 +102,6 @@ class ScoreUncertainty:
         )
 
 
-@attrs.frozen
-class _Outcome:
-    """The one attribute :func:`score` reads from a run outcome."""
-
-    participants: tuple[ParticipantRecords, ...]
-
-
 def score_uncertainty(
     outcome: ScoringOutcome,
     spec: ScoringSpec | Mapping[str, Any],
@@ -150,7 +144,7 @@ def score_uncertainty(
     display = None if display_metrics is None else list(display_metrics)
     participants = tuple(outcome.participants)
     # The point estimate: upstream's score of the real records, the participant's first row.
-    points = [score(_Outcome((p,)), spec, display)[0] for p in participants]
+    points = [score(RecordsOutcome((p,)), spec, display)[0] for p in participants]
     # The aggregate row of a group_by spec is the row of the same spec without group_by (same
     # records, passing flags and merged samples); scoring resamples without it skips the
     # per-group rows.
@@ -164,7 +158,7 @@ def score_uncertainty(
         resampled = tuple(
             _resample(p, drawn) for p, drawn in zip(participants, positions, strict=True)
         )
-        rows = score(_Outcome(resampled), ungrouped, display)
+        rows = score(RecordsOutcome(resampled), ungrouped, display)
         composites[r] = [row.composite_score for row in rows]
 
     ranks = _competition_ranks(composites, skipped)
