@@ -3,8 +3,8 @@ change of a statistic (upstream's percentile rule, :mod:`~pytest_benchsdk._analy
 bootstrap interval (drawn by :mod:`~pytest_benchsdk._analysis.resampling`, the one resampling
 engine), a Mann–Whitney U p-value and a verdict (:class:`Comparison`).
 
-Also the implementation behind :mod:`pytest_benchsdk.compare` (its docstring says what that
-is): the other public names are gathered here from their homes.
+Public home: :mod:`pytest_benchsdk.compare`, which also gathers the other analyses' public
+names from their homes (``uncertainty``, ``hygiene``, ``changepoints``).
 """
 
 from __future__ import annotations
@@ -16,18 +16,6 @@ from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 import attrs
 
-from pytest_benchsdk._analysis.changepoints import DEFAULT_PERMUTATIONS, ChangePoint, change_points
-from pytest_benchsdk._analysis.hygiene import (
-    FAILURE_RATE,
-    FIRST_OUTLIER,
-    HIGH_VARIANCE,
-    P99_FEW_SAMPLES,
-    TREND,
-    UNMEASURED_METRIC,
-    WARNING_CODES,
-    RunWarning,
-    run_warnings,
-)
 from pytest_benchsdk._analysis.resampling import (
     bootstrap,
     check_resamples,
@@ -36,12 +24,6 @@ from pytest_benchsdk._analysis.resampling import (
     percentile_interval,
 )
 from pytest_benchsdk._analysis.stats import median_positions, percentile_index, trimmed_range
-from pytest_benchsdk._analysis.uncertainty import (
-    DEFAULT_SCORE_RESAMPLES,
-    ScoreUncertainty,
-    score_uncertainty,
-    tied_with_above,
-)
 from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD, DEFAULT_RESAMPLES
 
 if TYPE_CHECKING:
@@ -49,30 +31,14 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 __all__ = [
-    "DEFAULT_PERMUTATIONS",
     "DEFAULT_RESAMPLES",
-    "DEFAULT_SCORE_RESAMPLES",
-    "FAILURE_RATE",
-    "FIRST_OUTLIER",
-    "HIGH_VARIANCE",
-    "P99_FEW_SAMPLES",
     "STATISTICS",
-    "TREND",
-    "UNMEASURED_METRIC",
     "VERDICTS",
-    "WARNING_CODES",
-    "ChangePoint",
     "Comparison",
-    "RunWarning",
-    "ScoreUncertainty",
     "Statistic",
     "Verdict",
-    "change_points",
     "compare_samples",
     "detectable_change",
-    "run_warnings",
-    "score_uncertainty",
-    "tied_with_above",
 ]
 
 Statistic = Literal["median", "p95", "p99", "mean"]
