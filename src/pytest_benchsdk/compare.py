@@ -19,29 +19,31 @@ second to import).
 
 from __future__ import annotations
 
+from pytest_benchsdk._analysis.changepoints import DEFAULT_PERMUTATIONS, ChangePoint, change_points
 from pytest_benchsdk._analysis.compare import (
-    DEFAULT_PERMUTATIONS,
     DEFAULT_RESAMPLES,
-    DEFAULT_SCORE_RESAMPLES,
+    STATISTICS,
+    VERDICTS,
+    Comparison,
+    Statistic,
+    Verdict,
+    compare_samples,
+    detectable_change,
+)
+from pytest_benchsdk._analysis.hygiene import (
     FAILURE_RATE,
     FIRST_OUTLIER,
     HIGH_VARIANCE,
     P99_FEW_SAMPLES,
-    STATISTICS,
     TREND,
     UNMEASURED_METRIC,
-    VERDICTS,
     WARNING_CODES,
-    ChangePoint,
-    Comparison,
     RunWarning,
-    ScoreUncertainty,
-    Statistic,
-    Verdict,
-    change_points,
-    compare_samples,
-    detectable_change,
     run_warnings,
+)
+from pytest_benchsdk._analysis.uncertainty import (
+    DEFAULT_SCORE_RESAMPLES,
+    ScoreUncertainty,
     score_uncertainty,
     tied_with_above,
 )

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from pytest_benchsdk import Comparison, compare_samples
 from pytest_benchsdk._analysis import compare as compare_module
+from pytest_benchsdk._analysis import resampling
 from pytest_benchsdk._analysis.stats import compute_stats
 from pytest_benchsdk.compare import DEFAULT_RESAMPLES, STATISTICS, VERDICTS
 
@@ -111,10 +112,11 @@ def test_the_same_seed_gives_the_same_comparison() -> None:
 
 
 def test_chunked_resampling_draws_the_same_resamples(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Large samples are resampled in chunks; the chunk size must not change the result.
+    # Large samples are resampled in chunks (by the resampling engine); the chunk size must not
+    # change the result.
     baseline, current = lognormal(8, 400), lognormal(9, 400, scale=1.05)
     whole = compare_samples(baseline, current, statistic="p95", resamples=300)
-    monkeypatch.setattr(compare_module, "_MAX_CHUNK_CELLS", 400 * 7)
+    monkeypatch.setattr(resampling, "MAX_CHUNK_CELLS", 400 * 7)
     assert compare_samples(baseline, current, statistic="p95", resamples=300) == whole
 
 

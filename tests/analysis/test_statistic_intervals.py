@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers.sessions import SCORING, bench, read_json, store_path, stored_runs
+from pytest_benchsdk._analysis.resampling import statistic_intervals
 from pytest_benchsdk.cli import main
-from pytest_benchsdk.results._intervals import statistic_intervals
 from pytest_benchsdk.scoring import compute_stats
 
 

@@ -23,7 +23,8 @@ Why this and not a penalised segmentation (asv's): the permutation test's false-
 ``alpha`` for any distribution of the runs' statistics, heavy tails and outlier runs included,
 as long as the runs are exchangeable, so its one knob means what it says; a penalty has no such
 reading and must be tuned to each series' noise. Run histories are short (tens to hundreds of
-runs), so a few hundred permutations per step are cheap (numpy, vectorised).
+runs), so a few hundred permutations per step are cheap (numpy, vectorised; drawn by
+the one resampling engine, :mod:`~pytest_benchsdk._analysis.resampling`).
 
 Under the null (no change at all) the first test is exact: a stationary series gets a change
 point in at most ``alpha`` of cases (``benchmarks/calibration_changepoints.py`` measures it).
@@ -37,6 +38,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
+
+from pytest_benchsdk._analysis.resampling import generator, random_permutations
 
 if TYPE_CHECKING:
     import numpy as np
@@ -171,13 +174,11 @@ class _Segment:
 
     def draw(self, count: int) -> list[float]:
         """The first ``count`` permutations' largest Q."""
-        import numpy as np
-
         n = self.values.size
         rows = max(1, _MAX_CELLS // (n * n))
         while len(self.permuted) < count:
             batch = min(rows, count - len(self.permuted))
-            order = np.argsort(self.rng.random((batch, n)), axis=1)
+            order = random_permutations(self.rng, batch, n)
             self.permuted.extend(_q_values(self.values[order], self.min_size).max(axis=1))
         return self.permuted[:count]
 
@@ -203,7 +204,7 @@ def _split(
                 segments[(start, end)] = _Segment(
                     values,
                     min_size,
-                    np.random.default_rng([seed, start, end]),
+                    generator(seed, start, end),
                     start + min_size + best,
                     float(q[best]),
                 )

@@ -1,4 +1,11 @@
-"""The implementation behind :mod:`pytest_benchsdk.compare` (its docstring says what it is)."""
+"""Is a change real? :func:`compare_samples` compares two samples of one metric: the relative
+change of a statistic (upstream's percentile rule, :mod:`~pytest_benchsdk._analysis.stats`), its
+bootstrap interval (drawn by :mod:`~pytest_benchsdk._analysis.resampling`, the one resampling
+engine), a Mann–Whitney U p-value and a verdict (:class:`Comparison`).
+
+Public home: :mod:`pytest_benchsdk.compare`, which also gathers the other analyses' public
+names from their homes (``uncertainty``, ``hygiene``, ``changepoints``).
+"""
 
 from __future__ import annotations
 
@@ -9,25 +16,14 @@ from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 import attrs
 
-from pytest_benchsdk._analysis.changepoints import DEFAULT_PERMUTATIONS, ChangePoint, change_points
-from pytest_benchsdk._analysis.hygiene import (
-    FAILURE_RATE,
-    FIRST_OUTLIER,
-    HIGH_VARIANCE,
-    P99_FEW_SAMPLES,
-    TREND,
-    UNMEASURED_METRIC,
-    WARNING_CODES,
-    RunWarning,
-    run_warnings,
+from pytest_benchsdk._analysis.resampling import (
+    bootstrap,
+    check_resamples,
+    check_seed,
+    generator,
+    percentile_interval,
 )
 from pytest_benchsdk._analysis.stats import median_positions, percentile_index, trimmed_range
-from pytest_benchsdk._analysis.uncertainty import (
-    DEFAULT_SCORE_RESAMPLES,
-    ScoreUncertainty,
-    score_uncertainty,
-    tied_with_above,
-)
 from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD, DEFAULT_RESAMPLES
 
 if TYPE_CHECKING:
@@ -35,30 +31,14 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 __all__ = [
-    "DEFAULT_PERMUTATIONS",
     "DEFAULT_RESAMPLES",
-    "DEFAULT_SCORE_RESAMPLES",
-    "FAILURE_RATE",
-    "FIRST_OUTLIER",
-    "HIGH_VARIANCE",
-    "P99_FEW_SAMPLES",
     "STATISTICS",
-    "TREND",
-    "UNMEASURED_METRIC",
     "VERDICTS",
-    "WARNING_CODES",
-    "ChangePoint",
     "Comparison",
-    "RunWarning",
-    "ScoreUncertainty",
     "Statistic",
     "Verdict",
-    "change_points",
     "compare_samples",
     "detectable_change",
-    "run_warnings",
-    "score_uncertainty",
-    "tied_with_above",
 ]
 
 Statistic = Literal["median", "p95", "p99", "mean"]
@@ -73,10 +53,6 @@ VERDICTS: Final[tuple[Verdict, ...]] = get_args(Verdict)
 #: Bootstrap resamples per side when ``resamples=None``. With 2,000 the interval's bounds vary
 #: between seeds by a standard deviation of about 2 % of its width (measured on lognormal
 #: samples, n = 50 and 1,000), and one comparison of 1,000 samples per side takes about 10 ms.
-
-# Resamples are drawn in chunks of at most this many indices (int32: 16 MB), so that large
-# samples never need a (resamples × n) matrix in memory at once.
-_MAX_CHUNK_CELLS: Final = 4_000_000
 
 
 @attrs.frozen
@@ -238,14 +214,8 @@ def compare_samples(
             f"noise_threshold must be a finite number >= 0, e.g. 0.02 for 2 % (got "
             f"{noise_threshold!r})"
         )
-    if resamples is None:
-        resamples = DEFAULT_RESAMPLES
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
-        raise ValueError(
-            f"resamples must be an int >= 1, or None for the default (got {resamples!r})"
-        )
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be an int >= 0 (got {seed!r})")
+    resamples = check_resamples(resamples, DEFAULT_RESAMPLES)
+    check_seed(seed)
     _check_real("trim", trim)
     if not (math.isfinite(trim) and 0 <= trim < 0.5):
         raise ValueError(f"trim must be a number in [0, 0.5), e.g. 0.05 (got {trim!r})")
@@ -264,7 +234,7 @@ def compare_samples(
         )
     change = (current_stat - baseline_stat) / abs(baseline_stat)
 
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     baseline_boot = _bootstrap(baseline_sorted, statistic, resamples, rng, trim)
     current_boot = _bootstrap(current_sorted, statistic, resamples, rng, trim)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -272,9 +242,7 @@ def compare_samples(
     # A resample whose baseline statistic is 0: ±inf when the current one differs, else 0/0,
     # which is no change.
     changes[np.isnan(changes)] = 0.0
-    # "inverted_cdf" takes order statistics of the resampled changes (no interpolation), so
-    # infinite changes stay well-defined bounds instead of turning into NaN.
-    ci_low, ci_high = np.quantile(changes, [alpha / 2, 1 - alpha / 2], method="inverted_cdf")
+    ci_low, ci_high = percentile_interval(changes, alpha / 2)
 
     p_value = float(
         stats.mannwhitneyu(current_sorted, baseline_sorted, alternative="two-sided").pvalue
@@ -290,12 +258,10 @@ def compare_samples(
         baseline_n=len(baseline_sorted),
         current_n=len(current_sorted),
         change=change,
-        ci_low=float(ci_low),
-        ci_high=float(ci_high),
+        ci_low=ci_low,
+        ci_high=ci_high,
         p_value=p_value,
-        verdict=_verdict(
-            float(ci_low), float(ci_high), p_value, alpha, noise_threshold, lower_is_better
-        ),
+        verdict=_verdict(ci_low, ci_high, p_value, alpha, noise_threshold, lower_is_better),
         alpha=alpha,
         noise_threshold=noise_threshold,
         resamples=resamples,
@@ -390,20 +356,12 @@ def _bootstrap(
     rng: np.random.Generator,
     trim: float = 0.0,
 ) -> npt.NDArray[np.float64]:
-    """``statistic`` of ``resamples`` resamples with replacement of ``sorted_values``.
-
-    A resample is a row of random positions into the sorted sample; sorting the row (small
-    integers, one vectorised sort) sorts the resample, so every order statistic is a column.
-    """
-    import numpy as np
-
-    n = sorted_values.size
-    chunk_rows = max(1, _MAX_CHUNK_CELLS // n)
-    out = np.empty(resamples, dtype=np.float64)
-    for start in range(0, resamples, chunk_rows):
-        rows = min(chunk_rows, resamples - start)
-        positions = rng.integers(0, n, size=(rows, n), dtype=np.int32)
-        if statistic != "mean":  # the mean needs no order
-            positions.sort(axis=1)
-        out[start : start + rows] = _statistic_of_sorted(sorted_values, statistic, positions, trim)
-    return out
+    """``statistic`` of ``resamples`` resamples with replacement of ``sorted_values`` (drawn by
+    the resampling engine; rows of sorted positions pick sorted resamples)."""
+    return bootstrap(
+        rng,
+        sorted_values.size,
+        resamples,
+        lambda positions: _statistic_of_sorted(sorted_values, statistic, positions, trim),
+        ordered=statistic != "mean",  # the mean needs no order
+    )

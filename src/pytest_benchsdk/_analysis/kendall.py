@@ -5,7 +5,7 @@ drift over its iterations: Kendall's tau of ``(index, value)``. ``scipy.stats.ke
 answers that, but importing scipy at every session end costs ~0.5 s and ~75 MiB, more than a
 20,000-iteration run's own bookkeeping. :func:`kendall_trend` computes the same statistic and
 p-value as ``scipy.stats.kendalltau(range(n), values)`` (``variant="b"``, ``method="auto"``,
-two-sided; ``tests/analyses/test_kendall_trend.py`` holds them to scipy's): the discordant pairs
+two-sided; ``tests/analysis/test_kendall_trend.py`` holds them to scipy's): the discordant pairs
 by a Fenwick tree in O(n log n), the exact null distribution (Mahonian numbers, in integers)
 where scipy uses it (no ties and n <= 33, or at most one discordant or concordant pair), and the
 normal approximation with the tie-corrected variance otherwise.

@@ -36,6 +36,7 @@ __all__ = [
     "DisplayMetricLike",
     "MetricResult",
     "MetricScoring",
+    "RecordsOutcome",
     "ScoreResult",
     "ScoringConfigLike",
     "ScoringMetricLike",
@@ -137,6 +138,14 @@ class ScoringOutcome(Protocol):
 
     @property
     def participants(self) -> Sequence[ParticipantRecords]: ...
+
+
+@attrs.frozen
+class RecordsOutcome:
+    """A run outcome that is only its records: what :func:`score` reads of one (for callers
+    that score records without a run, e.g. resamples or a merged run)."""
+
+    participants: tuple[ParticipantRecords, ...]
 
 
 #: "Absent", where ``None`` is a value; scoring also keys records lacking ``group_by`` with it.

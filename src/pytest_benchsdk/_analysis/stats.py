@@ -2,6 +2,10 @@
 
 Upstream's math float for float (reference §5): see :func:`compute_stats` and
 :func:`score_stat`. The public home of these names is :mod:`pytest_benchsdk.scoring`.
+
+The percentile rule itself (trim, median positions, nearest rank) is the leaf
+:mod:`pytest_benchsdk._base.percentiles`, so that the platform's system metrics follow it too;
+its position functions are re-exported here for the analyses.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final, NamedTuple, Protocol
 
 from pytest_benchsdk._base.numbers import is_finite
+from pytest_benchsdk._base.percentiles import median_positions, percentile_index, trimmed_range
 
 __all__ = [
     "DEFAULT_TRIM",
@@ -73,35 +78,6 @@ class Stats(NamedTuple):
     median: float
     p95: float
     p99: float
-
-
-def percentile_index(p: int, m: int) -> int:
-    """Position of the nearest-rank ``p``-th percentile among ``m`` sorted values (``m > 0``).
-
-    No interpolation; ``(p / 100) * m`` mirrors upstream's float arithmetic. The one home of the
-    rule: :func:`stats_of_sorted` and the vectorised statistics of :mod:`pytest_benchsdk.compare`
-    both use it.
-    """
-    return min(max(0, math.ceil(p / 100 * m) - 1), m - 1)
-
-
-def median_positions(m: int) -> tuple[int, int]:
-    """The two positions among ``m`` sorted values (``m > 0``) whose mean is the median: the
-    middle one twice for odd ``m``, the two middle ones for even ``m``."""
-    mid = m // 2
-    return (mid, mid) if m % 2 else (mid - 1, mid)
-
-
-def trimmed_range(n: int, trim: float) -> tuple[int, int]:
-    """``(first, count)`` of the values that ``trim`` keeps of ``n`` sorted ones: upstream drops
-    ``k = floor(n * trim)`` from each end when ``k > 0`` and ``n - 2k > 0``."""
-    cut = n * trim
-    # NaN/inf never trim (math.floor would raise on them, JS just fails the comparison).
-    if math.isfinite(cut) and cut >= 1:
-        k = math.floor(cut)
-        if n - 2 * k > 0:
-            return k, n - 2 * k
-    return 0, n
 
 
 def stats_of_sorted(values: Sequence[float], trim: float) -> Stats:

@@ -2,7 +2,9 @@
 
 Public home: :mod:`pytest_benchsdk.compare`. The score math is not repeated here: every
 resampled outcome goes through the unchanged :func:`~pytest_benchsdk.scoring.score`, and the
-point estimate is ``score()`` of the real records.
+point estimate is ``score()`` of the real records. Nor are the draws: the records are resampled
+by :mod:`~pytest_benchsdk._analysis.resampling` (the one resampling engine), and its interval
+rule bounds the resampled composites.
 """
 
 from __future__ import annotations
@@ -14,8 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from pytest_benchsdk._analysis.resampling import (
+    check_resamples,
+    check_seed,
+    generator,
+    group_resamples,
+    percentile_interval,
+)
 from pytest_benchsdk._analysis.scoring import (
     DisplayMetricLike,
+    RecordsOutcome,
     ScoringOutcome,
     ScoringSpec,
     ranking_key,
@@ -92,13 +102,6 @@ class ScoreUncertainty:
         )
 
 
-@attrs.frozen
-class _Outcome:
-    """The one attribute :func:`score` reads from a run outcome."""
-
-    participants: tuple[ParticipantRecords, ...]
-
-
 def score_uncertainty(
     outcome: ScoringOutcome,
     spec: ScoringSpec | Mapping[str, Any],
@@ -132,14 +135,8 @@ def score_uncertainty(
     """
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, exclusive, e.g. 0.95 (got {level!r})")
-    if resamples is None:
-        resamples = DEFAULT_SCORE_RESAMPLES
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
-        raise ValueError(
-            f"resamples must be an int >= 1, or None for the default (got {resamples!r})"
-        )
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be an int >= 0 (got {seed!r})")
+    resamples = check_resamples(resamples, DEFAULT_SCORE_RESAMPLES)
+    check_seed(seed)
 
     import numpy as np
 
@@ -147,19 +144,21 @@ def score_uncertainty(
     display = None if display_metrics is None else list(display_metrics)
     participants = tuple(outcome.participants)
     # The point estimate: upstream's score of the real records, the participant's first row.
-    points = [score(_Outcome((p,)), spec, display)[0] for p in participants]
+    points = [score(RecordsOutcome((p,)), spec, display)[0] for p in participants]
     # The aggregate row of a group_by spec is the row of the same spec without group_by (same
     # records, passing flags and merged samples); scoring resamples without it skips the
     # per-group rows.
     ungrouped = attrs.evolve(spec, group_by=None)
 
-    rng = np.random.default_rng(seed)
     composites = np.empty((resamples, len(participants)), dtype=np.float64)
     skipped = np.array([point.skipped for point in points], dtype=bool)
-    for r in range(resamples):
+    draws = group_resamples(generator(seed), [len(p.records) for p in participants], resamples)
+    for r, positions in enumerate(draws):
         # One resample's draws at a time: memory stays one outcome's worth for any run size.
-        resampled = tuple(_resample(p, rng) for p in participants)
-        rows = score(_Outcome(resampled), ungrouped, display)
+        resampled = tuple(
+            _resample(p, drawn) for p, drawn in zip(participants, positions, strict=True)
+        )
+        rows = score(RecordsOutcome(resampled), ungrouped, display)
         composites[r] = [row.composite_score for row in rows]
 
     ranks = _competition_ranks(composites, skipped)
@@ -168,14 +167,14 @@ def score_uncertainty(
     results = []
     for position, i in enumerate(order, start=1):
         point = points[i].composite_score
-        low, high = np.quantile(composites[:, i], [tail, 1 - tail], method="inverted_cdf")
+        low, high = percentile_interval(composites[:, i], tail)
         counts = np.bincount(ranks[:, i] - 1, minlength=len(participants))
         results.append(
             ScoreUncertainty(
                 participant=participants[i].participant,
                 score=point,
-                low=min(float(low), point),
-                high=max(float(high), point),
+                low=min(low, point),
+                high=max(high, point),
                 rank=position,
                 rank_probabilities=(counts / resamples).tolist(),
                 skipped=points[i].skipped,
@@ -186,12 +185,11 @@ def score_uncertainty(
     return results
 
 
-def _resample(participant: ParticipantRecords, rng: np.random.Generator) -> ParticipantRecords:
-    """As many of the participant's records as it has, drawn with replacement."""
+def _resample(participant: ParticipantRecords, positions: list[int]) -> ParticipantRecords:
+    """The participant's records at the drawn ``positions`` (none drawn: as it is)."""
     records = participant.records
     if not records:
         return participant
-    positions = rng.integers(0, len(records), size=len(records)).tolist()
     return ParticipantRecords(participant.participant, [records[i] for i in positions])
 
 

@@ -41,7 +41,14 @@ from pytest_benchsdk._views.exports import export_text
 from pytest_benchsdk._views.json import benchmark_json, json_document, json_text
 from pytest_benchsdk._views.markdown import markdown_summary
 from pytest_benchsdk.records import TaskRecord
-from pytest_benchsdk.results import Analyses, Baseline, BenchmarkRun, analyse, save_summary
+from pytest_benchsdk.results import (
+    Analyses,
+    Baseline,
+    BenchmarkRun,
+    analyse,
+    save_analyses,
+    save_summary,
+)
 from pytest_benchsdk.store import ResultStore, StoreError
 
 if TYPE_CHECKING:
@@ -607,17 +614,12 @@ class BenchSession:
         )
         store, run_id = self._storing(), run.local_run_id
         if store is not None and run_id is not None:
-            for kind, body in (
-                ("uncertainty", analyses.uncertainty),
-                ("warnings", analyses.warnings),
-                ("thresholds", analyses.thresholds),
-            ):
-                if body:
-                    self._keep_analysis(run, kind, [item.to_json() for item in body])
-            if analyses.comparison is not None:
-                self._keep_analysis(run, "comparison", analyses.comparison.to_json())
-            elif analyses.comparison_note:
-                self._keep_analysis(run, "comparison", {"note": analyses.comparison_note})
+            save_analyses(
+                store,
+                run_id,
+                analyses,
+                guard=lambda kind, save: self._guard(run, f"storing the run's {kind}", save),
+            )
         if summary is not None:
             # Errors storing the analyses above belong in the summary too.
             run.summary = summary = attrs.evolve(summary, errors=tuple(run.errors))
@@ -632,14 +634,6 @@ class BenchSession:
             line = self._guard(run, f"--bench-save {name}", partial(save_name, store, name, run))
             if line is not None:
                 self.saved.append(line)
-
-    def _keep_analysis(self, run: BenchmarkRun, kind: str, body: Any) -> None:
-        store, run_id = self._storing(), run.local_run_id
-        if store is None or run_id is None:
-            return
-        self._guard(
-            run, f"storing the run's {kind}", partial(store.save_analysis, run_id, kind, body)
-        )
 
     def _store_status(self, run: BenchmarkRun, state: str) -> None:
         store = self.store

@@ -12,7 +12,9 @@ Where a field is specific to Node, a Python stand-in with the same unit is used:
   sample: the values of ``lag_source`` when one is given (the executor feeds its event loop's
   lag), else a built-in probe thread that sleeps 20 ms repeatedly and records how late it wakes
   up (GIL and CPU contention, the closest Python analogue of Node's event-loop delay). 0 when no
-  lag was measured yet, as Node's fresh histogram reports.
+  lag was measured yet, as Node's fresh histogram reports. P50 and P99 are nearest-rank
+  percentiles of the untrimmed lags, the package's one rule
+  (:mod:`pytest_benchsdk._base.percentiles`).
 
 Other fields follow upstream: ``hostCpu*Us`` are ``/proc/stat`` jiffy deltas × 10 000 µs (clock
 tick 100 Hz assumed, as upstream), cgroup limits take the minimum over the cgroup's ancestors
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_benchsdk._base.clock import iso_utc
+from pytest_benchsdk._base.percentiles import nearest_rank
 
 __all__ = ["METRIC_KEYS", "SystemMetricsCollector", "samples_to_ndjson"]
 
@@ -192,11 +195,6 @@ def _cgroup_limits() -> tuple[int | None, float | None]:
     )
 
 
-def _percentile(sorted_values: list[float], fraction: float) -> float:
-    index = max(0, math.ceil(fraction * len(sorted_values)) - 1)
-    return sorted_values[min(index, len(sorted_values) - 1)]
-
-
 def _round2(value: float) -> float:
     return math.floor(value * 100 + 0.5) / 100
 
@@ -321,8 +319,8 @@ class SystemMetricsCollector:
             "memHeapUsedMb": heap_used,
             "memHeapTotalMb": heap_total,
             "memExternalMb": external,
-            "eventLoopP50Ms": _round2(_percentile(lags, 0.50)) if lags else 0,
-            "eventLoopP99Ms": _round2(_percentile(lags, 0.99)) if lags else 0,
+            "eventLoopP50Ms": _round2(nearest_rank(lags, 50)) if lags else 0,
+            "eventLoopP99Ms": _round2(nearest_rank(lags, 99)) if lags else 0,
             "eventLoopMaxMs": _round2(lags[-1]) if lags else 0,
             "loadavg1m": load1,
             "loadavg5m": load5,

@@ -19,7 +19,8 @@ Code: :mod:`._samples` keeps records as samples, :mod:`._model` is the model, :m
 builds its parts, :mod:`._analyse` makes the analyses, :mod:`._live` is a run while its session
 goes on, :mod:`._stored` reads a run back from the store, :mod:`._history` is a benchmark's
 complete runs with one setup (the series of each statistic and their change points),
-:mod:`._baselines` finds what a baseline REF names (``latest``, a name, a run id, a file).
+:mod:`._baselines` finds what a baseline REF names (``latest``, a name, a run id, a file),
+:mod:`._merge` merges the stores of CI shards (``pytest-benchsdk merge``).
 """
 
 from pytest_benchsdk._base.public import publish
@@ -58,6 +59,7 @@ from pytest_benchsdk.results._history import (
     run_history,
 )
 from pytest_benchsdk.results._live import BenchmarkRun, knobs_of
+from pytest_benchsdk.results._merge import MergedRun, MergeResult, merge_stores, merged_run_id
 from pytest_benchsdk.results._model import (
     LATENCY,
     STATUS_REASONS,
@@ -80,6 +82,7 @@ from pytest_benchsdk.results._model import (
 from pytest_benchsdk.results._samples import ParticipantSamples, record_phase, sample_sets, timeline
 from pytest_benchsdk.results._stored import (
     rebuild_summary,
+    save_analyses,
     save_summary,
     stored_analyses,
     stored_spec,
@@ -99,6 +102,8 @@ __all__ = [
     "FailureGroup",
     "HistorySeries",
     "Knobs",
+    "MergeResult",
+    "MergedRun",
     "MetricCatalog",
     "MetricInfo",
     "MetricSummary",
@@ -127,6 +132,8 @@ __all__ = [
     "history_values",
     "judge_thresholds",
     "knobs_of",
+    "merge_stores",
+    "merged_run_id",
     "metric_unit",
     "participant_summary",
     "participant_verdicts",
@@ -135,6 +142,7 @@ __all__ = [
     "resolve_ref",
     "run_history",
     "sample_sets",
+    "save_analyses",
     "save_summary",
     "score_table",
     "short_run_id",

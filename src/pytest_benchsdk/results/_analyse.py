@@ -22,7 +22,13 @@ from pytest_benchsdk._analysis.baseline import (
     setup_differences,
 )
 from pytest_benchsdk._analysis.hygiene import RunWarning, run_warnings
-from pytest_benchsdk._analysis.scoring import ScoreResult, ScoringSpec, metric_samples, score
+from pytest_benchsdk._analysis.scoring import (
+    RecordsOutcome,
+    ScoreResult,
+    ScoringSpec,
+    metric_samples,
+    score,
+)
 from pytest_benchsdk._analysis.scoring_spec import scoring_spec_of
 from pytest_benchsdk._analysis.uncertainty import ScoreUncertainty, score_uncertainty
 from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
@@ -142,7 +148,7 @@ def participant_verdicts(
     rows = None
     scored = None
     if spec is not None:
-        rows = score(_Outcome((ParticipantRecords(name, tuple(records)),)), spec)
+        rows = score(RecordsOutcome((ParticipantRecords(name, tuple(records)),)), spec)
         scored = metric_samples(spec, records) if spec.metrics else None
     summary = participant_summary(
         name,
@@ -272,7 +278,7 @@ def analyse(
             "score uncertainty",
             errors,
             lambda: score_uncertainty(
-                _Outcome(tuple(records)),
+                RecordsOutcome(tuple(records)),
                 spec_,
                 display_metrics=display_metrics,
                 resamples=resamples,
@@ -392,10 +398,3 @@ def _primary(
             m = found[0]
             return m.key, m.label, m.unit, m.lower_is_better is not False
     return LATENCY, "latency", metric_unit(LATENCY, None), True
-
-
-@attrs.frozen
-class _Outcome:
-    """The one attribute scoring reads of a run outcome."""
-
-    participants: tuple[ParticipantRecords, ...]

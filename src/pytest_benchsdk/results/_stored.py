@@ -10,7 +10,8 @@ spec: its metrics read their data keys).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import attrs
@@ -28,9 +29,12 @@ from pytest_benchsdk.results._samples import iso_time, record_phase, sample_sets
 from pytest_benchsdk.store import ResultStore, StoredRun
 
 __all__ = [
+    "ANALYSIS_KINDS",
     "STATUS_KIND",
     "SUMMARY_KIND",
+    "analysis_documents",
     "rebuild_summary",
+    "save_analyses",
     "save_summary",
     "stored_analyses",
     "stored_spec",
@@ -41,12 +45,55 @@ __all__ = [
 #: The analysis that keeps a run's summary, and the one that keeps its status.
 SUMMARY_KIND = "summary"
 STATUS_KIND = "status"
+#: The kinds :func:`analysis_documents` keeps (besides the summary and the status).
+ANALYSIS_KINDS = ("uncertainty", "warnings", "thresholds", "comparison")
 
 
 def save_summary(store: ResultStore, run_id: str, summary: RunSummary) -> None:
     """Keep a finished run's summary and status with the stored run ``run_id``."""
     store.save_analysis(run_id, STATUS_KIND, summary.status.to_json())
     store.save_analysis(run_id, SUMMARY_KIND, summary.to_json())
+
+
+def analysis_documents(analyses: Analyses) -> list[tuple[str, Any]]:
+    """The documents the store keeps of a run's analyses, ``(kind, JSON body)``, each only
+    when there is something to keep: the scores' ``uncertainty``, the run ``warnings``, the
+    ``thresholds``' verdicts and the baseline ``comparison`` (or the note that says why there
+    is none). :func:`stored_analyses` reads them back; the statistics' intervals and the
+    relative summary are kept in the run's summary (:func:`save_summary`)."""
+    documents: list[tuple[str, Any]] = [
+        (kind, [item.to_json() for item in body])
+        for kind, body in (
+            ("uncertainty", analyses.uncertainty),
+            ("warnings", analyses.warnings),
+            ("thresholds", analyses.thresholds),
+        )
+        if body
+    ]
+    if analyses.comparison is not None:
+        documents.append(("comparison", analyses.comparison.to_json()))
+    elif analyses.comparison_note:
+        documents.append(("comparison", {"note": analyses.comparison_note}))
+    return documents
+
+
+def save_analyses(
+    store: ResultStore,
+    run_id: str,
+    analyses: Analyses,
+    *,
+    guard: Callable[[str, Callable[[], None]], object] | None = None,
+) -> None:
+    """Keep a run's analyses with the stored run ``run_id``, one document per kind
+    (:func:`analysis_documents`): the one save step of the session end and of a merge.
+    ``guard(kind, save)``, when given, runs each save (the session's reports a failure as an
+    error of the run, and the other kinds are still kept); without it a failure raises."""
+    for kind, body in analysis_documents(analyses):
+        save = partial(store.save_analysis, run_id, kind, body)
+        if guard is None:
+            save()
+        else:
+            guard(kind, save)
 
 
 def stored_status(store: ResultStore, run: StoredRun) -> RunStatus:
