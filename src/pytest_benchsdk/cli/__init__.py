@@ -71,8 +71,6 @@ from pytest_benchsdk.store import (
 __all__ = ["main"]
 
 PROG = "pytest-benchsdk"
-#: How many characters of a run id the tables show (any unique prefix is accepted).
-SHORT_ID = 12
 _REPORT_MISSING = "report needs plotly: pip install 'pytest-benchsdk[report]'"
 #: Namespace of the merged runs' ids: uuid5 of (benchmark, run key).
 _MERGE_NAMESPACE = uuid.UUID("5f0c8a4e-2b7d-4c1e-9a53-6d2e1f7b8c90")
