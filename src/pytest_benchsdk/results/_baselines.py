@@ -1,11 +1,14 @@
 """Baselines, one home: what a REF names, which run may bear a baseline name, and the run a
 comparison is made against.
 
-Private to :mod:`pytest_benchsdk.results`. Everything about baselines that reads or writes the
-store is here; the comparison itself is pure analysis
-(:mod:`pytest_benchsdk._analysis.baseline`: the rows, the verdicts, the between-run noise, the
-setup differences), made with the run's other analyses (:func:`~pytest_benchsdk.results.analyse`).
-The session, the pytest glue and the store CLI only call this module:
+Private to :mod:`pytest_benchsdk.results`. What baselines need of the store is found, named
+and saved here, on two shared pieces: :mod:`._history` (a run's setup and the complete runs
+with it, which ``pytest-benchsdk history`` follows too) and :attr:`RunStatus.incomplete
+<pytest_benchsdk.results.RunStatus.incomplete>` (what "complete" means). The comparison itself
+is pure analysis (:mod:`pytest_benchsdk._analysis.baseline`: :class:`Baseline`, the rows, the
+verdicts, the between-run noise, the setup differences), made with the run's other analyses
+(:func:`~pytest_benchsdk.results.analyse`). The session, the pytest glue and the store CLI only
+call this module (``baseline rm`` only forgets a name: the store's ``delete_baseline``):
 
 * :func:`find_run` is the one home of "a run id or any unique prefix, else the closest ids"
   (the store CLI's RUN arguments use it too);
@@ -13,8 +16,7 @@ The session, the pytest glue and the store CLI only call this module:
 * :func:`find_baseline` gives a run (of the session, or ``pytest-benchsdk compare``'s CURRENT)
   its :class:`Baseline`, with the between-run noise of its history;
 * :func:`save_baseline` is the one rule for what a name may stand for, for ``--bench-save``
-  and ``pytest-benchsdk baseline set`` alike: a complete run
-  (:attr:`RunStatus.incomplete <pytest_benchsdk.results.RunStatus.incomplete>`), unless forced;
+  and ``pytest-benchsdk baseline set`` alike: a complete run, unless forced;
 * :func:`named_baselines` lists the names with their runs (``pytest-benchsdk baseline list``).
 """
 
