@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -142,13 +143,20 @@ def test_baseline_names_are_listed_set_and_removed(
     )
     code, out = _main(capsys, "--store", store, "baseline", "set", "main", stepped[2][:9])
     assert code == 0, out
-    assert out.startswith(f"baseline main of demo: run {stepped[2][:12]}… (")
+    assert out.startswith(f"Baseline main of demo: run {stepped[2][:12]}… (")
     code, out = _main(capsys, "--store", store, "baseline", "set", "main", stepped[3])
     assert out.rstrip().endswith(f"(was run {stepped[2][:12]}…)")
-    # A partial run can be named, with a note.
+    # A partial run is refused, as --bench-save refuses it; --force names it, with a note.
     code, out = _main(capsys, "--store", store, "baseline", "set", "p2-only", stepped[9])
+    assert (code, out.strip()) == (
+        2,
+        "pytest-benchsdk: error: Baseline p2-only of demo: not saved, the run is not complete: "
+        "it ran a subset of the benchmark (-k, a node id, --lf); pytest-benchsdk baseline set "
+        f"--force p2-only {stepped[9][:12]} names it anyway",
+    )
+    code, out = _main(capsys, "--store", store, "baseline", "set", "--force", "p2-only", stepped[9])
     assert code == 0
-    assert "note: the run is not complete" in out
+    assert "note: the run is not complete (it ran a subset" in out
     code, out = _main(capsys, "--store", store, "baseline", "list")
     rows = [line.split()[:3] for line in out.splitlines()]
     assert rows == [
@@ -160,6 +168,52 @@ def test_baseline_names_are_listed_set_and_removed(
     assert (code, out.strip()) == (0, "removed baseline p2-only (1 benchmark(s))")
     with ResultStore(store) as opened:
         assert [b.name for b in opened.baselines()] == ["main"]
+
+
+def test_baseline_set_refuses_an_interrupted_run_as_bench_save_does(
+    pytester: pytest.Pytester,
+) -> None:
+    # One rule for what a baseline name may stand for: a session stopped by -x keeps an
+    # interrupted run, which --bench-save does not name; the CLI refuses it with the same
+    # message (exit status 2) until --force.
+    pytester.makepyfile(
+        bench_x=bench(
+            'participants=[Participant("p1"), Participant("p2")], iterations=5',
+            """
+            @define_task
+            def task(participant, task_index, measure):
+                if participant.name == "p2" and task_index == 2:
+                    raise RuntimeError("boom")
+                measure(value=1.0 + task_index)
+            """,
+        )
+    )
+    session = pytester.runpytest_inprocess(
+        "--bench", "--bench-dry-run", "-x", "--bench-save", "main"
+    )
+    assert session.ret == pytest.ExitCode.TESTS_FAILED
+    store = store_path(pytester)
+    (run,) = stored_runs(store)
+    assert run.status == "interrupted"
+    refused = [line for line in session.outlines if line.startswith("Baseline main of demo:")]
+    assert refused == [
+        "Baseline main of demo: not saved, the run is not complete: it was interrupted "
+        f"({run.record_count} of 10 iterations ran); pytest-benchsdk baseline set --force main "
+        f"{run.run_id[:12]} names it anyway"
+    ]
+    cli = [sys.executable, "-m", "pytest_benchsdk", "--store", str(store), "baseline", "set"]
+    result = pytester.run(*cli, "main", run.run_id[:12])
+    assert result.ret == 2
+    assert result.outlines == []
+    assert result.errlines == [f"pytest-benchsdk: error: {refused[0]}"]
+    with ResultStore(store) as opened:
+        assert opened.baselines() == []
+    forced = pytester.run(*cli, "--force", "main", run.run_id[:12])
+    assert forced.ret == 0, forced.stderr.str()
+    assert forced.outlines[0].startswith(f"Baseline main of demo: run {run.run_id[:12]}… (")
+    assert forced.outlines[1].startswith("  note: the run is not complete (it was interrupted (")
+    with ResultStore(store) as opened:
+        assert [(b.name, b.run_id) for b in opened.baselines()] == [("main", run.run_id)]
 
 
 @pytest.mark.parametrize(

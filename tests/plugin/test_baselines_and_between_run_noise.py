@@ -219,7 +219,7 @@ def test_named_baselines_are_saved_compared_with_and_moved(
     saved = _run(pytester, "--bench-save", "main")
     assert saved.ret == 0
     (main,) = _runs(pytester)
-    saved.stdout.fnmatch_lines([f"Baseline main of demo: run {main[:12]}…"])
+    saved.stdout.fnmatch_lines([f"Baseline main of demo: run {main[:12]}… (*, passed)"])
     monkeypatch.setenv("SLOW_P1", "1.3")
     assert _run(pytester).ret == 0  # a slower run, now the latest
     slower = _runs(pytester)[-1]
@@ -234,7 +234,7 @@ def test_named_baselines_are_saved_compared_with_and_moved(
         cli_main(["--store", str(store_path(pytester)), "baseline", "set", "main", slower[:10]])
         == 0
     )
-    assert f"baseline main of demo: run {slower[:12]}… (" in capsys.readouterr().out
+    assert f"Baseline main of demo: run {slower[:12]}… (" in capsys.readouterr().out
     moved = _run(pytester, "--bench-compare=main")
     moved.stdout.fnmatch_lines(
         [f"  Compared with baseline main: run {slower} (*):", "    p1 *value*median*-2*%*"]
@@ -242,7 +242,7 @@ def test_named_baselines_are_saved_compared_with_and_moved(
     # A name given on a partial run is not moved to it.
     partial = _run(pytester, "-k", "p1", "--bench-save", "main")
     partial.stdout.fnmatch_lines(
-        ["Baseline main of demo: not saved, the run is not complete (it ran a subset *"]
+        ["Baseline main of demo: not saved, the run is not complete: it ran a subset *"]
     )
     with ResultStore(store_path(pytester)) as store:
         assert [b.run_id for b in store.baselines("main")] == [slower]

@@ -1,4 +1,11 @@
-"""Comparing a run with a baseline run of the same benchmark (``--bench-compare``).
+"""Comparing a run with a baseline run of the same benchmark (``--bench-compare``,
+``pytest-benchsdk compare``): the pure analysis.
+
+This module computes: it reads no store and no file. Which run is the baseline, what a REF
+names, which run a baseline name may stand for and the history's values are found by the one
+home of baselines, :mod:`pytest_benchsdk.results` (``results/_baselines.py``), which hands a
+:class:`Baseline` to :func:`compare_with_baseline` through
+:func:`~pytest_benchsdk.results.analyse`.
 
 Per participant present in both runs and per compared metric (the scored metrics; the
 iteration latency when nothing is scored), the median and the p95 are compared with
@@ -43,6 +50,7 @@ __all__ = [
     "MIN_HISTORY_RUNS",
     "NOISE_HISTORY",
     "NOISE_WITHIN_RUN",
+    "Baseline",
     "BaselineComparison",
     "BetweenRunNoise",
     "ComparedMetric",
@@ -50,6 +58,7 @@ __all__ = [
     "MetricComparison",
     "between_run_noise",
     "compare_runs",
+    "compare_with_baseline",
     "compared_metrics",
     "setup_differences",
 ]
@@ -263,7 +272,7 @@ class MetricComparison:
         unit = f" {self.unit}" if self.unit else ""
         return (
             f"{head}: {_value(c.baseline_statistic)} → {_value(c.current_statistic)}{unit}, "
-            f"{_percent(c.change)} [{_percent(c.ci_low)}, {_percent(c.ci_high)}] "
+            f"{change_text(c.change)} [{change_text(c.ci_low)}, {change_text(c.ci_high)}] "
             f"{self.verdict} ({self.noise_label})"
         )
 
@@ -353,16 +362,51 @@ class BaselineComparison:
         )
 
 
+@attrs.frozen
+class Baseline:
+    """The run a comparison is made against: where it came from (``label``), its records per
+    participant and its setup (``{"benchmark", "knobs", "environment"}``, and ``dry_run``
+    when known). ``history``: per participant × metric × statistic its values in the earlier
+    complete runs with the current run's setup, oldest first, of which the store held
+    ``history_runs`` (None: not looked up). Found by :mod:`pytest_benchsdk.results`
+    (``find_baseline``)."""
+
+    label: str
+    run_id: str | None
+    records: Mapping[str, Sequence[TaskRecord]]
+    setup: Mapping[str, Any]
+    history: Mapping[HistoryKey, Sequence[float]] | None = None
+    history_runs: int | None = None
+
+
+def compare_with_baseline(
+    baseline: Baseline,
+    current: Mapping[str, Sequence[TaskRecord]],
+    spec: ScoringSpec | None,
+    setup: Mapping[str, Any],
+    noise_threshold: float = DEFAULT_NOISE_THRESHOLD,
+) -> BaselineComparison:
+    """The run (``current``: its records per participant; ``setup`` as :class:`Baseline`'s)
+    compared with ``baseline``: the rows (:func:`compare_runs`, with the baseline's history)
+    and the setup differences (:func:`setup_differences`)."""
+    rows = compare_runs(
+        baseline.records,
+        current,
+        spec,
+        noise_threshold=noise_threshold,
+        history=baseline.history,
+    )
+    return BaselineComparison(
+        baseline.label,
+        baseline.run_id,
+        setup_differences(baseline.setup, setup),
+        rows,
+        baseline.history_runs,
+    )
+
+
 def _value(value: float) -> str:
     return py_number(round(value, 3) if abs(value) < 1000 else round(value))
-
-
-def _percent(change: float) -> str:
-    if change != change:  # NaN
-        return "n/a"
-    if change in (float("inf"), float("-inf")):
-        return "+inf%" if change > 0 else "-inf%"
-    return f"{change * 100:+.1f}%"
 
 
 def compare_runs(
@@ -445,7 +489,8 @@ def _compare_one(
 def setup_differences(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[str, ...]:
     """What differs between two runs' setups, one line each. Each side is
     ``{"benchmark", "knobs", "environment"}`` (``environment``: the store's
-    ``RunEnvironment.to_dict()`` form), and ``dry_run`` when known."""
+    ``RunEnvironment.to_dict()`` form), and ``dry_run`` when known. Only the knobs both sides
+    have are compared (a ``--bench-json`` baseline carries only some)."""
     lines: list[str] = []
     if baseline.get("benchmark") != current.get("benchmark"):
         lines.append(f"benchmark differs: {baseline.get('benchmark')} → {current.get('benchmark')}")
@@ -454,8 +499,8 @@ def setup_differences(baseline: Mapping[str, Any], current: Mapping[str, Any]) -
         kinds = {True: "dry run", False: "reporting run"}
         lines.append(f"dry run differs: {kinds[bool(old_dry)]} → {kinds[bool(new_dry)]}")
     old_knobs, new_knobs = baseline.get("knobs") or {}, current.get("knobs") or {}
-    for key in dict.fromkeys([*old_knobs, *new_knobs]):
-        if old_knobs.get(key) != new_knobs.get(key):
+    for key in [k for k in new_knobs if k in old_knobs]:
+        if old_knobs[key] != new_knobs[key]:
             lines.append(f"knob {key} differs: {old_knobs.get(key)} → {new_knobs.get(key)}")
     old_env, new_env = baseline.get("environment") or {}, current.get("environment") or {}
     for key, label in (

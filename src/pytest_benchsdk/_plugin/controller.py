@@ -21,14 +21,14 @@ from pytest_benchsdk._engine.benchfile import BenchFile, item_name
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule
 from pytest_benchsdk._plugin.catalog import Catalog
-from pytest_benchsdk._plugin.comparison import baseline_of, check_ref, current_setup
+from pytest_benchsdk._plugin.comparison import check_ref
 from pytest_benchsdk._plugin.execution import WORKEROUTPUT_KEY, attached_payload
 from pytest_benchsdk._plugin.interrupts import STOPPING_LINE, CtrlC
 from pytest_benchsdk._plugin.nodes import BenchModule
 from pytest_benchsdk._plugin.terminal import verbose_detail
 from pytest_benchsdk._plugin.thresholds import threshold_item_names
 from pytest_benchsdk._session import BenchSession, Hook, SessionHooks, SessionUsageError
-from pytest_benchsdk.results import Baseline, BenchmarkRun, CompareRef
+from pytest_benchsdk.results import Baseline, BenchmarkRun, CompareRef, RunSetup, find_baseline
 from pytest_benchsdk.store import ResultStore
 
 if TYPE_CHECKING:
@@ -158,10 +158,11 @@ class ControllerPlugin:
             return None
         # The store the runs go to (not --bench-no-store's temporary outbox).
         store = self.store if self.options.store_path is not None else None
-        return baseline_of(ref, run, self.options, store)
+        setup = RunSetup.of_live(run, self.options.dry_run)
+        return find_baseline(ref, store, setup, run.local_run_id)
 
     def _setup(self, run: BenchmarkRun) -> dict[str, Any]:
-        return current_setup(run, self.session.environment, self.options)
+        return RunSetup.of_live(run, self.options.dry_run).describe(self.session.environment)
 
     def _stop_session(self, reason: str) -> None:
         if self._session is not None:

@@ -6,13 +6,11 @@ Above ``results/``, ``store/``, ``platform/`` and the views; below the glue and 
 
 * :mod:`._options`: :class:`SessionOptions`, the session's options as plain values;
 * :mod:`._core`: :class:`BenchSession`, the runs from their opening to the summary;
-* :mod:`._baselines`: :func:`save_name`, ``--bench-save``'s baseline name for a complete run;
 * :mod:`._link`: the platform link (imported only outside dry runs);
 * :mod:`._lines`: the run header and the summary section, rendered by ``_views.text``;
 * :mod:`._secrets`: what is redacted, per bench file.
 """
 
-from pytest_benchsdk._session._baselines import save_name
 from pytest_benchsdk._session._core import (
     BenchSession,
     Hook,
@@ -40,7 +38,6 @@ __all__ = [
     "describe",
     "parse_failed_iterations",
     "run_header_lines",
-    "save_name",
     "section_lines",
     "unwritable_reason",
 ]

@@ -33,7 +33,6 @@ from pytest_benchsdk._config.thresholds import Threshold
 from pytest_benchsdk._engine.benchfile import BenchFile
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule, NoAvailableParticipantsError
-from pytest_benchsdk._session._baselines import save_name
 from pytest_benchsdk._session._lines import run_header_lines, section_lines
 from pytest_benchsdk._session._options import SessionOptions
 from pytest_benchsdk._session._secrets import SessionSecrets
@@ -44,9 +43,11 @@ from pytest_benchsdk.records import TaskRecord
 from pytest_benchsdk.results import (
     Analyses,
     Baseline,
+    BaselineRefused,
     BenchmarkRun,
     analyse,
     save_analyses,
+    save_baseline,
     save_summary,
 )
 from pytest_benchsdk.store import ResultStore, StoreError
@@ -131,6 +132,19 @@ class SessionHooks:
     setup: Callable[[BenchmarkRun], Mapping[str, Any]] | None = None
     store_broken: Callable[[str], None] | None = None
     passthrough: tuple[type[BaseException], ...] = ()
+
+
+def _save_name(store: ResultStore, name: str, run: BenchmarkRun) -> str:
+    """``--bench-save NAME``: the line of the baselines' one rule (:func:`save_baseline`), a
+    refusal included."""
+    run_id, summary = run.local_run_id, run.summary
+    if run_id is None or summary is None:
+        slug = run.config.benchmark_slug
+        return f"Baseline {name} of {slug}: not saved (the run has no stored summary)"
+    try:
+        return save_baseline(store, name, store.get_run(run_id), summary.status)
+    except BaselineRefused as exc:
+        return str(exc)
 
 
 class BenchSession:
@@ -631,7 +645,7 @@ class BenchSession:
         self._store_status(run, status.state)
         name = self.options.save_as
         if name is not None and store is not None and run_id is not None:
-            line = self._guard(run, f"--bench-save {name}", partial(save_name, store, name, run))
+            line = self._guard(run, f"--bench-save {name}", partial(_save_name, store, name, run))
             if line is not None:
                 self.saved.append(line)
 

@@ -21,9 +21,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-import attrs
-
-from pytest_benchsdk._analysis.baseline import HISTORY_RUNS
 from pytest_benchsdk._base.defaults import DEFAULT_STORE
 from pytest_benchsdk._base.js import js_json
 from pytest_benchsdk._views.exports import EXPORT_FORMATS, export_text, gab_entries
@@ -39,15 +36,18 @@ from pytest_benchsdk._views.text import (
 from pytest_benchsdk.records import TaskRecord
 from pytest_benchsdk.results import (
     DEFAULT_HISTORY_LIMIT,
-    Baseline,
+    BaselineRefused,
+    CompareRef,
     RunRefError,
     RunSetup,
     analyse,
     check_baseline_name,
+    find_baseline,
     find_run,
-    history_values,
     merge_stores,
+    named_baselines,
     run_history,
+    save_baseline,
     short_run_id,
     stored_spec,
     stored_status,
@@ -58,14 +58,11 @@ from pytest_benchsdk.store import (
     StoredRun,
     StoreError,
     StoreReadOnlyError,
-    UnknownRunError,
 )
 
 __all__ = ["main"]
 
 PROG = "pytest-benchsdk"
-#: How many characters of a run id the tables show (any unique prefix is accepted).
-SHORT_ID = 12
 _REPORT_MISSING = "report needs plotly: pip install 'pytest-benchsdk[report]'"
 
 _EPILOG = """\
@@ -295,29 +292,15 @@ def cmd_merge(args: argparse.Namespace) -> int:
 # --- compare -------------------------------------------------------------------------------------
 
 
-def _setup(run: StoredRun) -> dict[str, Any]:
-    return {
-        "benchmark": run.benchmark_slug,
-        "knobs": dict(run.knobs),
-        "environment": run.environment.to_dict(),
-    }
-
-
 def cmd_compare(args: argparse.Namespace) -> int:
     with _open_store(args.store) as store:
         base = resolve_run(store, args.base)
         current = resolve_run(store, args.current)
-        baseline = Baseline(
-            f"run {base.run_id} ({base.started_at})",
-            base.run_id,
-            {pr.participant: pr.records for pr in store.participant_records(base.run_id)},
-            _setup(base),
+        setup = RunSetup.of(current)
+        # With the between-run noise of the runs before CURRENT, as --bench-compare has it.
+        baseline = find_baseline(
+            CompareRef("run", args.base, run_id=base.run_id), store, setup, current.run_id
         )
-        # The between-run noise of the runs before CURRENT, as --bench-compare has it.
-        runs, values = history_values(
-            store, RunSetup.of(current), before=current.run_id, limit=HISTORY_RUNS
-        )
-        baseline = attrs.evolve(baseline, history=values, history_runs=runs)
         records = tuple(pr for pr in store.participant_records(current.run_id) if pr.records)
         spec = stored_spec(store, current)
         scored_elsewhere = spec is None and bool(store.scores(current.run_id))
@@ -329,7 +312,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         spec=spec,
         warnings=False,
         baseline=baseline,
-        setup=_setup(current),
+        setup=setup.describe(current.environment),
     )
     print(title_line(summary, f"run {current.run_id}"))
     if scored_elsewhere:
@@ -444,27 +427,19 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_baseline_list(args: argparse.Namespace) -> int:
     with _open_store(args.store) as store:
-        named = store.baselines(benchmark_slug=args.benchmark)
-        runs = {}
-        for entry in named:
-            try:
-                runs[entry.run_id] = store.get_run(entry.run_id)
-            except UnknownRunError:
-                continue
-        statuses = {run_id: stored_status(store, run).text() for run_id, run in runs.items()}
+        named = named_baselines(store, args.benchmark)
     if not named:
         print(f"no baseline names in {args.store} (pytest --bench-save NAME, or baseline set)")
         return 0
     rows = [["name", "benchmark", "run", "started", "status", "named at"]]
-    for entry in named:
-        run = runs.get(entry.run_id)
+    for entry, run, status in named:
         rows.append(
             [
                 name_cell(entry.name),
                 name_cell(entry.benchmark_slug),
                 short_id(entry.run_id),
                 run.started_at if run is not None else "(gone)",
-                statuses.get(entry.run_id, "-"),
+                status.text() if status is not None else "-",
                 entry.updated_at,
             ]
         )
@@ -479,18 +454,11 @@ def cmd_baseline_set(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     with _open_store(args.store) as store:
         run = resolve_run(store, args.run)
-        before = store.set_baseline(name, run.run_id)
-        status = stored_status(store, run)
-    moved = f" (was run {short_id(before)})" if before and before != run.run_id else ""
-    print(
-        f"baseline {name} of {run.benchmark_slug}: run {short_id(run.run_id)} "
-        f"({run.started_at}, {status.text()}){moved}"
-    )
-    if not status.complete or status.state not in ("passed", "failed"):
-        print(
-            "  note: the run is not complete (a subset, or interrupted): comparisons with it see "
-            "only what it ran"
-        )
+        try:
+            line = save_baseline(store, name, run, stored_status(store, run), force=args.force)
+        except BaselineRefused as exc:
+            raise UsageError(str(exc)) from None
+    print(line)
     return 0
 
 
@@ -641,6 +609,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     setting.add_argument("name", metavar="NAME", help="e.g. main or release/1.2")
     setting.add_argument("run", metavar="RUN", help="run id or unique prefix")
+    setting.add_argument(
+        "--force",
+        action="store_true",
+        help="name RUN even when it is not complete (interrupted, a -k or node-id subset): "
+        "comparisons with it see only what it ran",
+    )
     setting.set_defaults(handler=cmd_baseline_set)
     removing = actions.add_parser("rm", help="forget NAME (of every benchmark, or of one)")
     removing.add_argument("name", metavar="NAME")

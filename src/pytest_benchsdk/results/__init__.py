@@ -19,26 +19,32 @@ Code: :mod:`._samples` keeps records as samples, :mod:`._model` is the model, :m
 builds its parts, :mod:`._analyse` makes the analyses, :mod:`._live` is a run while its session
 goes on, :mod:`._stored` reads a run back from the store, :mod:`._history` is a benchmark's
 complete runs with one setup (the series of each statistic and their change points),
-:mod:`._baselines` finds what a baseline REF names (``latest``, a name, a run id, a file),
-:mod:`._merge` merges the stores of CI shards (``pytest-benchsdk merge``).
+:mod:`._baselines` is the one home of baselines: what a REF names (``latest``, a name, a run
+id, a file), the run a comparison is made against, and the one rule for what a baseline name
+may stand for (:func:`save_baseline`); the comparison's math is
+:mod:`pytest_benchsdk._analysis.baseline`; :mod:`._merge` merges the stores of CI shards
+(``pytest-benchsdk merge``).
 """
 
+from pytest_benchsdk._analysis.baseline import Baseline
 from pytest_benchsdk._base.public import publish
 from pytest_benchsdk.results._analyse import (
     Analyses,
-    Baseline,
     analyse,
     judge_thresholds,
     participant_verdicts,
 )
 from pytest_benchsdk.results._baselines import (
     LATEST,
+    BaselineRefused,
     CompareRef,
     RunRefError,
     check_baseline_name,
     find_baseline,
     find_run,
+    named_baselines,
     resolve_ref,
+    save_baseline,
     short_run_id,
 )
 from pytest_benchsdk.results._build import (
@@ -97,6 +103,7 @@ __all__ = [
     "STATUS_REASONS",
     "Analyses",
     "Baseline",
+    "BaselineRefused",
     "BenchmarkRun",
     "CompareRef",
     "FailureGroup",
@@ -135,6 +142,7 @@ __all__ = [
     "merge_stores",
     "merged_run_id",
     "metric_unit",
+    "named_baselines",
     "participant_summary",
     "participant_verdicts",
     "rebuild_summary",
@@ -143,6 +151,7 @@ __all__ = [
     "run_history",
     "sample_sets",
     "save_analyses",
+    "save_baseline",
     "save_summary",
     "score_table",
     "short_run_id",

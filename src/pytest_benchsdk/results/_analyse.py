@@ -16,10 +16,9 @@ from typing import Any, TypeVar
 import attrs
 
 from pytest_benchsdk._analysis.baseline import (
+    Baseline,
     BaselineComparison,
-    HistoryKey,
-    compare_runs,
-    setup_differences,
+    compare_with_baseline,
 )
 from pytest_benchsdk._analysis.hygiene import RunWarning, run_warnings
 from pytest_benchsdk._analysis.scoring import (
@@ -53,25 +52,9 @@ from pytest_benchsdk.results._model import (
 )
 from pytest_benchsdk.results._samples import ParticipantSamples
 
-__all__ = ["Analyses", "Baseline", "analyse", "judge_thresholds", "participant_verdicts"]
+__all__ = ["Analyses", "analyse", "judge_thresholds", "participant_verdicts"]
 
 _T = TypeVar("_T")
-
-
-@attrs.frozen
-class Baseline:
-    """The run a comparison is made against: where it came from (``label``), its records per
-    participant and its setup (``{"benchmark", "knobs", "environment"}``, and ``dry_run``
-    when known). ``history``: per participant × metric × statistic its values in the earlier
-    complete runs with the current run's setup, oldest first, of which the store held
-    ``history_runs`` (None: not looked up)."""
-
-    label: str
-    run_id: str | None
-    records: Mapping[str, Sequence[TaskRecord]]
-    setup: Mapping[str, Any]
-    history: Mapping[HistoryKey, Sequence[float]] | None = None
-    history_runs: int | None = None
 
 
 @attrs.frozen
@@ -210,35 +193,6 @@ def _warnings(
     return tuple(found)
 
 
-def _compare(
-    baseline: Baseline,
-    current: Mapping[str, Sequence[TaskRecord]],
-    spec: ScoringSpec | None,
-    setup: Mapping[str, Any],
-    noise_threshold: float,
-) -> BaselineComparison:
-    rows = compare_runs(
-        baseline.records,
-        current,
-        spec,
-        noise_threshold=noise_threshold,
-        history=baseline.history,
-    )
-    # A JSON baseline carries only some knobs: compare what both sides have.
-    ours, theirs = dict(setup.get("knobs") or {}), dict(baseline.setup.get("knobs") or {})
-    shared = set(ours) & set(theirs)
-    return BaselineComparison(
-        baseline.label,
-        baseline.run_id,
-        setup_differences(
-            {**baseline.setup, "knobs": {k: theirs[k] for k in shared}},
-            {**setup, "knobs": {k: ours[k] for k in shared}},
-        ),
-        rows,
-        baseline.history_runs,
-    )
-
-
 def analyse(
     participants: Sequence[ParticipantSummary],
     *,
@@ -355,7 +309,7 @@ def analyse(
         comparison = _guarded(
             "baseline comparison",
             errors,
-            lambda: _compare(base, current, spec, setup or {}, noise_threshold),
+            lambda: compare_with_baseline(base, current, spec, setup or {}, noise_threshold),
         )
     return Analyses(
         uncertainty=uncertainty,

@@ -1,11 +1,23 @@
-"""What a baseline REF names, found once: ``latest``, a baseline name, a stored run id (or a
-unique prefix of one), or a ``--bench-json`` file.
+"""Baselines, one home: what a REF names, which run may bear a baseline name, and the run a
+comparison is made against.
 
-Private to :mod:`pytest_benchsdk.results`. :func:`find_run` is the one home of "a run id or any
-unique prefix, else the closest ids" (the store CLI's RUN arguments use it too);
-:func:`resolve_ref` checks a ``--bench-compare`` REF before anything runs;
-:func:`find_baseline` gives each benchmark of the session its :class:`Baseline`, with the
-between-run noise of its history.
+Private to :mod:`pytest_benchsdk.results`. What baselines need of the store is found, named
+and saved here, on two shared pieces: :mod:`._history` (a run's setup and the complete runs
+with it, which ``pytest-benchsdk history`` follows too) and :attr:`RunStatus.incomplete
+<pytest_benchsdk.results.RunStatus.incomplete>` (what "complete" means). The comparison itself
+is pure analysis (:mod:`pytest_benchsdk._analysis.baseline`: :class:`Baseline`, the rows, the
+verdicts, the between-run noise, the setup differences), made with the run's other analyses
+(:func:`~pytest_benchsdk.results.analyse`). The session, the pytest glue and the store CLI only
+call this module (``baseline rm`` only forgets a name: the store's ``delete_baseline``):
+
+* :func:`find_run` is the one home of "a run id or any unique prefix, else the closest ids"
+  (the store CLI's RUN arguments use it too);
+* :func:`resolve_ref` checks a ``--bench-compare`` REF before anything runs;
+* :func:`find_baseline` gives a run (of the session, or ``pytest-benchsdk compare``'s CURRENT)
+  its :class:`Baseline`, with the between-run noise of its history;
+* :func:`save_baseline` is the one rule for what a name may stand for, for ``--bench-save``
+  and ``pytest-benchsdk baseline set`` alike: a complete run, unless forced;
+* :func:`named_baselines` lists the names with their runs (``pytest-benchsdk baseline list``).
 """
 
 from __future__ import annotations
@@ -19,21 +31,25 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from pytest_benchsdk._analysis.baseline import HISTORY_RUNS
+from pytest_benchsdk._analysis.baseline import HISTORY_RUNS, Baseline
 from pytest_benchsdk.records import TaskRecord
-from pytest_benchsdk.results._analyse import Baseline
 from pytest_benchsdk.results._history import RunSetup, complete_runs, history_values
-from pytest_benchsdk.store import ResultStore, StoredRun, UnknownRunError
+from pytest_benchsdk.results._model import RunStatus
+from pytest_benchsdk.results._stored import stored_status
+from pytest_benchsdk.store import NamedBaseline, ResultStore, StoredRun, UnknownRunError
 
 __all__ = [
     "LATEST",
     "SHORT_ID",
+    "BaselineRefused",
     "CompareRef",
     "RunRefError",
     "check_baseline_name",
     "find_baseline",
     "find_run",
+    "named_baselines",
     "resolve_ref",
+    "save_baseline",
     "short_run_id",
 ]
 
@@ -165,18 +181,9 @@ def resolve_ref(store: ResultStore | None, ref: str, store_path: object = None) 
     )
 
 
-def _setup_of(run: StoredRun) -> dict[str, Any]:
-    return {
-        "benchmark": run.benchmark_slug,
-        "knobs": dict(run.knobs),
-        "environment": run.environment.to_dict(),
-        "dry_run": run.dry_run,
-    }
-
-
 def _from_store(store: ResultStore, stored: StoredRun, label: str) -> Baseline:
     records = {pr.participant: pr.records for pr in store.participant_records(stored.run_id)}
-    return Baseline(label, stored.run_id, records, _setup_of(stored))
+    return Baseline(label, stored.run_id, records, RunSetup.of(stored).describe(stored.environment))
 
 
 def _from_json(ref: CompareRef, slug: str) -> Baseline | str:
@@ -268,3 +275,58 @@ def find_baseline(
         return baseline
     runs, values = history_values(store, setup, before=run_id, limit=HISTORY_RUNS)
     return attrs.evolve(baseline, history=values, history_runs=runs)
+
+
+# --- naming a run -------------------------------------------------------------------------------
+
+
+class BaselineRefused(ValueError):
+    """A run the one rule keeps from bearing a baseline name: it is not complete (the message
+    says why, and how to name it anyway)."""
+
+
+def save_baseline(
+    store: ResultStore, name: str, run: StoredRun, status: RunStatus, *, force: bool = False
+) -> str:
+    """Let ``name`` stand for ``run`` among its benchmark's runs (moved if it named another),
+    and the line that says so; ``status`` is the run's (:func:`stored_status`, or the session's
+    own).
+
+    The one rule, for ``--bench-save`` and ``pytest-benchsdk baseline set`` alike: a name
+    stands for a **complete** run (finished, passed or failed, with every planned iteration
+    selected), as ``latest`` is; an interrupted run, a ``-k``/node-id/``--lf`` subset or a
+    run whose session never finished is :class:`BaselineRefused` unless ``force``d, since a
+    comparison with it sees only what it ran. ``name`` is checked by
+    :func:`check_baseline_name` first (:class:`ValueError`)."""
+    check_baseline_name(name)
+    head = f"Baseline {name} of {run.benchmark_slug}"
+    why = status.incomplete
+    if why is not None and not force:
+        raise BaselineRefused(
+            f"{head}: not saved, the run is not complete: {why}; "
+            f"pytest-benchsdk baseline set --force {name} {run.run_id[:SHORT_ID]} names it anyway"
+        )
+    before = store.set_baseline(name, run.run_id)
+    moved = f" (was run {short_run_id(before)})" if before and before != run.run_id else ""
+    line = f"{head}: run {short_run_id(run.run_id)} ({run.started_at}, {status.text()}){moved}"
+    if why is not None:
+        line += (
+            f"\n  note: the run is not complete ({why}): comparisons with it see only what it ran"
+        )
+    return line
+
+
+def named_baselines(
+    store: ResultStore, benchmark_slug: str | None = None
+) -> list[tuple[NamedBaseline, StoredRun | None, RunStatus | None]]:
+    """The baseline names (of one benchmark, or all) by name then benchmark, each with its
+    run and that run's status (None: the store no longer has the run)."""
+    found: list[tuple[NamedBaseline, StoredRun | None, RunStatus | None]] = []
+    for entry in store.baselines(benchmark_slug=benchmark_slug):
+        try:
+            run = store.get_run(entry.run_id)
+        except UnknownRunError:
+            found.append((entry, None, None))
+        else:
+            found.append((entry, run, stored_status(store, run)))
+    return found

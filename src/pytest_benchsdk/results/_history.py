@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -25,6 +25,10 @@ from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
 from pytest_benchsdk.results._model import LATENCY, Knobs, RunStatus, RunSummary
 from pytest_benchsdk.results._stored import stored_status, stored_summary
 from pytest_benchsdk.store import ResultStore, StoredRun
+
+if TYPE_CHECKING:
+    from pytest_benchsdk._base.runenv import RunEnvironment
+    from pytest_benchsdk.results._live import BenchmarkRun
 
 __all__ = [
     "DEFAULT_HISTORY_LIMIT",
@@ -47,7 +51,6 @@ HISTORY_STATISTICS: Final = ("median", "p95")
 DEFAULT_MIN_CHANGE: Final = DEFAULT_NOISE_THRESHOLD
 # Runs read from the store when looking for complete ones, newest first.
 _SCAN_LIMIT: Final = 100_000
-_FINISHED: Final = ("passed", "failed")
 
 
 @attrs.frozen
@@ -63,6 +66,21 @@ class RunSetup:
     def of(cls, run: StoredRun) -> RunSetup:
         return cls(run.benchmark_slug, dict(run.knobs), run.dry_run)
 
+    @classmethod
+    def of_live(cls, run: BenchmarkRun, dry_run: bool) -> RunSetup:
+        """The setup of a run while its session goes on (its knobs as the store keeps them)."""
+        return cls(run.config.benchmark_slug, run.schedule.resolved.to_wire(), dry_run)
+
+    def describe(self, environment: RunEnvironment) -> dict[str, Any]:
+        """The setup with the machine, as a comparison lists its differences
+        (:func:`~pytest_benchsdk._analysis.baseline.setup_differences`)."""
+        return {
+            "benchmark": self.benchmark_slug,
+            "knobs": dict(self.knobs),
+            "environment": environment.to_dict(),
+            "dry_run": self.dry_run,
+        }
+
     def matches(self, run: StoredRun) -> bool:
         return (
             run.benchmark_slug == self.benchmark_slug
@@ -72,7 +90,7 @@ class RunSetup:
 
 
 def _is_complete(run: StoredRun, status: RunStatus) -> bool:
-    return status.complete and status.state in _FINISHED and run.record_count > 0
+    return status.incomplete is None and run.record_count > 0
 
 
 def complete_runs(

@@ -550,7 +550,8 @@ class RunStatus:
     for a run whose session never finished it), the ``reasons`` of a failure
     (:data:`STATUS_REASONS`), ``planned``/``ran`` iterations and whether the run is
     ``complete``: every iteration of the benchmark's plan was selected and left a record (no
-    ``-k``/node-id subset, not interrupted). Only a complete run is a baseline by default."""
+    ``-k``/node-id subset, not interrupted). Only a complete run is a baseline by default
+    (:attr:`incomplete` says why another one is not)."""
 
     state: str
     reasons: tuple[str, ...] = ()
@@ -569,6 +570,22 @@ class RunStatus:
         if not self.complete and self.state in ("passed", "failed"):
             head += ", partial"
         return head
+
+    @property
+    def incomplete(self) -> str | None:
+        """Why the run is not complete, for people (None when it is: it finished, passed or
+        failed, and every planned iteration was selected): ``it was interrupted (3 of 60
+        iterations ran)``, ``its session never finished it``, ``it ran a subset of the
+        benchmark (-k, a node id, --lf)``."""
+        if self.state == "interrupted":
+            return f"it was {self.text()}"
+        if self.state == "running":
+            return "its session never finished it (killed, or still running)"
+        if self.state not in ("passed", "failed"):
+            return f"its status is {self.state}"
+        if not self.complete:
+            return "it ran a subset of the benchmark (-k, a node id, --lf)"
+        return None
 
     def to_json(self) -> dict[str, Any]:
         return {
