@@ -15,7 +15,8 @@ import pytest
 
 from helpers.sessions import SCORING, bench, store_path, stored_records, stored_runs
 from pytest_benchsdk import ResultStore
-from pytest_benchsdk.cli import flatten, main
+from pytest_benchsdk.cli import main
+from pytest_benchsdk.cli._store import flatten
 from pytest_benchsdk.results import merged_run_id
 
 #: 12 iterations of a value seeded per participant and task index (the same in every session),
