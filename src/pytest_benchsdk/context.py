@@ -13,7 +13,7 @@ Python tasks, sync or async:
   with :mod:`contextvars`, so steps running concurrently in one task each get their own measures.
 * ``log(message, meta)`` appends a :class:`LogLine` (``<ISO> [task <i>] [<level>] <message>``).
 * :func:`run_task` / :func:`run_task_async` run a task function with a fresh context and build
-  its :class:`~pytest_benchsdk.records.TaskRecord` with upstream's runner rules (§4.7), returning
+  its :class:`~pytest_benchsdk.records.TaskRecord` with upstream's runner rules, returning
   an :class:`IterationOutcome` that also carries the original exception.
 
 Timings use :data:`pytest_benchsdk._base.clock.CLOCK` (monotonic; ISO timestamps derived from it).

@@ -1,6 +1,6 @@
 """Task and step records: the per-iteration results of a benchmark run.
 
-These are upstream's ``TaskResultRecord`` / ``TaskStepRecord`` (reference §4.6). Python code uses
+These are upstream's ``TaskResultRecord`` / ``TaskStepRecord``. Python code uses
 snake_case attributes; :meth:`to_wire` produces the upstream camelCase JSON object sent to the
 platform and kept in the local store, and :meth:`from_wire` reads such an object back, checking
 every field's type.

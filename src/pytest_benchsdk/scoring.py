@@ -1,4 +1,4 @@
-"""Scoring: turn task records into 0–100 composite scores per participant (reference §5).
+"""Scoring: turn task records into 0–100 composite scores per participant.
 
 The math is upstream's exactly, float for float:
 
@@ -12,11 +12,11 @@ The math is upstream's exactly, float for float:
   weighted by the metric's ``weights``; the sum times the success rate, rounded like JavaScript's
   ``Math.round(x * 100) / 100``, is the composite score.
 
-Upstream quirks are kept on purpose (see §8.3): metrics without samples are dropped without
-renormalising the weights; a lower-is-better score is not capped at 100 for negative stats; a
-ceiling of 0 yields ``inf``/``nan`` instead of an error; ``trim`` outside (0, 0.5) silently means
-"no trimming"; with ``group_by`` the rows of records lacking the key carry only the base
-dimensions, like the aggregate row.
+Upstream quirks are kept on purpose (as upstream does; the docs list them under Differences from
+upstream): metrics without samples are dropped without renormalising the weights; a lower-is-better
+score is not capped at 100 for negative stats; a ceiling of 0 yields ``inf``/``nan`` instead of an
+error; ``trim`` outside (0, 0.5) silently means "no trimming"; with ``group_by`` the rows of records
+lacking the key carry only the base dimensions, like the aggregate row.
 
 Inputs are duck-typed: the ``*Like`` protocols describe ``config.py``'s attrs models without
 importing ``config``, and plain mappings with snake_case or upstream camelCase keys work too

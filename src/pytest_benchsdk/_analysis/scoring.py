@@ -668,7 +668,7 @@ def _score_participant(
             merged.extend(values)
         dimensions = dict(base)
         if identity is not NOTHING:
-            # The missing-key group keeps the base dimensions only (upstream, §8.3).
+            # The missing-key group keeps the base dimensions only (as upstream does).
             converted = json_value(first_raw.get(identity, identity))
             if converted is not OMIT:
                 dimensions[group_by] = converted

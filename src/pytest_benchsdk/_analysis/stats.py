@@ -1,6 +1,6 @@
 """Samples and their statistics: which values count, median/p95/p99, a stat's 0-100 score.
 
-Upstream's math float for float (reference §5): see :func:`compute_stats` and
+Upstream's math float for float: see :func:`compute_stats` and
 :func:`score_stat`. The public home of these names is :mod:`pytest_benchsdk.scoring`.
 
 The percentile rule itself (trim, median positions, nearest rank) is the leaf

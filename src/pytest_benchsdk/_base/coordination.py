@@ -2,8 +2,9 @@
 
 A leaf: the engine's steps write to a :class:`StepCoordination` (``enter``/``leave`` around
 every step, :meth:`StepCoordination.wait_ready` before a ``readiness="poll"`` step), and the
-platform layer reads it (heartbeat ``currentStep`` and ``concurrency`` samples, upstream §6.3)
-and provides the :class:`Barrier` that polls the run's progress. Neither imports the other.
+platform layer reads it (heartbeat ``currentStep`` and ``concurrency`` samples, as upstream's
+worker does) and provides the :class:`Barrier` that polls the run's progress. Neither imports
+the other.
 
 One :class:`StepCoordination` serves one participant of one benchmark in one process (the
 claimed platform worker's view of its own steps); it is thread-safe, because steps of sync

@@ -1,4 +1,4 @@
-"""The one percentile rule: upstream's trimmed nearest rank (reference §5.3), as positions.
+"""The one percentile rule: upstream's trimmed nearest rank, as positions.
 
 A leaf (it imports nothing of the package), so that every area uses the same rule: the
 analyses' statistics (:mod:`pytest_benchsdk._analysis.stats`, and through it scoring,

@@ -1,7 +1,7 @@
 """Run environment metadata: git commit and ref, trigger, interpreter and machine.
 
-This is what upstream puts in a run's ``trigger`` block (run-config snapshot, §3.9) and in the
-run summary's ``run`` block (§6.6). It is collected once per session on the controller, kept with
+This is what upstream puts in a run's ``trigger`` block (the run-config snapshot) and in the
+run summary's ``run`` block. It is collected once per session on the controller, kept with
 the run in the local store and sent to the platform.
 
 Only non-secret facts are read: ``GITHUB_SHA``, ``GITHUB_REF_NAME``, ``GITHUB_REF``,
@@ -51,7 +51,7 @@ GIT_TIMEOUT_S = 3.0
 
 @attrs.frozen
 class Trigger:
-    """What started the run (upstream §3.9 ``trigger`` block).
+    """What started the run (upstream's ``trigger`` block).
 
     ``source`` is never empty; the other fields are ``None`` when absent.
     """
@@ -208,7 +208,7 @@ class RunEnvironment:
         return self.trigger.to_wire()
 
     def to_wire(self) -> dict[str, str]:
-        """The run summary's ``run`` block (upstream §6.6), absent git fields omitted.
+        """The run summary's ``run`` block, absent git fields omitted.
 
         ``{gitSha?, gitRef?, triggeredBy, nodeVersion, platform, arch, pythonVersion,
         pythonImplementation}``; ``nodeVersion`` is ``python-<version>``.

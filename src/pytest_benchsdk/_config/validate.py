@@ -193,7 +193,7 @@ def _check_display(display: object) -> None:
 
 
 def display_error(display: object) -> str | None:
-    """First display failure message (upstream §2.11), or None when valid."""
+    """First display failure message, or None when valid."""
     try:
         _check_display(display)
     except ConfigFailure as failure:
@@ -258,7 +258,8 @@ def _check_scoring(scoring: object, display: object) -> None:
                 raise ConfigFailure(f"{path}.unit must be a string")
             display_unit = _display_unit_for(display, key)
             if display_unit is not None and unit != display_unit:
-                # Upstream prints the scoring index for display.metrics too (reference §8.3 #4).
+                # Upstream prints the scoring index for display.metrics too (a known upstream
+                # bug, kept for the same messages).
                 raise ConfigFailure(
                     f"{path}.unit {show(unit)} conflicts with display.metrics[{i}].unit"
                     f" {show(display_unit)} for key {show(key)}"
@@ -283,7 +284,7 @@ def _check_scoring(scoring: object, display: object) -> None:
 
 
 def scoring_error(scoring: object, display: object = None) -> str | None:
-    """First declarative-scoring failure message (upstream §2.10), or None when valid."""
+    """First declarative-scoring failure message, or None when valid."""
     try:
         _check_scoring(scoring, display)
     except ConfigFailure as failure:
@@ -413,7 +414,7 @@ def _default_metric_of(display: object) -> Any:
 
 
 def config_issues(config: object) -> list[Issue]:
-    """All issues of a raw config (upstream §2.9 order, then the Python-only type checks)."""
+    """All issues of a raw config (upstream's order, then the Python-only type checks)."""
     raw = as_mapping(config)
     if raw is None:
         return [("config", "must be a mapping of benchmark config fields or a BenchmarkConfig")]

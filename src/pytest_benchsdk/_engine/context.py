@@ -316,7 +316,7 @@ class TaskContext:
         all settle. ``concurrency`` is its deprecated alias. ``capture_output``: log a returned
         ``{stdout, stderr, error, ...}`` outcome.
 
-        Platform workers (upstream §6.3): ``report_concurrency=False`` keeps the step out of
+        Platform workers: ``report_concurrency=False`` keeps the step out of
         the heartbeat's concurrency samples. ``readiness="poll"`` waits, before ``fn`` runs,
         until every worker of the pool has arrived at this step (the platform's run progress
         says ``ready``), polling every ``ready_poll_interval_ms`` (default 1000); after
@@ -526,7 +526,7 @@ def build_record(
     result: object = None,
     error: BaseException | None = None,
 ) -> IterationOutcome:
-    """Build the iteration's record with upstream's runner rules (§4.7).
+    """Build the iteration's record with upstream's runner rules.
 
     ``started``/``completed`` are :meth:`Clock.monotonic` readings; ``result`` is the task's
     return value (see :class:`TaskResult`), ``error`` the exception it raised (if any).

@@ -245,7 +245,7 @@ def apply_shape(
 
 
 def identity_is_ours(file_config: BenchmarkConfig, args: RunArgs) -> bool:
-    """Whether this run may (re)name the benchmark on the platform (upstream §3.6)."""
+    """Whether this run may (re)name the benchmark on the platform."""
     return (
         args.shape is not None
         or args.name is not None
@@ -451,7 +451,7 @@ def run_config_to_json(
     if config.scoring is not None:
         snapshot["scoring"] = config.scoring.to_wire()
     # Upstream sends the file's value only, so --close-after-ms alone never reaches the run
-    # config (reference §8.3); the resolved value is the one the run closes with.
+    # config; the resolved value is the one the run closes with.
     if resolved.close_after_ms is not None:
         snapshot["closeAfterMs"] = resolved.close_after_ms
     snapshot["participants"] = list(participants)

@@ -1,4 +1,4 @@
-"""Platform credentials and base URLs, resolved exactly as upstream ``@benchsdk/cli`` does (§6.7).
+"""Platform credentials and base URLs, resolved exactly as upstream ``@benchsdk/cli`` does.
 
 Precedence: an explicit API key (``--bench-api-key``/``api_key=``), then
 ``BENCHMARKS_PLATFORM_TOKEN``, then ``BENCHMARKS_PLATFORM_API_KEY``, then the saved credentials in

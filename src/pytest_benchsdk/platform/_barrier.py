@@ -3,7 +3,7 @@
 Private to the platform package; :meth:`._run_upload.RunUpload.coordination` gives each
 participant's :class:`~pytest_benchsdk._base.coordination.StepCoordination` a :class:`PoolBarrier`.
 A wait heartbeats the worker's barrier sample and polls ``GET …/runs/{runId}/progress`` until
-the participant's concurrency entry for the step says ``ready`` (upstream §6.4
+the participant's concurrency entry for the step says ``ready`` (upstream's
 ``waitForStepReady``). Concurrent waits for the same step share one poller (one progress
 request per interval, not one per waiting iteration).
 """

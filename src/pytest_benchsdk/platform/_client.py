@@ -1,6 +1,6 @@
 """Synchronous httpx client for the benchmarks platform REST API (upstream ``@benchsdk/api``).
 
-One method per endpoint the runner, the worker and ``bench check`` use (upstream §6.2). Methods
+One method per endpoint the runner, the worker and ``bench check`` use. Methods
 take and return upstream's camelCase JSON; paths are built with ``encodeURIComponent``-compatible
 segment encoding; non-2xx answers raise :class:`BenchmarkApiError` with upstream's message.
 
@@ -482,7 +482,7 @@ class BenchmarkClient:
         return data if isinstance(data, dict) else {}
 
     def submit_run_summary(self, slug: str, run_id: str, body: Mapping[str, Any]) -> Any:
-        """``POST …/runs/{runId}/summary`` with the §6.6 payload (response ignored upstream)."""
+        """``POST …/runs/{runId}/summary`` with the run summary (response ignored upstream)."""
         return self.request("POST", self._run(slug, run_id, "summary"), dict(body))
 
     # -- participants and workers -----------------------------------------------------------

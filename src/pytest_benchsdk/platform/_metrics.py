@@ -1,4 +1,4 @@
-"""System-metrics samples for the ``system-metrics`` artifact (upstream §6.5), with psutil.
+"""System-metrics samples for the ``system-metrics`` artifact, with psutil.
 
 Each sample has upstream's 22 keys in upstream's order; Linux-only fields are ``None`` elsewhere.
 Where a field is specific to Node, a Python stand-in with the same unit is used:

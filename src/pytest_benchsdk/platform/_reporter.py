@@ -1,4 +1,4 @@
-"""Upstream's ``BenchmarkReporter`` (``@benchsdk/worker``, reference §6.4) and ``createApiClient``
+"""Upstream's ``BenchmarkReporter`` (``@benchsdk/worker``) and ``createApiClient``
 (``@benchsdk/cli``): one claimed platform worker that a caller reports to by hand, and a client
 for the resolved credentials.
 

@@ -591,7 +591,7 @@ class RunUpload:
 
     def finish(self, summary: Mapping[str, Any] | None = None) -> None:
         """The benchmark is over: participants still open are failed (``Interrupted``), and the
-        run summary (§6.6 payload: ``{run, results, scoring?}``) is queued when given.
+        run summary (payload: ``{run, results, scoring?}``) is queued when given.
         """
         if not self.active:
             return

@@ -119,7 +119,7 @@ class BenchmarkRun:
     #: With phases, each phase's rows scored like :attr:`results` on that phase's records
     #: alone (aggregate rows only). Empty without phases or scoring.
     phase_results: dict[str, list[ScoreResult]] = attrs.Factory(dict)
-    #: The run summary for the platform (upstream §6.6), once scored.
+    #: The run summary for the platform, once scored.
     platform_summary: dict[str, Any] | None = None
     errors: list[str] = attrs.Factory(list)
     #: Items of this run that failed without a failed record (setup or teardown errors, a
@@ -294,7 +294,7 @@ class BenchmarkRun:
         return spec if self.results is not None and spec is not None and spec.metrics else None
 
     def summary_payload(self, environment: RunEnvironment) -> dict[str, Any] | None:
-        """The run summary for the platform (upstream §6.6), once the run is scored."""
+        """The run summary for the platform, once the run is scored."""
         if self.results is None:
             return None
         payload: dict[str, Any] = {

@@ -1,4 +1,4 @@
-"""Upstream's ``parseCliArgs`` (reference §7.2): ``bench run``'s flags, with upstream's names and
+"""Upstream's ``parseCliArgs``: ``bench run``'s flags, with upstream's names and
 messages, into :class:`CliArgs` (the run overrides the pytest options make too)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Upstream's ``runWorker(client, options)`` (reference §6.3): the loop of a queue-driven worker.
+"""Upstream's ``runWorker(client, options)``: the loop of a queue-driven worker.
 Claim one worker of a platform run, run the claimed task indices with the plugin's executor
 (the same pool, stagger and step context as every run), send the records in batches with
 heartbeats, then complete or fail the worker. (Upstream also uploads the worker's log and
