@@ -3,6 +3,7 @@ no traceback is printed, the session ends soon, and an interrupted run is never 
 
 from __future__ import annotations
 
+import signal
 import time
 
 import pytest
@@ -61,6 +62,66 @@ def test_a_second_ctrl_c_is_absorbed_while_the_session_stores_what_ran(
     _assert_stored_interrupted(pytester, session)
 
 
+#: A conftest holding the session at a point after the session end proper (WHERE: every
+#: plugin's unconfigure, the config's cleanups, the interpreter's exit): it says so, then waits
+#: for the test's ``go`` file, so that the second Ctrl-C lands exactly there.
+LATE = """
+import atexit
+import pathlib
+import signal
+import time
+
+import pytest
+
+GO = pathlib.Path(__file__).with_name("go")
+
+
+def hold(where):
+    print(f"holding at {where}", flush=True)
+    deadline = time.monotonic() + 60
+    while not GO.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    print(f"released at {where}", flush=True)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    if WHERE == "cleanup":
+        config.add_cleanup(lambda: hold("cleanup"))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    if WHERE == "unconfigure":
+        hold("unconfigure")
+
+
+if WHERE == "exit":
+    atexit.register(hold, "exit")
+"""
+
+
+@pytest.mark.parametrize("where", ["unconfigure", "cleanup", "exit"])
+def test_a_second_ctrl_c_is_absorbed_until_the_process_ends(
+    pytester: pytest.Pytester, where: str
+) -> None:
+    """The second press lands after the runs are stored, in what other plugins (pytest's own
+    unraisable-exception check collects the whole heap there), the config's cleanups or the
+    interpreter still do: absorbed too, the exit status stays 2, no traceback."""
+    pytester.makeconftest(f"WHERE = {where!r}\n" + LATE)
+    session = _session_with_records(pytester)
+    try:
+        session.interrupt()
+        session.wait_for(f"holding at {where}")
+        session.interrupt()
+        (pytester.path / "go").touch()
+        assert session.finish() == pytest.ExitCode.INTERRUPTED, session.output
+    finally:
+        session.kill()
+    assert f"released at {where}" in session.output
+    _assert_stored_interrupted(pytester, session)
+
+
 def test_an_interrupted_run_is_never_the_latest_baseline(pytester: pytest.Pytester) -> None:
     session = _session_with_records(pytester)
     try:
@@ -86,3 +147,34 @@ def test_a_third_ctrl_c_stops_at_once(pytester: pytest.Pytester) -> None:
         assert session.finish() != 0, session.output
     finally:
         session.kill()
+
+
+def test_pytest_main_in_a_program_gets_its_ctrl_c_back_after_an_interrupted_session(
+    pytester: pytest.Pytester,
+) -> None:
+    """Only pytest's command line keeps the handler to the end (its process exits): a program
+    that called ``pytest.main()`` goes on, and its next Ctrl-C is its own again."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        pytester.makepyfile(
+            bench_intr=bench(
+                'participants=[Participant("p1")], iterations=5',
+                """
+                import os, signal
+
+                @define_task
+                def task(task_index, measure):
+                    if task_index == 2:  # a real Ctrl-C while the third iteration runs
+                        os.kill(os.getpid(), signal.SIGINT)
+                    measure(value=task_index)
+                """,
+            )
+        )
+        result = pytester.runpytest_inprocess(
+            "--bench", "--bench-dry-run", "-p", "no:cacheprovider", no_reraise_ctrlc=True
+        )
+        assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
+        result.stdout.fnmatch_lines([STOPPING_LINE])
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
