@@ -84,7 +84,14 @@ def pytest_load_initial_conftests(
 def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object]:
     # Before xdist's own pytest_cmdline_main, which turns -n without --dist into --dist load.
     _before_xdist(config)
-    return (yield)
+    try:
+        return (yield)
+    finally:
+        # Last of all (every plugin's unconfigure and the config's cleanups are done): the
+        # bench session hands Ctrl-C back.
+        controller = config.pluginmanager.get_plugin("benchsdk-controller")
+        if controller is not None:
+            controller.release_ctrl_c()
 
 
 def _before_xdist(config: pytest.Config) -> None:

@@ -557,7 +557,11 @@ def test_close_right_after_an_empty_look_still_delivers(
         result_store.outbox_put(local, "benchmark", f"{local}/benchmark", payload)
         closer = threading.Thread(target=lambda: summaries.append(sender.close(10)))
         closer.start()
-        time.sleep(0.3)  # close() has set its flag long before: it only waits for the thread
+        # close() has set its flag (and only waits for the thread) before the look answers.
+        deadline = time.monotonic() + 30
+        while not sender._closing and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert sender._closing
         closed.set()
         closer.join(30)
     assert summaries == [DeliverySummary(sent=1, unsent=0)]

@@ -20,7 +20,7 @@ from helpers.platform_server import LoopbackPlatform
 from helpers.sessions import assert_usage_error, bench
 from pytest_benchsdk._base.coordination import StepCoordination
 from pytest_benchsdk.context import TaskContext, run_task, run_task_async
-from pytest_benchsdk.platform import BenchmarkClient
+from pytest_benchsdk.platform import BenchmarkClient, _barrier
 from pytest_benchsdk.platform._barrier import PoolBarrier
 
 KEY = "ci-4711"
@@ -393,10 +393,32 @@ def claimed(platform_client: BenchmarkClient) -> _ClaimedWorker:
 
 
 def test_concurrent_waits_for_one_step_share_one_poller(
-    loopback_platform: LoopbackPlatform, platform_client: BenchmarkClient, claimed: _ClaimedWorker
+    loopback_platform: LoopbackPlatform,
+    platform_client: BenchmarkClient,
+    claimed: _ClaimedWorker,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     server = loopback_platform
-    server.fault("progress", delay=0.5, times=1)  # the first poll is slow: everyone joins it
+    # The first poll answers only once the four other waiters wait on it (a fixed delay let a
+    # waiter that a loaded machine held back arrive after it, and poll again).
+    joined = threading.Semaphore(0)
+
+    class CountedDone(threading.Event):
+        def wait(self, timeout: float | None = None) -> bool:
+            joined.release()
+            return super().wait(timeout)
+
+    class CountedWait(_barrier._Wait):
+        def __init__(self) -> None:
+            super().__init__()
+            self.done = CountedDone()
+
+    def hold(_request: object) -> None:
+        for _ in range(4):
+            joined.acquire(timeout=30)
+
+    monkeypatch.setattr(_barrier, "_Wait", CountedWait)
+    server.fault("progress", call=hold, times=1)
     barrier = PoolBarrier(claimed, "p1", platform_client)
     coordination = StepCoordination(5, barrier=barrier)
     start = threading.Barrier(5)

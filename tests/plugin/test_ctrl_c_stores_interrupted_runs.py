@@ -3,6 +3,8 @@ no traceback is printed, the session ends soon, and an interrupted run is never 
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import pytest
@@ -18,16 +20,19 @@ SLOW = bench(
 
     @define_task
     def task(participant, task_index, measure):
-        time.sleep(0.1)
+        if task_index == 3 and os.environ.get("HOLD_AT_THE_FOURTH"):
+            time.sleep(60)  # the first Ctrl-C lands here (the tests wait for p1-2's line)
         measure(value=10 + task_index)
     """,
+    prelude="import os\n",
 )
 
 
 def _session_with_records(pytester: pytest.Pytester, *args: str) -> Session:
     pytester.makepyfile(bench_slow=SLOW)
-    session = Session(pytester.path, "--bench", "--bench-dry-run", "-v", *args)
-    session.wait_for("task[p1-2] PASSED")  # three records are stored by now
+    env = {**os.environ, "HOLD_AT_THE_FOURTH": "1"}
+    session = Session(pytester.path, "--bench", "--bench-dry-run", "-v", *args, env=env)
+    session.wait_for("task[p1-2] PASSED")  # three records are stored by now, the fourth waits
     return session
 
 
@@ -39,7 +44,7 @@ def _assert_stored_interrupted(pytester: pytest.Pytester, session: Session) -> N
     (run,) = stored_runs(store_path(pytester))
     assert run.status == "interrupted"
     records = stored_records(store_path(pytester), run.run_id)
-    assert 3 <= run.record_count < 60
+    assert run.record_count == 3
     assert len(records["p1"]) == run.record_count
 
 
@@ -61,6 +66,75 @@ def test_a_second_ctrl_c_is_absorbed_while_the_session_stores_what_ran(
     _assert_stored_interrupted(pytester, session)
 
 
+#: A conftest holding the session at a point after the session end proper (WHERE: every
+#: plugin's unconfigure, the config's cleanups, the interpreter's exit): it says so, and says
+#: each Ctrl-C the plugin counts, until the test's ``go`` file appears; so that a press lands
+#: exactly there, and the next one only once the last one was counted.
+LATE = """
+import atexit
+import pathlib
+import time
+
+import pytest
+
+GO = pathlib.Path(__file__).with_name("go")
+CONFIG = []
+
+
+def hold(where):
+    ctrl_c = CONFIG[0].pluginmanager.get_plugin("benchsdk-controller")._ctrl_c
+    print(f"holding at {where}", flush=True)
+    seen = ctrl_c.presses
+    deadline = time.monotonic() + 60
+    while not GO.exists() and time.monotonic() < deadline:
+        if ctrl_c.presses != seen:
+            seen = ctrl_c.presses
+            print(f"Ctrl-C pressed {seen} times", flush=True)
+        time.sleep(0.01)
+    print(f"released at {where}", flush=True)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    CONFIG.append(config)
+    if WHERE == "cleanup":
+        config.add_cleanup(lambda: hold("cleanup"))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    if WHERE == "unconfigure":
+        hold("unconfigure")
+
+
+if WHERE == "exit":
+    atexit.register(hold, "exit")
+"""
+
+
+@pytest.mark.parametrize("where", ["unconfigure", "cleanup", "exit"])
+def test_a_second_ctrl_c_is_absorbed_until_the_process_ends(
+    pytester: pytest.Pytester, where: str
+) -> None:
+    """The second press lands after the runs are stored, in what other plugins (pytest's own
+    unraisable-exception check collects the whole heap there), the config's cleanups or the
+    interpreter still do: absorbed too, the exit status stays 2, no traceback."""
+    pytester.makeconftest(f"WHERE = {where!r}\n" + LATE)
+    session = _session_with_records(pytester)
+    try:
+        session.interrupt()
+        session.wait_for(f"holding at {where}")
+        session.interrupt()
+        if where != "exit":  # at the exit the press is ignored, not counted
+            session.wait_for("Ctrl-C pressed 2 times")
+        (pytester.path / "go").touch()
+        assert session.finish() == pytest.ExitCode.INTERRUPTED, session.output
+    finally:
+        session.kill()
+    assert f"released at {where}" in session.output
+    _assert_stored_interrupted(pytester, session)
+
+
 def test_an_interrupted_run_is_never_the_latest_baseline(pytester: pytest.Pytester) -> None:
     session = _session_with_records(pytester)
     try:
@@ -76,13 +150,52 @@ def test_an_interrupted_run_is_never_the_latest_baseline(pytester: pytest.Pytest
 
 
 def test_a_third_ctrl_c_stops_at_once(pytester: pytest.Pytester) -> None:
+    """Python's own Ctrl-C at the third press: the session ends there, whatever it was doing
+    (here: held at the end, which would otherwise last a minute)."""
+    pytester.makeconftest("WHERE = 'unconfigure'\n" + LATE)
     session = _session_with_records(pytester)
     try:
         session.interrupt()
-        session.wait_for(STOPPING_LINE)
+        session.wait_for("holding at unconfigure")
         session.interrupt()
+        # Counted, not coalesced with the third (two signals pending at once are one call).
+        session.wait_for("Ctrl-C pressed 2 times")
         session.interrupt()
-        # Python's own Ctrl-C now: the session ends, whatever it was doing.
-        assert session.finish() != 0, session.output
+        assert session.finish(timeout=30) == -signal.SIGINT, session.output
     finally:
         session.kill()
+    assert "released at unconfigure" not in session.output
+    (run,) = stored_runs(store_path(pytester))
+    assert run.status == "interrupted"
+    assert run.record_count == 3
+
+
+def test_pytest_main_in_a_program_gets_its_ctrl_c_back_after_an_interrupted_session(
+    pytester: pytest.Pytester,
+) -> None:
+    """Only pytest's command line keeps the handler to the end (its process exits): a program
+    that called ``pytest.main()`` goes on, and its next Ctrl-C is its own again."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        pytester.makepyfile(
+            bench_intr=bench(
+                'participants=[Participant("p1")], iterations=5',
+                """
+                import os, signal
+
+                @define_task
+                def task(task_index, measure):
+                    if task_index == 2:  # a real Ctrl-C while the third iteration runs
+                        os.kill(os.getpid(), signal.SIGINT)
+                    measure(value=task_index)
+                """,
+            )
+        )
+        result = pytester.runpytest_inprocess(
+            "--bench", "--bench-dry-run", "-p", "no:cacheprovider", no_reraise_ctrlc=True
+        )
+        assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
+        result.stdout.fnmatch_lines([STOPPING_LINE])
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)

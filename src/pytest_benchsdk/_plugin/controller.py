@@ -375,8 +375,13 @@ class ControllerPlugin:
         if self._recorded_line is not None:
             terminalreporter.write_line(self._recorded_line)
 
+    def release_ctrl_c(self) -> None:
+        """pytest is done with the session (``pytest_cmdline_main`` returns): Ctrl-C is handed
+        back only now, as a second press still lands in what other plugins and the config's
+        cleanups do after this plugin's unconfigure (see :mod:`.interrupts`)."""
+        self._ctrl_c.release()
+
     def pytest_unconfigure(self) -> None:
-        self._ctrl_c.restore()
         # The last resort, when the session end did not get there (an error before or in
         # pytest_sessionfinish): stop delivery, leave no run "running", close the store.
         self.session.close()

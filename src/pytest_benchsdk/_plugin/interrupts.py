@@ -5,12 +5,23 @@ pressed while the session stops, is absorbed: wherever it would land (pytest for
 first one's traceback, the summary, the store's last writes) it would abort the session end
 with a traceback and leave the runs half-finished. A third one stops at once, as Python would.
 Only the default handler is replaced (an IDE or a tool with its own handler keeps it), and only
-in the main thread, for the session's duration.
+in the main thread.
+
+"While the session stops" lasts until pytest has done everything it does: the handler is handed
+back only when ``pytest_cmdline_main`` returns (:meth:`CtrlC.release`), after every plugin's
+``pytest_unconfigure`` and the config's cleanups (pytest's unraisable-exception check collects
+the whole heap there, a few hundred milliseconds after a bench run), not at this plugin's own
+unconfigure. On pytest's command line, whose process exits right after, a session stopping on a
+first Ctrl-C keeps it to the end: through the interpreter's exit, where a second press is
+ignored once the ``atexit`` callbacks start (Python then resets its handlers, and a press would
+kill the process with the signal instead of the session's exit status).
 """
 
 from __future__ import annotations
 
+import atexit
 import signal
+import sys
 import threading
 from types import FrameType
 from typing import Any, Final
@@ -45,6 +56,18 @@ class CtrlC:
             signal.signal(signal.SIGINT, self._previous)
             self._installed = False
 
+    def release(self) -> None:
+        """pytest is done with the session: hand the handler back, unless the session stops on
+        a first Ctrl-C and pytest's command line exits next (see the module)."""
+        if self._installed and self.presses == 1 and _command_line_exits_next():
+            atexit.register(self._ignore_while_exiting)
+            return
+        self.restore()
+
+    def _ignore_while_exiting(self) -> None:
+        if self._installed and self.presses == 1:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     @property
     def pressed(self) -> bool:
         return self.presses > 0
@@ -57,3 +80,22 @@ class CtrlC:
         if self.presses > 2:
             self.restore()
         raise KeyboardInterrupt
+
+
+#: pytest's command-line entry points (pytest 8: ``console_main``; 9: ``_console_main``).
+_COMMAND_LINE = frozenset({"console_main", "_console_main"})
+
+
+def _command_line_exits_next() -> bool:
+    """Whether the pytest call running now is pytest's command line (``pytest``, ``python -m
+    pytest``), whose process exits when it returns, rather than ``pytest.main()`` called by a
+    program (pytester's in-process runs included) that goes on afterwards."""
+    frame: FrameType | None = sys._getframe(1)
+    # Up to pytest's entry (``main``/``_main`` in ``_pytest.config``), then whoever called it.
+    while frame is not None and frame.f_globals.get("__name__") != "_pytest.config":
+        frame = frame.f_back
+    while frame is not None and frame.f_globals.get("__name__") == "_pytest.config":
+        if frame.f_code.co_name in _COMMAND_LINE:
+            return True
+        frame = frame.f_back
+    return False
