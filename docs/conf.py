@@ -33,7 +33,6 @@ myst_enable_extensions = ["colon_fence", "deflist"]
 # change). Members appear in source order, with their signatures' type hints in the text.
 autodoc_default_options = {"members": True, "member-order": "bysource"}
 autodoc_typehints = "description"
-autodoc_preserve_defaults = True
 napoleon_google_docstring = False
 
 html_theme = "furo"
