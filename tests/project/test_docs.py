@@ -1,0 +1,233 @@
+"""Every example in the documentation (docs/**/*.md) runs, and says what the page shows.
+
+The pages are read with Sybil's MyST parsers, one document at a time, in a fresh temporary
+directory that is the working directory of everything the page runs, in page order:
+
+* a ```` ```python ```` block is executed in the page's namespace (one per page, so later blocks
+  see what earlier ones defined). A block whose first line is a file name comment
+  (``# bench_serialize.py``) is also written to that file, so a later console block can run
+  it; so is an ```` ```ini ```` / ```` ```toml ```` block that starts that way. Invisible set-up
+  blocks (``% invisible-code-block: python``) prepare what a page assumes exists; they get
+  ``REPO`` (the checkout) in the namespace;
+* a ```` ```console ```` block is run for real: each ``$ command`` line runs in a shell, and the
+  lines shown after it must appear in its output, in order (other lines may come between; a
+  line ``...`` or ``…`` only says so). Numbers, run ids, time units and the three verdict words
+  may differ: this machine's numbers are not the page's;
+* a console block written as a ``{code-block} console`` directive with a caption starting
+  "Illustrative" needs what a test cannot have (a platform account, a browser to approve a
+  login, CI shards): its commands are checked loosely, each option it uses must be one the
+  command's ``--help`` lists.
+
+Other blocks (``bash``, ``yaml``, ``text``, ``json``) are shown, not run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sybil = pytest.importorskip("sybil", reason="the docs extra (pip install -e '.[docs]')")
+
+from sybil import Example, Sybil  # noqa: E402
+from sybil.parsers.myst import CodeBlockParser, SkipParser  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+PAGES = sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts)
+_FILE_HEADER = re.compile(r"^# ([\w./-]+\.(?:py|ini|toml|cfg))\n")
+_ELLIPSIS = {"...", "…"}
+
+
+def _environment() -> dict[str, str]:
+    """The commands' environment: this interpreter's scripts first, no session or CI settings."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("PYTEST_", "BENCHSDK_", "BENCHMARKS_", "BENCHMARK_", "GITHUB_"))
+        and key not in {"CI", "COLUMNS", "LINES"}
+    }
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["COLUMNS"] = "80"
+    env["HOME"] = str(Path.cwd() / ".home")  # no saved login, no ~/.benchsdk of the machine's
+    return env
+
+
+def _run(command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command, shell=True, cwd=Path.cwd(), env=_environment(), capture_output=True,
+        text=True, timeout=600, check=False,
+    )  # fmt: skip
+
+
+_NUMBER = r"[-+]?(?:\d[\d,]*)(?:\.\d+)?(?:e[-+]?\d+)?"
+_TIME_UNIT = r"(?:ns|µs|ms|s)"
+_VERDICT = r"(?:regressed|improved|unchanged)\*?"
+
+
+def line_pattern(shown: str) -> re.Pattern[str]:
+    """A shown output line as a pattern that this machine's line matches.
+
+    Numbers, hex run ids, time units and verdicts are wildcards of their kind; ``...`` / ``…``
+    inside a line stands for anything; runs of spaces for any spacing (tables realign when
+    numbers change width).
+    """
+    out: list[str] = []
+    token = re.compile(
+        rf"(?P<ellipsis>(?:\.{{3,}}|…)+)|(?P<hex>\b[0-9a-f]{{8,}}\b)|(?P<verdict>\b{_VERDICT})"
+        rf"|(?P<unit>(?<=[\d ])(?:ns|µs|ms|s)\b)|(?P<number>{_NUMBER})|(?P<space>\s+)"
+    )
+    pos = 0
+    text = shown.strip()
+    for match in token.finditer(text):
+        out.append(re.escape(text[pos : match.start()]))
+        kind = match.lastgroup
+        if kind == "ellipsis":
+            if not out or out[-1] != ".*":
+                out.append(".*")
+        elif kind == "hex":
+            out.append(r"[0-9a-f]+")
+        elif kind == "verdict":
+            out.append(_VERDICT)
+        elif kind == "unit":
+            out.append(_TIME_UNIT)
+        elif kind == "number":
+            out.append(_NUMBER)
+        else:
+            out.append(r"\s+")
+        pos = match.end()
+    out.append(re.escape(text[pos:]))
+    return re.compile("".join(out))
+
+
+def missing_lines(shown: list[str], actual: str) -> list[str]:
+    """The shown lines not found in ``actual``, in order (a subsequence, not a prefix)."""
+    lines = [line.strip() for line in actual.splitlines()]
+    at = 0
+    missing: list[str] = []
+    for want in shown:
+        if not want.strip() or want.strip() in _ELLIPSIS:
+            continue
+        pattern = line_pattern(want)
+        for index in range(at, len(lines)):
+            if pattern.fullmatch(lines[index]):
+                at = index + 1
+                break
+        else:
+            missing.append(want)
+    return missing
+
+
+def _commands(source: str) -> list[tuple[str, list[str]]]:
+    """``$ command`` lines with the output lines shown after each."""
+    found: list[tuple[str, list[str]]] = []
+    for line in source.splitlines():
+        if line.startswith("$ "):
+            found.append((line[2:], []))
+        elif found:
+            found[-1][1].append(line)
+    return found
+
+
+def _check_loosely(command: str) -> str | None:
+    """An illustrative command: every option it uses is listed by a ``--help`` of its command.
+
+    The help texts of each leading part of the command line (``prog --help``, ``prog sub
+    --help`` …) are read together: global options are in the first, a subcommand's in its own.
+    """
+    argv = shlex.split(command, comments=True)
+    words = [w for w in argv if not w.startswith("-")]
+    help_text = ""
+    for cut in range(1, len(words) + 1):
+        done = _run(shlex.join([*words[:cut], "--help"]))
+        if done.returncode == 0:
+            help_text += done.stdout + done.stderr
+    if not help_text:
+        return f"no --help for {command!r}"
+    options = {a.split("=", 1)[0] for a in argv if a.startswith("--")}
+    unknown = sorted(o for o in options if o not in help_text)
+    return f"{command!r}: {unknown} not in its --help" if unknown else None
+
+
+class ConsoleParser(CodeBlockParser):
+    language = "console"
+
+    def evaluate(self, example: Example) -> str | None:
+        options: dict[str, Any] = example.region.lexemes.get("options") or {}
+        illustrative = str(options.get("caption", "")).startswith("Illustrative")
+        for command, shown in _commands(str(example.parsed)):
+            if illustrative:
+                problem = _check_loosely(command)
+                if problem:
+                    return problem
+                continue
+            done = _run(command)
+            output = done.stdout + done.stderr
+            missing = missing_lines(shown, output)
+            if missing:
+                return (
+                    f"$ {command} (exit status {done.returncode}) did not print:\n"
+                    + "\n".join(missing)
+                    + f"\n--- it printed:\n{output}"
+                )
+        return None
+
+
+class PythonParser(CodeBlockParser):
+    language = "python"
+
+    def evaluate(self, example: Example) -> None:
+        source = str(example.parsed)
+        header = _FILE_HEADER.match(source)
+        if header:
+            target = Path(header.group(1))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(source)
+        exec(compile(source, str(example.path), "exec"), example.namespace)  # noqa: S102
+
+
+class FileParser(CodeBlockParser):
+    """``ini`` / ``toml`` blocks that name their file are written (not executed)."""
+
+    def evaluate(self, example: Example) -> None:
+        header = _FILE_HEADER.match(str(example.parsed))
+        if header:
+            Path(header.group(1)).write_text(str(example.parsed))
+
+
+_SYBIL = Sybil(
+    parsers=[
+        PythonParser(),
+        ConsoleParser(),
+        FileParser(language="ini"),
+        FileParser(language="toml"),
+        SkipParser(),
+    ],
+)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_page_examples_run(
+    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    document = _SYBIL.parse(page)
+    document.namespace.update({"REPO": ROOT, "__name__": "__docs__"})
+    for example in document:
+        example.evaluate()
+
+
+def test_the_matcher_allows_other_numbers_and_units_but_not_other_words() -> None:
+    shown = ["  json         30/30    16.5/21.1/21.5 ms", "...", "Results stored in .../x.sqlite3"]
+    assert missing_lines(shown, "x\n  json  30/30  980/1.2/3 µs\nok\nResults stored in /t/x.sqlite3") == []
+    assert missing_lines(shown, "  pickle  30/30  1/2/3 ms\nResults stored in /t/x.sqlite3") == [
+        shown[0]
+    ]
+    assert missing_lines(["a regressed b"], "a unchanged* b") == []
+    assert missing_lines(["run 23c15f16b956…"], "run 9a972ae1d55b…") == []
