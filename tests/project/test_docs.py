@@ -8,7 +8,8 @@ directory that is the working directory of everything the page runs, in page ord
   (``# bench_serialize.py``) is also written to that file, so a later console block can run
   it; so is an ```` ```ini ```` / ```` ```toml ```` block that starts that way. Invisible set-up
   blocks (``% invisible-code-block: python``) prepare what a page assumes exists; they get
-  ``REPO`` (the checkout) in the namespace;
+  ``REPO`` (the checkout) and ``quick_start_results()`` (runs the quick start's dry run of
+  ``examples/`` here, so the store holds its runs) in the namespace;
 * a ```` ```console ```` block is run for real: each ``$ command`` line runs in a shell, and the
   lines shown after it must appear in its output, in order (other lines may come between; a
   line ``...`` or ``…`` only says so). Numbers, run ids, time units and the three verdict words
@@ -212,13 +213,25 @@ _SYBIL = Sybil(
 )
 
 
+def quick_start_results() -> None:
+    """What a page that reads the store assumes: the quick start's dry run of ``examples/``."""
+    import shutil
+
+    shutil.copytree(ROOT / "examples", "examples")
+    Path("pytest.ini").write_text("[pytest]\n")
+    done = _run("pytest examples --bench --bench-dry-run -q -p no:cacheprovider")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(DOCS).as_posix())
 def test_page_examples_run(
     page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     document = _SYBIL.parse(page)
-    document.namespace.update({"REPO": ROOT, "__name__": "__docs__"})
+    document.namespace.update(
+        {"REPO": ROOT, "__name__": "__docs__", "quick_start_results": quick_start_results}
+    )
     for example in document:
         example.evaluate()
 
