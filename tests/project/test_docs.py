@@ -244,3 +244,19 @@ def test_the_matcher_allows_other_numbers_and_units_but_not_other_words() -> Non
     ]
     assert missing_lines(["a regressed b"], "a unchanged* b") == []
     assert missing_lines(["run 23c15f16b956…"], "run 9a972ae1d55b…") == []
+
+
+def test_every_option_and_ini_key_is_in_the_options_reference() -> None:
+    # pytest's own --help is the list: whatever module defines the options, none goes missing.
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    )  # fmt: skip
+    options = set(re.findall(r"(?<![\w-])(--bench[\w-]*)", done.stdout))
+    ini_type = r"\((?:bool|string|args|linelist|paths|int|float)\):"
+    ini_keys = set(re.findall(rf"^\s+(bench\w*) {ini_type}", done.stdout, flags=re.M))
+    assert "--bench-compare" in options
+    assert {"bench", "bench_files", "bench_store"} <= ini_keys
+    page = (DOCS / "reference" / "options.md").read_text()
+    assert sorted(o for o in options if f"`{o}" not in page) == []
+    assert sorted(k for k in ini_keys if f"`{k}`" not in page) == []
