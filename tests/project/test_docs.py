@@ -1,4 +1,4 @@
-"""Every example in the documentation (docs/**/*.md) runs, and says what the page shows.
+"""Every example in the documentation (docs/**/*.md, README.md) runs and says what it shows.
 
 The pages are read with Sybil's MyST parsers, one document at a time, in a fresh temporary
 directory that is the working directory of everything the page runs, in page order:
@@ -41,7 +41,7 @@ from sybil.parsers.myst import CodeBlockParser, SkipParser  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-PAGES = sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts)
+PAGES = [*sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts), ROOT / "README.md"]
 _FILE_HEADER = re.compile(r"^# ([\w./-]+\.(?:py|ini|toml|cfg))\n")
 _ELLIPSIS = {"...", "…"}
 
@@ -79,6 +79,8 @@ def line_pattern(shown: str) -> re.Pattern[str]:
     inside a line stands for anything; runs of spaces for any spacing (tables realign when
     numbers change width).
     """
+    if shown.strip() == "options:":  # argparse before Python 3.10 said "optional arguments:"
+        return re.compile(r"(?:options|optional arguments):")
     out: list[str] = []
     token = re.compile(
         rf"(?P<ellipsis>(?:\.{{3,}}|…)+)|(?P<hex>\b[0-9a-f]{{8,}}\b)|(?P<verdict>\b{_VERDICT})"
@@ -143,7 +145,13 @@ def _check_loosely(command: str) -> str | None:
     --help`` …) are read together: global options are in the first, a subcommand's in its own.
     """
     argv = shlex.split(command, comments=True)
-    words = [w for w in argv if not w.startswith("-")]
+    words: list[str] = []  # the program and its (sub)command words, up to the first argument
+    for word in argv:
+        if word.startswith("-"):
+            continue
+        if words and not re.fullmatch(r"[a-z]+", word):
+            break
+        words.append(word)
     help_text = ""
     for cut in range(1, len(words) + 1):
         done = _run(shlex.join([*words[:cut], "--help"]))
@@ -190,7 +198,7 @@ class PythonParser(CodeBlockParser):
             target = Path(header.group(1))
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(source)
-        exec(compile(source, str(example.path), "exec"), example.namespace)  # noqa: S102
+        exec(compile(source, str(example.path), "exec"), example.namespace)
 
 
 class FileParser(CodeBlockParser):
@@ -223,10 +231,8 @@ def quick_start_results() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(DOCS).as_posix())
-def test_page_examples_run(
-    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_page_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     document = _SYBIL.parse(page)
     document.namespace.update(
@@ -238,7 +244,8 @@ def test_page_examples_run(
 
 def test_the_matcher_allows_other_numbers_and_units_but_not_other_words() -> None:
     shown = ["  json         30/30    16.5/21.1/21.5 ms", "...", "Results stored in .../x.sqlite3"]
-    assert missing_lines(shown, "x\n  json  30/30  980/1.2/3 µs\nok\nResults stored in /t/x.sqlite3") == []
+    printed = "x\n  json  30/30  980/1.2/3 µs\nok\nResults stored in /t/x.sqlite3"
+    assert missing_lines(shown, printed) == []
     assert missing_lines(shown, "  pickle  30/30  1/2/3 ms\nResults stored in /t/x.sqlite3") == [
         shown[0]
     ]
