@@ -61,9 +61,10 @@ def _environment() -> dict[str, str]:
 
 
 def _run(command: str) -> subprocess.CompletedProcess[str]:
+    """Runs ``command`` in a shell here: stdout and stderr interleaved, as a terminal shows them."""
     return subprocess.run(
-        command, shell=True, cwd=Path.cwd(), env=_environment(), capture_output=True,
-        text=True, timeout=600, check=False,
+        command, shell=True, cwd=Path.cwd(), env=_environment(), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, timeout=600, check=False,
     )  # fmt: skip
 
 
@@ -156,7 +157,7 @@ def _check_loosely(command: str) -> str | None:
     for cut in range(1, len(words) + 1):
         done = _run(shlex.join([*words[:cut], "--help"]))
         if done.returncode == 0:
-            help_text += done.stdout + done.stderr
+            help_text += done.stdout
     if not help_text:
         return f"no --help for {command!r}"
     options = {a.split("=", 1)[0] for a in argv if a.startswith("--")}
@@ -177,7 +178,7 @@ class ConsoleParser(CodeBlockParser):
                     return problem
                 continue
             done = _run(command)
-            output = done.stdout + done.stderr
+            output = done.stdout
             missing = missing_lines(shown, output)
             if missing:
                 return (
@@ -228,7 +229,7 @@ def quick_start_results() -> None:
     shutil.copytree(ROOT / "examples", "examples")
     Path("pytest.ini").write_text("[pytest]\n")
     done = _run("pytest examples --bench --bench-dry-run -q -p no:cacheprovider")
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
