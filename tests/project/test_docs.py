@@ -268,3 +268,28 @@ def test_every_option_and_ini_key_is_in_the_options_reference() -> None:
     page = (DOCS / "reference" / "options.md").read_text()
     assert sorted(o for o in options if f"`{o}" not in page) == []
     assert sorted(k for k in ini_keys if f"`{k}`" not in page) == []
+
+
+def test_the_store_schema_reference_names_every_table_and_column(tmp_path: Path) -> None:
+    import sqlite3
+
+    from pytest_benchsdk import ResultStore
+
+    path = tmp_path / "store.sqlite3"
+    ResultStore(path).close()
+    page = (DOCS / "reference" / "store.md").read_text()
+    schema = page[page.index("## Schema") :]
+    sections = dict(re.findall(r"^### `(\w+)`\n(.*?)(?=^### |\Z)", schema, flags=re.M | re.S))
+    with sqlite3.connect(path) as conn:
+        tables = [
+            name
+            for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not name.startswith("sqlite_")
+        ]
+        assert sorted(sections) == sorted(tables)
+        for table in tables:
+            columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+            documented = set(re.findall(r"`(\w+)`", sections[table]))
+            assert [c for c in columns if c not in documented] == [], table
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+    assert f"schema version {version} " in schema
