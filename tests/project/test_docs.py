@@ -8,8 +8,10 @@ directory that is the working directory of everything the page runs, in page ord
   (``# bench_serialize.py``) is also written to that file, so a later console block can run
   it; so is an ```` ```ini ```` / ```` ```toml ```` block that starts that way. Invisible set-up
   blocks (``% invisible-code-block: python``) prepare what a page assumes exists; they get
-  ``REPO`` (the checkout) and ``quick_start_results()`` (runs the quick start's dry run of
-  ``examples/`` here, so the store holds its runs) in the namespace;
+  ``REPO`` (the checkout), ``quick_start_results()`` (runs the quick start's dry run of
+  ``examples/`` here, so the store holds its runs) and ``use_loopback_platform()`` (starts the
+  tests' loopback platform, ``tests/helpers/platform_server.py``, and points the page's
+  commands at it with an API key) in the namespace;
 * a ```` ```console ```` block is run for real: each ``$ command`` line runs in a shell, and the
   lines shown after it must appear in its output, in order (other lines may come between; a
   line ``...`` or ``…`` only says so). Numbers, run ids, time units and the three verdict words
@@ -24,11 +26,13 @@ Other blocks (``bash``, ``yaml``, ``text``, ``json``) are shown, not run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +50,10 @@ _FILE_HEADER = re.compile(r"^# ([\w./-]+\.(?:py|ini|toml|cfg))\n")
 _ELLIPSIS = {"...", "…"}
 
 
+#: Variables a page's set-up adds to its commands' environment (the loopback platform's URL).
+_PAGE_ENV: dict[str, str] = {}
+
+
 def _environment() -> dict[str, str]:
     """The commands' environment: this interpreter's scripts first, no session or CI settings."""
     env = {
@@ -57,6 +65,7 @@ def _environment() -> dict[str, str]:
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["COLUMNS"] = "80"
     env["HOME"] = str(Path.cwd() / ".home")  # no saved login, no ~/.benchsdk of the machine's
+    env.update(_PAGE_ENV)
     return env
 
 
@@ -232,15 +241,34 @@ def quick_start_results() -> None:
     assert done.returncode == 0, done.stdout
 
 
+def _loopback_platform(stack: contextlib.ExitStack) -> Callable[[], str]:
+    def use_loopback_platform() -> str:
+        """Starts the tests' loopback platform; the page's commands report to it."""
+        from helpers.platform_server import API_KEY, LoopbackPlatform
+
+        platform = stack.enter_context(LoopbackPlatform())
+        _PAGE_ENV.update(
+            BENCHMARKS_PLATFORM_URL=platform.root_url, BENCHMARKS_PLATFORM_API_KEY=API_KEY
+        )
+        return platform.root_url
+
+    return use_loopback_platform
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_page_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     document = _SYBIL.parse(page)
-    document.namespace.update(
-        {"REPO": ROOT, "__name__": "__docs__", "quick_start_results": quick_start_results}
-    )
-    for example in document:
-        example.evaluate()
+    with contextlib.ExitStack() as stack:
+        stack.callback(_PAGE_ENV.clear)
+        document.namespace.update(
+            REPO=ROOT,
+            __name__="__docs__",
+            quick_start_results=quick_start_results,
+            use_loopback_platform=_loopback_platform(stack),
+        )
+        for example in document:
+            example.evaluate()
 
 
 def test_the_matcher_allows_other_numbers_and_units_but_not_other_words() -> None:
