@@ -235,7 +235,7 @@ def quick_start_results() -> None:
     """What a page that reads the store assumes: the quick start's dry run of ``examples/``."""
     import shutil
 
-    shutil.copytree(ROOT / "examples", "examples")
+    shutil.copytree(ROOT / "examples", "examples", dirs_exist_ok=True)
     Path("pytest.ini").write_text("[pytest]\n")
     done = _run("pytest examples --bench --bench-dry-run -q -p no:cacheprovider")
     assert done.returncode == 0, done.stdout
