@@ -321,3 +321,17 @@ def test_the_store_schema_reference_names_every_table_and_column(tmp_path: Path)
             assert [c for c in columns if c not in documented] == [], table
         (version,) = conn.execute("PRAGMA user_version").fetchone()
     assert f"schema version {version} " in schema
+
+
+def test_every_repository_path_the_docs_and_changelog_name_exists() -> None:
+    # `tests/...`, `benchmarks/...`, `examples/...`, `docs/...` in backticks are files of this
+    # repository (a moved file must not leave its old path behind in the text).
+    texts = [*PAGES, ROOT / "CHANGELOG.md"]
+    pattern = re.compile(r"`(?:python )?((?:tests|benchmarks|examples|docs|\.ci)/[\w./-]*)")
+    missing = {
+        f"{text.relative_to(ROOT)}: {path}"
+        for text in texts
+        for path in pattern.findall(text.read_text())
+        if not (ROOT / path.rstrip(".")).exists()
+    }
+    assert sorted(missing) == []
