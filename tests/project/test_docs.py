@@ -335,3 +335,10 @@ def test_every_repository_path_the_docs_and_changelog_name_exists() -> None:
         if not (ROOT / path.rstrip(".")).exists()
     }
     assert sorted(missing) == []
+
+
+def test_upstream_is_cited_by_what_it_is_not_by_section_numbers() -> None:
+    # Users do not have the reference file that "§8.3" points into.
+    texts = [*PAGES, ROOT / "CHANGELOG.md"]
+    cited = [f"{t.relative_to(ROOT)}" for t in texts if re.search(r"§\s*\d", t.read_text())]
+    assert cited == []
