@@ -79,3 +79,13 @@ def test_programmatic_runs_snippet_runs_and_prints_what_it_says(
     assert [line.split()[0] for line in lines if line.startswith(("sha256 ", "md5 "))] != []
     assert "passed" in lines
     assert (tmp_path / ".benchmarks" / "benchsdk.sqlite3").exists()
+
+
+def test_readme_is_a_front_page_whose_links_lead_somewhere() -> None:
+    # The documentation is the site under docs/; the README only introduces and points there.
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 250
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
+    local = [link for link in links if not link.startswith(("http://", "https://"))]
+    assert "docs/tutorial.md" in local
+    assert [link for link in local if not (ROOT / link).exists()] == []
