@@ -11,7 +11,8 @@ directory that is the working directory of everything the page runs, in page ord
   ``REPO`` (the checkout), ``quick_start_results()`` (runs the quick start's dry run of
   ``examples/`` here, so the store holds its runs) and ``use_loopback_platform()`` (starts the
   tests' loopback platform, ``tests/helpers/platform_server.py``, and points the page's
-  commands at it with an API key) in the namespace;
+  commands at it with an API key) and ``command_environment()`` (the environment the page's
+  commands run in) in the namespace;
 * a ```` ```console ```` block is run for real: each ``$ command`` line runs in a shell, and the
   lines shown after it must appear in its output, in order (other lines may come between; a
   line ``...`` or ``…`` only says so). Numbers, run ids, time units and the three verdict words
@@ -266,6 +267,7 @@ def test_page_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monke
             __name__="__docs__",
             quick_start_results=quick_start_results,
             use_loopback_platform=_loopback_platform(stack),
+            command_environment=_environment,
         )
         for example in document:
             example.evaluate()
