@@ -83,8 +83,8 @@ CONFIG = []
 
 def hold(where):
     ctrl_c = CONFIG[0].pluginmanager.get_plugin("benchsdk-controller")._ctrl_c
+    seen = ctrl_c.presses  # before saying so: a press may land right after
     print(f"holding at {where}", flush=True)
-    seen = ctrl_c.presses
     deadline = time.monotonic() + 60
     while not GO.exists() and time.monotonic() < deadline:
         if ctrl_c.presses != seen:
