@@ -204,8 +204,10 @@ def test_anchored_stagger_slots(executor: Executor) -> None:
 
 def test_anchored_stagger_does_not_accumulate(executor: Executor) -> None:
     # The first iteration overruns its slot; the second starts as soon as a worker is free
-    # (anchored ramp), not a whole stagger after the first one ended (accumulated delay).
-    stagger = 0.3
+    # (anchored ramp), not a whole stagger after the first one ended (accumulated delay). A
+    # stagger of a second leaves a loaded machine 0.8 s to start the second iteration, far more
+    # than it needs, and far less than the stagger an accumulated delay would add.
+    stagger = 1.0
     release = threading.Event()
     probe = Probe()
 
