@@ -385,7 +385,9 @@ def test_ctrl_c_stores_what_ran_and_exits_130(tmp_path: Path) -> None:
         check=False,
         timeout=120,
     )
-    assert done.returncode == 130, done.stderr
+    # Both streams on failure: a loaded CI run once ended this run with status 0 and an empty
+    # stderr (not reproduced since; the output says where the Ctrl-C went).
+    assert done.returncode == 130, done.stdout + done.stderr
     assert "All done." not in done.stdout
     assert "status: interrupted (2 of 5 iterations ran)" in done.stdout
     assert done.stderr.strip() == "Interrupted: the records so far are in the results store."
