@@ -68,7 +68,10 @@ def test_clock_timestamps_follow_the_monotonic_counter() -> None:
     assert clock.monotonic() == 100.0
     assert clock.wall(101.25) == 1_000_001.25
     assert clock.iso() == iso_utc(1_000_002.5)
-    assert Clock.elapsed_ms(1.0, 1.0123456) == 12.346
+    assert Clock.elapsed_ms(1.0, 1.0123456) == 12.3456
+    # A 150 ns step keeps its nanoseconds (it used to record 0.0 or 0.001 ms).
+    assert Clock.elapsed_ms(10.0, 10.00000015) == 0.00015
+    assert Clock.elapsed_ms(2.0, 2.0000000004) == 0.0  # below a nanosecond: float noise
 
 
 # ------------------------------------------------------------------------------ TaskError
