@@ -20,7 +20,12 @@ from pytest_benchsdk._analysis.baseline import (
     BaselineComparison,
     compare_with_baseline,
 )
-from pytest_benchsdk._analysis.hygiene import RunWarning, run_warnings
+from pytest_benchsdk._analysis.hygiene import (
+    TIMER_FLOOR,
+    RunWarning,
+    run_warnings,
+    step_floor_warnings,
+)
 from pytest_benchsdk._analysis.scoring import (
     RecordsOutcome,
     ScoreResult,
@@ -190,7 +195,21 @@ def _warnings(
             )
             if warning.code not in ignore
         )
+        kept = samples.get(participant.name)
+        if kept is not None and TIMER_FLOOR not in ignore:
+            found.extend(step_floor_warnings(participant.name, _raw_steps(kept, series)))
     return tuple(found)
+
+
+def _raw_steps(kept: ParticipantSamples, checked: Mapping[str, Any]) -> dict[str, list[float]]:
+    """The latencies of the steps each timed by one clock pair (not a calibrated loop's per-call
+    figures), but not the implicit ``task`` step when the latency was checked already."""
+    calibrated = kept.calibrated_steps()
+    return {
+        name: kept.step(name)[0]
+        for name in kept.step_names()
+        if name not in calibrated and not (name == "task" and LATENCY in checked)
+    }
 
 
 def analyse(
