@@ -87,7 +87,7 @@ def timeit_best(fn: Callable[[], Any], loop_s: float = 0.2) -> float:
     for number in (base * k for base in (10**p for p in range(12)) for k in (1, 2, 5)):
         if timer.timeit(number) >= loop_s:
             break
-    return min(timer.repeat(5, number)) / number
+    return float(min(timer.repeat(5, number))) / number
 
 
 def _bench_file(iterations: int, min_time_ms: float) -> str:

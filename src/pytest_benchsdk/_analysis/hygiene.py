@@ -323,8 +323,8 @@ def _as_floats(samples: Sequence[float]) -> list[float]:
 
 
 _CALIBRATED_FORM: Final = (
-    'time it in a calibrated loop instead: step(name, fn, calls="auto") runs fn until the loop '
-    "lasts at least 1 ms and records the time per call at nanosecond resolution"
+    'time it in a calibrated loop instead: step(name, fn, calls="auto") calls fn in loops of '
+    "at least 1 ms and records the time per call at nanosecond resolution"
 )
 
 
