@@ -9,7 +9,9 @@ system clock during a run, and timestamps never go backwards.
 
 Latencies are milliseconds (upstream's wire unit) with six decimals: the nanosecond, the
 resolution ``time.perf_counter`` has on the platforms we run on, so a 150 ns step records
-``0.00015`` and not the ``0.001`` a microsecond rounding would make of it.
+``0.00015`` and not the ``0.001`` a microsecond rounding would make of it. (A calibrated step,
+``step(name, fn, calls=N)``, records the time *per call* of its loop: there
+``completed_at - started_at`` is the loop, ``calls × latency_ms``, its ``data["loop_ms"]``.)
 
 Timestamps are rendered like JavaScript's ``Date.prototype.toISOString()``:
 ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC, milliseconds truncated like a JS ``Date``).
