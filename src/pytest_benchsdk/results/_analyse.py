@@ -11,7 +11,7 @@ still stand.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import attrs
 
@@ -197,18 +197,23 @@ def _warnings(
         )
         kept = samples.get(participant.name)
         if kept is not None and TIMER_FLOOR not in ignore:
-            found.extend(step_floor_warnings(participant.name, _raw_steps(kept, series)))
+            found.extend(step_floor_warnings(participant.name, _raw_steps(kept)))
     return tuple(found)
 
 
-def _raw_steps(kept: ParticipantSamples, checked: Mapping[str, Any]) -> dict[str, list[float]]:
-    """The latencies of the steps each timed by one clock pair (not a calibrated loop's per-call
-    figures), but not the implicit ``task`` step when the latency was checked already."""
+#: The step the record builder adds to a task that took none (upstream's record builder).
+_IMPLICIT_STEP: Final = "task"
+
+
+def _raw_steps(kept: ParticipantSamples) -> dict[str, list[float]]:
+    """The latencies of the named steps each timed by one clock pair: not a calibrated loop's
+    per-call figures, nor the implicit ``task`` step (the latency again, which is checked
+    where the latency is: without scoring)."""
     calibrated = kept.calibrated_steps()
     return {
         name: kept.step(name)[0]
         for name in kept.step_names()
-        if name not in calibrated and not (name == "task" and LATENCY in checked)
+        if name not in calibrated and name != _IMPLICIT_STEP
     }
 
 
