@@ -7,7 +7,8 @@ invocation gets a daemon helper thread that the step stops waiting for at the de
 each step's state for the record (:meth:`StepRunner.rows`, made into records by
 :func:`step_records` when the task's record is built), and writes the step's log lines
 (including a captured ``{stdout, stderr, error}`` outcome). :class:`StepBlock` is the
-``with step("x"):`` / ``async with step("x"):`` form.
+``with step("x"):`` / ``async with step("x"):`` form. ``step(name, fn, calls="auto" | N)``
+times ``fn`` per call in the loops of :mod:`pytest_benchsdk._engine.calibrated`.
 
 A step's latency is the time between two clock readings taken right before its work starts
 and right after it returns; everything else a step does (its state, the active step, the
