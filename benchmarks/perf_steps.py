@@ -22,9 +22,9 @@ Both paths users have: in-process through the engine (``pytest_benchsdk.executor
 (``pytest --bench --bench-dry-run --bench-no-store --bench-json``, one bench file per
 scenario, the records read back from the JSON; the store is left out: it is written after each
 iteration, outside its time). Each is repeated; figures are medians of the repeats' medians
-(best and worst repeat beside). Records keep upstream's resolution, 0.001 ms, so a task's
-figure resolves 1 µs and a per-step figure 0.1 µs. Targets are checked on both paths; exits 1
-if any fails.
+(best and worst repeat beside). Records keep nanoseconds (before issue 30 they kept 0.001 ms,
+so a task's figure resolved 1 µs and a per-step figure 0.1 µs). Targets are checked on both
+paths; exits 1 if any fails.
 
 Run: ``python benchmarks/perf_steps.py [--repeat N] [--iterations N] [--no-pytest]``.
 """

@@ -8,11 +8,13 @@ import math
 import numpy as np
 import pytest
 
+from pytest_benchsdk._analysis.hygiene import step_floor_warnings
 from pytest_benchsdk.compare import (
     FAILURE_RATE,
     FIRST_OUTLIER,
     HIGH_VARIANCE,
     P99_FEW_SAMPLES,
+    TIMER_FLOOR,
     TREND,
     UNMEASURED_METRIC,
     WARNING_CODES,
@@ -38,6 +40,7 @@ def test_codes_are_stable_and_distinct() -> None:
         "first-outlier",
         "high-variance",
         "trend",
+        "timer-floor",
     )
     assert (
         FAILURE_RATE,
@@ -46,6 +49,7 @@ def test_codes_are_stable_and_distinct() -> None:
         FIRST_OUTLIER,
         HIGH_VARIANCE,
         TREND,
+        TIMER_FLOOR,
     ) == WARNING_CODES
 
 
@@ -211,3 +215,66 @@ def test_to_json() -> None:
 def test_bad_counts_are_clear_value_errors(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         run_warnings("e2b", {}, **kwargs)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ timer-floor (issue 30, 2)
+
+
+def _jitter(center: float) -> list[float]:
+    """21 samples 1 % apart around ``center`` (their median), in a shuffled order."""
+    values = [center * (1 + 0.01 * k) for k in range(-10, 11)]
+    return values[::2] + values[1::2]
+
+
+def test_a_latency_under_two_microseconds_is_on_the_clock_floor() -> None:
+    found = run_warnings("p1", {"latency_ms": _jitter(0.0012)}, units={"latency_ms": "ms"})
+    floor = [w for w in found if w.code == TIMER_FLOOR]
+    assert len(floor) == 1
+    assert floor[0].metrics == ("latency_ms",)
+    assert "the median is 1.20 µs, under 2.00 µs" in floor[0].message
+    assert 'step(name, fn, calls="auto")' in floor[0].message
+
+
+def test_a_measured_metric_under_two_microseconds_is_not_flagged() -> None:
+    # A per-call figure the task computed itself (a loop of its own) is not one clock pair.
+    found = run_warnings("p1", {"per_call_ms": _jitter(0.00015)}, units={"per_call_ms": "ms"})
+    assert TIMER_FLOOR not in [w.code for w in found]
+
+
+def test_most_samples_on_one_value_is_the_record_floor() -> None:
+    # What 0.001 ms rounding made of a 150 ns step: every sample 1.00 µs.
+    samples = [0.001] * 14 + [0.002] * 6
+    (floor,) = [
+        w
+        for w in run_warnings("p1", {"join_ms": samples}, units={"join_ms": "ms"})
+        if w.code == TIMER_FLOOR
+    ]
+    assert floor.message.startswith("14 of 20 samples are exactly 1.00 µs")
+    # Any time unit: a millisecond timer's integers too.
+    coarse = {"tti_ms": [12.0] * 11 + [13.0] * 9}
+    assert TIMER_FLOOR in [w.code for w in run_warnings("p1", coarse, units={"tti_ms": "ms"})]
+
+
+def test_no_floor_for_fine_samples_counts_or_few_samples() -> None:
+    fine = {"tti_ms": _jitter(15.0)}
+    assert TIMER_FLOOR not in [w.code for w in run_warnings("p1", fine, units={"tti_ms": "ms"})]
+    counts = {"rows": [200.0] * 20}
+    assert TIMER_FLOOR not in [w.code for w in run_warnings("p1", counts, units={"rows": "rows"})]
+    few = {"tti_ms": [1.0, 1.0, 1.0, 2.0]}  # under 5 samples: ties say little
+    assert TIMER_FLOOR not in [w.code for w in run_warnings("p1", few, units={"tti_ms": "ms"})]
+    # Half on one value is not "most".
+    half = {"tti_ms": [1.0] * 10 + [float(v) for v in range(2, 12)]}
+    assert TIMER_FLOOR not in [w.code for w in run_warnings("p1", half, units={"tti_ms": "ms"})]
+
+
+def test_steps_on_the_floor_are_named_and_share_a_finding() -> None:
+    warnings = step_floor_warnings(
+        "p1",
+        {"join": [0.001] * 20, "split": [0.001] * 20, "fetch": _jitter(12.0), "tiny": [0.0003]},
+    )
+    assert [(w.code, w.metrics) for w in warnings] == [
+        (TIMER_FLOOR, ("step join", "step split")),
+        (TIMER_FLOOR, ("step tiny",)),
+    ]
+    assert "the median is 300 ns" in warnings[1].message
+    assert step_floor_warnings("p1", {"fetch": _jitter(12.0), "empty": []}) == []

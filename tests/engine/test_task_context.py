@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import math
 import pickle
 import re
@@ -13,6 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_benchsdk._base.clock import Clock, iso_utc
 from pytest_benchsdk._engine.context import (
@@ -68,7 +71,35 @@ def test_clock_timestamps_follow_the_monotonic_counter() -> None:
     assert clock.monotonic() == 100.0
     assert clock.wall(101.25) == 1_000_001.25
     assert clock.iso() == iso_utc(1_000_002.5)
-    assert Clock.elapsed_ms(1.0, 1.0123456) == 12.346
+    assert Clock.elapsed_ms(1.0, 1.0123456) == 12.3456
+    # A 150 ns step keeps its nanoseconds (it used to record 0.0 or 0.001 ms).
+    assert Clock.elapsed_ms(10.0, 10.00000015) == 0.00015
+    assert Clock.elapsed_ms(2.0, 2.0000000004) == 0.0  # below a nanosecond: float noise
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.floats(min_value=0, max_value=1e6),
+    st.floats(min_value=0, max_value=3600),
+    st.floats(min_value=1e9, max_value=2e9),
+)
+def test_timestamps_and_the_nanosecond_latency_agree_within_a_millisecond(
+    start: float, duration: float, wall: float
+) -> None:
+    # The clock's invariant: completed_at - started_at is the latency, within the millisecond
+    # the ISO timestamps are truncated to; the latency itself keeps six decimals.
+    clock = Clock(monotonic=lambda: 0.0, wall=lambda: wall)
+    end = start + duration
+    latency = Clock.elapsed_ms(start, end)
+    assert latency == round(latency, 6)
+    assert abs(latency - duration * 1000) <= 5e-7 + 1e-9 * duration * 1000
+    span_ms = _epoch_ms(clock.iso(end)) - _epoch_ms(clock.iso(start))
+    assert abs(span_ms - latency) < 1.0 + 1e-6 * latency
+
+
+def _epoch_ms(text: str) -> int:
+    moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return round(moment.timestamp() * 1000)
 
 
 # ------------------------------------------------------------------------------ TaskError

@@ -260,6 +260,7 @@ MODULE_APIS: dict[str, list[str]] = {
         "HIGH_VARIANCE",
         "P99_FEW_SAMPLES",
         "STATISTICS",
+        "TIMER_FLOOR",
         "TREND",
         "UNMEASURED_METRIC",
         "VERDICTS",

@@ -39,8 +39,7 @@ from pytest_benchsdk._analysis.compare import Comparison, Statistic, compare_sam
 from pytest_benchsdk._analysis.scoring import ScoringSpec, metric_samples
 from pytest_benchsdk._analysis.stats import DEFAULT_TRIM
 from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
-from pytest_benchsdk._base.js import py_number
-from pytest_benchsdk._base.numbers import change_text
+from pytest_benchsdk._base.numbers import change_text, in_unit
 from pytest_benchsdk.records import TaskRecord
 
 __all__ = [
@@ -269,9 +268,10 @@ class MetricComparison:
         c = self.comparison
         if c is None:
             return f"{head}: {self.note}"
-        unit = f" {self.unit}" if self.unit else ""
+        # Both in the baseline's unit, three significant digits (a 152 ns median is not "0").
+        values = in_unit([c.baseline_statistic, c.current_statistic], self.unit or None)
         return (
-            f"{head}: {_value(c.baseline_statistic)} → {_value(c.current_statistic)}{unit}, "
+            f"{head}: {values.replace('/', ' → ', 1)}, "
             f"{change_text(c.change)} [{change_text(c.ci_low)}, {change_text(c.ci_high)}] "
             f"{self.verdict} ({self.noise_label})"
         )
@@ -403,10 +403,6 @@ def compare_with_baseline(
         rows,
         baseline.history_runs,
     )
-
-
-def _value(value: float) -> str:
-    return py_number(round(value, 3) if abs(value) < 1000 else round(value))
 
 
 def compare_runs(

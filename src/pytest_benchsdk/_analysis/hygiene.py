@@ -8,6 +8,7 @@ warning. The checks are advisory: the caller decides which codes it shows.
 
 from __future__ import annotations
 
+import collections
 import math
 import statistics
 from collections.abc import Collection, Mapping, Sequence
@@ -17,17 +18,19 @@ import attrs
 
 from pytest_benchsdk._analysis.kendall import kendall_trend
 from pytest_benchsdk._analysis.stats import finite_samples
-from pytest_benchsdk._base.numbers import quantity
+from pytest_benchsdk._base.numbers import TIME_UNITS, quantity
 
 __all__ = [
     "FAILURE_RATE",
     "FIRST_OUTLIER",
     "HIGH_VARIANCE",
     "P99_FEW_SAMPLES",
+    "TIMER_FLOOR",
     "TREND",
     "WARNING_CODES",
     "RunWarning",
     "run_warnings",
+    "step_floor_warnings",
 ]
 
 P99_FEW_SAMPLES: Final = "p99-few-samples"
@@ -36,6 +39,7 @@ HIGH_VARIANCE: Final = "high-variance"
 TREND: Final = "trend"
 FAILURE_RATE: Final = "failure-rate"
 UNMEASURED_METRIC: Final = "unmeasured-metric"
+TIMER_FLOOR: Final = "timer-floor"
 #: Every code, in the order :func:`run_warnings` reports them.
 WARNING_CODES: Final = (
     FAILURE_RATE,
@@ -44,6 +48,7 @@ WARNING_CODES: Final = (
     FIRST_OUTLIER,
     HIGH_VARIANCE,
     TREND,
+    TIMER_FLOOR,
 )
 
 # Below 100 samples ceil(0.99 * n) == n: the nearest-rank p99 is the largest sample.
@@ -60,6 +65,14 @@ _TREND_P_VALUE: Final = 0.01
 _TREND_MIN_DRIFT: Final = 0.10
 _TREND_MIN_SAMPLES: Final = 10
 _FAILURE_RATE_MAX: Final = 0.05
+# The latency series' key (results' LATENCY): the runner timed it with one clock pair.
+_LATENCY: Final = "latency_ms"
+# Under 2 µs a sample timed by one pair of clock readings is mostly the readings, the runner's
+# bookkeeping around them and a cold first call (an empty step reads 0.5-1 µs on a loaded
+# 2-core machine, a 150 ns join 1.3-1.5 µs); more than half the samples on one value means the
+# record's (or the clock's) resolution is coarser than the work's differences.
+_FLOOR_S: Final = 2e-6
+_FLOOR_MIN_SAMPLES: Final = 5
 
 
 def _metric_names(value: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -147,6 +160,10 @@ def run_warnings(
     * ``trend``: Kendall's tau of (index, value) with p < 0.01 (scipy's ``kendalltau``,
       computed without scipy by :func:`~pytest_benchsdk._analysis.kendall.kendall_trend`) and the
       last third's median at least 10 % away from the first third's. Needs at least 10 samples.
+    * ``timer-floor``: a time metric's samples sit on the clock's or the record's floor: more
+      than half of them (at least 5) are one value, or, for the latency the runner timed
+      itself, the median is under 2 µs. The message names the calibrated form
+      ``step(name, fn, calls="auto")``. (:func:`step_floor_warnings` checks steps alike.)
 
     Metrics whose findings of one code say the same (the same message) are one warning with
     all of them in ``metrics``. A metric's samples are what scoring counts of it: NaN, ±inf,
@@ -184,6 +201,7 @@ def run_warnings(
             (FIRST_OUTLIER, _first_outlier(values, unit, warmup)),
             (HIGH_VARIANCE, _high_variance(values)),
             (TREND, _trend(values)),
+            (TIMER_FLOOR, _timer_floor(values, unit, timed=metric == _LATENCY)),
         )
         for code, message in messages:
             if message is not None:
@@ -302,3 +320,51 @@ def _as_floats(samples: Sequence[float]) -> list[float]:
         except OverflowError:
             continue
     return out
+
+
+_CALIBRATED_FORM: Final = (
+    'time it in a calibrated loop instead: step(name, fn, calls="auto") calls fn in loops of '
+    "at least 1 ms and records the time per call at nanosecond resolution"
+)
+
+
+def _timer_floor(values: Sequence[float], unit: str, *, timed: bool) -> str | None:
+    """``timer-floor``: most samples on one value, or (``timed``: one clock pair per sample)
+    a median under a microsecond; None for other units or fine samples."""
+    size = TIME_UNITS.get(unit)
+    if size is None or not values:
+        return None
+    median = statistics.median(values)
+    if timed and median * size < _FLOOR_S:
+        return (
+            f"the median is {quantity(median, unit)}, under {quantity(_FLOOR_S / size, unit)}: "
+            "a sample this short is mostly the two clock readings around it and the runner's "
+            f"own work between them, not the work being timed; {_CALIBRATED_FORM}"
+        )
+    if len(values) < _FLOOR_MIN_SAMPLES:
+        return None
+    value, count = collections.Counter(values).most_common(1)[0]
+    if 2 * count <= len(values):
+        return None
+    return (
+        f"{count} of {len(values)} samples are exactly {quantity(value, unit)}: they sit on the "
+        "resolution of the clock or of the record, so their spread and percentiles are that "
+        f"resolution's, not the work's; {_CALIBRATED_FORM} (or record the value at a finer "
+        "resolution)"
+    )
+
+
+def step_floor_warnings(participant: str, steps: Mapping[str, Sequence[float]]) -> list[RunWarning]:
+    """``timer-floor`` of steps the runner timed with one clock pair per invocation:
+    ``steps`` maps a step's name to its latencies in milliseconds (a calibrated step's
+    per-call figures do not belong here: they are timed over a whole loop). Steps whose
+    findings say the same are one warning; each is named ``step <name>``."""
+    found: dict[str, list[str]] = {}
+    for name, latencies in steps.items():
+        message = _timer_floor(_as_floats(finite_samples(list(latencies))), "ms", timed=True)
+        if message is not None:
+            found.setdefault(message, []).append(f"step {name}")
+    return [
+        RunWarning(TIMER_FLOOR, message, participant, tuple(names))
+        for message, names in found.items()
+    ]

@@ -3,8 +3,15 @@
 Latencies come from a monotonic high-resolution counter (``time.perf_counter``); wall-clock
 timestamps are *derived* from it: the wall time is read once when the clock is made (the anchor)
 and every later timestamp is ``anchor + (monotonic now - monotonic at anchor)``. So a record's
-``completed_at - started_at`` always equals its measured ``latency_ms`` (within a millisecond),
-even when NTP steps the system clock during a run, and timestamps never go backwards.
+``completed_at - started_at`` always equals its measured ``latency_ms`` (within a millisecond:
+the timestamps are whole milliseconds, the latency keeps nanoseconds), even when NTP steps the
+system clock during a run, and timestamps never go backwards.
+
+Latencies are milliseconds (upstream's wire unit) with six decimals: the nanosecond, the
+resolution ``time.perf_counter`` has on the platforms we run on, so a 150 ns step records
+``0.00015`` and not the ``0.001`` a microsecond rounding would make of it. (A calibrated step,
+``step(name, fn, calls=N)``, records the time *per call* of its loop: there
+``completed_at - started_at`` is the loop, ``calls × latency_ms``, its ``data["loop_ms"]``.)
 
 Timestamps are rendered like JavaScript's ``Date.prototype.toISOString()``:
 ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC, milliseconds truncated like a JS ``Date``).
@@ -85,8 +92,9 @@ class Clock:
 
     @staticmethod
     def elapsed_ms(start: float, end: float) -> float:
-        """Milliseconds between two monotonic readings, rounded to the microsecond."""
-        return round((end - start) * 1000.0, 3)
+        """Milliseconds between two monotonic readings, rounded to the nanosecond (six
+        decimals: finer digits are float noise of the subtraction, not time)."""
+        return round((end - start) * 1000.0, 6)
 
 
 #: The process-wide clock used by default by the task context and the executor.

@@ -66,22 +66,27 @@ def significant(value: float, digits: int = 3) -> str:
         return "inf" if value > 0 else "-inf"
     if value == 0:
         return "0"
-    magnitude = math.floor(math.log10(abs(value)))
-    decimals = max(0, digits - 1 - magnitude)
-    text = f"{value:.{decimals}f}"
-    # Rounding can carry into a new digit (9.996 → "10.00"): one decimal fewer then.
-    if decimals and len(text.lstrip("-").split(".")[0]) > max(1, magnitude + 1):
-        text = f"{value:.{decimals - 1}f}"
-    return text
+    if abs(value) >= 10 ** (digits - 1):
+        return f"{value:.0f}"  # the integer part is never cut
+    # Rounded to ``digits`` first: the rounding may carry into a new digit (9.996 → 10.0,
+    # 0.9996 → 1.00), and the decimals follow the rounded value.
+    rounded = float(f"{value:.{digits - 1}e}")
+    magnitude = math.floor(math.log10(abs(rounded)))
+    return f"{rounded:.{max(0, digits - 1 - magnitude)}f}"
 
 
 def time_scale(reference: float, unit: str) -> tuple[float, str]:
     """The factor and display unit for time values like ``reference`` (in ``unit``): the
-    largest unit in which ``|reference|`` is at least 1 (ns for anything smaller)."""
+    largest unit in which ``|reference|``, at three significant digits, is at least 1 (ns for
+    anything smaller). The rounding counts: ``0.0009996 ms`` is ``1.00 µs``, not ``1000 ns``."""
     seconds = abs(reference) * TIME_UNITS[unit]
+    if seconds > 0 and math.isfinite(seconds):
+        # Three significant digits first, so a value that rounds up into the next unit is
+        # written in it.
+        seconds = float(f"{seconds:.2e}")
     chosen = _SCALE[0]
     for name, size in _SCALE:
-        if seconds >= size:
+        if seconds >= size * (1 - 1e-12):
             chosen = (name, size)
     name, size = chosen
     return TIME_UNITS[unit] / size, name

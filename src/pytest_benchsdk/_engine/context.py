@@ -293,6 +293,8 @@ class TaskContext:
         readiness: Literal["internal", "poll"] = "internal",
         ready_poll_interval_ms: float | None = None,
         ready_timeout_ms: float | None = None,
+        calls: int | Literal["auto"] | None = None,
+        min_time_ms: float | None = None,
     ) -> Any:
         """Run ``fn`` as a named, timed step and return its value.
 
@@ -324,6 +326,15 @@ class TaskContext:
         wait is not part of the step's latency. Without a platform (dry run, local only,
         xdist workers) a ``"poll"`` step proceeds at once; ``"internal"`` (the default) never
         waits.
+
+        Tiny callables: ``calls="auto"`` calls ``fn`` in a loop calibrated like
+        :meth:`timeit.Timer.autorange` (1, 2, 5, 10 … calls until one loop lasts at least
+        ``min_time_ms``, default 1 ms) and records the time *per call* of that last loop as the
+        step's latency (at nanosecond resolution or finer), with ``calls`` and ``loop_ms`` in
+        the step's data; ``calls=N`` runs one loop of N calls. The step returns the last call's
+        value. An async ``fn`` is awaited each call; ``timeout_ms`` holds for the whole loop
+        (calibration included). It needs a function: the ``with step(...)`` form, an awaitable
+        and ``parallel_invocations`` cannot be looped (``TypeError``/``ValueError``).
         """
         if (
             timeout_ms is None
@@ -332,6 +343,8 @@ class TaskContext:
             and readiness is _INTERNAL
             and ready_poll_interval_ms is None
             and ready_timeout_ms is None
+            and calls is None
+            and min_time_ms is None
         ):
             # No option to check: the common step takes the short way (same behaviour).
             runner = self._step_runner
@@ -358,6 +371,8 @@ class TaskContext:
             readiness,
             ready_poll_interval_ms,
             ready_timeout_ms,
+            calls,
+            min_time_ms,
         )
         return self._steps.start(options, fn)
 

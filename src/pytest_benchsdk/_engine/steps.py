@@ -7,7 +7,8 @@ invocation gets a daemon helper thread that the step stops waiting for at the de
 each step's state for the record (:meth:`StepRunner.rows`, made into records by
 :func:`step_records` when the task's record is built), and writes the step's log lines
 (including a captured ``{stdout, stderr, error}`` outcome). :class:`StepBlock` is the
-``with step("x"):`` / ``async with step("x"):`` form.
+``with step("x"):`` / ``async with step("x"):`` form. ``step(name, fn, calls="auto" | N)``
+times ``fn`` per call in the loops of :mod:`pytest_benchsdk._engine.calibrated`.
 
 A step's latency is the time between two clock readings taken right before its work starts
 and right after it returns; everything else a step does (its state, the active step, the
@@ -47,6 +48,14 @@ from pytest_benchsdk._base.clock import Clock
 from pytest_benchsdk._base.coordination import StepCoordination
 from pytest_benchsdk._base.js import is_js_integer, is_number, py_number, py_value
 from pytest_benchsdk._base.numbers import is_finite
+from pytest_benchsdk._engine.calibrated import (
+    CALLS_KEY,
+    LOOP_KEY,
+    LoopTiming,
+    calibration,
+    loop_async,
+    loop_sync,
+)
 from pytest_benchsdk._engine.taskerror import TaskError, error_code_of, is_task_error
 from pytest_benchsdk.records import StepRecord
 
@@ -126,11 +135,15 @@ class StepState:
     error_code: str | None = None
     # Invocations counted as active in the coordination (left again when the step ends).
     entered: int = 0
+    # A calibrated step's calls between ``started`` and ``ended`` (its latency is per call).
+    calls: int | None = None
 
 
 #: A finished (or, at the snapshot, still running) step as the record builder needs it:
-#: ``(name, started, ended, status, error_code, data, concurrency, timeout_ms)``.
-StepRow = tuple[str, float, float, str, str | None, dict[str, Any] | None, int | None, float | None]
+#: ``(name, started, ended, status, error_code, data, concurrency, timeout_ms, calls)``.
+StepRow = tuple[
+    str, float, float, str, str | None, dict[str, Any] | None, int | None, float | None, int | None
+]
 
 
 # (owner runner, step) of the innermost running step in the current execution context.
@@ -300,6 +313,14 @@ class StepOptions:
     readiness: Any = "internal"
     ready_poll_interval_ms: Any = None
     ready_timeout_ms: Any = None
+    # ``step(name, fn, calls="auto" | N, min_time_ms=...)``: a calibrated loop (see
+    # :mod:`pytest_benchsdk._engine.calibrated`).
+    calls: Any = None
+    min_time_ms: Any = None
+
+    @property
+    def calibrated(self) -> bool:
+        return self.calls is not None or self.min_time_ms is not None
 
 
 @attrs.frozen
@@ -517,6 +538,8 @@ class StepRunner:
     def start(self, options: StepOptions, fn: object) -> Any:
         """A block without ``fn``; in a running loop an awaitable; else run now (see
         ``TaskContext.step``). ``fn`` may be an awaitable (run as the step's work)."""
+        if options.calibrated:
+            return self._start_calibrated(options, fn)
         fn = step_fn(options.name, fn, options.parallelism)
         if fn is None:
             return StepBlock(self, options)
@@ -968,6 +991,112 @@ class StepRunner:
                 raise
         return asyncio.run(coro)
 
+    # -- calibrated loops: step(name, fn, calls="auto" | N) -------------------------------------
+
+    def _start_calibrated(self, options: StepOptions, fn: object) -> Any:
+        """A calibrated step: ``fn`` called in a loop (see :mod:`.calibrated`); a block or an
+        awaitable cannot be looped (``TypeError``, before the step starts)."""
+        name = options.name
+        if fn is None:
+            raise TypeError(
+                f'step "{name}" calls= times a function in a loop, so it needs one: '
+                f'step("{name}", fn, calls="auto"); a `with step(...)` block runs its body '
+                "once and cannot be looped"
+            )
+        if not callable(fn):
+            if inspect.iscoroutine(fn):
+                fn.close()  # never awaited: say why instead of warning about it
+            raise TypeError(
+                f'step "{name}" calls= needs a function to call again and again, got '
+                f"{type(fn).__name__} {py_value(fn)} (an awaitable runs only once): "
+                f'step("{name}", fn, calls="auto") or step("{name}", lambda: fn(x), calls=1000)'
+            )
+        if _in_running_loop():
+            return self._calibrated_async(options, fn)
+        return self._calibrated_sync(options, fn)
+
+    def _calibrated_arrival(self, state: StepState, options: StepOptions) -> tuple[Any, _Arrival]:
+        calibrated = calibration(options.name, options.calls, options.min_time_ms)
+        if options.parallelism is not None:
+            raise ValueError(
+                f'step "{options.name}" calls= and parallel_invocations= cannot be combined: '
+                "a calibrated loop runs its calls one after another"
+            )
+        return calibrated, self.arrive(state, options)
+
+    def _calibrated_sync(self, options: StepOptions, fn: Callable[[], Any]) -> Any:
+        state, token = self.begin(options)
+        monotonic = self._host.clock.monotonic
+        name = options.name
+        try:
+            calibrated, arrival = self._calibrated_arrival(state, options)
+            self.wait_ready(state, arrival)
+            timeout_ms = arrival.timeout_ms
+            timing: LoopTiming
+            if _is_async_callable(fn):
+                # Awaited on the executor's loop, the whole loop at once (one hop, not one a
+                # call); the deadline holds for the whole loop.
+                deadline = None if timeout_ms is None else monotonic() + timeout_ms / 1000.0
+                timing = self.resolve_blocking(
+                    loop_async(name, fn, calibrated, monotonic), deadline, options
+                )
+            elif timeout_ms is None:
+                timing = loop_sync(name, fn, calibrated, monotonic)
+            else:
+                timing = self._invoke_threads(
+                    options, lambda: loop_sync(name, fn, calibrated, monotonic), 1, timeout_ms
+                )
+        except BaseException as exc:
+            self.end(state, token, options, None, exc, monotonic())
+            raise
+        self._settle_loop(state, timing)
+        self.end(state, token, options, timing.value, None, timing.ended)
+        return timing.value
+
+    async def _calibrated_async(self, options: StepOptions, fn: Callable[[], Any]) -> Any:
+        state, token = self.begin(options)
+        monotonic = self._host.clock.monotonic
+        name = options.name
+        try:
+            calibrated, arrival = self._calibrated_arrival(state, options)
+            await self.wait_ready_async(state, arrival)
+            timeout_ms = arrival.timeout_ms
+            timing: LoopTiming
+            if timeout_ms is not None and timeout_ms > 0 and not _is_async_callable(fn):
+                # As a plain step: a sync function with a timeout runs on a helper thread (the
+                # whole loop), so the timeout holds and the event loop stays free.
+                timing = await self._invoke_on_thread(
+                    options, lambda: loop_sync(name, fn, calibrated, monotonic), timeout_ms
+                )
+            elif timeout_ms is None:
+                began = monotonic()
+                timing = await loop_async(name, fn, calibrated, monotonic)
+                if not _is_async_callable(fn):
+                    self._check_blocking(name, monotonic() - began)
+            else:
+                timing = await _await_with_timeout(
+                    loop_async(name, fn, calibrated, monotonic),
+                    timeout_ms / 1000.0,
+                    lambda: self.timeout_error(name, options.timeout_ms),
+                )
+        except BaseException as exc:
+            self.end(state, token, options, None, exc, monotonic())
+            raise
+        self._settle_loop(state, timing)
+        self.end(state, token, options, timing.value, None, timing.ended)
+        return timing.value
+
+    def _settle_loop(self, state: StepState, timing: LoopTiming) -> None:
+        """The measured loop becomes the step's time: its readings, its count, and both in
+        the step's data (after what ``measure`` wrote in the loop)."""
+        with self._lock:
+            state.started = timing.started
+            state.calls = timing.calls
+            data = state.data if state.data is not None else {}
+            data[CALLS_KEY] = timing.calls
+            data[LOOP_KEY] = Clock.elapsed_ms(timing.started, timing.ended)
+            state.data = data
+
     def rows(self, now: float) -> tuple[StepRow, ...]:
         """The steps as they are at ``now``, in start order (see :data:`StepRow`); steps still
         running (not awaited / left on a thread) end at ``now`` as ``step_unfinished``.
@@ -983,6 +1112,7 @@ class StepRunner:
                     dict(state.data) if state.data else None,
                     state.concurrency,
                     state.timeout_ms,
+                    state.calls,
                 )
                 for state in self._states
             )
@@ -991,7 +1121,7 @@ class StepRunner:
 def step_records(rows: Iterable[StepRow], clock: Clock) -> list[StepRecord]:
     """The :class:`StepRecord` s of :meth:`StepRunner.rows` (timestamps from ``clock``)."""
     records: list[StepRecord] = []
-    for name, started, ended, status, error_code, data, concurrency, timeout_ms in rows:
+    for name, started, ended, status, error_code, data, concurrency, timeout_ms, calls in rows:
         if status == "running":
             # Still running when the task ended (not awaited / left on a thread).
             status, error_code = "error", "step_unfinished"
@@ -1010,11 +1140,19 @@ def step_records(rows: Iterable[StepRow], clock: Clock) -> list[StepRecord]:
                 status=status,
                 started_at=clock.iso(started),
                 completed_at=clock.iso(ended),
-                latency_ms=Clock.elapsed_ms(started, ended),
+                latency_ms=Clock.elapsed_ms(started, ended)
+                if calls is None
+                else _per_call_ms(started, ended, calls),
                 **kwargs,
             )
         )
     return records
+
+
+def _per_call_ms(started: float, ended: float, calls: int) -> float:
+    """A calibrated step's latency: its loop's time per call, in milliseconds to the
+    picosecond (the loop resolves finer than one clock pair: 1 ms over 20,000 calls)."""
+    return round((ended - started) * 1000.0 / calls, 9)
 
 
 def _raise_first_failure(settled: Iterable[Any]) -> None:

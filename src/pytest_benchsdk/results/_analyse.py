@@ -11,7 +11,7 @@ still stand.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import attrs
 
@@ -20,7 +20,12 @@ from pytest_benchsdk._analysis.baseline import (
     BaselineComparison,
     compare_with_baseline,
 )
-from pytest_benchsdk._analysis.hygiene import RunWarning, run_warnings
+from pytest_benchsdk._analysis.hygiene import (
+    TIMER_FLOOR,
+    RunWarning,
+    run_warnings,
+    step_floor_warnings,
+)
 from pytest_benchsdk._analysis.scoring import (
     RecordsOutcome,
     ScoreResult,
@@ -190,7 +195,26 @@ def _warnings(
             )
             if warning.code not in ignore
         )
+        kept = samples.get(participant.name)
+        if kept is not None and TIMER_FLOOR not in ignore:
+            found.extend(step_floor_warnings(participant.name, _raw_steps(kept)))
     return tuple(found)
+
+
+#: The step the record builder adds to a task that took none (upstream's record builder).
+_IMPLICIT_STEP: Final = "task"
+
+
+def _raw_steps(kept: ParticipantSamples) -> dict[str, list[float]]:
+    """The latencies of the named steps each timed by one clock pair: not a calibrated loop's
+    per-call figures, nor the implicit ``task`` step (the latency again, which is checked
+    where the latency is: without scoring)."""
+    calibrated = kept.calibrated_steps()
+    return {
+        name: kept.step(name)[0]
+        for name in kept.step_names()
+        if name not in calibrated and name != _IMPLICIT_STEP
+    }
 
 
 def analyse(

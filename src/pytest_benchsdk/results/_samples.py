@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from typing import Final
 
 from pytest_benchsdk._base.numbers import is_finite
+from pytest_benchsdk._engine.calibrated import CALLS_KEY
 from pytest_benchsdk.records import TaskRecord
 
 __all__ = [
@@ -100,6 +101,7 @@ class ParticipantSamples:
         "_ok",
         "_phase",
         "_present",
+        "_step_calibrated",
         "_step_failed",
         "_step_index",
         "_step_latency",
@@ -123,6 +125,8 @@ class ParticipantSamples:
         self._step_latency: dict[str, array[float]] = {}
         self._step_index: dict[str, array[int]] = {}
         self._step_failed: dict[str, dict[int, int]] = {}
+        #: Steps timed in a calibrated loop (their data says how many ``calls``).
+        self._step_calibrated: set[str] = set()
         self._messages: dict[str, dict[int, str]] = {}
         #: Records received (distinct task indexes), and how many of them passed.
         self.count = 0
@@ -189,6 +193,8 @@ class ParticipantSamples:
             if value is not None:
                 latencies.append(value)
                 self._step_index[name].append(index)
+            if step.data and CALLS_KEY in step.data:
+                self._step_calibrated.add(name)
 
     def _add_data(self, index: int, data: Mapping[str, object]) -> None:
         length = index + 1
@@ -280,6 +286,11 @@ class ParticipantSamples:
         names = dict.fromkeys(self._step_latency)
         names.update(dict.fromkeys(self._step_failed))
         return list(names)
+
+    def calibrated_steps(self) -> frozenset[str]:
+        """The steps timed in a calibrated loop (``step(name, fn, calls=...)``): their
+        latencies are per-call figures of a whole loop, not one clock pair's."""
+        return frozenset(self._step_calibrated)
 
     def step(self, name: str) -> tuple[list[float], int]:
         """A step's successful latencies (run order) and how many invocations failed."""

@@ -1,0 +1,263 @@
+"""Calibrated steps against timeit and pytest-benchmark on tiny callables (issue 30, part 3).
+
+For four functions, about 50 ns, 150 ns (``",".join(ITEMS)``), 1 µs and 20 µs a call, a real
+bench session (``pytest.main`` in this process: ``--bench --bench-dry-run --bench-no-store
+--bench-json``) runs ``step(name, fn, calls="auto")`` of each in every one of ``--iterations``
+iterations (20). Printed per function:
+
+* the median per-call figure of the steps (the runner's statistics: ``compute_stats``), and
+  its ratio to ``timeit``'s best-of-5 per-call figure measured in this process right before
+  the session (``Timer(fn).autorange()`` for the count, then ``min(repeat(5, count)) /
+  count``; its figure right after the session beside it, to show how far the machine moved
+  meanwhile). Target: the ratio within 1 ± 10 %.
+* the spread p95/median of the steps' per-call figures across the iterations, side by side
+  with pytest-benchmark's p95/median over its rounds on the same functions (a pytest session
+  in a child process with ``--benchmark-json``; both spreads by the runner's rule, 5 % trimmed
+  nearest-rank). Target: ours no worse than pytest-benchmark's.
+* the same steps timed without ``calls`` (one clock pair per call, the form the
+  ``timer-floor`` warning is about), for contrast.
+
+pytest-benchmark is not a dependency of pytest-benchsdk: install it where you run this script
+(``pip install pytest-benchmark``), or point ``--pytest-benchmark-python`` at an interpreter
+that has it (and pytest-benchsdk); without one that column says so. Exits 1 if a target is
+missed in every repeat.
+
+Run: ``python benchmarks/calibration_tiny_steps.py [--repeat N] [--iterations N]
+[--min-time-ms MS] [--pytest-benchmark-python PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import timeit
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_benchsdk._analysis.stats import compute_stats
+
+# The functions, as source: the bench file, the pytest-benchmark file and this process's
+# timeit all define them from it.
+FUNCTIONS_SOURCE = """
+ITEMS = [str(i) for i in range(10)]
+
+
+def noop():  # ~50 ns: a Python call and nothing else
+    return None
+
+
+def join():  # ~150 ns
+    return ",".join(ITEMS)
+
+
+def sum60():  # ~1 µs
+    return sum(range(60))
+
+
+def sum1000():  # ~20 µs
+    return sum(range(1000))
+
+
+FUNCTIONS = {"noop": noop, "join": join, "sum60": sum60, "sum1000": sum1000}
+"""
+NAMES = ("noop", "join", "sum60", "sum1000")
+TARGET_RATIO = 0.10
+
+
+def _functions() -> dict[str, Callable[[], Any]]:
+    namespace: dict[str, Any] = {}
+    exec(FUNCTIONS_SOURCE, namespace)
+    functions: dict[str, Callable[[], Any]] = namespace["FUNCTIONS"]
+    return functions
+
+
+def timeit_best(fn: Callable[[], Any], loop_s: float = 0.2) -> float:
+    """timeit's best-of-5 per-call time in seconds: the count its ``autorange`` finds (a loop
+    of at least ``loop_s``; timeit's own is 0.2 s), then ``min(repeat(5, count)) / count``."""
+    timer = timeit.Timer(fn)
+    for number in (base * k for base in (10**p for p in range(12)) for k in (1, 2, 5)):
+        if timer.timeit(number) >= loop_s:
+            break
+    return float(min(timer.repeat(5, number))) / number
+
+
+def _bench_file(iterations: int, min_time_ms: float) -> str:
+    steps = "\n".join(
+        f'    step("{name}", FUNCTIONS["{name}"], calls="auto", min_time_ms={min_time_ms})\n'
+        f'    step("{name} (one pair)", FUNCTIONS["{name}"])'
+        for name in NAMES
+    )
+    return (
+        "from pytest_benchsdk import Participant, define_benchmark_config, define_task\n"
+        + FUNCTIONS_SOURCE
+        + textwrap.dedent(
+            f"""
+            config = define_benchmark_config(
+                benchmark_slug="tiny-steps",
+                benchmark_name="Tiny steps",
+                participants=[Participant("py")],
+                iterations={iterations},
+            )
+
+
+            @define_task
+            def task(step):
+            """
+        )
+        + steps
+        + "\n"
+    )
+
+
+def bench_session(
+    root: Path, iterations: int, min_time_ms: float, repeat: int
+) -> dict[str, list[float]]:
+    """The per-call figures (ns) of each step across the iterations of one bench session."""
+    # A name of its own per session: this process imports each bench file once.
+    path = root / f"bench_tiny_steps_{repeat}.py"
+    path.write_text(_bench_file(iterations, min_time_ms))
+    out = root / "run.json"
+    code = pytest.main(
+        [
+            str(path),
+            "--bench",
+            "--bench-dry-run",
+            "--bench-no-store",
+            f"--bench-json={out}",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(root),
+        ]
+    )
+    if code != 0:
+        raise SystemExit(f"the bench session failed ({code})")
+    run = json.loads(out.read_text())
+    figures: dict[str, list[float]] = {}
+    for participant in run["benchmarks"][0]["participants"]:
+        for record in participant["records"]:
+            for step in record["steps"]:
+                figures.setdefault(step["name"], []).append(step["latencyMs"] * 1e6)
+    return figures
+
+
+PYTEST_BENCHMARK_FILE = (
+    FUNCTIONS_SOURCE
+    + """
+
+import pytest
+
+
+@pytest.mark.parametrize("name", list(FUNCTIONS))
+def test_tiny(benchmark, name):
+    benchmark(FUNCTIONS[name])
+"""
+)
+
+
+def pytest_benchmark(root: Path, python: str) -> dict[str, list[float]] | str:
+    """pytest-benchmark's per-round per-call figures (ns) of each function, or why none."""
+    (root / "test_tiny_pb.py").write_text(PYTEST_BENCHMARK_FILE)
+    out = root / "pb.json"
+    done = subprocess.run(
+        [
+            python, "-m", "pytest", str(root / "test_tiny_pb.py"), "-q", "-p", "no:cacheprovider",
+            "-p", "no:randomly", "-p", "no:xdist", f"--benchmark-json={out}",
+            "--benchmark-save-data", "--rootdir", str(root),
+        ],
+        capture_output=True, text=True, cwd=root, check=False,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )  # fmt: skip
+    if done.returncode != 0 or not out.exists():
+        tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
+        return "not run: " + " / ".join(tail)
+    data = json.loads(out.read_text())
+    return {
+        entry["params"]["name"]: [value * 1e9 for value in entry["stats"]["data"]]
+        for entry in data["benchmarks"]
+    }
+
+
+def _spread(values: list[float]) -> float:
+    stats = compute_stats(values)
+    return stats.p95 / stats.median
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3, help="sessions (default 3)")
+    parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--min-time-ms", type=float, default=1.0)
+    parser.add_argument(
+        "--pytest-benchmark-python",
+        default=sys.executable,
+        help="an interpreter with pytest-benchmark and pytest-benchsdk (default: this one)",
+    )
+    args = parser.parse_args()
+    functions = _functions()
+    print(
+        f"calibrated steps: {args.iterations} iterations of step(name, fn, calls='auto', "
+        f"min_time_ms={args.min_time_ms}); load average {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} CPUs"
+    )
+    ratio_ok = dict.fromkeys(NAMES, False)
+    spread_ok = dict.fromkeys(NAMES, False)
+    for repeat in range(args.repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            before = {name: timeit_best(functions[name]) * 1e9 for name in NAMES}
+            short = {name: timeit_best(functions[name], 0.001) * 1e9 for name in NAMES}
+            ours = bench_session(root, args.iterations, args.min_time_ms, repeat)
+            after = {name: timeit_best(functions[name]) * 1e9 for name in NAMES}
+            theirs = pytest_benchmark(root, args.pytest_benchmark_python)
+        print(f"\nrepeat {repeat + 1} (load average {os.getloadavg()[0]:.1f})")
+        header = (
+            f"{'function':<9} {'timeit best-of-5':>17} {'(1 ms loops)':>12} {'steps median':>13} "
+            f"{'ratio':>6}  {'pb median':>10}  {'spread ours':>11} {'pytest-benchmark':>24}  "
+            f"{'one pair median':>15}"
+        )
+        print(header)
+        for name in NAMES:
+            per_call = ours[name]
+            median = statistics.median(per_call)
+            ratio = median / before[name]
+            spread = _spread(per_call)
+            if isinstance(theirs, str):
+                pb = theirs
+                pb_median = "-"
+                pb_ok = False
+            else:
+                pb_spread = _spread(theirs[name])
+                pb = f"{pb_spread:.3f} ({len(theirs[name])} rounds)"
+                pb_median = f"{statistics.median(theirs[name]):.1f} ns"
+                pb_ok = spread <= pb_spread
+            ratio_ok[name] |= abs(ratio - 1) <= TARGET_RATIO
+            spread_ok[name] |= pb_ok
+            timeit_text = f"{before[name]:.1f}/{after[name]:.1f} ns"
+            one_pair = statistics.median(ours[name + " (one pair)"])
+            print(
+                f"{name:<9} {timeit_text:>17} {short[name]:>9.1f} ns {median:>10.1f} ns "
+                f"{ratio:>6.3f}  {pb_median:>10}  {spread:>11.3f} {pb:>24}  {one_pair:>12.1f} ns"
+            )
+    print(
+        "\n(timeit: its 0.2 s loops before/after the session, and 1 ms loops before it; ratio: "
+        "steps median / timeit before; pb: pytest-benchmark's rounds; spread: p95/median by the "
+        "runner's rule)"
+    )
+    missed = [n for n in NAMES if not ratio_ok[n]] + [n for n in NAMES if not spread_ok[n]]
+    print("targets met in at least one repeat" if not missed else f"missed: {missed}")
+    return 0 if not missed else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

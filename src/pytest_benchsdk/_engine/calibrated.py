@@ -1,0 +1,228 @@
+"""Calibrated loops: ``step(name, fn, calls="auto" | N)`` times a tiny callable per call.
+
+One pair of clock readings around one call of a 150 ns function measures mostly the readings
+and the runner's own work between them. So a calibrated step calls ``fn`` in a loop and
+divides: with ``calls="auto"`` the count is found the way :meth:`timeit.Timer.autorange`
+finds it (1, 2, 5, 10, 20, 50 … calls until one loop lasts at least ``min_time_ms``, 1 ms by
+default), then times that count four times more and keeps the fastest of the five loops
+(timeit's ``min(repeat(5, n))``); ``calls=N`` runs one loop of exactly N calls. The
+loop is timeit's own shape (``for _ in itertools.repeat(None, n): fn()``), so its per-call
+figure is timeit's.
+
+The step's record keeps the per-call time as its ``latency_ms`` (nanosecond resolution) and
+the loop in its data: ``calls`` (the loop's count) and ``loop_ms`` (the loop's time); its
+timestamps span that loop. The step returns the last call's value.
+
+The loops read the clock they are given (the task context's, injectable in tests) and import
+nothing of the step machinery, which calls them (:mod:`pytest_benchsdk._engine.steps`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import attrs
+
+from pytest_benchsdk._base.js import is_js_integer, py_value
+from pytest_benchsdk._base.numbers import is_finite
+
+__all__ = [
+    "AUTO",
+    "CALLS_KEY",
+    "DEFAULT_MIN_TIME_MS",
+    "LOOPS",
+    "LOOP_KEY",
+    "Calibration",
+    "LoopTiming",
+    "calibration",
+    "loop_async",
+    "loop_sync",
+]
+
+#: ``calls=AUTO``: calibrate the count.
+AUTO: Final = "auto"
+#: The step data key of a calibrated step's count of calls in its measured loop.
+CALLS_KEY: Final = "calls"
+#: The step data key of the measured loop's time in milliseconds (``calls × latency_ms``).
+LOOP_KEY: Final = "loop_ms"
+#: How long a calibrated loop lasts at least, by default (``min_time_ms``). A millisecond is
+#: 20,000 readings' worth of the clock's ~50 ns cost, and short enough for 20 iterations of a
+#: step to take well under a second with their calibration.
+DEFAULT_MIN_TIME_MS: Final = 1.0
+#: Loops of the calibrated count a ``calls="auto"`` step times (the calibration's last one
+#: included); the fastest is the measurement, as timeit's ``repeat`` takes the minimum: a
+#: slower loop is slower because something else ran meanwhile (another process, another
+#: thread), not because the code was.
+LOOPS: Final = 5
+
+
+def _counts() -> itertools.chain[int]:
+    # timeit.Timer.autorange's sequence: 1, 2, 5, 10, 20, 50, ...
+    return itertools.chain.from_iterable(
+        (base, 2 * base, 5 * base) for base in (10**power for power in itertools.count())
+    )
+
+
+@attrs.frozen
+class Calibration:
+    """A validated ``calls``/``min_time_ms``: a fixed count, or (``calls`` None) autorange
+    until a loop lasts ``min_time_s``."""
+
+    calls: int | None
+    min_time_s: float
+
+
+def calibration(name: str, calls: object, min_time_ms: object) -> Calibration:
+    """``calls`` and ``min_time_ms`` of step ``name`` checked: ``"auto"`` or an int >= 1, and
+    a number > 0 (with ``"auto"`` only). A ``ValueError`` (a ``TypeError`` for a value of
+    the wrong kind) saying what to pass."""
+    if calls != AUTO and not (is_js_integer(calls) and isinstance(calls, (int, float))):
+        raise TypeError(
+            f'step "{name}" calls must be "auto" or an int >= 1 (got {py_value(calls)}): '
+            f'step("{name}", fn, calls="auto") calibrates the count, calls=1000 fixes it'
+        )
+    fixed: int | None = None
+    if calls != AUTO:
+        assert isinstance(calls, (int, float))
+        if calls < 1:
+            raise ValueError(
+                f'step "{name}" calls must be "auto" or an int >= 1 (got {py_value(calls)})'
+            )
+        fixed = int(calls)
+    if min_time_ms is None:
+        return Calibration(fixed, DEFAULT_MIN_TIME_MS / 1000.0)
+    if fixed is not None:
+        raise ValueError(
+            f'step "{name}" min_time_ms applies to calls="auto" only (calls={fixed} fixes the '
+            "count: the loop takes as long as its calls do)"
+        )
+    if not is_finite(min_time_ms) or not min_time_ms > 0:  # type: ignore[operator]
+        raise ValueError(
+            f'step "{name}" min_time_ms must be a number > 0 (got {py_value(min_time_ms)})'
+        )
+    return Calibration(None, float(min_time_ms) / 1000.0)  # type: ignore[arg-type]
+
+
+@attrs.frozen
+class LoopTiming:
+    """The measured loop: ``calls`` calls between the readings ``started`` and ``ended``;
+    ``value`` is the last call's return value."""
+
+    calls: int
+    started: float
+    ended: float
+    value: Any
+
+    @property
+    def per_call_s(self) -> float:
+        return (self.ended - self.started) / self.calls
+
+
+def _fastest(a: LoopTiming, b: LoopTiming) -> LoopTiming:
+    # The later value is the last call's, whichever loop was faster.
+    if b.ended - b.started <= a.ended - a.started:
+        return b
+    return LoopTiming(a.calls, a.started, a.ended, b.value)
+
+
+def _loop(fn: Callable[[], Any], calls: int, monotonic: Callable[[], float]) -> LoopTiming:
+    # timeit's loop (its last call kept apart, for its value): nothing else between the readings.
+    rest = itertools.repeat(None, calls - 1)
+    started = monotonic()
+    for _ in rest:
+        fn()
+    value = fn()
+    ended = monotonic()
+    return LoopTiming(calls, started, ended, value)
+
+
+def _no_awaitable(name: str, value: object) -> None:
+    if inspect.isawaitable(value):
+        if inspect.iscoroutine(value):
+            value.close()  # never awaited: say why instead of warning about it
+        raise TypeError(
+            f'step "{name}" calls=: its function returned an awaitable, which a loop on this '
+            "thread cannot await; pass a coroutine function (async def, or functools.partial "
+            f'of one): step("{name}", client.get, calls="auto") awaits each call on the loop'
+        )
+
+
+def loop_sync(
+    name: str, fn: Callable[[], Any], calibrated: Calibration, monotonic: Callable[[], float]
+) -> LoopTiming:
+    """Time ``fn`` in a calibrated loop on this thread. ``fn`` returning an awaitable is a
+    ``TypeError`` (told by its first call: a probe outside the measured loop when the count
+    is calibrated, the loop's first call when it is fixed)."""
+    fixed = calibrated.calls
+    if fixed is not None:
+        started = monotonic()
+        first = fn()
+        if fixed == 1:
+            ended = monotonic()
+            _no_awaitable(name, first)
+            return LoopTiming(1, started, ended, first)
+        _no_awaitable(name, first)
+        rest = _loop(fn, fixed - 1, monotonic)
+        return LoopTiming(fixed, started, rest.ended, rest.value)
+    _no_awaitable(name, fn())
+    for calls in _counts():
+        timing = _loop(fn, calls, monotonic)
+        if timing.ended - timing.started >= calibrated.min_time_s:
+            for _ in range(LOOPS - 1):
+                timing = _fastest(timing, _loop(fn, calls, monotonic))
+            return timing
+    raise AssertionError("unreachable")  # pragma: no cover - _counts() is endless
+
+
+async def _awaited_loop(
+    fn: Callable[[], Awaitable[Any]], calls: int, monotonic: Callable[[], float]
+) -> LoopTiming:
+    rest = itertools.repeat(None, calls - 1)
+    started = monotonic()
+    for _ in rest:
+        await fn()
+    value = await fn()
+    ended = monotonic()
+    return LoopTiming(calls, started, ended, value)
+
+
+async def loop_async(
+    name: str, fn: Callable[[], Any], calibrated: Calibration, monotonic: Callable[[], float]
+) -> LoopTiming:
+    """Time ``fn`` in a calibrated loop in the running event loop, awaiting each call's
+    awaitable. Whether ``fn`` returns awaitables is told by its first call (a probe outside
+    the measured loop when the count is calibrated; the loop's first call when it is fixed).
+    A sync ``fn`` runs the sync loop, on the loop's thread."""
+    fixed = calibrated.calls
+    if fixed is not None:
+        started = monotonic()
+        first = fn()
+        if not inspect.isawaitable(first):
+            if fixed == 1:
+                return LoopTiming(1, started, monotonic(), first)
+            rest = _loop(fn, fixed - 1, monotonic)
+            return LoopTiming(fixed, started, rest.ended, rest.value)
+        value = await first
+        if fixed == 1:
+            return LoopTiming(1, started, monotonic(), value)
+        awaited = await _awaited_loop(fn, fixed - 1, monotonic)
+        return LoopTiming(fixed, started, awaited.ended, awaited.value)
+    probe = fn()
+    if not inspect.isawaitable(probe):
+        for calls in _counts():
+            timing = _loop(fn, calls, monotonic)
+            if timing.ended - timing.started >= calibrated.min_time_s:
+                for _ in range(LOOPS - 1):
+                    timing = _fastest(timing, _loop(fn, calls, monotonic))
+                return timing
+    await probe
+    for calls in _counts():
+        timing = await _awaited_loop(fn, calls, monotonic)
+        if timing.ended - timing.started >= calibrated.min_time_s:
+            for _ in range(LOOPS - 1):
+                timing = _fastest(timing, await _awaited_loop(fn, calls, monotonic))
+            return timing
+    raise AssertionError("unreachable")  # pragma: no cover - _counts() is endless
