@@ -11,10 +11,10 @@ from helpers.sessions import (
     bench,
     read_json,
     stable_record,
-    without_cpu,
     store_path,
     stored_records,
     stored_runs,
+    without_cpu,
 )
 from pytest_benchsdk import ResultStore
 
