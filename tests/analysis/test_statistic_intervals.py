@@ -145,9 +145,7 @@ def test_the_relative_summary_is_in_the_model_and_every_view(
         stats = (
             participant["latency"]
             if interval["metric"] == "latency_ms"
-            else next(m for m in participant["metrics"] if m["key"] == interval["metric"])[
-                "stats"
-            ]
+            else next(m for m in participant["metrics"] if m["key"] == interval["metric"])["stats"]
         )
         assert interval["low"] <= stats[interval["statistic"]] <= interval["high"]
 
