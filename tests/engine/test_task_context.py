@@ -716,3 +716,49 @@ def test_current_context_is_the_running_iteration() -> None:
 
     assert run_async(async_task).error is None
     assert current_context() is None
+
+
+# ------------------------------------------------------------------------------ CPU time
+
+
+def _burn() -> int:
+    return sum(i * i for i in range(20_000))
+
+
+def test_helper_thread_steps_count_in_their_step_and_in_the_task() -> None:
+    def task(ctx: TaskContext) -> None:
+        ctx.step("helper", _burn, timeout_ms=60_000)  # runs on a helper thread
+        ctx.step("fan-out", _burn, parallel_invocations=2)
+
+    record = run_sync(task).record
+    steps = {s.name: s.data for s in record.steps}
+    helper, fan_out = steps["helper"]["cpu_ms"], steps["fan-out"]["cpu_ms"]
+    assert helper > 0
+    assert fan_out > 0
+    # The task's own thread only waited: its CPU time holds the helpers'.
+    assert record.data["cpu_ms"] >= helper + fan_out
+
+
+def test_the_users_cpu_ms_wins_and_awaitables_are_not_counted() -> None:
+    async def later() -> int:
+        return _burn()
+
+    def task(ctx: TaskContext) -> None:
+        ctx.step("own", lambda: ctx.measure(cpu_ms=-1))
+        ctx.step("awaited", later)  # its work runs where the awaitable is resolved
+        ctx.measure(cpu_ms=42)
+
+    record = run_sync(task).record
+    steps = {s.name: s.data for s in record.steps}
+    assert steps["own"] == {"cpu_ms": -1}
+    assert steps["awaited"] is None
+    assert record.data == {"cpu_ms": 42}
+
+
+def test_an_async_task_records_process_cpu_time_only_when_asked() -> None:
+    async def task(ctx: TaskContext) -> None:
+        _burn()
+
+    assert run_async(task).record.data is None
+    record = run_async(task, process_cpu_time=True).record
+    assert record.data["cpu_ms"] > 0
