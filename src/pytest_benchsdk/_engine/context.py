@@ -714,11 +714,12 @@ def run_task(ctx: TaskContext, invoke: Callable[[TaskContext], object]) -> Itera
         cpu_ms: float | None = None
         try:
             call = _prepared(invoke, ctx)
-            started = monotonic()
+            # (The CPU clock is read outside the wall-clock readings: not in the latency.)
             cpu_started = thread_time()
+            started = monotonic()
             result = call()
-            cpu_ended = thread_time()
             completed = monotonic()
+            cpu_ended = thread_time()
             if result is not None and inspect.isawaitable(result):
                 # Its work runs on the event loop's thread, whose clock is shared: not counted.
                 result = ctx._steps.resolve_blocking(result, None, None)
@@ -755,15 +756,15 @@ async def run_task_async(
     cpu_ms: float | None = None
     try:
         call = _prepared(invoke, ctx)
-        started = monotonic()
         cpu_started = 0.0 if cpu is None else cpu()
+        started = monotonic()
         result = call()
         # (A coroutine is told apart without a call: this check is inside the task's time.)
         if type(result) is CoroutineType or inspect.isawaitable(result):
             result = await result
+        completed = monotonic()
         if cpu is not None:
             cpu_ms = round((cpu() - cpu_started) * 1000.0, 6)
-        completed = monotonic()
     except BaseException as exc:
         completed = monotonic()
         if stops_the_run(exc):

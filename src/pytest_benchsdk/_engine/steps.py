@@ -598,11 +598,12 @@ class StepRunner:
             coordination.enter(name, coordination.target_of(None), 1)
             state.entered = 1
         try:
-            state.started = monotonic()
+            # (The CPU clock is read outside the wall-clock readings: not in the latency.)
             cpu_started = time.thread_time()
+            state.started = monotonic()
             value = fn()
-            cpu_ended = time.thread_time()
             ended = monotonic()
+            cpu_ended = time.thread_time()
             if value is not None and inspect.isawaitable(value):
                 value = self.resolve_blocking(value, None, None)
                 ended = monotonic()
@@ -952,11 +953,11 @@ class StepRunner:
             self.wait_ready(state, arrival)
             count, timeout_ms = arrival.count, arrival.timeout_ms
             if count == 1 and timeout_ms is None:
-                state.started = monotonic()
                 cpu_started = time.thread_time()
+                state.started = monotonic()
                 value = fn()
-                cpu_ended = time.thread_time()
                 ended = monotonic()
+                cpu_ended = time.thread_time()
                 if value is not None and inspect.isawaitable(value):
                     value = self.resolve_blocking(value, None, options)
                     ended = monotonic()
