@@ -51,6 +51,15 @@ def run_async(task: Callable[[TaskContext], object], **kwargs: Any) -> Any:
     return asyncio.run(run_task_async(make_ctx(is_async=True, **kwargs), task))
 
 
+def measured(data: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``data`` without the CPU time every sync step and task records (None when that was
+    all), after checking that it is there."""
+    assert data is not None
+    assert data["cpu_ms"] >= 0
+    rest = {k: v for k, v in data.items() if k != "cpu_ms"}
+    return rest or None
+
+
 def wire(outcome: Any) -> dict[str, Any]:
     result: dict[str, Any] = outcome.record.to_wire()
     return result
@@ -248,8 +257,8 @@ def test_measure_attribution_task_step_and_nested_steps() -> None:
         ctx.measure({"b": 2}, c=3)
 
     record = run_sync(task).record
-    assert record.data == {"a": 1, "b": 2, "c": 3}
-    assert [(s.name, s.data) for s in record.steps] == [
+    assert measured(record.data) == {"a": 1, "b": 2, "c": 3}
+    assert [(s.name, measured(s.data)) for s in record.steps] == [
         ("outer", {"o": 1, "o2": 2}),
         ("inner", {"i": 1}),
     ]
@@ -285,8 +294,8 @@ def test_measures_inside_parallel_sync_invocations_go_to_the_step() -> None:
         ctx.step("p", lambda: ctx.measure({f"n{next(counter)}": 1}), parallel_invocations=3)
 
     record = run_sync(task).record
-    assert record.data is None
-    assert record.steps[0].data == {"n0": 1, "n1": 1, "n2": 1}
+    assert measured(record.data) is None
+    assert measured(record.steps[0].data) == {"n0": 1, "n1": 1, "n2": 1}
 
 
 # ------------------------------------------------------------------------------ step timeouts
@@ -569,7 +578,7 @@ def test_success_record_with_implicit_task_step() -> None:
     assert data["taskIndex"] == 4
     assert data["status"] == "success"
     assert "errorCode" not in data
-    assert data["data"] == {"bytes": 10}
+    assert measured(data["data"]) == {"bytes": 10}
     assert ISO.match(data["startedAt"])
     assert data["startedAt"] <= data["completedAt"]
     assert data["steps"] == [
@@ -586,19 +595,19 @@ def test_success_record_with_implicit_task_step() -> None:
     assert outcome.error is None
 
 
-def test_record_without_measures_has_no_data() -> None:
+def test_record_without_measures_has_only_its_cpu_time() -> None:
     data = wire(run_sync(lambda ctx: None))
-    assert "data" not in data
-    assert "data" not in data["steps"][0]
+    assert measured(data["data"]) is None
+    assert "data" not in data["steps"][0]  # the implicit step keeps only measures
 
 
-def test_measure_only_inside_step_leaves_record_data_absent() -> None:
+def test_measure_only_inside_step_leaves_record_data_without_it() -> None:
     def task(ctx: TaskContext) -> None:
         ctx.step("probe", lambda: ctx.measure(ops=5))
 
     data = wire(run_sync(task))
-    assert "data" not in data
-    assert data["steps"][0]["data"] == {"ops": 5}
+    assert measured(data["data"]) is None
+    assert measured(data["steps"][0]["data"]) == {"ops": 5}
     assert [s["name"] for s in data["steps"]] == ["probe"]
 
 
@@ -608,7 +617,7 @@ def test_phase_is_tagged_last_and_result_data_merges_over_measures() -> None:
         return {"b": 2, "phase": "overridden"}
 
     record = run_sync(task, phase="cold").record
-    assert record.data == {"a": 1, "b": 2, "phase": "cold"}
+    assert measured(record.data) == {"a": 1, "b": 2, "phase": "cold"}
     assert record.steps[0].data == {"a": 1, "b": 1}  # the implicit step keeps only measures
 
 
@@ -629,12 +638,12 @@ def test_task_result_latency_and_steps() -> None:
 def test_task_result_mapping_form_and_other_returns() -> None:
     steps = [{"name": "w", "status": "success"}]
     record = run_sync(lambda ctx: {"data": {"x": 1}, "latencyMs": 7, "steps": steps}).record
-    assert (record.data, record.latency_ms) == ({"x": 1}, 7)
+    assert (measured(record.data), record.latency_ms) == ({"x": 1}, 7)
     assert record.steps is not None
     assert [s.name for s in record.steps] == ["w"]
-    assert run_sync(lambda ctx: {"x": 1}).record.data == {"x": 1}
-    assert run_sync(lambda ctx: 42).record.data is None
-    assert run_sync(lambda ctx: [1, 2]).record.data is None
+    assert measured(run_sync(lambda ctx: {"x": 1}).record.data) == {"x": 1}
+    assert measured(run_sync(lambda ctx: 42).record.data) is None
+    assert measured(run_sync(lambda ctx: [1, 2]).record.data) is None
 
 
 def test_task_error_record() -> None:
@@ -738,3 +747,49 @@ def test_current_context_is_the_running_iteration() -> None:
 
     assert run_async(async_task).error is None
     assert current_context() is None
+
+
+# ------------------------------------------------------------------------------ CPU time
+
+
+def _burn() -> int:
+    return sum(i * i for i in range(20_000))
+
+
+def test_helper_thread_steps_count_in_their_step_and_in_the_task() -> None:
+    def task(ctx: TaskContext) -> None:
+        ctx.step("helper", _burn, timeout_ms=60_000)  # runs on a helper thread
+        ctx.step("fan-out", _burn, parallel_invocations=2)
+
+    record = run_sync(task).record
+    steps = {s.name: s.data for s in record.steps}
+    helper, fan_out = steps["helper"]["cpu_ms"], steps["fan-out"]["cpu_ms"]
+    assert helper > 0
+    assert fan_out > 0
+    # The task's own thread only waited: its CPU time holds the helpers'.
+    assert record.data["cpu_ms"] >= helper + fan_out
+
+
+def test_the_users_cpu_ms_wins_and_awaitables_are_not_counted() -> None:
+    async def later() -> int:
+        return _burn()
+
+    def task(ctx: TaskContext) -> None:
+        ctx.step("own", lambda: ctx.measure(cpu_ms=-1))
+        ctx.step("awaited", later)  # its work runs where the awaitable is resolved
+        ctx.measure(cpu_ms=42)
+
+    record = run_sync(task).record
+    steps = {s.name: s.data for s in record.steps}
+    assert steps["own"] == {"cpu_ms": -1}
+    assert steps["awaited"] is None
+    assert record.data == {"cpu_ms": 42}
+
+
+def test_an_async_task_records_process_cpu_time_only_when_asked() -> None:
+    async def task(ctx: TaskContext) -> None:
+        _burn()
+
+    assert run_async(task).record.data is None
+    record = run_async(task, process_cpu_time=True).record
+    assert record.data["cpu_ms"] > 0

@@ -114,9 +114,17 @@ def test_measure_log_returned_and_task_error_data_are_converted_at_handover() ->
 
     outcome = run_task(_ctx(), task)
     assert outcome.error is None
-    assert outcome.record.data == {"when": "2024-01-01", "tags": ["x"], "set": [1, 2]}
+    assert outcome.record.data == {
+        "when": "2024-01-01",
+        "tags": ["x"],
+        "set": [1, 2],
+        "cpu_ms": outcome.record.data["cpu_ms"],
+    }
     assert outcome.record.steps is not None
-    assert outcome.record.steps[0].data == {"pair": [1, 2]}
+    assert outcome.record.steps[0].data == {
+        "pair": [1, 2],
+        "cpu_ms": outcome.record.steps[0].data["cpu_ms"],
+    }
     assert outcome.logs[-1].meta == {"b": "\x00", "1": 2}
 
     def failing(ctx: TaskContext) -> None:
@@ -214,13 +222,18 @@ def test_non_json_values_fail_the_iteration_not_the_session(pytester: pytest.Pyt
     doc = read_json(out)
     records = {p["participant"]: p["records"] for b in doc["benchmarks"] for p in b["participants"]}
     assert set(records) == set(NAMES)  # later participants ran
-    assert records["bytes"][0]["data"] == {"b": "\x00", "value": 1}
+    assert records["bytes"][0]["data"] == {
+        "b": "\x00",
+        "value": 1,
+        "cpu_ms": records["bytes"][0]["data"]["cpu_ms"],
+    }
     assert records["dates"][0]["data"]["at"] == "2024-01-02T03:04:05"
     assert records["sets"][0]["data"] == {
         "tags": ["a"],
         "pair": [1, 2],
         "k": {"1,2": 1},
         "value": 1,
+        "cpu_ms": records["sets"][0]["data"]["cpu_ms"],
     }
     assert records["taskerror"][0]["data"] == {"s": [1], "errorMessage": "bad"}
     for name, fragment in [

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.sessions import bench, read_json
+from helpers.sessions import bench, read_json, without_cpu_times
 
 ONE = 'participants=[Participant("p1")]'
 
 
 def _records(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:
-    """Run with --bench-json; return the result and ``{participant: [records]}``."""
+    """Run with --bench-json; return the result and ``{participant: [records]}`` (without
+    the CPU times every passing sync iteration and step records: see
+    tests/plugin/test_cpu_time_and_compare_on.py)."""
     out = pytester.path / "run.json"
     result = pytester.runpytest_inprocess(
         "--bench", "--bench-dry-run", "--bench-json", str(out), *args
     )
     doc = read_json(out)
-    records = {p["participant"]: p["records"] for b in doc["benchmarks"] for p in b["participants"]}
+    records = {
+        p["participant"]: [without_cpu_times(r) for r in p["records"]]
+        for b in doc["benchmarks"]
+        for p in b["participants"]
+    }
     return result, records
 
 

@@ -14,6 +14,7 @@ from helpers.sessions import (
     store_path,
     stored_records,
     stored_runs,
+    without_cpu,
 )
 from pytest_benchsdk import ResultStore
 
@@ -60,7 +61,8 @@ def test_store_keeps_run_records_scores_and_logs(pytester: pytest.Pytester) -> N
     assert run.config_snapshot["trigger"] == {"source": "manual"}
     records = stored_records(path, run.run_id)
     assert {
-        p: [(r["taskIndex"], r["status"], r["data"]) for r in rs] for p, rs in records.items()
+        p: [(r["taskIndex"], r["status"], without_cpu(r["data"])) for r in rs]
+        for p, rs in records.items()
     } == {
         "p1": [(0, "success", {"value": 20}), (1, "success", {"value": 20})],
         "p2": [(0, "success", {"value": 50}), (1, "success", {"value": 50})],
@@ -204,7 +206,9 @@ def test_json_document(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatc
     assert run["config"]["participants"] == ["p1", "p2"]
     assert run["config"]["scoring"]["metrics"][0]["key"] == "value"
     assert [p["participant"] for p in run["participants"]] == ["p1", "p2"]
-    assert [r["data"] for r in run["participants"][1]["records"]] == [{"value": 50}] * 2
+    assert [without_cpu(r["data"]) for r in run["participants"][1]["records"]] == [
+        {"value": 50}
+    ] * 2
     assert _composites(run) == {"p1": 80, "p2": 50}
     p1 = run["scores"][0]
     assert p1["metrics"] == [{"name": "value", "unit": "ms", "median": 20, "p95": 20, "p99": 20}]
@@ -375,8 +379,9 @@ def test_record_hook_sees_every_record(pytester: pytest.Pytester) -> None:
 
         def pytest_benchsdk_record(config, benchmark, participant, record):
             with pathlib.Path("hook.jsonl").open("a") as f:
+                data = {k: v for k, v in record.data.items() if k != "cpu_ms"}
                 f.write(json.dumps([benchmark, participant, record.task_index,
-                                    record.status, record.data]) + "\\n")
+                                    record.status, data]) + "\\n")
         """
     )
     pytester.makepyfile(bench_x=SCORED)
@@ -515,10 +520,10 @@ def test_verbose_shows_each_iterations_data(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(
         [
-            'bench_x.py::task?p1-0? PASSED {"value":20} *',
-            'bench_x.py::task?p1-1? PASSED {"value":20} *',
-            'bench_x.py::task?p2-0? PASSED {"value":50} *',
-            'bench_x.py::task?p2-1? PASSED {"value":50} *',
+            'bench_x.py::task?p1-0? PASSED {"value":20,"cpu_ms":*} *',
+            'bench_x.py::task?p1-1? PASSED {"value":20,"cpu_ms":*} *',
+            'bench_x.py::task?p2-0? PASSED {"value":50,"cpu_ms":*} *',
+            'bench_x.py::task?p2-1? PASSED {"value":50,"cpu_ms":*} *',
         ]
     )
 

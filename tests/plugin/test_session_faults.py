@@ -135,7 +135,7 @@ def test_a_number_too_large_for_a_float_is_no_sample_as_in_javascript(
         [
             "  Ran * status: passed",
             "  Metrics (not scored):",
-            "    p1           other   3.00/3.00/3.00  2",
+            "    p1           other   3.00/3.00/3.00 * 2",
             "    #  participant  success  value med/p95/p99  score  95% interval  keeps rank",
             "    1  p1           100%     -                  0.00   *",
         ]
@@ -632,7 +632,13 @@ def test_bench_json_writes_nan_and_infinity_as_null(pytester: pytest.Pytester) -
     pytester.runpytest_inprocess("--bench", "--bench-dry-run", "--bench-json", str(out))
     doc = _strict_json(out)
     (record,) = doc["benchmarks"][0]["participants"][0]["records"]
-    assert record["data"] == {"nan": None, "inf": None, "ninf": None, "ok": 1.5}
+    assert record["data"] == {
+        "nan": None,
+        "inf": None,
+        "ninf": None,
+        "ok": 1.5,
+        "cpu_ms": record["data"]["cpu_ms"],
+    }
     assert read_json(out) == doc
 
 

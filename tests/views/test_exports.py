@@ -151,7 +151,7 @@ def test_gab_export_follows_github_action_benchmarks_custom_format(
     expected_smaller = {
         f"http/{p}/{metric} {stat}"
         for p in ("keepalive", "new-client")
-        for metric in (LATENCY, "request_ms", "retries")
+        for metric in (LATENCY, "request_ms", "retries", "cpu_ms")
         for stat in STATISTICS
     }
     expected_bigger = {
@@ -204,7 +204,7 @@ def test_bmf_export_follows_the_bencher_metric_format(
         measures = document[f"http/{p.name}"]
         assert set(measures) == {
             f"{metric} {stat}"
-            for metric in (LATENCY, "request_ms", "throughput", "retries")
+            for metric in (LATENCY, "request_ms", "throughput", "retries", "cpu_ms")
             for stat in STATISTICS
         } | {"score"}
         assert all(len(measure) <= 64 for measure in measures)  # Bencher's limit

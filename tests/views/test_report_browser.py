@@ -133,10 +133,12 @@ def test_the_report_renders_every_chart_offline_without_console_errors(
     assert [p.chart for p in plots] == [
         "dist-latency_ms",
         "dist-value",
+        "dist-cpu_ms",
         "steps",
         "timeline",
         "history-latency_ms",
         "history-value",
+        "history-cpu_ms",
     ]
     for plot in plots:
         assert plot.rendered, plot.chart  # .js-plotly-plot with its .main-svg

@@ -81,7 +81,8 @@ def test_a_task_with_many_metrics_lists_twenty_and_says_how_many_more(
     text = short.stdout.str()
     assert "    a            k19 " in text
     assert "    a            k20 " not in text
-    assert "    (60 more metrics not listed: -v lists them; --bench-json" in text
+    # 2 × (50 + cpu_ms) metrics, 40 listed.
+    assert "    (62 more metrics not listed: -v lists them; --bench-json" in text
     full = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "-p", "no:randomly", "-v")
     assert "    b            k49 " in full.stdout.str()
     assert "more metrics not listed" not in full.stdout.str()

@@ -17,6 +17,12 @@ or the passing iterations' ``latencyMs``; its statistics follow the scores' perc
 prints. Differences between the two runs that make the comparison less meaningful (knobs,
 benchmark identity, platform, machine, CPU count, Python) are listed as warnings.
 
+**What is judged.** ``compare_on`` (``--bench-compare-on``) names the metrics whose verdicts
+count (for ``--bench-compare-fail`` and the summary): each named metric is compared (a row also
+when it is neither scored nor the latency, e.g. ``cpu_ms``), the default rows are still
+compared and shown, and only the named ones are :attr:`MetricComparison.judged`. A key that no
+participant of the run measured is :class:`CompareOnError`, naming the keys there are.
+
 **Between-run noise.** A within-run interval sees only the spread of one run's samples, not
 how much the statistic moves from one run to the next (machine load, thermal state, a noisy
 neighbour), which on CI machines is the larger noise. When at least
@@ -37,7 +43,7 @@ import attrs
 
 from pytest_benchsdk._analysis.compare import Comparison, Statistic, compare_samples
 from pytest_benchsdk._analysis.scoring import ScoringSpec, metric_samples
-from pytest_benchsdk._analysis.stats import DEFAULT_TRIM
+from pytest_benchsdk._analysis.stats import DEFAULT_TRIM, finite_samples
 from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
 from pytest_benchsdk._base.numbers import change_text, in_unit
 from pytest_benchsdk.records import TaskRecord
@@ -52,13 +58,16 @@ __all__ = [
     "Baseline",
     "BaselineComparison",
     "BetweenRunNoise",
+    "CompareOnError",
     "ComparedMetric",
     "HistoryKey",
     "MetricComparison",
     "between_run_noise",
+    "check_compare_on",
     "compare_runs",
     "compare_with_baseline",
     "compared_metrics",
+    "measured_keys",
     "setup_differences",
 ]
 
@@ -157,31 +166,88 @@ class ComparedMetric:
     trim: float = DEFAULT_TRIM
 
 
-def compared_metrics(spec: ScoringSpec | None) -> tuple[ComparedMetric, ...]:
-    """The scored metrics of ``spec``, or the latency when nothing is scored."""
+class CompareOnError(ValueError):
+    """``--bench-compare-on`` names a key that no participant of the run measured (the
+    message names the keys there are)."""
+
+
+def compared_metrics(
+    spec: ScoringSpec | None, compare_on: Sequence[str] = ()
+) -> tuple[ComparedMetric, ...]:
+    """The scored metrics of ``spec`` (or the latency when nothing is scored), then each key of
+    ``compare_on`` that is not among them (lower is better; ``ms`` for a key ending in
+    ``_ms``)."""
     if spec is None or not spec.metrics:
-        return (ComparedMetric(LATENCY_METRIC, True, "ms"),)
-    return tuple(
-        ComparedMetric(
-            metric.name,
-            not metric.higher_is_better,
-            metric.unit,
-            DEFAULT_TRIM if metric.trim is None else metric.trim,
+        metrics = [ComparedMetric(LATENCY_METRIC, True, "ms")]
+    else:
+        metrics = [
+            ComparedMetric(
+                metric.name,
+                not metric.higher_is_better,
+                metric.unit,
+                DEFAULT_TRIM if metric.trim is None else metric.trim,
+            )
+            for metric in spec.metrics
+        ]
+    known = {m.key for m in metrics}
+    for key in compare_on:
+        if key not in known:
+            known.add(key)
+            unit = "ms" if key == LATENCY_METRIC or key.endswith("_ms") else None
+            metrics.append(ComparedMetric(key, True, unit))
+    return tuple(metrics)
+
+
+def measured_keys(records: Mapping[str, Sequence[TaskRecord]]) -> tuple[str, ...]:
+    """The metrics the participants' passing records measured: the latency and every data key
+    with a sample (sorted after the latency)."""
+    keys: set[str] = set()
+    for participant_records in records.values():
+        for record in participant_records:
+            if record.status != "success" or not isinstance(record.data, Mapping):
+                continue
+            keys.update(
+                key
+                for key, value in record.data.items()
+                if isinstance(key, str) and finite_samples([value])
+            )
+    keys.discard(LATENCY_METRIC)
+    return (LATENCY_METRIC, *sorted(keys))
+
+
+def check_compare_on(
+    compare_on: Sequence[str],
+    current: Mapping[str, Sequence[TaskRecord]],
+    spec: ScoringSpec | None,
+) -> None:
+    """:class:`CompareOnError` for a key of ``compare_on`` no participant of ``current``
+    measured (a scored metric counts as measured)."""
+    if not compare_on:
+        return
+    there = list(measured_keys(current))
+    there += [m.name for m in (spec.metrics if spec is not None else ()) if m.name not in there]
+    unknown = [key for key in compare_on if key not in there]
+    if unknown:
+        raise CompareOnError(
+            f"no participant measured {', '.join(unknown)}; the keys there are: {', '.join(there)}"
         )
-        for metric in spec.metrics
-    )
 
 
 def _samples(
     records: Sequence[TaskRecord], metrics: Sequence[ComparedMetric], spec: ScoringSpec | None
 ) -> dict[str, list[float]]:
-    if spec is None or not spec.metrics:
-        return {
-            LATENCY_METRIC: [
-                r.latency_ms for r in records if r.status == "success" and r.latency_ms is not None
-            ]
-        }
-    return metric_samples(spec, records)
+    samples = {} if spec is None or not spec.metrics else metric_samples(spec, records)
+    passing = [r for r in records if r.status == "success"]
+    for metric in metrics:
+        if metric.key in samples:
+            continue
+        if metric.key == LATENCY_METRIC:
+            samples[LATENCY_METRIC] = [r.latency_ms for r in passing if r.latency_ms is not None]
+        else:  # a measured key that is not scored (e.g. cpu_ms): the data's samples
+            samples[metric.key] = finite_samples(
+                [r.data.get(metric.key) if isinstance(r.data, Mapping) else None for r in passing]
+            )
+    return samples
 
 
 @attrs.frozen
@@ -203,6 +269,9 @@ class MetricComparison:
     comparison: Comparison | None
     note: str | None = None
     history: BetweenRunNoise | None = None
+    #: Whether the row's verdict counts (``--bench-compare-fail``, the summary); a row of a
+    #: metric ``--bench-compare-on`` did not name is shown, not judged.
+    judged: bool = True
 
     @property
     def verdict(self) -> str | None:
@@ -211,6 +280,13 @@ class MetricComparison:
             return None
         beaten = self.history is None or self.history.beaten_by(c.change)
         return c.verdict if beaten else "unchanged"
+
+    @property
+    def verdict_label(self) -> str:
+        """The verdict as the tables print it: in parentheses when it does not count
+        (a metric ``--bench-compare-on`` did not name)."""
+        verdict = self.verdict or ""
+        return verdict if self.judged or not verdict else f"({verdict})"
 
     @property
     def noise(self) -> str | None:
@@ -292,6 +368,7 @@ class MetricComparison:
             "noise": self.noise,
             "detectable": detectable if detectable is None or math.isfinite(detectable) else None,
             "reason": self.reason,
+            "judged": self.judged,
         }
 
     @classmethod
@@ -306,6 +383,7 @@ class MetricComparison:
             None if comparison is None else Comparison.from_json(comparison),
             data.get("note"),
             None if history is None else BetweenRunNoise.from_json(history),
+            bool(data.get("judged", True)),
         )
 
 
@@ -321,10 +399,22 @@ class BaselineComparison:
     warnings: tuple[str, ...]
     rows: tuple[MetricComparison, ...]
     history_runs: int | None = None
+    #: ``--bench-compare-on``'s keys (empty: the default rows are all judged).
+    compare_on: tuple[str, ...] = ()
 
     @property
     def regressions(self) -> tuple[MetricComparison, ...]:
-        return tuple(row for row in self.rows if row.verdict == "regressed")
+        """The judged rows that regressed (what ``--bench-compare-fail`` fails on)."""
+        return tuple(row for row in self.rows if row.judged and row.verdict == "regressed")
+
+    def judged_line(self) -> str | None:
+        """Which metrics' verdicts count, when ``--bench-compare-on`` chose them."""
+        if not self.compare_on:
+            return None
+        return (
+            f"Judged (--bench-compare-on): {', '.join(self.compare_on)}; the other rows are "
+            "shown, their verdicts do not count"
+        )
 
     def noise_line(self) -> str:
         """Where the verdicts' noise comes from, for the comparison's header."""
@@ -348,6 +438,7 @@ class BaselineComparison:
             "warnings": list(self.warnings),
             "rows": [row.to_json() for row in self.rows],
             "historyRuns": self.history_runs,
+            "compareOn": list(self.compare_on),
         }
 
     @classmethod
@@ -359,6 +450,7 @@ class BaselineComparison:
             tuple(str(w) for w in data.get("warnings") or ()),
             tuple(MetricComparison.from_json(row) for row in data.get("rows") or ()),
             None if runs is None else int(runs),
+            tuple(str(key) for key in data.get("compareOn") or ()),
         )
 
 
@@ -385,16 +477,20 @@ def compare_with_baseline(
     spec: ScoringSpec | None,
     setup: Mapping[str, Any],
     noise_threshold: float = DEFAULT_NOISE_THRESHOLD,
+    compare_on: Sequence[str] = (),
 ) -> BaselineComparison:
     """The run (``current``: its records per participant; ``setup`` as :class:`Baseline`'s)
     compared with ``baseline``: the rows (:func:`compare_runs`, with the baseline's history)
-    and the setup differences (:func:`setup_differences`)."""
+    and the setup differences (:func:`setup_differences`). ``compare_on``: the metrics whose
+    verdicts count (:class:`CompareOnError` for one that no participant measured)."""
+    check_compare_on(compare_on, current, spec)
     rows = compare_runs(
         baseline.records,
         current,
         spec,
         noise_threshold=noise_threshold,
         history=baseline.history,
+        compare_on=compare_on,
     )
     return BaselineComparison(
         baseline.label,
@@ -402,6 +498,7 @@ def compare_with_baseline(
         setup_differences(baseline.setup, setup),
         rows,
         baseline.history_runs,
+        tuple(compare_on),
     )
 
 
@@ -414,19 +511,31 @@ def compare_runs(
     alpha: float = 0.05,
     seed: int = 0,
     history: Mapping[HistoryKey, Sequence[float]] | None = None,
+    compare_on: Sequence[str] = (),
 ) -> tuple[MetricComparison, ...]:
     """Rows for every participant of ``current`` (in its order) × compared metric × statistic.
     A participant missing from the baseline, or a side without samples, gets a row with a
     ``note`` instead of a comparison. ``history`` gives per row the statistic in earlier
-    complete runs, oldest first (:func:`between_run_noise` of it goes into the row)."""
-    metrics = compared_metrics(spec)
+    complete runs, oldest first (:func:`between_run_noise` of it goes into the row).
+    ``compare_on``: the metrics whose rows are judged (empty: every row); see
+    :func:`compared_metrics`."""
+    metrics = compared_metrics(spec, compare_on)
+    judged = {m.key for m in metrics if not compare_on or m.key in compare_on}
     rows: list[MetricComparison] = []
-    # Every row can fail the session: the history's band holds for all of them together.
-    compared = sum(p in baseline for p in current) * len(metrics) * len(COMPARED_STATISTICS)
+    # Every judged row can fail the session: the history's band holds for all of them together.
+    compared = sum(p in baseline for p in current) * len(judged) * len(COMPARED_STATISTICS)
     for participant, records in current.items():
         if participant not in baseline:
             rows.extend(
-                MetricComparison(participant, m.key, s, m.unit, None, "not in the baseline run")
+                MetricComparison(
+                    participant,
+                    m.key,
+                    s,
+                    m.unit,
+                    None,
+                    "not in the baseline run",
+                    judged=m.key in judged,
+                )
                 for m in metrics
                 for s in COMPARED_STATISTICS
             )
@@ -449,6 +558,8 @@ def compare_runs(
                 noise = between_run_noise(list(past)[-HISTORY_RUNS:], alpha, max(compared, 1))
                 if row.comparison is not None and noise is not None:
                     row = attrs.evolve(row, history=noise)
+                if metric.key not in judged:
+                    row = attrs.evolve(row, judged=False)
                 rows.append(row)
     return tuple(rows)
 

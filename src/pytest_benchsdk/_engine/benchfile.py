@@ -8,6 +8,7 @@ scoring of stored runs and tests can use it without a pytest session.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -115,7 +116,13 @@ def schedule_bench_file(
         declared = {p.name for p in bench_file.config.participants}
         providers = tuple(n for n in providers if n in declared)
     try:
-        return schedule_benchmark(bench_file.config, args, environ, providers=providers)
+        return schedule_benchmark(
+            bench_file.config,
+            args,
+            environ,
+            providers=providers,
+            is_async=inspect.iscoroutinefunction(bench_file.task),
+        )
     except (UnknownShapeError, UnknownParticipantError, ValueError) as exc:
         raise BenchSetupError(f"{bench_file.path}: {exc}") from None
 

@@ -9,6 +9,7 @@ import threading
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
+from time import process_time, thread_time
 from types import CoroutineType
 from typing import Any, Final, Literal
 
@@ -20,6 +21,7 @@ from pytest_benchsdk._base.js import JSONConversionError, is_number, to_json_val
 from pytest_benchsdk._base.numbers import is_finite
 from pytest_benchsdk._engine.steps import (
     ACTIVE_STEP,
+    CPU_KEY,
     RawLogLine,
     StepBlock,
     StepOptions,
@@ -158,6 +160,11 @@ class TaskContext:
 
     ``loop`` is the executor's event loop: a sync task whose step returns an awaitable has it
     run there (without one, ``asyncio.run`` is used on the calling thread).
+
+    ``process_cpu_time``: an async task's iteration records the process's CPU time as its
+    ``cpu_ms`` (the executor sets it where the participant runs one iteration at a time, so
+    the process's CPU time in the iteration is the iteration's). A sync task always records
+    its thread's CPU time.
     """
 
     def __init__(
@@ -172,6 +179,7 @@ class TaskContext:
         clock: Clock = CLOCK,
         loop: asyncio.AbstractEventLoop | None = None,
         coordination: StepCoordination | None = None,
+        process_cpu_time: bool = False,
     ) -> None:
         self.participant = participant
         self.participant_name = participant_name
@@ -182,6 +190,7 @@ class TaskContext:
         self.clock = clock
         self.loop = loop
         self.coordination = coordination
+        self.process_cpu_time = process_cpu_time
         self._lock = threading.Lock()
         self._measures: dict[str, Any] = {}
         # (monotonic reading, level, message, meta) per line: LogLines are made when read.
@@ -376,9 +385,12 @@ class TaskContext:
         )
         return self._steps.start(options, fn)
 
-    def _snapshot(self, started: float, completed: float) -> _IterationSnapshot:
-        """What the record of the iteration that ran from ``started`` to ``completed`` is
-        built from (the measures and steps as they are now)."""
+    def _snapshot(
+        self, started: float, completed: float, cpu_ms: float | None = None
+    ) -> _IterationSnapshot:
+        """What the record of the iteration that ran from ``started`` to ``completed`` (using
+        ``cpu_ms`` of CPU time, if known) is built from (the measures and steps as they are
+        now)."""
         runner = self._step_runner
         return _IterationSnapshot(
             task_index=self.task_index,
@@ -388,6 +400,7 @@ class TaskContext:
             steps=() if runner is None else runner.rows(completed),
             started=started,
             completed=completed,
+            cpu_ms=cpu_ms,
         )
 
     def _log_builder(self) -> Callable[[], tuple[LogLine, ...]] | None:
@@ -513,10 +526,16 @@ class _IterationSnapshot:
     steps: tuple[StepRow, ...]
     started: float
     completed: float
+    cpu_ms: float | None = None
 
 
 def _finish(
-    ctx: TaskContext, *, started: float, completed: float, result: object = None
+    ctx: TaskContext,
+    *,
+    started: float,
+    completed: float,
+    result: object = None,
+    cpu_ms: float | None = None,
 ) -> IterationOutcome:
     """The outcome of an iteration that returned ``result`` without raising.
 
@@ -524,8 +543,8 @@ def _finish(
     later from a snapshot taken now (see :class:`IterationOutcome`); otherwise it is built now.
     """
     if result is not None:
-        return build_record(ctx, started=started, completed=completed, result=result)
-    snapshot = ctx._snapshot(started, completed)
+        return build_record(ctx, started=started, completed=completed, result=result, cpu_ms=cpu_ms)
+    snapshot = ctx._snapshot(started, completed, cpu_ms)
 
     def build() -> TaskRecord:
         return _assemble(snapshot).record
@@ -540,13 +559,16 @@ def build_record(
     completed: float,
     result: object = None,
     error: BaseException | None = None,
+    cpu_ms: float | None = None,
 ) -> IterationOutcome:
     """Build the iteration's record with upstream's runner rules.
 
     ``started``/``completed`` are :meth:`Clock.monotonic` readings; ``result`` is the task's
-    return value (see :class:`TaskResult`), ``error`` the exception it raised (if any).
+    return value (see :class:`TaskResult`), ``error`` the exception it raised (if any);
+    ``cpu_ms`` the CPU time the iteration used, recorded as the metric ``cpu_ms`` of a
+    passing record (unless the task measured or returned a ``cpu_ms`` of its own).
     """
-    outcome = _assemble(ctx._snapshot(started, completed), result, error)
+    outcome = _assemble(ctx._snapshot(started, completed, cpu_ms), result, error)
     return IterationOutcome(outcome.record, outcome.error, build_logs=ctx._log_builder())
 
 
@@ -578,6 +600,8 @@ def _assemble(
                 invalid: Exception = TypeError(f"task returned data that cannot be recorded: {exc}")
                 invalid.__cause__ = exc
                 return invalid_record(invalid)
+        if snapshot.cpu_ms is not None and CPU_KEY not in data:
+            data[CPU_KEY] = snapshot.cpu_ms  # the user's own cpu_ms wins
         data = _with_phase(data, phase)
         returned = task_result.latency_ms
         if returned is not None and is_finite(returned):
@@ -702,14 +726,23 @@ def run_task(ctx: TaskContext, invoke: Callable[[TaskContext], object]) -> Itera
         _CURRENT.set(ctx)
         monotonic = ctx.clock.monotonic
         started: float | None = None
+        cpu_ms: float | None = None
         try:
             call = _prepared(invoke, ctx)
+            # (The CPU clock is read outside the wall-clock readings: not in the latency.)
+            cpu_started = thread_time()
             started = monotonic()
             result = call()
             completed = monotonic()
+            cpu_ended = thread_time()
             if result is not None and inspect.isawaitable(result):
+                # Its work runs on the event loop's thread, whose clock is shared: not counted.
                 result = ctx._steps.resolve_blocking(result, None, None)
                 completed = monotonic()
+            else:
+                runner = ctx._step_runner
+                helpers = 0.0 if runner is None else runner.helper_cpu_s
+                cpu_ms = round((cpu_ended - cpu_started + helpers) * 1000.0, 6)
         except BaseException as exc:
             completed = monotonic()
             if stops_the_run(exc):
@@ -717,7 +750,7 @@ def run_task(ctx: TaskContext, invoke: Callable[[TaskContext], object]) -> Itera
             if started is None:
                 started = completed  # bind() failed: the task did not start
             return build_record(ctx, started=started, completed=completed, error=exc)
-        return _finish(ctx, started=started, completed=completed, result=result)
+        return _finish(ctx, started=started, completed=completed, result=result, cpu_ms=cpu_ms)
 
     return contextvars.copy_context().run(body)
 
@@ -728,19 +761,25 @@ async def run_task_async(
     """Run ``invoke(ctx)`` in the running event loop (awaiting what it returns) and build its
     record. Like :func:`run_task`: only ``asyncio.CancelledError`` and ``KeyboardInterrupt``
     propagate; every other exception becomes an error record; the latency is the call and
-    the await alone."""
+    the await alone. With ``ctx.process_cpu_time`` the process's CPU time in the call and the
+    await is the record's ``cpu_ms``."""
     token = ACTIVE_STEP.set(None)
     current_token = _CURRENT.set(ctx)
     monotonic = ctx.clock.monotonic
     started: float | None = None
+    cpu = process_time if ctx.process_cpu_time else None
+    cpu_ms: float | None = None
     try:
         call = _prepared(invoke, ctx)
+        cpu_started = 0.0 if cpu is None else cpu()
         started = monotonic()
         result = call()
         # (A coroutine is told apart without a call: this check is inside the task's time.)
         if type(result) is CoroutineType or inspect.isawaitable(result):
             result = await result
         completed = monotonic()
+        if cpu is not None:
+            cpu_ms = round((cpu() - cpu_started) * 1000.0, 6)
     except BaseException as exc:
         completed = monotonic()
         if stops_the_run(exc):
@@ -751,4 +790,4 @@ async def run_task_async(
     finally:
         _CURRENT.reset(current_token)
         ACTIVE_STEP.reset(token)
-    return _finish(ctx, started=started, completed=completed, result=result)
+    return _finish(ctx, started=started, completed=completed, result=result, cpu_ms=cpu_ms)

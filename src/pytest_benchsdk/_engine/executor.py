@@ -375,7 +375,9 @@ class Executor:
                 # Register under the lock so a concurrent cancel_all() either sees this run or
                 # has already cancelled the iteration (checked right here).
                 with self._lock:
-                    inner = asyncio.run_coroutine_threadsafe(self._run_async(spec, loop), loop)
+                    inner = asyncio.run_coroutine_threadsafe(
+                        self._run_async(spec, loop, plan.concurrency == 1), loop
+                    )
                     self._inline_futures.add(inner)
                     if cancelled():
                         inner.cancel()
@@ -388,7 +390,7 @@ class Executor:
                     with self._lock:
                         self._inline_futures.discard(inner)
             else:
-                ctx = self._context(spec, loop)
+                ctx = self._context(spec, loop, plan.concurrency == 1)
                 outcome = run_task(ctx, spec.invoke)  # in a context of its own
         except (KeyboardInterrupt, cf.CancelledError, asyncio.CancelledError):
             if future is not None:
@@ -472,6 +474,9 @@ class Executor:
             if pause > 0:
                 await asyncio.sleep(pause)
 
+        workers = min(group.plan.concurrency, len(specs))
+        alone = group.plan.concurrency == 1
+
         async def worker() -> None:
             for spec in pending:  # shared iterator: workers pull the next iteration in order
                 if not self._claim(group, spec):
@@ -485,7 +490,7 @@ class Executor:
                 if future is None or future.cancelled():  # None: released meanwhile
                     continue
                 try:
-                    outcome = await self._run_async(spec, loop)
+                    outcome = await self._run_async(spec, loop, alone)
                 except asyncio.CancelledError:
                     future.cancel()
                     raise
@@ -494,7 +499,6 @@ class Executor:
                     continue
                 _settle(future, outcome)
 
-        workers = min(group.plan.concurrency, len(specs))
         await asyncio.gather(*(worker() for _ in range(workers)))
 
     async def _sleep_until(self, target: float) -> None:
@@ -509,7 +513,11 @@ class Executor:
 
     # ------------------------------------------------------------------ one iteration
 
-    def _context(self, spec: IterationSpec, loop: asyncio.AbstractEventLoop) -> TaskContext:
+    def _context(
+        self, spec: IterationSpec, loop: asyncio.AbstractEventLoop, alone: bool
+    ) -> TaskContext:
+        """The iteration's context. ``alone``: its participant runs one iteration at a time,
+        so an async task's process CPU time is the iteration's own."""
         return TaskContext(
             participant=spec.participant,
             participant_name=spec.participant_name,
@@ -520,12 +528,13 @@ class Executor:
             clock=self.clock,
             loop=loop,
             coordination=spec.coordination,
+            process_cpu_time=spec.is_async and alone,
         )
 
     async def _run_async(
-        self, spec: IterationSpec, loop: asyncio.AbstractEventLoop
+        self, spec: IterationSpec, loop: asyncio.AbstractEventLoop, alone: bool
     ) -> IterationOutcome:
-        ctx = self._context(spec, loop)
+        ctx = self._context(spec, loop, alone)
         if spec.is_async:
             return await run_task_async(ctx, spec.invoke)
         return await self._run_on_thread(ctx, spec, loop)

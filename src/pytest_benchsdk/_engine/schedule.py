@@ -20,6 +20,7 @@ from pytest_benchsdk._config.validate import (
 from pytest_benchsdk.records import ParticipantRecords
 
 __all__ = [
+    "CPU_TIME_NOT_ATTRIBUTABLE",
     "GROUP_BY_VALUES",
     "SLUG_PATTERN",
     "BenchmarkRunOutcome",
@@ -52,6 +53,13 @@ SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 #: Upstream's warning, naming our option (upstream: ``--iterations is ignored ...``).
 UNEVEN_PHASES_WARNING = (
     "--bench-iterations is ignored because this benchmark sizes its phases individually."
+)
+#: Said once per run of an async task whose iterations overlap (``{n}``: the concurrency).
+CPU_TIME_NOT_ATTRIBUTABLE = (
+    "cpu_ms is not recorded: this async task runs up to {n} iterations at a time on one "
+    "event loop, so the process's CPU time cannot be told apart per iteration (with "
+    "concurrency 1 each iteration records it; a sync task records its thread's CPU time at "
+    "any concurrency)"
 )
 #: Upstream's error for a worker pool in round mode, with our option names.
 WORKER_POOL_ROUND_ERROR = "--bench-worker-pool is only supported with --bench-group-by participant"
@@ -543,10 +551,13 @@ def schedule_benchmark(
     *,
     providers: Sequence[str] | None = None,
     flags: str = "--bench-",
+    is_async: bool = False,
 ) -> BenchmarkSchedule:
     """Resolve shape, knobs, participants (``providers`` overrides ``args.providers``).
     ``flags``: how the messages name the run flags (``--bench-iterations`` under pytest,
-    upstream's ``--iterations`` with ``flags="--"`` for the programmatic runs)."""
+    upstream's ``--iterations`` with ``flags="--"`` for the programmatic runs). ``is_async``:
+    the task is a coroutine function (its CPU time is not attributable with concurrency > 1,
+    which the schedule's warnings say once)."""
 
     def named(text: str) -> str:
         return text if flags == "--bench-" else text.replace("--bench-", flags)
@@ -559,6 +570,8 @@ def schedule_benchmark(
             raise
         raise ValueError(named(str(exc))) from None
     warnings = [named(warning) for warning in warnings]
+    if is_async and resolved.concurrency > 1:
+        warnings.append(CPU_TIME_NOT_ATTRIBUTABLE.format(n=resolved.concurrency))
     names = providers if providers is not None else resolved.providers
     selected = select_participants(config.participants, names)
     available, skipped = filter_participants_by_env(selected, environ)

@@ -62,6 +62,7 @@ from pytest_benchsdk.records import StepRecord
 __all__ = [
     "ACTIVE_STEP",
     "BLOCKING_WARN_S",
+    "CPU_KEY",
     "READINESS_MODES",
     "READY_TIMEOUT_CODE",
     "RawLogLine",
@@ -77,6 +78,8 @@ __all__ = [
 
 #: The error code of a ``readiness="poll"`` step whose barrier did not open in time.
 READY_TIMEOUT_CODE: Final = "step_ready_timeout"
+#: The data key a sync step's (and a task's) CPU time is recorded under, in milliseconds.
+CPU_KEY: Final = "cpu_ms"
 
 _STEP_OUTCOME_KEYS: Final = frozenset(
     {"stdout", "stderr", "error", "exitCode", "code", "signal", "pid"}
@@ -208,6 +211,8 @@ class _ThreadCall:
         self.done = threading.Event()
         self.value: Any = None
         self.error: BaseException | None = None
+        #: The helper thread's CPU time in the call (seconds), set before ``done``.
+        self.cpu_s: float | None = None
         self._notify = notify
         context = contextvars.copy_context()
         self._thread = threading.Thread(
@@ -216,11 +221,13 @@ class _ThreadCall:
         self._thread.start()
 
     def _body(self, run: Callable[[], Any]) -> None:
+        cpu_started = time.thread_time()
         try:
             self.value = run()
         except BaseException as exc:  # handed to the waiting thread
             self.error = exc
         finally:
+            self.cpu_s = time.thread_time() - cpu_started
             self.done.set()
             if self._notify is not None:
                 self._notify()
@@ -349,6 +356,15 @@ class _BlockTimeout:
             self.task.cancel()
 
 
+def _cpu_reading() -> tuple[int, float] | None:
+    """(thread id, its CPU time) where a plain ``with`` block's CPU time means something: off
+    an event loop (in a coroutine the block may await, and the loop's thread then runs other
+    tasks' work too). None elsewhere."""
+    if _get_running_loop() is not None:
+        return None
+    return threading.get_ident(), time.thread_time()
+
+
 class StepBlock:
     """``with step("name"):`` / ``async with step("name"):`` — times the block as a step.
 
@@ -357,7 +373,16 @@ class StepBlock:
     statement of ``__enter__`` to the first of ``__exit__``.
     """
 
-    __slots__ = ("_name", "_options", "_report", "_runner", "_state", "_timeout", "_token")
+    __slots__ = (
+        "_cpu_started",
+        "_name",
+        "_options",
+        "_report",
+        "_runner",
+        "_state",
+        "_timeout",
+        "_token",
+    )
 
     def __init__(
         self,
@@ -373,6 +398,8 @@ class StepBlock:
         self._state: StepState | None = None
         self._token: contextvars.Token[tuple[StepRunner, StepState] | None] | None = None
         self._timeout: _BlockTimeout | None = None
+        # (thread id, thread_time()) when a plain ``with`` block's work began.
+        self._cpu_started: tuple[int, float] | None = None
 
     def _begin(self, options: StepOptions, *, allow_timeout: bool) -> _Arrival:
         self._state, self._token = self._runner.begin(options)
@@ -416,6 +443,7 @@ class StepBlock:
             if coordination is not None and self._report:
                 coordination.enter(state.name, coordination.target_of(None), 1)
                 state.entered = 1
+            self._cpu_started = _cpu_reading()
             state.started = monotonic()
             return self
         arrival = self._begin(options, allow_timeout=False)
@@ -426,6 +454,7 @@ class StepBlock:
         except BaseException as exc:
             self._finish(None, exc)
             raise
+        self._cpu_started = _cpu_reading()
         state.started = runner.monotonic()
         return self
 
@@ -437,7 +466,17 @@ class StepBlock:
     ) -> None:
         runner = self._runner
         ended = runner._host.clock.monotonic()
+        cpu_ended = time.thread_time()
         state, token = self._state, self._token
+        started = self._cpu_started
+        # Only on the thread the block began on: another thread's clock says nothing.
+        if (
+            exc is None
+            and state is not None
+            and started is not None
+            and started[0] == threading.get_ident()
+        ):
+            runner.note_cpu(state, cpu_ended - started[1])
         if exc is None and state is not None and token is not None:
             self._token = None
             runner.succeed(state, token, ended)
@@ -525,6 +564,20 @@ class StepRunner:
         self._lock = lock
         self._logs = logs
         self._states: list[StepState] = []  # every step started, in start order
+        #: CPU time (seconds) the task's sync steps used on helper threads, which the task
+        #: thread's own clock does not see (added to the task's ``cpu_ms``).
+        self.helper_cpu_s = 0.0
+
+    def note_cpu(self, state: StepState, seconds: float) -> None:
+        """Record ``seconds`` of CPU time as the step's ``cpu_ms``, unless the step measured a
+        ``cpu_ms`` of its own (the user's value wins)."""
+        cpu_ms = round(seconds * 1000.0, 6)
+        with self._lock:
+            data = state.data
+            if data is None:
+                state.data = {CPU_KEY: cpu_ms}
+            elif CPU_KEY not in data:
+                data[CPU_KEY] = cpu_ms
 
     def monotonic(self) -> float:
         """A reading of the host's clock (see :meth:`Clock.monotonic`)."""
@@ -568,12 +621,17 @@ class StepRunner:
             coordination.enter(name, coordination.target_of(None), 1)
             state.entered = 1
         try:
+            # (The CPU clock is read outside the wall-clock readings: not in the latency.)
+            cpu_started = time.thread_time()
             state.started = monotonic()
             value = fn()
             ended = monotonic()
+            cpu_ended = time.thread_time()
             if value is not None and inspect.isawaitable(value):
                 value = self.resolve_blocking(value, None, None)
                 ended = monotonic()
+            else:  # (an awaitable's work runs on the event loop's thread: not counted here)
+                self.note_cpu(state, cpu_ended - cpu_started)
         except BaseException as exc:
             self.end(state, token, None, None, exc, monotonic())
             raise
@@ -918,15 +976,19 @@ class StepRunner:
             self.wait_ready(state, arrival)
             count, timeout_ms = arrival.count, arrival.timeout_ms
             if count == 1 and timeout_ms is None:
+                cpu_started = time.thread_time()
                 state.started = monotonic()
                 value = fn()
                 ended = monotonic()
+                cpu_ended = time.thread_time()
                 if value is not None and inspect.isawaitable(value):
                     value = self.resolve_blocking(value, None, options)
                     ended = monotonic()
+                else:
+                    self.note_cpu(state, cpu_ended - cpu_started)
             else:
                 state.started = monotonic()
-                value = self._invoke_threads(options, fn, count, timeout_ms)
+                value = self._invoke_threads(options, fn, count, timeout_ms, state)
                 ended = monotonic()
         except BaseException as exc:
             ended = monotonic()
@@ -937,7 +999,12 @@ class StepRunner:
         return value
 
     def _invoke_threads(
-        self, options: StepOptions, fn: Callable[[], Any], count: int, timeout_ms: float | None
+        self,
+        options: StepOptions,
+        fn: Callable[[], Any],
+        count: int,
+        timeout_ms: float | None,
+        state: StepState | None = None,
     ) -> Any:
         deadline = (
             None if timeout_ms is None else self._host.clock.monotonic() + timeout_ms / 1000.0
@@ -961,6 +1028,12 @@ class StepRunner:
                 settled.append(call.error)
             else:
                 settled.append(call.value)
+        # The CPU time of the invocations that finished (an abandoned one's is unknown).
+        used = sum(call.cpu_s or 0.0 for call in calls if call.done.is_set())
+        with self._lock:
+            self.helper_cpu_s += used
+        if state is not None:
+            self.note_cpu(state, used)
         if count == 1:
             _raise_first_failure(settled)
             return settled[0]

@@ -342,7 +342,12 @@ class ControllerPlugin:
         ):
             # The store failed at the session end: as when it fails mid-run.
             session.exitstatus = pytest.ExitCode.INTERRUPTED
-        if (failed or self.session_errors) and session.exitstatus == pytest.ExitCode.OK:
+        if self.session.usage_failed and session.exitstatus in (
+            pytest.ExitCode.OK,
+            pytest.ExitCode.TESTS_FAILED,
+        ):
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        elif (failed or self.session_errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         elif (
             self.options.failed_iterations == "record"

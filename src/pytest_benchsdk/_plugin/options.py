@@ -143,6 +143,18 @@ def add_options(parser: pytest.Parser) -> None:
         help="--bench-compare's noise threshold in percent (default 2).",
     )
     add(
+        "--bench-compare-on",
+        metavar="KEY[,KEY...]",
+        help="With --bench-compare: the metrics whose verdicts count for --bench-compare-fail "
+        "and the summary, e.g. cpu_ms (default: the scored metrics, or latency_ms when nothing "
+        "is scored); the other rows are still shown (ini: bench_compare_on).",
+    )
+    parser.addini(
+        "bench_compare_on",
+        default="",
+        help="--bench-compare-on's metrics (comma-separated).",
+    )
+    add(
         "--bench-compare-fail",
         action="store_true",
         default=None,

@@ -117,6 +117,7 @@ class BenchOptions(SessionOptions):
             failed_iterations=_failed_iterations(config),
             save_as=save_as,
             compare_noise=_compare_noise(config),
+            compare_on=_compare_on(config),
             warnings_ignore=_warnings_ignore(config),
         )
 
@@ -156,6 +157,19 @@ def _compare_noise(config: pytest.Config) -> float:
             f'{flag} expects a percentage >= 0 and < 100, e.g. 2 or 2.5% (got "{raw}")'
         )
     return percent / 100
+
+
+def _compare_on(config: pytest.Config) -> tuple[str, ...]:
+    """``--bench-compare-on KEY[,KEY...]`` (or the ini's): metric keys, each once, in order.
+    Whether a participant measured each is known only once the run has: the session end
+    says so (a usage error naming the keys there are)."""
+    raw, flag = config.getoption("bench_compare_on"), "--bench-compare-on"
+    if raw is None:
+        raw, flag = config.getini("bench_compare_on"), "bench_compare_on (ini)"
+    keys = [key.strip() for key in str(raw or "").split(",")]
+    if any(not key for key in keys) and any(keys):
+        raise pytest.UsageError(f'{flag} expects metric keys separated by commas (got "{raw}")')
+    return tuple(dict.fromkeys(key for key in keys if key))
 
 
 def _warnings_ignore(config: pytest.Config) -> frozenset[str]:

@@ -177,6 +177,9 @@ class BenchSession:
         self.stopping = False
         #: Failures at the session end that belong to no one benchmark (the JSON file).
         self.session_errors: list[str] = []
+        #: Some error above is the user's way of asking (``--bench-compare-on`` naming a key
+        #: nothing measured): the session ends as a usage error.
+        self.usage_failed = False
         self.json_written = False
         #: --bench-html: the summary's line about the report (written, or why not).
         self.report_line: str | None = None
@@ -583,6 +586,7 @@ class BenchSession:
             baseline=baseline,
             setup=self.hooks.setup(run) if self.hooks.setup is not None else None,
             noise_threshold=self.options.compare_noise,
+            compare_on=self.options.compare_on,
             warnings_ignore=self.options.warnings_ignore,
             warmup=run.schedule.resolved.warmup,
         )
@@ -603,6 +607,9 @@ class BenchSession:
                     f"run warning (--bench-warnings=error): {slug}: "
                     f"[{warning.code}] {warning.participant}{metrics}: {warning.message}"
                 )
+        if analyses.usage_error is not None:
+            self.session_errors.append(f"{slug}: {analyses.usage_error}")
+            self.usage_failed = True
         if regression:
             for row in regressions:
                 self.session_errors.append(

@@ -70,6 +70,8 @@ class SessionOptions:
     compare_fail: bool = False
     #: ``--bench-compare-noise`` as a fraction (0.02 for 2 %).
     compare_noise: float = DEFAULT_NOISE_THRESHOLD
+    #: ``--bench-compare-on``: the metrics whose verdicts count (empty: the default rows).
+    compare_on: tuple[str, ...] = ()
     #: ``--bench-save``: the baseline name this session's runs are kept under, or None.
     save_as: str | None = None
     score_resamples: int = DEFAULT_SCORE_RESAMPLES

@@ -167,6 +167,8 @@ def _comparison_lines(summary: RunSummary) -> list[str]:
             continue
         unit, base = row.unit or "", c.baseline_statistic
         verdict = verdicts.get(row.verdict or "", row.verdict or "")
+        if not row.judged and verdict:
+            verdict = f"({verdict})"
         rows.append(
             [
                 cell(row.participant),
@@ -183,6 +185,9 @@ def _comparison_lines(summary: RunSummary) -> list[str]:
     lines = ["", f"**Compared with** {cell(comparison.baseline, 200)}", ""]
     if comparison.history_runs is not None:
         lines += [f"_{cell(comparison.noise_line(), 300)}_", ""]
+    judged = comparison.judged_line()
+    if judged is not None:
+        lines += [f"_{cell(judged, 300)}_", ""]
     lines += [f"> ⚠️ {cell(w, 200)}" for w in comparison.warnings]
     lines += _table(
         [

@@ -466,6 +466,9 @@ def comparison_lines(comparison: BaselineComparison | None, note: str | None) ->
     lines = [f"  Compared with {terminal_text(comparison.baseline)}:"]
     if comparison.history_runs is not None:
         lines.append(f"    {comparison.noise_line()}")
+    judged = comparison.judged_line()
+    if judged is not None:
+        lines.append(f"    {terminal_text(judged)}")
     lines += [f"    warning: {terminal_text(w)}" for w in comparison.warnings]
     rows = [
         [
@@ -510,7 +513,7 @@ def comparison_lines(comparison: BaselineComparison | None, note: str | None) ->
                 in_unit([c.current_statistic], unit, base),
                 change_text(c.change),
                 f"[{change_text(c.ci_low)}, {change_text(c.ci_high)}]",
-                (row.verdict or "") + ("*" if row.reason else ""),
+                row.verdict_label + ("*" if row.reason else ""),
                 row.noise_label,
                 detectable_cell(row),
             ]

@@ -179,7 +179,7 @@ def _verdicts(summary: RunSummary) -> dict[str, list[str]]:
     """participant -> its comparison's ``regressed``/``improved`` rows, as text."""
     out: dict[str, list[str]] = {}
     for row in summary.comparison.rows if summary.comparison is not None else ():
-        if row.verdict in ("regressed", "improved"):
+        if row.judged and row.verdict in ("regressed", "improved"):
             out.setdefault(row.participant, []).append(
                 f"{row.metric} {row.statistic} {row.verdict}"
             )

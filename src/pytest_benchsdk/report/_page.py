@@ -415,6 +415,9 @@ def _comparison(report: RunReport) -> str:
     out = f"<p>Compared with {_e(comparison.baseline)}.</p>"
     if comparison.history_runs is not None:
         out += f'<p class="muted">{_e(comparison.noise_line())}.</p>'
+    judged = comparison.judged_line()
+    if judged is not None:
+        out += f'<p class="muted">{_e(judged)}.</p>'
     for warning in comparison.warnings:
         out += f'<p class="muted">warning: {_e(warning)}</p>'
     rows = []
@@ -427,7 +430,7 @@ def _comparison(report: RunReport) -> str:
             rows.append(cells)
             continue
         unit, base = row.unit or "", c.baseline_statistic
-        verdict = row.verdict or ""
+        verdict = row.verdict_label
         cls = verdict if verdict in ("regressed", "improved") else ""
         rows.append(
             [

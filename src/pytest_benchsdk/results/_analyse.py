@@ -18,6 +18,8 @@ import attrs
 from pytest_benchsdk._analysis.baseline import (
     Baseline,
     BaselineComparison,
+    CompareOnError,
+    check_compare_on,
     compare_with_baseline,
 )
 from pytest_benchsdk._analysis.hygiene import (
@@ -76,6 +78,9 @@ class Analyses:
     comparison: BaselineComparison | None = None
     comparison_note: str | None = None
     errors: tuple[str, ...] = ()
+    #: A mistake in how the comparison was asked for (``--bench-compare-on`` naming a key no
+    #: participant measured): the session reports it as a usage error.
+    usage_error: str | None = None
 
 
 def _guarded(what: str, errors: list[str], action: Callable[[], _T]) -> _T | None:
@@ -233,6 +238,7 @@ def analyse(
     noise_threshold: float = DEFAULT_NOISE_THRESHOLD,
     warnings_ignore: Collection[str] = (),
     warmup: int = 0,
+    compare_on: Sequence[str] = (),
 ) -> Analyses:
     """Every analysis of one run.
 
@@ -245,7 +251,9 @@ def analyse(
     * ``thresholds``: per participant the thresholds to judge (those selected).
     * ``baseline``: compare with it (a string says why there is none); ``setup`` is this run's
       ``{"benchmark", "knobs", "environment"}``; ``noise_threshold`` the relative change below
-      which nothing is a change (``--bench-compare-noise``).
+      which nothing is a change (``--bench-compare-noise``); ``compare_on`` the metrics whose
+      verdicts count (``--bench-compare-on``; one that no participant measured is
+      :attr:`Analyses.usage_error`, and there is no comparison).
     """
     errors: list[str] = []
     by_name = {pr.participant: pr.records for pr in records}
@@ -325,15 +333,25 @@ def analyse(
         )
     comparison: BaselineComparison | None = None
     note: str | None = None
+    usage_error: str | None = None
+    current = {name: recs for name, recs in by_name.items() if recs}
+    if baseline is not None and compare_on:
+        # Checked whether or not there is a baseline yet: the first run says it too.
+        try:
+            check_compare_on(compare_on, current, spec)
+        except CompareOnError as exc:
+            usage_error = f"--bench-compare-on: {exc}"
+            baseline = f"nothing compared: {usage_error}"
     if isinstance(baseline, str):
         note = baseline
     elif baseline is not None:
-        current = {name: recs for name, recs in by_name.items() if recs}
         base = baseline
         comparison = _guarded(
             "baseline comparison",
             errors,
-            lambda: compare_with_baseline(base, current, spec, setup or {}, noise_threshold),
+            lambda: compare_with_baseline(
+                base, current, spec, setup or {}, noise_threshold, compare_on
+            ),
         )
     return Analyses(
         uncertainty=uncertainty,
@@ -344,6 +362,7 @@ def analyse(
         comparison=comparison,
         comparison_note=note,
         errors=tuple(errors),
+        usage_error=usage_error,
     )
 
 

@@ -158,6 +158,7 @@ def run_benchmark(
         environ,
         providers=options.run_args.providers,
         flags="--" if isinstance(options.run_args, CliArgs) else "--bench-",
+        is_async=inspect.iscoroutinefunction(bench_file.task),
     )
     if not schedule.participants:
         for skipped in schedule.skipped:
