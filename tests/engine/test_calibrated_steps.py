@@ -301,5 +301,6 @@ def test_plain_steps_are_unchanged() -> None:
         ctx.step("one pair", time.work)
 
     step = _step(run_task(_ctx(time), task), "one pair")
-    assert step.data is None
+    # A plain step's data holds its CPU time only: no calls, no loop time.
+    assert step.data is not None and set(step.data) == {"cpu_ms"}
     assert step.latency_ms == 0.00015  # nanoseconds kept (0.001 before)
