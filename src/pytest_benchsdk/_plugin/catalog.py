@@ -142,4 +142,19 @@ class Catalog:
                 f"--bench-arg {', '.join(undeclared)}: not declared in any collected bench "
                 f"file's custom_cli_flags (declared: {known})"
             )
+        phases = {
+            key: [p.name for p in schedule.config.phases or ()]
+            for key, (_, schedule) in self.files.items()
+        }
+        for threshold in self.options.run_args.thresholds:
+            if threshold.phase is None or any(threshold.phase in p for p in phases.values()):
+                continue
+            known = "; ".join(
+                f"{key}: {', '.join(names) if names else 'no phases'}"
+                for key, names in phases.items()
+            )
+            errors.append(
+                f"--bench-threshold {threshold.metric}: {threshold.expression}: no collected "
+                f"benchmark has the phase {threshold.phase!r} (phases of {known})"
+            )
         return errors

@@ -585,6 +585,11 @@ class BenchSession:
             noise_threshold=self.options.compare_noise,
             warnings_ignore=self.options.warnings_ignore,
             warmup=run.schedule.resolved.warmup,
+            phase_warmup={
+                entry.phase: entry.count
+                for entry in run.schedule.warmup_plan
+                if entry.phase is not None
+            },
         )
 
     def _conclude(self, run: BenchmarkRun, interrupted: bool) -> None:
@@ -601,7 +606,7 @@ class BenchSession:
                 metrics = f" ({', '.join(warning.metrics)})" if warning.metrics else ""
                 self.session_errors.append(
                     f"run warning (--bench-warnings=error): {slug}: "
-                    f"[{warning.code}] {warning.participant}{metrics}: {warning.message}"
+                    f"[{warning.code}] {warning.subject}{metrics}: {warning.message}"
                 )
         if regression:
             for row in regressions:

@@ -393,15 +393,16 @@ def threshold_lines(summary: RunSummary) -> list[str]:
 
 
 def warning_groups(warnings: Iterable[RunWarning]) -> list[tuple[RunWarning, list[str]]]:
-    """The warnings to show, one per code and participant (metrics that say the same are one
-    warning already): participants whose finding says the same (code, metrics, message) are
-    shown together. Each group: its first warning and every participant in it."""
+    """The warnings to show, one per code and participant (× phase, with phases; metrics that
+    say the same are one warning already): participants whose finding says the same (code,
+    metrics, message) are shown together. Each group: its first warning and every participant
+    in it (``e2b · cold`` for a phase's)."""
     groups: dict[tuple[str, tuple[str, ...], str], tuple[RunWarning, list[str]]] = {}
     for warning in warnings:
         key = (warning.code, warning.metrics, warning.message)
         who = groups.setdefault(key, (warning, []))[1]
-        if warning.participant not in who:
-            who.append(warning.participant)
+        if warning.subject not in who:
+            who.append(warning.subject)
     return list(groups.values())
 
 

@@ -458,7 +458,7 @@ def _warnings(report: RunReport) -> str:
     if not warnings:
         return '<p class="muted">No run warnings stored.</p>'
     rows = [
-        [_td(w.code), _td(w.participant), _td(w.metric or ""), _td(w.message)] for w in warnings
+        [_td(w.code), _td(w.subject), _td(w.metric or ""), _td(w.message)] for w in warnings
     ]
     return _table(["code", "participant", "metric", "message"], rows)
 
