@@ -449,7 +449,7 @@ def comparison_legend(comparison: BaselineComparison) -> str | None:
 def comparison_reasons(comparison: BaselineComparison) -> list[str]:
     """Why each puzzling ``unchanged`` row is one (its interval alone would not say so)."""
     return [
-        f"{row.participant} {row.metric} {row.statistic} is unchanged: {row.reason}"
+        f"{row.subject} {row.metric} {row.statistic} is unchanged: {row.reason}"
         for row in comparison.rows
         if row.reason
     ]
@@ -487,7 +487,7 @@ def comparison_lines(comparison: BaselineComparison | None, note: str | None) ->
         if c is None:
             rows.append(
                 [
-                    name_cell(row.participant),
+                    name_cell(row.subject),
                     name_cell(row.metric),
                     row.statistic,
                     "",
@@ -504,7 +504,7 @@ def comparison_lines(comparison: BaselineComparison | None, note: str | None) ->
         base = c.baseline_statistic
         rows.append(
             [
-                name_cell(row.participant),
+                name_cell(row.subject),
                 name_cell(row.metric),
                 row.statistic,
                 in_unit([c.baseline_statistic], unit, base),
@@ -642,7 +642,7 @@ def history_lines(history: RunHistory) -> list[str]:
         )
     by_participant: dict[str, list[HistorySeries]] = {}
     for series in history.series:
-        by_participant.setdefault(series.participant, []).append(series)
+        by_participant.setdefault(series.subject, []).append(series)
     for participant, group in by_participant.items():
         lines.append(f"  {name_cell(participant)}")
         header = ["run", "started"] + [f"{name_cell(s.label)} {s.statistic}" for s in group]

@@ -421,7 +421,7 @@ def _comparison(report: RunReport) -> str:
     for row in comparison.rows:
         c = row.comparison
         if c is None:
-            cells = [_td(row.participant), _td(row.metric), _td(row.statistic)]
+            cells = [_td(row.subject), _td(row.metric), _td(row.statistic)]
             cells += [_td("–"), _td("–"), _td("–"), _td("–"), _td(row.note or "")]
             cells += [_td(""), _td(""), _td("")]
             rows.append(cells)
@@ -431,7 +431,7 @@ def _comparison(report: RunReport) -> str:
         cls = verdict if verdict in ("regressed", "improved") else ""
         rows.append(
             [
-                _td(row.participant),
+                _td(row.subject),
                 _td(row.metric),
                 _td(row.statistic),
                 _td(in_unit([base], unit, base), num=True),
