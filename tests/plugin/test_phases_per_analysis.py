@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
-from helpers.sessions import bench
+from helpers.sessions import bench, store_path, stored_runs
+from pytest_benchsdk.cli import main
 
 _PRELUDE = "import random\n"
 _COLD_WARM_SCORING = (
@@ -151,3 +153,75 @@ def test_an_unknown_phase_in_the_config_is_a_config_error(pytester: pytest.Pytes
         ]
     )
     assert result.ret != pytest.ExitCode.OK
+
+
+#: 20 cold and 20 warm iterations of a jittered value; $COLD_SLOWDOWN scales cold alone.
+COLD_ONLY_REGRESSION = bench(
+    'participants=[Participant("p1")],\n'
+    'phases=[Phase("cold", 20), Phase("warm", 20)],\n'
+    f"scoring={_COLD_WARM_SCORING}",
+    """
+    import os
+
+    @define_task
+    def task(participant, phase, task_index, measure):
+        jitter = random.Random(task_index).lognormvariate(0, 0.05)
+        if phase == "cold":
+            base = 100 * float(os.environ.get("COLD_SLOWDOWN", "1"))
+        else:
+            base = 10
+        measure(request_ms=base * jitter)
+    """,
+    prelude=_PRELUDE,
+)
+
+
+def test_compare_rows_are_per_phase_in_every_view(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytester.makepyfile(bench_x=COLD_ONLY_REGRESSION)
+    args = ("--bench", "--bench-dry-run", "-p", "no:randomly")
+    assert pytester.runpytest_inprocess(*args).ret == 0
+    monkeypatch.setenv("COLD_SLOWDOWN", "1.5")
+    result = pytester.runpytest_inprocess(
+        *args,
+        "--bench-compare",
+        "--bench-json",
+        "out.json",
+        "--bench-markdown",
+        "out.md",
+        "--bench-export",
+        "bmf:out.bmf.json",
+    )
+    # Pooled, the +50 % of cold was diluted by warm's unchanged half; per phase it stands out
+    # and warm stays unchanged.
+    result.stdout.fnmatch_lines(
+        [
+            "    p1 · cold    request_ms  median  * ms *+50.0%*regressed*",
+            "    p1 · cold    request_ms  p95     * ms *regressed*",
+            "    p1 · warm    request_ms  median  * ms *+0.0%*unchanged*",
+            "    p1 · warm    request_ms  p95     * ms *unchanged*",
+        ]
+    )
+    (benchmark,) = json.loads((pytester.path / "out.json").read_text())["benchmarks"]
+    rows = benchmark["comparison"]["rows"]
+    assert [(r["phase"], r["statistic"], r["verdict"]) for r in rows] == [
+        ("cold", "median", "regressed"),
+        ("cold", "p95", "regressed"),
+        ("warm", "median", "unchanged"),
+        ("warm", "p95", "unchanged"),
+    ]
+    markdown = (pytester.path / "out.md").read_text()
+    assert "| p1 · cold | request_ms | median |" in markdown
+    assert "| p1 · warm | request_ms | median |" in markdown
+    bmf = json.loads((pytester.path / "out.bmf.json").read_text())
+    assert set(bmf) == {"demo/p1", "demo/p1 · cold", "demo/p1 · warm"}
+    assert bmf["demo/p1 · cold"]["request_ms median"]["value"] > 140
+    # `show` renders the stored comparison: the same rows.
+    current = stored_runs(store_path(pytester))[-1].run_id
+    assert main(["--store", str(store_path(pytester)), "show", current]) == 0
+    shown = capsys.readouterr().out
+    assert re.search(r"p1 · cold +request_ms +median .* regressed", shown), shown
+    assert re.search(r"p1 · warm +request_ms +median .* unchanged", shown), shown
