@@ -225,3 +225,31 @@ def test_compare_rows_are_per_phase_in_every_view(
     shown = capsys.readouterr().out
     assert re.search(r"p1 · cold +request_ms +median .* regressed", shown), shown
     assert re.search(r"p1 · warm +request_ms +median .* unchanged", shown), shown
+
+
+def test_history_follows_each_phase(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytester.makepyfile(bench_x=COLD_ONLY_REGRESSION)
+    for _ in range(2):
+        assert pytester.runpytest_inprocess("--bench", "--bench-dry-run").ret == 0
+    capsys.readouterr()
+    store = str(store_path(pytester))
+    assert main(["--store", store, "history", "demo", "--metric", "request_ms", "--json"]) == 0
+    (history,) = json.loads(capsys.readouterr().out)
+    series = [(s["participant"], s["phase"], s["statistic"]) for s in history["series"]]
+    assert series == [
+        ("p1", None, "median"),
+        ("p1", None, "p95"),
+        ("p1", "cold", "median"),
+        ("p1", "cold", "p95"),
+        ("p1", "warm", "median"),
+        ("p1", "warm", "p95"),
+    ]
+    cold = history["series"][2]["points"]
+    assert len(cold) == 2
+    assert cold[0]["value"] > 90
+    assert main(["--store", store, "history", "demo", "--metric", "request_ms"]) == 0
+    text = capsys.readouterr().out
+    assert "  p1 · cold" in text.splitlines()
+    assert "  p1 · warm" in text.splitlines()
