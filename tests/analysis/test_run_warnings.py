@@ -243,3 +243,12 @@ def test_series_checks_are_the_per_series_codes_in_order() -> None:
 def test_bad_counts_are_clear_value_errors(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         run_warnings("e2b", {}, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_first_outlier_of_a_phase_names_the_phase_s_own_warm_up() -> None:
+    samples = [1000.0, *steady(40)]
+    (found,) = [
+        w for w in run_warnings("e2b", {"tti_ms": samples}, phase="cold") if w.code == FIRST_OUTLIER
+    ]
+    assert found.message.startswith("the first iteration of phase cold is far above the others")
+    assert 'Phase("cold", ..., warmup=1)' in found.message

@@ -139,6 +139,8 @@ class Series:
     unit: str = ""
     warmup: int = 0
     p99_counts: bool = True
+    #: The phase the samples are of (None: the whole run), for advice that names it.
+    phase: str | None = None
 
 
 def _p99_check(series: Series) -> str | None:
@@ -146,7 +148,7 @@ def _p99_check(series: Series) -> str | None:
 
 
 def _first_outlier_check(series: Series) -> str | None:
-    return _first_outlier(series.values, series.unit, series.warmup)
+    return _first_outlier(series.values, series.unit, series.warmup, series.phase)
 
 
 def _high_variance_check(series: Series) -> str | None:
@@ -241,6 +243,7 @@ def run_warnings(
             unit=(units or {}).get(metric, ""),
             warmup=warmup,
             p99_counts=p99_metrics is None or metric in p99_metrics,
+            phase=phase,
         )
         for code, check in SERIES_CHECKS:
             message = check(series)
@@ -279,7 +282,9 @@ def _p99_few_samples(values: Sequence[float], counts: bool) -> str | None:
     )
 
 
-def _first_outlier(values: Sequence[float], unit: str, warmup: int) -> str | None:
+def _first_outlier(
+    values: Sequence[float], unit: str, warmup: int, phase: str | None = None
+) -> str | None:
     if len(values) < _FIRST_OUTLIER_MIN_SAMPLES:
         return None
     first, rest = values[0], values[1:]
@@ -301,6 +306,14 @@ def _first_outlier(values: Sequence[float], unit: str, warmup: int) -> str | Non
             "iteration(s): what it pays for is not warmed up by them (a cost per phase or per "
             "participant, a cache the warm-up task does not touch) or they are too few; raise "
             "warmup, or make the warm-up iterations do what the first measured one does"
+        )
+    if phase is not None:
+        # warmup= and --bench-warmup reach every phase but one named cold: name the phase's own.
+        return (
+            f"the first iteration of phase {phase} is {facts}: it likely pays for warming up "
+            f"(connections, caches, JIT); add warm-up iterations before it "
+            f'(Phase("{phase}", ..., warmup=1), or warmup=1 / --bench-warmup 1 for a phase not '
+            "named cold), which run first and are never scored"
         )
     return (
         f"the first iteration is {facts}: it likely pays for warming up (connections, caches, "
