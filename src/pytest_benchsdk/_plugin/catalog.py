@@ -129,7 +129,8 @@ class Catalog:
         return f"Unknown participant(s): {', '.join(unknown)}. Available: {', '.join(declared)}"
 
     def selection_errors(self) -> list[str]:
-        """Custom args that no collected bench file declares."""
+        """Custom args that no collected bench file declares, and ``--bench-threshold``s naming
+        a phase that no collected bench file has."""
         if not self.files:
             return []
         errors: list[str] = []
