@@ -11,9 +11,9 @@ against a local HTTP server (``http.server`` on loopback, started by the bench f
   phase named cold gets no warm-up), without which the first warm iteration pays the set-up and
   is, rightly, a ``first-outlier`` of warm.
 
-Two participants: ``steady`` (unchanged code), and ``leaky``, whose server keeps every request
-it served in warm and scans them on each new one (a real drift within warm: it gets slower
-with every iteration).
+Two participants: ``steady`` (unchanged code), and ``leaky``, whose server keeps more data for
+every request it served in warm and scans all of it on each new one (a real drift within warm:
+each iteration is slower than the last, the scan growing with the square of the requests).
 
 For each session the script counts the warnings the session printed (from its ``--bench-json``)
 and, from the same stored records, what the analysis said before phases were judged apart: the
@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -54,6 +55,7 @@ from pytest_benchsdk import Participant, Phase, define_benchmark_config, define_
 
 SETUP_ROUNDS = int(os.environ.get("BENCH_SETUP_ROUNDS", "10000"))
 SEEN: list[int] = []
+SERVED = [0]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -68,7 +70,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         if self.path == "/leaky":
-            SEEN.extend(range(20_000))  # kept forever, scanned on every request
+            # Kept forever and scanned on every request, each keeping more than the last: the
+            # scan grows with the square of the requests served (a cache that never evicts).
+            SERVED[0] += 1
+            SEEN.extend(range(5_000 * SERVED[0]))
             total = sum(SEEN)
         else:
             total = 0
@@ -161,6 +166,12 @@ def pooled_codes(store_path: Path) -> dict[str, set[str]]:
     return found
 
 
+def _drift(message: str) -> str:
+    """`` -16%`` of a trend's message (its last third against its first), else ``""``."""
+    found = re.search(r"last third's median ([+-]\d+%)", message)
+    return f" {found.group(1)}" if found else ""
+
+
 def cold_warm_ratio(benchmark: dict[str, object], participant: str) -> float:
     """The participant's cold median latency over its warm one (from the run's records)."""
     (entry,) = [p for p in benchmark["participants"] if p["participant"] == participant]  # type: ignore[attr-defined]
@@ -206,11 +217,13 @@ def run(args: argparse.Namespace) -> None:
     for index in range(args.sessions):
         benchmark = session(project, env)
         pooled = pooled_codes(store_path)
-        said = {
-            (w["participant"], w["phase"], w["code"])
-            for w in benchmark["warnings"]  # type: ignore[union-attr]
-        }
-        steady_now = sorted(f"{c} ({p})" for n, p, c in said if n == "steady" and c in _WATCHED)
+        warnings = list(benchmark["warnings"])  # type: ignore[call-overload]
+        said = {(w["participant"], w["phase"], w["code"]) for w in warnings}
+        steady_now = sorted(
+            f"{w['code']} ({w['phase']}{_drift(w['message'])})"
+            for w in warnings
+            if w["participant"] == "steady" and w["code"] in _WATCHED
+        )
         leaky_trend = ("leaky", "warm", "trend") in said
         steady_pooled = sorted(pooled.get("steady", set()) & set(_WATCHED))
         leaky_pooled = "trend" in pooled.get("leaky", set())
