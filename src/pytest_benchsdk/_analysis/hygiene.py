@@ -132,10 +132,11 @@ class RunWarning:
 @attrs.frozen
 class Series:
     """One metric's samples of one participant (or phase), in run order, with what the checks
-    need to judge them: the metric's ``unit``, the ``warmup`` iterations run before them and
-    whether its p99 counts (``p99_counts``)."""
+    need to judge them: the ``metric``'s key and ``unit``, the ``warmup`` iterations run before
+    them and whether its p99 counts (``p99_counts``)."""
 
     values: Sequence[float]
+    metric: str = ""
     unit: str = ""
     warmup: int = 0
     p99_counts: bool = True
@@ -240,6 +241,7 @@ def run_warnings(
     for metric, values in values_of.items():
         series = Series(
             values,
+            metric=metric,
             unit=(units or {}).get(metric, ""),
             warmup=warmup,
             p99_counts=p99_metrics is None or metric in p99_metrics,
