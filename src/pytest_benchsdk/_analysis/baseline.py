@@ -336,7 +336,7 @@ class MetricComparison:
             None if comparison is None else Comparison.from_json(comparison),
             data.get("note"),
             None if history is None else BetweenRunNoise.from_json(history),
-            None if phase is None else str(phase),
+            phase=None if phase is None else str(phase),
         )
 
 
