@@ -219,3 +219,54 @@ def test_a_short_history_widens_the_band() -> None:
     assert long is not None
     ratio = math.log1p(short.band) / math.log1p(long.band)
     assert ratio == pytest.approx(4.3027 / 2.0423, rel=1e-3)
+
+
+def _phased(values: list[float], phases: list[str | None]) -> tuple[TaskRecord, ...]:
+    return tuple(
+        TaskRecord(
+            task_index=i,
+            status="success",
+            latency_ms=v,
+            data={} if phase is None else {"phase": phase},
+        )
+        for i, (v, phase) in enumerate(zip(values, phases, strict=True))
+    )
+
+
+def test_rows_are_per_phase_and_a_baseline_without_phases_compares_pooled() -> None:
+    from pytest_benchsdk._analysis.baseline import (
+        Baseline,
+        compare_with_baseline,
+        history_key,
+        pooled_participants,
+    )
+
+    split = ["cold"] * 40 + ["warm"] * 40
+    cold, warm = lognormal(40, 1), [v / 10 for v in lognormal(40, 2)]
+    slower_cold = [v * 1.5 for v in cold]
+    before = {"p1": _phased(cold + warm, split)}
+    after = {"p1": _phased(slower_cold + warm, split)}
+    calm = [20.0, 20.2, 19.9, 20.1, 20.0]
+    rows = compare_runs(
+        before, after, None, history={history_key("p1", "latency_ms", "median", "warm"): calm}
+    )
+    assert [(r.subject, r.statistic, r.verdict) for r in rows] == [
+        ("p1 · cold", "median", "regressed"),
+        ("p1 · cold", "p95", "regressed"),
+        ("p1 · warm", "median", "unchanged"),
+        ("p1 · warm", "p95", "unchanged"),
+    ]
+    # The warm median's history is its own; Bonferroni for the four rows.
+    assert rows[2].history == between_run_noise(calm, rows=4)
+    assert rows[0].history is None
+    assert MetricComparison.from_json(rows[0].to_json()) == rows[0]
+    # A row stored before phases were compared apart reads back as the whole run's.
+    old = rows[0].to_json()
+    del old["phase"]
+    assert MetricComparison.from_json(old).phase is None
+    # A baseline whose records carry no phase: pooled against pooled, and said so.
+    unsplit = {"p1": _phased(cold + warm, [None] * 80)}
+    assert pooled_participants(unsplit, after) == ["p1"]
+    comparison = compare_with_baseline(Baseline("old", None, unsplit, {}), after, None, {})
+    assert [(r.subject, r.statistic) for r in comparison.rows] == [("p1", "median"), ("p1", "p95")]
+    assert any("carry no phases" in w for w in comparison.warnings)

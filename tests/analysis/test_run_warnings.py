@@ -197,10 +197,42 @@ def test_to_json() -> None:
         "code": FAILURE_RATE,
         "message": warning.message,
         "participant": "e2b",
+        "phase": None,
         "metric": None,
         "metrics": [],
     }
     assert RunWarning.from_json(json.loads(json.dumps(data))) == warning
+
+
+def test_a_phase_warning_names_its_phase_and_reads_back() -> None:
+    (warning,) = run_warnings("e2b", {}, iterations=10, failed=5, phase="cold")
+    assert warning.phase == "cold"
+    assert warning.subject == "e2b · cold"
+    assert warning.to_json()["phase"] == "cold"
+    assert RunWarning.from_json(json.loads(json.dumps(warning.to_json()))) == warning
+    # Stored before phases were judged apart: about the whole run.
+    old = {"code": TREND, "message": "m", "participant": "e2b", "metrics": ["tti_ms"]}
+    assert RunWarning.from_json(old).phase is None
+    assert RunWarning.from_json(old).subject == "e2b"
+
+
+def test_each_phase_is_its_own_series() -> None:
+    """A cold phase ten times slower than the warm one: pooled, it is a first outlier, a trend
+    and high variance; judged per phase (as the results do with phases), nothing."""
+    cold = steady(20, seed=1, sigma=0.03)
+    warm = [v / 10 for v in steady(40, seed=2, sigma=0.03)]
+    pooled = codes(cold + warm)
+    assert {FIRST_OUTLIER, TREND, HIGH_VARIANCE} <= set(pooled)
+    assert codes(cold) == [P99_FEW_SAMPLES]
+    assert codes(warm) == [P99_FEW_SAMPLES]
+
+
+def test_series_checks_are_the_per_series_codes_in_order() -> None:
+    from pytest_benchsdk._analysis.hygiene import SERIES_CHECKS
+
+    per_series = [code for code, _ in SERIES_CHECKS]
+    assert per_series == [c for c in WARNING_CODES if c in per_series]
+    assert per_series == [P99_FEW_SAMPLES, FIRST_OUTLIER, HIGH_VARIANCE, TREND]
 
 
 @pytest.mark.parametrize(
@@ -215,6 +247,15 @@ def test_to_json() -> None:
 def test_bad_counts_are_clear_value_errors(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         run_warnings("e2b", {}, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_first_outlier_of_a_phase_names_the_phase_s_own_warm_up() -> None:
+    samples = [1000.0, *steady(40)]
+    (found,) = [
+        w for w in run_warnings("e2b", {"tti_ms": samples}, phase="cold") if w.code == FIRST_OUTLIER
+    ]
+    assert found.message.startswith("the first iteration of phase cold is far above the others")
+    assert 'Phase("cold", ..., warmup=1)' in found.message
 
 
 # ------------------------------------------------------------------ timer-floor (issue 30, 2)

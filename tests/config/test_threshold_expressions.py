@@ -150,3 +150,65 @@ def test_success_rate_and_score() -> None:
     assert (rate.observed, rate.passed) == (0.98, False)
     score = evaluate_threshold(parse_threshold("score", ">= 70"), "p", score=71.5)
     assert score.passed
+
+
+def test_a_threshold_may_name_its_phase() -> None:
+    warm = parse_threshold("request_ms", " warm : p95 < 40")
+    assert warm == Threshold("request_ms", "p95", "<", 40.0, "warm")
+    assert warm.expression == "warm:p95<40"
+    assert warm.label == "warm-request_ms-p95<40"
+    assert parse_threshold("request_ms", warm.expression) == warm  # as the snapshot keeps it
+    assert parse_cli_threshold("request_ms: warm: p95 < 40") == warm
+    assert parse_threshold("success_rate", "cold: >= 0.9").phase == "cold"
+    with pytest.raises(ValueError, match="score is the participant's composite score"):
+        parse_threshold("score", "warm: >= 70")
+    with pytest.raises(ValueError, match="the phase before ':' is empty"):
+        parse_threshold("request_ms", ": p95 < 40")
+
+
+def test_a_threshold_without_a_phase_is_one_per_phase() -> None:
+    from pytest_benchsdk._config.thresholds import thresholds_per_phase, unknown_phase_problem
+
+    any_phase = Threshold("request_ms", "p95", "<", 40.0)
+    score = Threshold("score", None, ">=", 70.0)
+    warm = Threshold("request_ms", "p95", "<", 40.0, "warm")
+    # score stays the participant's; the warm one named twice is judged once.
+    assert thresholds_per_phase([any_phase, score, warm], ["cold", "warm"]) == (
+        Threshold("request_ms", "p95", "<", 40.0, "cold"),
+        warm,
+        score,
+    )
+    # Without phases, or with one, nothing is split.
+    assert thresholds_per_phase([any_phase], []) == (any_phase,)
+    assert thresholds_per_phase([any_phase], ["only"]) == (any_phase,)
+    assert unknown_phase_problem(warm, ["cold", "warm"]) is None
+    assert unknown_phase_problem(warm, ["a", "b"]) == (
+        "names the phase 'warm', which the benchmark does not have (its phases: a, b)"
+    )
+    assert unknown_phase_problem(warm, []) == (
+        "names the phase 'warm', but the benchmark has no phases"
+    )
+
+
+def test_a_config_threshold_naming_an_unknown_phase_is_a_config_error() -> None:
+    with pytest.raises(BenchmarkConfigError, match="its phases: cold, warm"):
+        define_benchmark_config(
+            **BASE,
+            phases=[{"name": "cold", "iterations": 1}, {"name": "warm", "iterations": 1}],
+            thresholds={"request_ms": ["hot: p95 < 40"]},
+        )
+
+
+def test_a_verdict_names_its_phase_and_an_old_one_reads_back() -> None:
+    verdict = evaluate_threshold(
+        Threshold("request_ms", "p95", "<", 40.0, "warm"),
+        "e2b",
+        stats=SampleStats.of([10.0, 12.0]),
+        unit="ms",
+    )
+    assert verdict.message().startswith("e2b · warm: request_ms p95 = ")
+    data = verdict.to_json()
+    assert data["phase"] == "warm"
+    assert ThresholdVerdict.from_json(data) == verdict
+    del data["phase"]
+    assert ThresholdVerdict.from_json(data).threshold.phase is None

@@ -7,8 +7,9 @@ home of baselines, :mod:`pytest_benchsdk.results` (``results/_baselines.py``), w
 :class:`Baseline` to :func:`compare_with_baseline` through
 :func:`~pytest_benchsdk.results.analyse`.
 
-Per participant present in both runs and per compared metric (the scored metrics; the
-iteration latency when nothing is scored), the median and the p95 are compared with
+Per participant present in both runs (per participant × phase, when the run has phases: a
+cold-only regression is not diluted by the warm samples) and per compared metric (the scored
+metrics; the iteration latency when nothing is scored), the median and the p95 are compared with
 :func:`~pytest_benchsdk.compare.compare_samples` (bootstrap interval of the relative change,
 Mann–Whitney U, a verdict only when the change is significant and clears the noise threshold).
 A metric's samples are what scoring counts (:func:`~pytest_benchsdk.scoring.metric_samples`),
@@ -67,7 +68,10 @@ __all__ = [
     "compare_runs",
     "compare_with_baseline",
     "compared_metrics",
+    "history_key",
     "measured_keys",
+    "pooled_participants",
+    "record_phase",
     "setup_differences",
 ]
 
@@ -85,8 +89,24 @@ NOISE_HISTORY: Final = "history"
 # The median of |N(0, 1)|: the median absolute value of a normal deviate is 0.6745 σ.
 _MEDIAN_ABS_NORMAL: Final = 0.6744897501960817
 
-#: A row of the comparison: (participant, metric, statistic).
-HistoryKey = tuple[str, str, str]
+#: A row of the comparison: ``(participant, metric, statistic)``, and the phase after them for
+#: a phase's row (:func:`history_key`).
+HistoryKey = tuple[str, ...]
+
+
+def history_key(
+    participant: str, metric: str, statistic: str, phase: str | None = None
+) -> HistoryKey:
+    """The key of a row's values in a history: a phase's rows have their own."""
+    key = (participant, metric, statistic)
+    return key if phase is None else (*key, phase)
+
+
+def record_phase(record: TaskRecord) -> str | None:
+    """The record's phase (``data["phase"]``, set by the plugin; None without phases)."""
+    data = record.data
+    phase = data.get("phase") if isinstance(data, Mapping) else None
+    return phase if isinstance(phase, str) else None
 
 
 @attrs.frozen
@@ -252,7 +272,8 @@ def _samples(
 
 @attrs.frozen
 class MetricComparison:
-    """One participant × metric × statistic: the comparison, or why there is none (``note``).
+    """One participant × metric × statistic (× ``phase``, with phases): the comparison, or why
+    there is none (``note``).
 
     ``comparison`` is :func:`~pytest_benchsdk.compare.compare_samples`' within-run result;
     ``history`` the between-run noise of the statistic, when enough earlier runs had it. The
@@ -272,6 +293,13 @@ class MetricComparison:
     #: Whether the row's verdict counts (``--bench-compare-fail``, the summary); a row of a
     #: metric ``--bench-compare-on`` did not name is shown, not judged.
     judged: bool = True
+    #: The phase whose samples both sides compare (None: the participant's whole run).
+    phase: str | None = None
+
+    @property
+    def subject(self) -> str:
+        """Who the row is about, as the views print it: ``e2b``, or ``e2b · cold``."""
+        return self.participant if self.phase is None else f"{self.participant} · {self.phase}"
 
     @property
     def verdict(self) -> str | None:
@@ -340,7 +368,7 @@ class MetricComparison:
     def line(self) -> str:
         """One line for people: participant, metric, statistic, baseline → current, change
         and its interval, verdict."""
-        head = f"{self.participant} {self.metric} {self.statistic}"
+        head = f"{self.subject} {self.metric} {self.statistic}"
         c = self.comparison
         if c is None:
             return f"{head}: {self.note}"
@@ -358,6 +386,7 @@ class MetricComparison:
         detectable = self.detectable
         return {
             "participant": self.participant,
+            "phase": self.phase,
             "metric": self.metric,
             "statistic": self.statistic,
             "unit": self.unit,
@@ -375,6 +404,7 @@ class MetricComparison:
     def from_json(cls, data: Mapping[str, Any]) -> MetricComparison:
         comparison = data.get("comparison")
         history = data.get("history")
+        phase = data.get("phase")  # absent in rows stored before phases were compared apart
         return cls(
             str(data["participant"]),
             str(data["metric"]),
@@ -384,15 +414,16 @@ class MetricComparison:
             data.get("note"),
             None if history is None else BetweenRunNoise.from_json(history),
             bool(data.get("judged", True)),
+            phase=None if phase is None else str(phase),
         )
 
 
 @attrs.frozen
 class BaselineComparison:
     """A run compared with its baseline: what the baseline is, the setup differences, the
-    rows (participant × metric × statistic), and ``history_runs``: how many earlier complete
-    runs with the same setup the store held (None: none was looked up, e.g. without a
-    store)."""
+    rows (participant × metric × statistic, per phase with phases), and ``history_runs``: how
+    many earlier complete runs with the same setup the store held (None: none was looked up,
+    e.g. without a store)."""
 
     baseline: str
     baseline_run_id: str | None
@@ -458,7 +489,7 @@ class BaselineComparison:
 class Baseline:
     """The run a comparison is made against: where it came from (``label``), its records per
     participant and its setup (``{"benchmark", "knobs", "environment"}``, and ``dry_run``
-    when known). ``history``: per participant × metric × statistic its values in the earlier
+    when known). ``history``: per row (:func:`history_key`) its values in the earlier
     complete runs with the current run's setup, oldest first, of which the store held
     ``history_runs`` (None: not looked up). Found by :mod:`pytest_benchsdk.results`
     (``find_baseline``)."""
@@ -481,8 +512,10 @@ def compare_with_baseline(
 ) -> BaselineComparison:
     """The run (``current``: its records per participant; ``setup`` as :class:`Baseline`'s)
     compared with ``baseline``: the rows (:func:`compare_runs`, with the baseline's history)
-    and the setup differences (:func:`setup_differences`). ``compare_on``: the metrics whose
-    verdicts count (:class:`CompareOnError` for one that no participant measured)."""
+    and the setup differences (:func:`setup_differences`), and a line for each participant
+    whose phases the baseline does not split (:func:`pooled_participants`). ``compare_on``: the
+    metrics whose verdicts count (:class:`CompareOnError` for one that no participant
+    measured)."""
     check_compare_on(compare_on, current, spec)
     rows = compare_runs(
         baseline.records,
@@ -492,14 +525,42 @@ def compare_with_baseline(
         history=baseline.history,
         compare_on=compare_on,
     )
+    pooled = pooled_participants(baseline.records, current)
+    notes = (
+        (
+            f"the baseline's records of {', '.join(pooled)} carry no phases (stored before "
+            "phases were recorded, or by another tool): compared over all phases together",
+        )
+        if pooled
+        else ()
+    )
     return BaselineComparison(
         baseline.label,
         baseline.run_id,
-        setup_differences(baseline.setup, setup),
+        (*setup_differences(baseline.setup, setup), *notes),
         rows,
         baseline.history_runs,
         tuple(compare_on),
     )
+
+
+def _phases(records: Sequence[TaskRecord]) -> list[str]:
+    """The records' phases in first-seen order; empty with fewer than two (one phase is the
+    whole run)."""
+    phases = [p for p in dict.fromkeys(record_phase(r) for r in records) if p is not None]
+    return phases if len(phases) > 1 else []
+
+
+def pooled_participants(
+    baseline: Mapping[str, Sequence[TaskRecord]], current: Mapping[str, Sequence[TaskRecord]]
+) -> list[str]:
+    """The participants whose current records have phases while their baseline records have
+    none: :func:`compare_runs` compares them over all phases together."""
+    return [
+        name
+        for name, records in current.items()
+        if name in baseline and _phases(records) and not _phases(baseline[name])
+    ]
 
 
 def compare_runs(
@@ -513,19 +574,42 @@ def compare_runs(
     history: Mapping[HistoryKey, Sequence[float]] | None = None,
     compare_on: Sequence[str] = (),
 ) -> tuple[MetricComparison, ...]:
-    """Rows for every participant of ``current`` (in its order) × compared metric × statistic.
-    A participant missing from the baseline, or a side without samples, gets a row with a
-    ``note`` instead of a comparison. ``history`` gives per row the statistic in earlier
+    """Rows for every participant of ``current`` (in its order) × compared metric × statistic;
+    with phases (two or more in the current records), per participant × phase × metric ×
+    statistic, each side's records of that phase (a baseline whose records carry no phases:
+    one pooled row per metric × statistic, see :func:`pooled_participants`). A participant
+    missing from the baseline, or a side without samples, gets a row with a ``note`` instead
+    of a comparison. ``history`` gives per row (:func:`history_key`) the statistic in earlier
     complete runs, oldest first (:func:`between_run_noise` of it goes into the row).
     ``compare_on``: the metrics whose rows are judged (empty: every row); see
     :func:`compared_metrics`."""
     metrics = compared_metrics(spec, compare_on)
     judged = {m.key for m in metrics if not compare_on or m.key in compare_on}
+    # (participant, phase, baseline's records or None, current's records)
+    parts: list[tuple[str, str | None, Sequence[TaskRecord] | None, Sequence[TaskRecord]]] = []
+    for participant, records in current.items():
+        before = baseline.get(participant)
+        phases = _phases(records)
+        if before is not None and phases and not _phases(before):
+            phases = []  # nothing to split the baseline by: pooled against pooled
+        if not phases:
+            parts.append((participant, None, before, records))
+            continue
+        for name in phases:
+            parts.append(
+                (
+                    participant,
+                    name,
+                    None if before is None else [r for r in before if record_phase(r) == name],
+                    [r for r in records if record_phase(r) == name],
+                )
+            )
     rows: list[MetricComparison] = []
     # Every judged row can fail the session: the history's band holds for all of them together.
-    compared = sum(p in baseline for p in current) * len(judged) * len(COMPARED_STATISTICS)
-    for participant, records in current.items():
-        if participant not in baseline:
+    compared = sum(part[2] is not None for part in parts)
+    compared *= len(judged) * len(COMPARED_STATISTICS)
+    for participant, phase, then_records, now_records in parts:
+        if then_records is None:
             rows.extend(
                 MetricComparison(
                     participant,
@@ -535,13 +619,14 @@ def compare_runs(
                     None,
                     "not in the baseline run",
                     judged=m.key in judged,
+                    phase=phase,
                 )
                 for m in metrics
                 for s in COMPARED_STATISTICS
             )
             continue
-        now = _samples(records, metrics, spec)
-        then = _samples(baseline[participant], metrics, spec)
+        now = _samples(now_records, metrics, spec)
+        then = _samples(then_records, metrics, spec)
         for metric in metrics:
             for statistic in COMPARED_STATISTICS:
                 row = _compare_one(
@@ -554,7 +639,9 @@ def compare_runs(
                     alpha=alpha,
                     seed=seed,
                 )
-                past = (history or {}).get((participant, metric.key, statistic), ())
+                row = attrs.evolve(row, phase=phase)
+                key = history_key(participant, metric.key, statistic, phase)
+                past = (history or {}).get(key, ())
                 noise = between_run_noise(list(past)[-HISTORY_RUNS:], alpha, max(compared, 1))
                 if row.comparison is not None and noise is not None:
                     row = attrs.evolve(row, history=noise)

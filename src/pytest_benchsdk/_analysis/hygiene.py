@@ -2,8 +2,12 @@
 
 Public home: :mod:`pytest_benchsdk.compare`. Each warning has a stable code (the constants
 below, the one place they are spelled), a message for people (numbers in the metric's unit),
-the participant and the metrics it is about: metrics whose findings say the same are one
-warning. The checks are advisory: the caller decides which codes it shows.
+the participant (and phase) and the metrics it is about: metrics whose findings say the same
+are one warning. The checks are advisory: the caller decides which codes it shows.
+
+A benchmark with phases is judged per participant × phase: a cold phase that is slower than the
+warm one is the point of the phases, never a ``trend`` or ``first-outlier``. The checks of one
+series are :data:`SERIES_CHECKS`, so a new one is one entry there.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import collections
 import math
 import statistics
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -25,10 +29,12 @@ __all__ = [
     "FIRST_OUTLIER",
     "HIGH_VARIANCE",
     "P99_FEW_SAMPLES",
+    "SERIES_CHECKS",
     "TIMER_FLOOR",
     "TREND",
     "WARNING_CODES",
     "RunWarning",
+    "Series",
     "run_warnings",
     "step_floor_warnings",
 ]
@@ -93,6 +99,13 @@ class RunWarning:
     message: str
     participant: str
     metrics: tuple[str, ...] = attrs.field(default=(), converter=_metric_names)
+    #: The phase whose samples it judged (None: the participant's whole run, no phases).
+    phase: str | None = None
+
+    @property
+    def subject(self) -> str:
+        """Who it is about, as the views print it: ``e2b``, or ``e2b · cold`` for a phase."""
+        return self.participant if self.phase is None else f"{self.participant} · {self.phase}"
 
     @property
     def metric(self) -> str | None:
@@ -100,29 +113,79 @@ class RunWarning:
         return ", ".join(self.metrics) if self.metrics else None
 
     def to_json(self) -> dict[str, Any]:
-        """``{code, message, participant, metric, metrics}`` (``metric``: :attr:`metric`, as
-        earlier versions wrote it)."""
+        """``{code, message, participant, phase, metric, metrics}`` (``metric``: :attr:`metric`,
+        as earlier versions wrote it)."""
         return {
             "code": self.code,
             "message": self.message,
             "participant": self.participant,
+            "phase": self.phase,
             "metric": self.metric,
             "metrics": list(self.metrics),
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunWarning:
-        """Read back :meth:`to_json` (also the form without ``metrics``)."""
+        """Read back :meth:`to_json` (also the forms without ``metrics`` or ``phase``, as
+        earlier versions stored them: a warning about the whole run)."""
         metrics = data.get("metrics")
         if metrics is None:
             metric = data.get("metric")
             metrics = () if metric is None else (str(metric),)
+        phase = data.get("phase")
         return cls(
             str(data["code"]),
             str(data["message"]),
             str(data["participant"]),
             tuple(str(m) for m in metrics),
+            None if phase is None else str(phase),
         )
+
+
+@attrs.frozen
+class Series:
+    """One metric's samples of one participant (or phase), in run order, with what the checks
+    need to judge them: the ``metric``'s key and ``unit``, the ``warmup`` iterations run before
+    them and whether its p99 counts (``p99_counts``)."""
+
+    values: Sequence[float]
+    metric: str = ""
+    unit: str = ""
+    warmup: int = 0
+    p99_counts: bool = True
+    #: The phase the samples are of (None: the whole run), for advice that names it.
+    phase: str | None = None
+
+
+def _p99_check(series: Series) -> str | None:
+    return _p99_few_samples(series.values, series.p99_counts)
+
+
+def _first_outlier_check(series: Series) -> str | None:
+    return _first_outlier(series.values, series.unit, series.warmup, series.phase)
+
+
+def _high_variance_check(series: Series) -> str | None:
+    return _high_variance(series.values)
+
+
+def _trend_check(series: Series) -> str | None:
+    return _trend(series.values)
+
+
+def _timer_floor_check(series: Series) -> str | None:
+    return _timer_floor(series.values, series.unit, timed=series.metric == _LATENCY)
+
+
+#: The checks of one series, ``(code, check)``: a check returns its message, or None when the
+#: series is fine. Each runs on each participant × phase × metric.
+SERIES_CHECKS: Final[tuple[tuple[str, Callable[[Series], str | None]], ...]] = (
+    (P99_FEW_SAMPLES, _p99_check),
+    (FIRST_OUTLIER, _first_outlier_check),
+    (HIGH_VARIANCE, _high_variance_check),
+    (TREND, _trend_check),
+    (TIMER_FLOOR, _timer_floor_check),
+)
 
 
 def run_warnings(
@@ -135,13 +198,16 @@ def run_warnings(
     units: Mapping[str, str] | None = None,
     warmup: int = 0,
     scored: Collection[str] = (),
+    phase: str | None = None,
 ) -> list[RunWarning]:
-    """Warnings about one participant's run: ``samples`` maps each metric to its samples **in
-    run order** (task index); ``iterations`` and ``failed`` count the participant's iterations
-    and the failed ones among them; ``p99_metrics`` are the metrics whose p99 counts (a scoring
-    weight or a threshold on it; None: every metric); ``units`` the metrics' units (numbers in
-    messages are written in them); ``warmup`` the warm-up iterations run before the measured
-    ones; ``scored`` the metrics the participant's score is made of.
+    """Warnings about one participant's run (or one ``phase`` of it: the caller passes that
+    phase's samples, iterations and warm-up, and each warning names the phase): ``samples``
+    maps each metric to its samples **in run order** (task index); ``iterations`` and
+    ``failed`` count the participant's iterations and the failed ones among them;
+    ``p99_metrics`` are the metrics whose p99 counts (a scoring weight or a threshold on it;
+    None: every metric); ``units`` the metrics' units (numbers in messages are written in
+    them); ``warmup`` the warm-up iterations run before the measured ones; ``scored`` the
+    metrics the participant's score is made of.
 
     Codes, in this order (each code's findings in ``samples`` order):
 
@@ -185,6 +251,7 @@ def run_warnings(
                 f"than {_FAILURE_RATE_MAX:.0%}): the score only sees the ones that passed; "
                 "look at the failures before trusting it",
                 participant,
+                phase=phase,
             )
         )
     values_of = {metric: _as_floats(finite_samples(list(raw))) for metric, raw in samples.items()}
@@ -194,22 +261,22 @@ def run_warnings(
             if not values_of.get(metric):
                 found.setdefault((UNMEASURED_METRIC, _UNMEASURED_MESSAGE), []).append(metric)
     for metric, values in values_of.items():
-        unit = (units or {}).get(metric, "")
-        p99_counts = p99_metrics is None or metric in p99_metrics
-        messages = (
-            (P99_FEW_SAMPLES, _p99_few_samples(values, p99_counts)),
-            (FIRST_OUTLIER, _first_outlier(values, unit, warmup)),
-            (HIGH_VARIANCE, _high_variance(values)),
-            (TREND, _trend(values)),
-            (TIMER_FLOOR, _timer_floor(values, unit, timed=metric == _LATENCY)),
+        series = Series(
+            values,
+            metric=metric,
+            unit=(units or {}).get(metric, ""),
+            warmup=warmup,
+            p99_counts=p99_metrics is None or metric in p99_metrics,
+            phase=phase,
         )
-        for code, message in messages:
+        for code, check in SERIES_CHECKS:
+            message = check(series)
             if message is not None:
                 found.setdefault((code, message), []).append(metric)
     # In the codes' order, then the metrics' (a dict keeps the order findings were made in).
     for code in WARNING_CODES:
         warnings.extend(
-            RunWarning(code, message, participant, tuple(metrics))
+            RunWarning(code, message, participant, tuple(metrics), phase)
             for (kind, message), metrics in found.items()
             if kind == code
         )
@@ -239,7 +306,9 @@ def _p99_few_samples(values: Sequence[float], counts: bool) -> str | None:
     )
 
 
-def _first_outlier(values: Sequence[float], unit: str, warmup: int) -> str | None:
+def _first_outlier(
+    values: Sequence[float], unit: str, warmup: int, phase: str | None = None
+) -> str | None:
     if len(values) < _FIRST_OUTLIER_MIN_SAMPLES:
         return None
     first, rest = values[0], values[1:]
@@ -261,6 +330,14 @@ def _first_outlier(values: Sequence[float], unit: str, warmup: int) -> str | Non
             "iteration(s): what it pays for is not warmed up by them (a cost per phase or per "
             "participant, a cache the warm-up task does not touch) or they are too few; raise "
             "warmup, or make the warm-up iterations do what the first measured one does"
+        )
+    if phase is not None:
+        # warmup= and --bench-warmup reach every phase but one named cold: name the phase's own.
+        return (
+            f"the first iteration of phase {phase} is {facts}: it likely pays for warming up "
+            f"(connections, caches, JIT); add warm-up iterations before it "
+            f'(Phase("{phase}", ..., warmup=1), or warmup=1 / --bench-warmup 1 for a phase not '
+            "named cold), which run first and are never scored"
         )
     return (
         f"the first iteration is {facts}: it likely pays for warming up (connections, caches, "

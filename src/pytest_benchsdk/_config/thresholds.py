@@ -9,6 +9,12 @@ A data key takes ``<stat> <op> <number>`` (stat: median, p95, p99, mean, min, ma
 ``<=``, ``>``, ``>=``); ``success_rate`` and ``score`` take ``<op> <number>``. On the command
 line, ``--bench-threshold "tti_ms: p95 < 3000"`` adds one (``KEY: EXPR``).
 
+In a benchmark with phases an expression may name its phase, ``"warm: p95 < 40"`` (on the
+command line ``"request_ms: warm: p95 < 40"``), and is judged on that phase's iterations alone;
+one that names none is judged for each phase separately (:func:`thresholds_per_phase`), so a
+breach in cold never fails warm. ``score`` is the participant's (upstream's score pools the
+phases) and names no phase.
+
 A threshold reads the participant's summary (:mod:`pytest_benchsdk.results`), so its numbers
 are the ones the summary tables print: a data key's median/p95/p99 follow the one percentile
 rule (a scored metric's samples and ``trim`` as scoring takes them, any other key's passing
@@ -43,6 +49,8 @@ __all__ = [
     "parse_cli_threshold",
     "parse_threshold",
     "parse_thresholds",
+    "thresholds_per_phase",
+    "unknown_phase_problem",
 ]
 
 SUCCESS_RATE_KEY: Final = "success_rate"
@@ -67,22 +75,27 @@ _EXPRESSION: Final = re.compile(
 @attrs.frozen
 class Threshold:
     """One limit: ``metric`` (a data key, ``success_rate`` or ``score``), ``statistic``
-    (``None`` for the scalar keys), ``op`` and ``limit``."""
+    (``None`` for the scalar keys), ``op`` and ``limit``; ``phase`` the phase whose iterations
+    it judges (None: all of the participant's)."""
 
     metric: str
     statistic: str | None
     op: str
     limit: float
+    phase: str | None = None
 
     @property
     def expression(self) -> str:
-        """Canonical text without spaces: ``p95<3000``, ``>=0.99``."""
-        return f"{self.statistic or ''}{self.op}{py_number(self.limit)}"
+        """Canonical text without spaces: ``p95<3000``, ``>=0.99``, ``warm:p95<40`` (what
+        :func:`parse_threshold` reads back)."""
+        text = f"{self.statistic or ''}{self.op}{py_number(self.limit)}"
+        return text if self.phase is None else f"{self.phase}:{text}"
 
     @property
     def label(self) -> str:
-        """``tti_ms-p95<3000``: the threshold's part of its item id."""
-        return f"{self.metric}-{self.expression}"
+        """``tti_ms-p95<3000``, ``warm-tti_ms-p95<40``: the threshold's part of its item id."""
+        text = f"{self.metric}-{self.statistic or ''}{self.op}{py_number(self.limit)}"
+        return text if self.phase is None else f"{self.phase}-{text}"
 
     def holds(self, observed: float) -> bool:
         return _OPERATORS[self.op](observed, self.limit)
@@ -125,7 +138,8 @@ class ThresholdVerdict:
         (``json: dumps_ms p95 = 93.5 ms, threshold < 30 ms: breached``; ``memory: insert_ms p95
         = 434 µs, threshold < 5 ms: ok``)."""
         t = self.threshold
-        head = f"{self.participant}: {t.metric}" + (f" {t.statistic}" if t.statistic else "")
+        who = self.participant if t.phase is None else f"{self.participant} · {t.phase}"
+        head = f"{who}: {t.metric}" + (f" {t.statistic}" if t.statistic else "")
         reference = self.observed if self.scale is None else self.scale
         limit = f"{t.op} {_limit_text(t.limit, self.unit)}"
         if self.skipped is not None:
@@ -140,6 +154,7 @@ class ThresholdVerdict:
         t = self.threshold
         return {
             "participant": self.participant,
+            "phase": t.phase,
             "metric": t.metric,
             "statistic": t.statistic,
             "op": t.op,
@@ -157,8 +172,13 @@ class ThresholdVerdict:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ThresholdVerdict:
+        phase = data.get("phase")  # absent in verdicts stored before phases were judged apart
         threshold = Threshold(
-            str(data["metric"]), data.get("statistic"), str(data["op"]), float(data["limit"])
+            str(data["metric"]),
+            data.get("statistic"),
+            str(data["op"]),
+            float(data["limit"]),
+            None if phase is None else str(phase),
         )
         observed = data.get("observed")
         return cls(
@@ -178,10 +198,25 @@ def _limit_text(limit: float, unit: str) -> str:
 
 
 def parse_threshold(metric: str, expression: object) -> Threshold:
-    """One expression of ``metric``; ``ValueError`` with what is wrong."""
+    """One expression of ``metric`` (``"p95 < 3000"``, or ``"warm: p95 < 40"`` for one
+    phase); ``ValueError`` with what is wrong."""
     if not isinstance(expression, str):
         raise ValueError(f"must be a string like 'p95 < 3000' (got {expression!r})")
     expression = expression.strip()
+    phase: str | None = None
+    if ":" in expression:
+        named, _, rest = expression.partition(":")
+        phase = named.strip()
+        if not phase:
+            raise ValueError(
+                f"{expression!r}: the phase before ':' is empty (write 'warm: p95 < 40')"
+            )
+        if metric == SCORE_KEY:
+            raise ValueError(
+                f"{expression!r}: score is the participant's composite score, which pools its "
+                "phases (as upstream's does): it takes no phase"
+            )
+        expression = rest.strip()
     found = _EXPRESSION.match(expression)
     if found is None:
         raise ValueError(
@@ -204,7 +239,7 @@ def parse_threshold(metric: str, expression: object) -> Threshold:
         raise ValueError(f"{expression!r}: the limit {raw!r} is not a number") from None
     if not math.isfinite(limit):
         raise ValueError(f"{expression!r}: the limit must be a finite number")
-    return Threshold(metric, stat, op, limit)
+    return Threshold(metric, stat, op, limit, phase)
 
 
 def parse_thresholds(raw: object) -> tuple[tuple[Threshold, ...], list[tuple[str, str]]]:
@@ -235,7 +270,8 @@ def parse_thresholds(raw: object) -> tuple[tuple[Threshold, ...], list[tuple[str
 
 
 def parse_cli_threshold(text: str) -> Threshold:
-    """``--bench-threshold "tti_ms: p95 < 3000"`` (``KEY: EXPR``)."""
+    """``--bench-threshold "tti_ms: p95 < 3000"`` (``KEY: EXPR``; ``KEY: PHASE: EXPR`` for
+    one phase)."""
     key, sep, expression = text.partition(":")
     if not sep or not key.strip():
         raise ValueError(
@@ -245,6 +281,34 @@ def parse_cli_threshold(text: str) -> Threshold:
         return parse_threshold(key.strip(), expression)
     except ValueError as exc:
         raise ValueError(f"--bench-threshold {key.strip()}: {exc}") from None
+
+
+def unknown_phase_problem(threshold: Threshold, phases: Sequence[str]) -> str | None:
+    """Why ``threshold`` cannot be judged in a benchmark with ``phases`` (its phase is not one
+    of them), or None."""
+    if threshold.phase is None or threshold.phase in phases:
+        return None
+    if not phases:
+        return f"names the phase {threshold.phase!r}, but the benchmark has no phases"
+    return (
+        f"names the phase {threshold.phase!r}, which the benchmark does not have "
+        f"(its phases: {', '.join(phases)})"
+    )
+
+
+def thresholds_per_phase(
+    thresholds: Sequence[Threshold], phases: Sequence[str]
+) -> tuple[Threshold, ...]:
+    """The thresholds a benchmark with ``phases`` judges: one that names no phase becomes one
+    per phase (with two or more phases; ``score`` stays the participant's), so a breach in one
+    phase never fails another. Names are checked by :func:`unknown_phase_problem`."""
+    out: list[Threshold] = []
+    for threshold in thresholds:
+        if threshold.phase is None and len(phases) > 1 and threshold.metric != SCORE_KEY:
+            out.extend(attrs.evolve(threshold, phase=phase) for phase in phases)
+        else:
+            out.append(threshold)
+    return tuple(dict.fromkeys(out))
 
 
 def evaluate_threshold(

@@ -40,7 +40,7 @@ from pytest_benchsdk._config.read import (
     is_number_at_least_zero,
     show,
 )
-from pytest_benchsdk._config.thresholds import SCORE_KEY, parse_thresholds
+from pytest_benchsdk._config.thresholds import SCORE_KEY, parse_thresholds, unknown_phase_problem
 
 __all__ = [
     "MAX_CONCURRENCY",
@@ -505,6 +505,16 @@ def config_issues(config: object) -> list[Issue]:
         parsed, problems = parse_thresholds(thresholds)
         for path, message in problems:
             add(path, message)
+        phases = given("phases")
+        names = [
+            str(get_field(phase, "name"))
+            for phase in (phases if is_array(phases) else ())
+            if is_js_object(phase) and is_nonblank_str(get_field(phase, "name"))
+        ]
+        for threshold in parsed:
+            problem = unknown_phase_problem(threshold, names)
+            if problem is not None:
+                add(f"thresholds.{threshold.metric}", f"{threshold.expression!r} {problem}")
         if (
             any(t.metric == SCORE_KEY for t in parsed)
             and given("scoring") is None

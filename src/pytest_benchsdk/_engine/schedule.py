@@ -10,7 +10,12 @@ import attrs
 
 from pytest_benchsdk._base.js import py_value
 from pytest_benchsdk._config.models import BenchmarkConfig, Participant
-from pytest_benchsdk._config.thresholds import SCORE_KEY, Threshold
+from pytest_benchsdk._config.thresholds import (
+    SCORE_KEY,
+    Threshold,
+    thresholds_per_phase,
+    unknown_phase_problem,
+)
 from pytest_benchsdk._config.validate import (
     ITERATIONS_WHY,
     MAX_CONCURRENCY,
@@ -485,7 +490,8 @@ class BenchmarkSchedule:
     slots: tuple[Slot, ...]
     #: Warm-up slots (never scored), in phase order; empty without warm-up.
     warmup: tuple[Slot, ...] = ()
-    #: The benchmark's thresholds, then ``--bench-threshold``'s.
+    #: The benchmark's thresholds, then ``--bench-threshold``'s; with phases, one that names
+    #: none is one per phase.
     thresholds: tuple[Threshold, ...] = ()
     #: Per phase (one entry without phases): how many warm-up iterations run before it.
     warmup_plan: tuple[PhaseWarmup, ...] = ()
@@ -575,7 +581,11 @@ def schedule_benchmark(
     names = providers if providers is not None else resolved.providers
     selected = select_participants(config.participants, names)
     available, skipped = filter_participants_by_env(selected, environ)
-    thresholds = (*(config.thresholds or ()), *args.thresholds)
+    phases = [p.name for p in config.phases or ()]
+    # A --bench-threshold that names a phase this benchmark lacks is meant for another
+    # collected benchmark (the session says when no benchmark has it).
+    cli = [t for t in args.thresholds if unknown_phase_problem(t, phases) is None]
+    thresholds = thresholds_per_phase((*(config.thresholds or ()), *cli), phases)
     if (
         any(t.metric == SCORE_KEY for t in thresholds)
         and config.scoring is None

@@ -129,7 +129,8 @@ class Catalog:
         return f"Unknown participant(s): {', '.join(unknown)}. Available: {', '.join(declared)}"
 
     def selection_errors(self) -> list[str]:
-        """Custom args that no collected bench file declares."""
+        """Custom args that no collected bench file declares, and ``--bench-threshold``s naming
+        a phase that no collected bench file has."""
         if not self.files:
             return []
         errors: list[str] = []
@@ -141,5 +142,20 @@ class Catalog:
             errors.append(
                 f"--bench-arg {', '.join(undeclared)}: not declared in any collected bench "
                 f"file's custom_cli_flags (declared: {known})"
+            )
+        phases = {
+            key: [p.name for p in schedule.config.phases or ()]
+            for key, (_, schedule) in self.files.items()
+        }
+        for threshold in self.options.run_args.thresholds:
+            if threshold.phase is None or any(threshold.phase in p for p in phases.values()):
+                continue
+            known = "; ".join(
+                f"{key}: {', '.join(names) if names else 'no phases'}"
+                for key, names in phases.items()
+            )
+            errors.append(
+                f"--bench-threshold {threshold.metric}: {threshold.expression}: no collected "
+                f"benchmark has the phase {threshold.phase!r} (phases of {known})"
             )
         return errors

@@ -172,8 +172,10 @@ def add_options(parser: pytest.Parser) -> None:
         default=[],
         metavar="KEY: EXPR",
         help="A pass/fail limit per participant, added to every benchmark's thresholds, e.g. "
-        '"tti_ms: p95 < 3000", "success_rate: >= 0.99", "score: >= 70" (repeatable). Each '
-        "becomes an item threshold[<participant>-<key>-<expr>].",
+        '"tti_ms: p95 < 3000", "success_rate: >= 0.99", "score: >= 70", or for one phase '
+        '"tti_ms: warm: p95 < 40" (repeatable). Each becomes an item '
+        "threshold[<participant>-<key>-<expr>] (with phases, one per phase: "
+        "threshold[<participant>-<phase>-<key>-<expr>]).",
     )
     add(
         "--bench-warmup",

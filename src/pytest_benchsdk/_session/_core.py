@@ -589,6 +589,11 @@ class BenchSession:
             compare_on=self.options.compare_on,
             warnings_ignore=self.options.warnings_ignore,
             warmup=run.schedule.resolved.warmup,
+            phase_warmup={
+                entry.phase: entry.count
+                for entry in run.schedule.warmup_plan
+                if entry.phase is not None
+            },
         )
 
     def _conclude(self, run: BenchmarkRun, interrupted: bool) -> None:
@@ -605,7 +610,7 @@ class BenchSession:
                 metrics = f" ({', '.join(warning.metrics)})" if warning.metrics else ""
                 self.session_errors.append(
                     f"run warning (--bench-warnings=error): {slug}: "
-                    f"[{warning.code}] {warning.participant}{metrics}: {warning.message}"
+                    f"[{warning.code}] {warning.subject}{metrics}: {warning.message}"
                 )
         if analyses.usage_error is not None:
             self.session_errors.append(f"{slug}: {analyses.usage_error}")

@@ -18,6 +18,9 @@ run's composite score with its interval. ``pytest-benchsdk export RUN --format F
   ``{benchmark: {measure: {value, lower_value?, upper_value?}}}``; one benchmark per
   participant (``slug/participant``), one measure per metric and statistic
   (``latency_ms median``), the interval as ``lower_value``/``upper_value``.
+
+With phases, each participant × phase is exported too, after the participant's whole run, its
+phase in the name: ``slug/e2b · cold/latency_ms median`` (gab), ``slug/e2b · cold`` (bmf).
 """
 
 from __future__ import annotations
@@ -30,7 +33,13 @@ import attrs
 
 from pytest_benchsdk._base.js import js_json
 from pytest_benchsdk._base.numbers import significant
-from pytest_benchsdk.results import LATENCY, ParticipantSummary, RunSummary, SampleStats
+from pytest_benchsdk.results import (
+    LATENCY,
+    ParticipantSummary,
+    PhaseSummary,
+    RunSummary,
+    SampleStats,
+)
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -67,9 +76,18 @@ class ExportEntry:
     high: float | None = None
     level: float | None = None
     run_id: str | None = None
+    #: The phase (None: the participant's whole run).
+    phase: str | None = None
+
+    @property
+    def subject(self) -> str:
+        """The participant, with its phase: ``e2b``, ``e2b · cold``."""
+        return self.participant if self.phase is None else f"{self.participant} · {self.phase}"
 
 
-def _metrics(p: ParticipantSummary) -> Iterator[tuple[str, str, bool, SampleStats]]:
+def _metrics(
+    p: ParticipantSummary | PhaseSummary,
+) -> Iterator[tuple[str, str, bool, SampleStats]]:
     """``(key, unit, smaller is better, stats)`` of the latency and each measured metric."""
     if p.latency is not None:
         yield LATENCY, "ms", True, p.latency
@@ -80,35 +98,47 @@ def _metrics(p: ParticipantSummary) -> Iterator[tuple[str, str, bool, SampleStat
 
 def export_entries(summaries: Iterable[RunSummary]) -> list[ExportEntry]:
     """Every exported number of the runs: per participant that passed an iteration, the
-    latency and each metric as median, p95 and p99, then the composite score of a scored run.
-    Non-finite numbers (a metric with no finite sample) are left out."""
+    latency and each metric as median, p95 and p99 (then the same of each of its phases, with
+    phases), then the composite score of a scored run. Non-finite numbers (a metric with no
+    finite sample) are left out."""
     out: list[ExportEntry] = []
     for summary in summaries:
         slug = summary.benchmark_slug
         run_id = summary.local_run_id
-        for p in summary.ran_participants:
-            for key, unit, smaller, stats in _metrics(p):
-                for statistic in EXPORT_STATISTICS:
-                    value = stats.get(statistic)
-                    if not math.isfinite(value):
-                        continue
-                    interval = summary.interval(p.name, key, statistic)
-                    out.append(
-                        ExportEntry(
-                            benchmark=slug,
-                            participant=p.name,
-                            metric=key,
-                            statistic=statistic,
-                            unit=unit,
-                            value=value,
-                            smaller_is_better=smaller,
-                            count=stats.count,
-                            low=None if interval is None else interval.low,
-                            high=None if interval is None else interval.high,
-                            level=None if interval is None else interval.level,
-                            run_id=run_id,
+        for participant in summary.ran_participants:
+            parts: list[tuple[str | None, ParticipantSummary | PhaseSummary]] = [
+                (None, participant),
+                *((ph.phase, ph) for ph in participant.phases),
+            ]
+            for phase, p in parts:
+                for key, unit, smaller, stats in _metrics(p):
+                    for statistic in EXPORT_STATISTICS:
+                        value = stats.get(statistic)
+                        if not math.isfinite(value):
+                            continue
+                        # The model's intervals are of the participant's whole run.
+                        interval = (
+                            summary.interval(participant.name, key, statistic)
+                            if phase is None
+                            else None
                         )
-                    )
+                        out.append(
+                            ExportEntry(
+                                benchmark=slug,
+                                participant=participant.name,
+                                metric=key,
+                                statistic=statistic,
+                                unit=unit,
+                                value=value,
+                                smaller_is_better=smaller,
+                                count=stats.count,
+                                low=None if interval is None else interval.low,
+                                high=None if interval is None else interval.high,
+                                level=None if interval is None else interval.level,
+                                run_id=run_id,
+                                phase=phase,
+                            )
+                        )
         out.extend(_scores(summary))
     return out
 
@@ -159,7 +189,7 @@ def gab_entries(summaries: Iterable[RunSummary], *, bigger: bool = False) -> lis
         if entry.smaller_is_better == bigger:
             continue
         item: dict[str, Any] = {
-            "name": f"{entry.benchmark}/{entry.participant}/{_measure(entry)}",
+            "name": f"{entry.benchmark}/{entry.subject}/{_measure(entry)}",
             "unit": entry.unit,
             "value": entry.value,
         }
@@ -183,7 +213,7 @@ def bmf_document(summaries: Iterable[RunSummary]) -> dict[str, dict[str, dict[st
         if entry.low is not None and entry.high is not None:
             metric["lower_value"] = entry.low
             metric["upper_value"] = entry.high
-        out.setdefault(f"{entry.benchmark}/{entry.participant}", {})[_measure(entry)] = metric
+        out.setdefault(f"{entry.benchmark}/{entry.subject}", {})[_measure(entry)] = metric
     return out
 
 

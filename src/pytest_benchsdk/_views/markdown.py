@@ -153,7 +153,7 @@ def _comparison_lines(summary: RunSummary) -> list[str]:
         if c is None:
             rows.append(
                 [
-                    cell(row.participant),
+                    cell(row.subject),
                     cell(row.metric),
                     row.statistic,
                     "",
@@ -171,7 +171,7 @@ def _comparison_lines(summary: RunSummary) -> list[str]:
             verdict = f"({verdict})"
         rows.append(
             [
-                cell(row.participant),
+                cell(row.subject),
                 cell(row.metric),
                 row.statistic,
                 f"{in_unit([base], unit, base)} → {in_unit([c.current_statistic], unit, base)}",

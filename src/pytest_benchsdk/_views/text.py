@@ -393,15 +393,16 @@ def threshold_lines(summary: RunSummary) -> list[str]:
 
 
 def warning_groups(warnings: Iterable[RunWarning]) -> list[tuple[RunWarning, list[str]]]:
-    """The warnings to show, one per code and participant (metrics that say the same are one
-    warning already): participants whose finding says the same (code, metrics, message) are
-    shown together. Each group: its first warning and every participant in it."""
+    """The warnings to show, one per code and participant (× phase, with phases; metrics that
+    say the same are one warning already): participants whose finding says the same (code,
+    metrics, message) are shown together. Each group: its first warning and every participant
+    in it (``e2b · cold`` for a phase's)."""
     groups: dict[tuple[str, tuple[str, ...], str], tuple[RunWarning, list[str]]] = {}
     for warning in warnings:
         key = (warning.code, warning.metrics, warning.message)
         who = groups.setdefault(key, (warning, []))[1]
-        if warning.participant not in who:
-            who.append(warning.participant)
+        if warning.subject not in who:
+            who.append(warning.subject)
     return list(groups.values())
 
 
@@ -448,7 +449,7 @@ def comparison_legend(comparison: BaselineComparison) -> str | None:
 def comparison_reasons(comparison: BaselineComparison) -> list[str]:
     """Why each puzzling ``unchanged`` row is one (its interval alone would not say so)."""
     return [
-        f"{row.participant} {row.metric} {row.statistic} is unchanged: {row.reason}"
+        f"{row.subject} {row.metric} {row.statistic} is unchanged: {row.reason}"
         for row in comparison.rows
         if row.reason
     ]
@@ -489,7 +490,7 @@ def comparison_lines(comparison: BaselineComparison | None, note: str | None) ->
         if c is None:
             rows.append(
                 [
-                    name_cell(row.participant),
+                    name_cell(row.subject),
                     name_cell(row.metric),
                     row.statistic,
                     "",
@@ -506,7 +507,7 @@ def comparison_lines(comparison: BaselineComparison | None, note: str | None) ->
         base = c.baseline_statistic
         rows.append(
             [
-                name_cell(row.participant),
+                name_cell(row.subject),
                 name_cell(row.metric),
                 row.statistic,
                 in_unit([c.baseline_statistic], unit, base),
@@ -644,7 +645,7 @@ def history_lines(history: RunHistory) -> list[str]:
         )
     by_participant: dict[str, list[HistorySeries]] = {}
     for series in history.series:
-        by_participant.setdefault(series.participant, []).append(series)
+        by_participant.setdefault(series.subject, []).append(series)
     for participant, group in by_participant.items():
         lines.append(f"  {name_cell(participant)}")
         header = ["run", "started"] + [f"{name_cell(s.label)} {s.statistic}" for s in group]

@@ -296,6 +296,9 @@ def _changes(store: ResultStore, run: StoredRun) -> tuple[HistoryChange, ...]:
             change.p_value,
         )
         for series in found.series
+        # The history chart draws each participant's whole run: its phases' series are in
+        # ``pytest-benchsdk history``.
+        if series.phase is None
         for change in series.change_points
     )
 

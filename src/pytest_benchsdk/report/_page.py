@@ -424,7 +424,7 @@ def _comparison(report: RunReport) -> str:
     for row in comparison.rows:
         c = row.comparison
         if c is None:
-            cells = [_td(row.participant), _td(row.metric), _td(row.statistic)]
+            cells = [_td(row.subject), _td(row.metric), _td(row.statistic)]
             cells += [_td("–"), _td("–"), _td("–"), _td("–"), _td(row.note or "")]
             cells += [_td(""), _td(""), _td("")]
             rows.append(cells)
@@ -434,7 +434,7 @@ def _comparison(report: RunReport) -> str:
         cls = verdict if verdict in ("regressed", "improved") else ""
         rows.append(
             [
-                _td(row.participant),
+                _td(row.subject),
                 _td(row.metric),
                 _td(row.statistic),
                 _td(in_unit([base], unit, base), num=True),
@@ -461,7 +461,7 @@ def _warnings(report: RunReport) -> str:
     if not warnings:
         return '<p class="muted">No run warnings stored.</p>'
     rows = [
-        [_td(w.code), _td(w.participant), _td(w.metric or ""), _td(w.message)] for w in warnings
+        [_td(w.code), _td(w.subject), _td(w.metric or ""), _td(w.message)] for w in warnings
     ]
     return _table(["code", "participant", "metric", "message"], rows)
 

@@ -53,11 +53,12 @@ from pytest_benchsdk.results._intervals import metric_values, relative_summary, 
 from pytest_benchsdk.results._model import (
     LATENCY,
     ParticipantSummary,
+    PhaseSummary,
     RelativeSummary,
     StatisticInterval,
     metric_unit,
 )
-from pytest_benchsdk.results._samples import ParticipantSamples
+from pytest_benchsdk.results._samples import ParticipantSamples, record_phase
 
 __all__ = ["Analyses", "analyse", "judge_thresholds", "participant_verdicts"]
 
@@ -99,26 +100,48 @@ def judge_thresholds(
     summary: ParticipantSummary,
     score: float | None = None,
 ) -> list[ThresholdVerdict]:
-    """Judge a participant's thresholds on its summary: the numbers the tables print."""
+    """Judge a participant's thresholds on its summary: the numbers the tables print (a
+    threshold that names a phase: that phase's row; ``score`` is always the participant's)."""
     verdicts = []
     for threshold in thresholds:
         if summary.skipped is not None or not summary.ran:
             reason = summary.skipped or f"no iteration of {summary.name} ran"
             verdicts.append(ThresholdVerdict(threshold, summary.name, None, False, skipped=reason))
             continue
-        metric = summary.metric(threshold.metric)
+        part: ParticipantSummary | PhaseSummary = summary
+        if threshold.phase is not None and threshold.metric != SCORE_KEY:
+            # One phase only (no phase rows) is the whole run.
+            phase = next((p for p in summary.phases if p.phase == threshold.phase), None)
+            if phase is not None:
+                part = phase
+            elif summary.phases:
+                verdicts.append(
+                    ThresholdVerdict(
+                        threshold,
+                        summary.name,
+                        None,
+                        False,
+                        skipped=f"{summary.name} ran no iteration of phase {threshold.phase}",
+                    )
+                )
+                continue
+        if not part.ran:
+            reason = f"no iteration of {summary.name} · {threshold.phase} ran"
+            verdicts.append(ThresholdVerdict(threshold, summary.name, None, False, skipped=reason))
+            continue
+        metric = next((m for m in part.metrics if m.key == threshold.metric), None)
         stats, unit = (None, "")
         if threshold.metric not in (SUCCESS_RATE_KEY, SCORE_KEY):
             if metric is not None:
                 stats, unit = metric.stats, metric.unit
             elif threshold.metric == LATENCY:
-                stats, unit = summary.latency, "ms"
+                stats, unit = part.latency, "ms"
         verdicts.append(
             evaluate_threshold(
                 threshold,
                 summary.name,
                 stats=stats,
-                success_rate=summary.passed / summary.ran,
+                success_rate=part.passed / part.ran,
                 score=score,
                 unit=unit,
                 scale=None if stats is None else row_scale([stats.median, stats.p95, stats.p99]),
@@ -136,19 +159,28 @@ def participant_verdicts(
 ) -> list[ThresholdVerdict]:
     """A participant's thresholds judged on what one process ran of it (a threshold item):
     its summary built as the session end builds it, from its samples and records (scored with
-    the benchmark's scoring, when it has one)."""
+    the benchmark's scoring, when it has one; with phases, each phase's rows too)."""
     spec = scoring_spec_of(config)
     rows = None
     scored = None
+    phases = [p.name for p in config.phases or ()] if len(config.phases or ()) > 1 else []
+    phase_scored: dict[str, dict[str, list[float]]] | None = None
     if spec is not None:
         rows = score(RecordsOutcome((ParticipantRecords(name, tuple(records)),)), spec)
-        scored = metric_samples(spec, records) if spec.metrics else None
+        if spec.metrics:
+            scored = metric_samples(spec, records)
+            phase_scored = {
+                phase: metric_samples(spec, [r for r in records if record_phase(r) == phase])
+                for phase in phases
+            }
     summary = participant_summary(
         name,
         samples,
         config_catalog(config, spec, rows),
         planned=samples.count,
+        planned_phases={phase: samples.counts(phase)[0] for phase in phases},
         scored_samples=scored,
+        phase_scored_samples=phase_scored,
     )
     composite = None if not rows or rows[0].skipped else rows[0].composite_score
     return judge_thresholds(thresholds, summary, composite)
@@ -169,38 +201,50 @@ def _warnings(
     *,
     thresholds: Mapping[str, Sequence[Threshold]],
     warmup: int,
+    phase_warmup: Mapping[str, int],
     ignore: Collection[str],
 ) -> tuple[RunWarning, ...]:
-    """Run-hygiene findings per participant on the compared metrics' samples in run order:
-    the scored metrics (as scoring takes them), else the latency; ``p99-few-samples`` only
-    where p99 counts; the codes in ``ignore`` left out."""
+    """Run-hygiene findings per participant (per participant × phase, with phases: a cold
+    phase slower than the warm one is not a trend) on the compared metrics' samples in run
+    order: the scored metrics (as scoring takes them), else the latency; ``p99-few-samples``
+    only where p99 counts; the codes in ``ignore`` left out."""
     found: list[RunWarning] = []
     for participant in participants:
         if not participant.ran:
             continue
-        scored: list[str] = []
-        if spec is not None and spec.metrics and participant.name in records:
-            series = metric_samples(spec, records[participant.name])
-            scored = [m.name for m in spec.metrics]
-        else:
-            kept = samples.get(participant.name)
-            series = {LATENCY: kept.latency() if kept is not None else []}
-        units = {LATENCY: "ms", **{m.key: m.unit for m in participant.metrics}}
-        found.extend(
-            warning
-            for warning in run_warnings(
-                participant.name,
-                series,
-                iterations=participant.ran,
-                failed=participant.failed,
-                p99_metrics=_p99_metrics(spec, thresholds.get(participant.name, ())),
-                units=units,
-                warmup=warmup,
-                scored=scored,
-            )
-            if warning.code not in ignore
-        )
         kept = samples.get(participant.name)
+        own = records.get(participant.name)
+        units = {LATENCY: "ms", **{m.key: m.unit for m in participant.metrics}}
+        p99_metrics = _p99_metrics(spec, thresholds.get(participant.name, ()))
+        # Without phases (or with one) the participant's run is one series, as before.
+        parts: list[tuple[str | None, int, int, int]] = [
+            (p.phase, p.ran, p.ran - p.passed, phase_warmup.get(p.phase, warmup))
+            for p in participant.phases
+            if p.ran
+        ] or [(None, participant.ran, participant.failed, warmup)]
+        for phase, ran, failed, warm in parts:
+            scored: list[str] = []
+            if spec is not None and spec.metrics and own is not None:
+                in_phase = own if phase is None else [r for r in own if record_phase(r) == phase]
+                series = metric_samples(spec, in_phase)
+                scored = [m.name for m in spec.metrics]
+            else:
+                series = {LATENCY: kept.latency(phase) if kept is not None else []}
+            found.extend(
+                warning
+                for warning in run_warnings(
+                    participant.name,
+                    series,
+                    iterations=ran,
+                    failed=failed,
+                    p99_metrics=p99_metrics,
+                    units=units,
+                    warmup=warm,
+                    scored=scored,
+                    phase=phase,
+                )
+                if warning.code not in ignore
+            )
         if kept is not None and TIMER_FLOOR not in ignore:
             found.extend(step_floor_warnings(participant.name, _raw_steps(kept)))
     return tuple(found)
@@ -239,6 +283,7 @@ def analyse(
     warnings_ignore: Collection[str] = (),
     warmup: int = 0,
     compare_on: Sequence[str] = (),
+    phase_warmup: Mapping[str, int] | None = None,
 ) -> Analyses:
     """Every analysis of one run.
 
@@ -247,7 +292,9 @@ def analyse(
     * ``resamples``: bootstrap resamples for the scores' intervals (0: none, and neither the
       statistics' intervals nor the relative summary).
     * ``warnings``: run the run-hygiene checks, leaving out the codes in ``warnings_ignore``;
-      ``warmup`` is the warm-up iterations each participant ran first (per phase).
+      ``warmup`` is the warm-up iterations each participant ran first (per phase), and
+      ``phase_warmup`` the count of each phase where it is its own (a cold phase gets none).
+      With phases each participant × phase is judged alone.
     * ``thresholds``: per participant the thresholds to judge (those selected).
     * ``baseline``: compare with it (a string says why there is none); ``setup`` is this run's
       ``{"benchmark", "knobs", "environment"}``; ``noise_threshold`` the relative change below
@@ -306,6 +353,7 @@ def analyse(
                     spec,
                     thresholds=thresholds or {},
                     warmup=warmup,
+                    phase_warmup=phase_warmup or {},
                     ignore=warnings_ignore,
                 ),
             )

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from pytest_benchsdk._analysis.baseline import HistoryKey
+from pytest_benchsdk._analysis.baseline import HistoryKey, history_key
 from pytest_benchsdk._analysis.changepoints import ChangePoint, change_points
 from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
 from pytest_benchsdk.results._model import LATENCY, Knobs, RunStatus, RunSummary
@@ -129,8 +129,9 @@ class SeriesPoint:
 
 @attrs.frozen
 class HistorySeries:
-    """One participant's statistic of one metric over the complete runs, oldest first, and
-    the change points found in it (``ChangePoint.index`` is a position in ``points``)."""
+    """One participant's (with phases: one participant × phase's) statistic of one metric over
+    the complete runs, oldest first, and the change points found in it (``ChangePoint.index``
+    is a position in ``points``)."""
 
     participant: str
     metric: str
@@ -140,10 +141,17 @@ class HistorySeries:
     lower_is_better: bool | None
     points: tuple[SeriesPoint, ...]
     change_points: tuple[ChangePoint, ...] = ()
+    #: The phase (None: the participant's whole run).
+    phase: str | None = None
 
     @property
     def key(self) -> HistoryKey:
-        return (self.participant, self.metric, self.statistic)
+        return history_key(self.participant, self.metric, self.statistic, self.phase)
+
+    @property
+    def subject(self) -> str:
+        """Who the series is about, as the views print it: ``e2b``, or ``e2b · cold``."""
+        return self.participant if self.phase is None else f"{self.participant} · {self.phase}"
 
     def starts(self, change: ChangePoint) -> SeriesPoint:
         """The run where ``change`` starts."""
@@ -160,6 +168,7 @@ class HistorySeries:
     def to_json(self) -> dict[str, Any]:
         return {
             "participant": self.participant,
+            "phase": self.phase,
             "metric": self.metric,
             "label": self.label,
             "unit": self.unit,
@@ -214,22 +223,26 @@ class _Metric:
     lower_is_better: bool | None
 
 
-def _values(summary: RunSummary) -> Iterator[tuple[str, _Metric, str, float]]:
-    """(participant, metric, statistic, value) of every statistic a history follows."""
+def _values(summary: RunSummary) -> Iterator[tuple[str, str | None, _Metric, str, float]]:
+    """(participant, phase, metric, statistic, value) of every statistic a history follows:
+    each participant's whole run (phase None) and, with phases, each phase's (a run stored
+    before its phases had rows has none: its phases' series start later)."""
     for p in summary.ran_participants:
-        facts = [(_Metric(LATENCY, "latency", "ms", True), p.latency)]
-        facts += [
-            (_Metric(m.key, m.label, m.unit, m.lower_is_better), m.stats)
-            for m in p.metrics
-            if m.key != LATENCY
-        ]
-        for metric, stats in facts:
-            if stats is None:
-                continue
-            for statistic in HISTORY_STATISTICS:
-                value = stats.get(statistic)
-                if math.isfinite(value):
-                    yield p.name, metric, statistic, value
+        parts: list[tuple[str | None, Any]] = [(None, p), *((ph.phase, ph) for ph in p.phases)]
+        for phase, part in parts:
+            facts = [(_Metric(LATENCY, "latency", "ms", True), part.latency)]
+            facts += [
+                (_Metric(m.key, m.label, m.unit, m.lower_is_better), m.stats)
+                for m in part.metrics
+                if m.key != LATENCY
+            ]
+            for metric, stats in facts:
+                if stats is None:
+                    continue
+                for statistic in HISTORY_STATISTICS:
+                    value = stats.get(statistic)
+                    if math.isfinite(value):
+                        yield p.name, phase, metric, statistic, value
 
 
 def history_values(
@@ -241,14 +254,16 @@ def history_values(
 ) -> tuple[int, dict[HistoryKey, list[float]]]:
     """For a comparison's between-run noise: how many complete runs with ``setup`` the store
     holds before the run ``before``, and, from the latest ``limit`` of them, each
-    participant × metric × statistic's values, oldest first (a run that failed
+    participant × metric × statistic's values (and each participant × phase's, keyed by
+    :func:`~pytest_benchsdk._analysis.baseline.history_key`), oldest first (a run that failed
     ``--bench-compare-fail`` included: it ran on this machine like the others, and a step it
     made counts once in :func:`~pytest_benchsdk._analysis.baseline.between_run_noise`)."""
     runs = [run for run, _ in complete_runs(store, setup, before=before)]
     values: dict[HistoryKey, list[float]] = {}
     for run in reversed(runs[:limit]):
-        for participant, metric, statistic, value in _values(stored_summary(store, run)):
-            values.setdefault((participant, metric.key, statistic), []).append(value)
+        for participant, phase, metric, statistic, value in _values(stored_summary(store, run)):
+            key = history_key(participant, metric.key, statistic, phase)
+            values.setdefault(key, []).append(value)
     return len(runs), values
 
 
@@ -285,17 +300,19 @@ def run_history(
     if not window:
         return None
     summaries = [stored_summary(store, run) for run in window]
-    found: dict[HistoryKey, tuple[_Metric, list[SeriesPoint]]] = {}
+    found: dict[
+        tuple[str, str | None, str, str], tuple[_Metric, list[SeriesPoint]]
+    ] = {}
     for run, summary in zip(window, summaries, strict=True):
-        for participant, metric, statistic, value in _values(summary):
+        for participant, phase, metric, statistic, value in _values(summary):
             if participants and participant not in participants:
                 continue
             if metrics and metric.key not in metrics and metric.label not in metrics:
                 continue
-            entry = found.setdefault((participant, metric.key, statistic), (metric, []))
+            entry = found.setdefault((participant, phase, metric.key, statistic), (metric, []))
             entry[1].append(SeriesPoint(run.run_id, run.started_at, value))
     series = []
-    for (participant, key, statistic), (metric, points) in found.items():
+    for (participant, phase, key, statistic), (metric, points) in found.items():
         changes = change_points([p.value for p in points], alpha=alpha, min_change=min_change)
         series.append(
             HistorySeries(
@@ -307,6 +324,7 @@ def run_history(
                 metric.lower_is_better,
                 tuple(points),
                 changes,
+                phase,
             )
         )
     newest = summaries[-1]

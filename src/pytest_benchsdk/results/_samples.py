@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Final
 
+from pytest_benchsdk._analysis.baseline import record_phase
 from pytest_benchsdk._base.numbers import is_finite
 from pytest_benchsdk._engine.calibrated import CALLS_KEY
 from pytest_benchsdk.records import TaskRecord
@@ -347,9 +348,3 @@ def sample_sets(records: Sequence[TaskRecord]) -> ParticipantSamples:
         samples.add(record)
     return samples
 
-
-def record_phase(record: TaskRecord) -> str | None:
-    """The record's phase (``data["phase"]``, set by the plugin; None without phases)."""
-    data = record.data
-    phase = data.get("phase") if isinstance(data, Mapping) else None
-    return phase if isinstance(phase, str) else None
