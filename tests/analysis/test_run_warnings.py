@@ -232,7 +232,7 @@ def test_series_checks_are_the_per_series_codes_in_order() -> None:
 
     per_series = [code for code, _ in SERIES_CHECKS]
     assert per_series == [c for c in WARNING_CODES if c in per_series]
-    assert per_series == [P99_FEW_SAMPLES, FIRST_OUTLIER, HIGH_VARIANCE, TREND]
+    assert per_series == [P99_FEW_SAMPLES, FIRST_OUTLIER, HIGH_VARIANCE, TREND, TIMER_FLOOR]
 
 
 @pytest.mark.parametrize(

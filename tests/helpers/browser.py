@@ -29,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -148,7 +149,9 @@ def open_in_chromium(
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        with tempfile.TemporaryDirectory(prefix="benchsdk-chromium-") as profile:
+        with tempfile.TemporaryDirectory(
+            prefix="benchsdk-chromium-", ignore_cleanup_errors=True
+        ) as profile:
             done = subprocess.run(
                 [
                     browser,
@@ -381,7 +384,10 @@ def chromium_page(*, window: str = "1280,2000") -> Iterator[ChromiumPage]:
     assert browser is not None, "chromium is not installed"
     with (
         _recording_proxy() as proxy,
-        tempfile.TemporaryDirectory(prefix="benchsdk-cdp-") as profile,
+        # Chromium's helper processes can still write to the profile after the browser exits
+        # (a loaded CI run failed removing it: "Directory not empty: 'Default'"): a leftover
+        # temporary profile is not the test's failure.
+        tempfile.TemporaryDirectory(prefix="benchsdk-cdp-", ignore_cleanup_errors=True) as profile,
     ):
         # Chromium reads commands from fd 3 and writes answers to fd 4.
         to_browser, commands = os.pipe()
@@ -411,6 +417,7 @@ def chromium_page(*, window: str = "1280,2000") -> Iterator[ChromiumPage]:
             ],
             preexec_fn=descriptors,
             pass_fds=(3, 4),
+            start_new_session=True,  # its helper processes go with it (os.killpg below)
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -435,5 +442,7 @@ def chromium_page(*, window: str = "1280,2000") -> Iterator[ChromiumPage]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, signal.SIGKILL)
             with contextlib.suppress(OSError):
                 os.close(answers)

@@ -168,23 +168,26 @@ def test_compare_on_names_the_verdicts_that_count(
 def test_compare_on_from_the_ini_file(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Only the seeded metrics are judged: a real cpu_ms of a task this small moves 2-3x between
+    # two sessions on a loaded machine (a CI run under load failed on it).
     pytester.makepyfile(bench_x=TWO_METRICS)
-    pytester.makeini("[pytest]\nbench_compare_on = steady, cpu_ms\n")
+    pytester.makeini("[pytest]\nbench_compare_on = steady, value\n")
     assert _run(pytester, "--bench-save", "main").ret == 0
     monkeypatch.setenv("SLOWDOWN", "1.5")
     result = _run(
         pytester, "--bench-compare=main", "--bench-compare-fail", "--bench-json", "o.json"
     )
-    assert result.ret == 0, result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["ERROR regressed (--bench-compare-fail): demo: p1 value *"])
     comparison = read_json(pytester.path / "o.json")["benchmarks"][0]["comparison"]
-    assert comparison["compareOn"] == ["steady", "cpu_ms"]
+    assert comparison["compareOn"] == ["steady", "value"]
     judged = {(r["metric"], r["judged"]) for r in comparison["rows"]}
-    assert judged == {("value", False), ("steady", True), ("cpu_ms", True)}
-    # The option overrides the ini file.
+    assert judged == {("value", True), ("steady", True)}
+    # The option overrides the ini file: judged on steady alone, value's regression is shown.
     override = _run(
-        pytester, "--bench-compare=main", "--bench-compare-fail", "--bench-compare-on=value"
+        pytester, "--bench-compare=main", "--bench-compare-fail", "--bench-compare-on=steady"
     )
-    assert override.ret == pytest.ExitCode.TESTS_FAILED
+    assert override.ret == 0, override.stdout.str()
 
 
 def test_a_key_nobody_measured_is_a_usage_error_naming_the_keys(
