@@ -7,10 +7,12 @@ counting what it received: every stored record exactly once.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -602,15 +604,25 @@ def _kill_at(
 ) -> None:
     """SIGKILL the session at the first request of ``route``, once ``records`` records are
     stored: after the platform handled the request (``handled``: its answer is lost) or
-    before."""
+    before. Every request of ``route`` until then is held too: two threads may send the
+    route (the heartbeat thread and the claim's own heartbeat), and the one that got through
+    while the other waited for the records let the session go past the window being tested
+    (a loaded CI run found the claim marked sent)."""
+    lock = threading.Lock()
+    killed: list[bool] = []
 
     def kill(_request: object) -> None:
-        deadline = time.monotonic() + 60
-        while _stored_count(path) < records and time.monotonic() < deadline:
-            time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGKILL)
+        with lock:  # one kill; a request that waited here finds the session killed
+            if killed:
+                return
+            deadline = time.monotonic() + 60
+            while _stored_count(path) < records and time.monotonic() < deadline:
+                time.sleep(0.02)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proc.pid, signal.SIGKILL)
+            killed.append(True)
 
-    server.fault(route, drop_after=handled, drop=not handled, call=kill)
+    server.fault(route, drop_after=handled, drop=not handled, call=kill, times=None)
 
 
 def _killed_session(
