@@ -194,7 +194,10 @@ def test_changes_from_a_thousand_percent_on_drop_the_tenths() -> None:
     assert change_text(0.123) == "+12.3%"
     assert change_text(-0.5) == "-50.0%"
     assert change_text(33.839) == "+3384%"
-    assert change_text(24146.229) == "+2414623%"
+    assert change_text(98.5) == "+9850%"
+    # From 100 times on, the factor: a history spread over orders of magnitude stays readable.
+    assert change_text(24146.229) == "24147×"
+    assert change_text(1.4914e17) == "1.49e+17×"
 
 
 def test_the_normal_band_holds_for_every_row_of_the_session_together() -> None:

@@ -134,11 +134,16 @@ def percent(share: float) -> str:
 
 def change_text(change: float) -> str:
     """A relative change as a signed percentage (``+12.3%``, ``+3384%`` from +1,000 % on, where
-    a tenth of a percent says nothing; ``n/a`` for NaN)."""
+    a tenth of a percent says nothing), and from 100 times on as the factor (``24147×``,
+    ``1.49e+17×``: a band that wide, from a history whose runs differ by orders of magnitude,
+    is unreadable as a percentage); ``n/a`` for NaN."""
     if change != change:
         return "n/a"
     if math.isinf(change):
         return "+inf%" if change > 0 else "-inf%"
+    if change >= 99:
+        factor = 1 + change
+        return f"{factor:.0f}×" if factor < 1e6 else f"{factor:.3g}×"
     if abs(change) >= 9.9995:
         return f"{change * 100:+.0f}%"
     return f"{change * 100:+.1f}%"
