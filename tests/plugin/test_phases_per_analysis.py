@@ -253,3 +253,32 @@ def test_history_follows_each_phase(
     text = capsys.readouterr().out
     assert "  p1 · cold" in text.splitlines()
     assert "  p1 · warm" in text.splitlines()
+
+
+def test_the_unscored_metrics_have_phase_rows_in_every_view(pytester: pytest.Pytester) -> None:
+    # request_ms is scored; cpu_ms (every sync iteration's) is not: its table has a row per
+    # phase under the participant's, in the terminal, the Markdown summary and the HTML report.
+    pytester.makepyfile(bench_cw=COLD_WARM)
+    result = pytester.runpytest_inprocess(
+        "--bench", "--bench-dry-run", "-p", "no:randomly", "-k", "steady",
+        "--bench-markdown", "out.md", "--bench-html", "out.html",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "  Metrics (not scored):",
+            "    participant   metric  med/p95/p99 * n",
+            "    steady        cpu_ms  * 36",
+            "      phase=cold  cpu_ms  * 12",
+            "      phase=warm  cpu_ms  * 24",
+        ]
+    )
+    markdown = (pytester.path / "out.md").read_text()
+    metrics = markdown[markdown.index("**Metrics (not scored)**") :]
+    assert re.search(r"\| ↳ phase `?cold`? \| `?cpu_ms`? \| .* \| 12 \|", metrics), metrics
+    assert re.search(r"\| ↳ phase `?warm`? \| `?cpu_ms`? \| .* \| 24 \|", metrics), metrics
+    page = (pytester.path / "out.html").read_text()
+    metrics_html = page[page.index("<h4>Metrics (not scored)</h4>") :]
+    metrics_html = metrics_html[: metrics_html.index("</table>")]
+    assert re.search(r'<tr class="phase"><td>phase cold</td><td>cpu_ms</td>', metrics_html)
+    assert re.search(r'<tr class="phase"><td>phase warm</td><td>cpu_ms</td>', metrics_html)

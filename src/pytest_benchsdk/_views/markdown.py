@@ -71,17 +71,19 @@ def _participant_lines(summary: RunSummary) -> list[str]:
 
 
 def _metric_lines(summary: RunSummary) -> list[str]:
-    rows = [
-        [
-            cell(p.name),
-            cell(m.label),
-            stats_cell(m.stats, m.unit),
-            str(m.stats.count if m.stats is not None else 0),
-        ]
-        for p in summary.ran_participants
-        for m in p.metrics
-        if not m.scored
-    ]
+    rows = []
+    for p in summary.ran_participants:
+        for m in p.metrics:
+            if m.scored:
+                continue
+            count = str(m.stats.count if m.stats is not None else 0)
+            rows.append([cell(p.name), cell(m.label), stats_cell(m.stats, m.unit), count])
+            for ph in p.phases:
+                pm = next((x for x in ph.metrics if x.key == m.key), None)
+                if pm is not None:
+                    n = str(pm.stats.count if pm.stats is not None else 0)
+                    label = f"↳ phase {cell(ph.phase)}"
+                    rows.append([label, cell(m.label), stats_cell(pm.stats, pm.unit), n])
     if not rows:
         return []
     head = "**Metrics (not scored)**" if summary.scores is not None else "**Metrics**"

@@ -314,22 +314,41 @@ def _participants(report: RunReport) -> str:
 
 
 def _metrics(report: RunReport) -> str:
-    """Every measured metric that is not scored (the scored ones are in the scores table)."""
-    rows = [
-        [
-            _td(p.name),
-            _td(m.label),
-            _stats_td(m.stats, m.unit),
-            _td(m.stats.count if m.stats is not None else 0, num=True),
-        ]
-        for p in report.summary.ran_participants
-        for m in p.metrics
-        if not m.scored
-    ]
+    """Every measured metric that is not scored (the scored ones are in the scores table), with
+    a row per phase under each, as the terminal prints them."""
+    rows: list[list[str]] = []
+    classes: list[str] = []
+    for p in report.summary.ran_participants:
+        for m in p.metrics:
+            if m.scored:
+                continue
+            rows.append(
+                [
+                    _td(p.name),
+                    _td(m.label),
+                    _stats_td(m.stats, m.unit),
+                    _td(m.stats.count if m.stats is not None else 0, num=True),
+                ]
+            )
+            classes.append("")
+            for ph in p.phases:
+                pm = next((x for x in ph.metrics if x.key == m.key), None)
+                if pm is None:
+                    continue
+                rows.append(
+                    [
+                        _td(f"phase {ph.phase}"),
+                        _td(m.label),
+                        _stats_td(pm.stats, pm.unit),
+                        _td(pm.stats.count if pm.stats is not None else 0, num=True),
+                    ]
+                )
+                classes.append("phase")
     if not rows:
         return ""
     head = "Metrics (not scored)" if report.summary.scores is not None else "Metrics"
-    return f"<h4>{head}</h4>" + _table(["participant", "metric", "med/p95/p99", "n"], rows)
+    table = _table(["participant", "metric", "med/p95/p99", "n"], rows, classes)
+    return f"<h4>{head}</h4>" + table
 
 
 def _thresholds(report: RunReport) -> str:
