@@ -168,6 +168,13 @@ def loop_sync(
         rest = _loop(fn, fixed - 1, monotonic)
         return LoopTiming(fixed, started, rest.ended, rest.value)
     _no_awaitable(name, fn())
+    return _autorange(fn, calibrated, monotonic)
+
+
+def _autorange(
+    fn: Callable[[], Any], calibrated: Calibration, monotonic: Callable[[], float]
+) -> LoopTiming:
+    """The fastest of ``LOOPS`` loops of the first count whose loop lasts ``min_time_s``."""
     for calls in _counts():
         timing = _loop(fn, calls, monotonic)
         if timing.ended - timing.started >= calibrated.min_time_s:
@@ -212,12 +219,7 @@ async def loop_async(
         return LoopTiming(fixed, started, awaited.ended, awaited.value)
     probe = fn()
     if not inspect.isawaitable(probe):
-        for calls in _counts():
-            timing = _loop(fn, calls, monotonic)
-            if timing.ended - timing.started >= calibrated.min_time_s:
-                for _ in range(LOOPS - 1):
-                    timing = _fastest(timing, _loop(fn, calls, monotonic))
-                return timing
+        return _autorange(fn, calibrated, monotonic)
     await probe
     for calls in _counts():
         timing = await _awaited_loop(fn, calls, monotonic)
