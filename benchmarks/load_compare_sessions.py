@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _busy import busy_loops
+
 BENCH_FILE = """
 import os
 import random
@@ -60,20 +62,13 @@ def task():
 """
 
 
-def busy_loops(on: bool) -> list[subprocess.Popen[bytes]]:
-    if not on:
-        return []
-    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-
-
 def session(root: Path, args: list[str], change: float, loaded: bool, iterations: int) -> Any:
     """One pytest session; (exit status, the run's summary JSON)."""
     out = root / "run.json"
     out.unlink(missing_ok=True)
     env = {**os.environ, "WORK_CHANGE": str(change), "WORK_ITERATIONS": str(iterations)}
-    loops = busy_loops(loaded)
-    try:
-        if loops:
+    with busy_loops(2 if loaded else 0):
+        if loaded:
             time.sleep(0.3)  # the loops are running before the session starts
         done = subprocess.run(
             [sys.executable, "-m", "pytest", "bench_zlib_compare.py", "--bench",
@@ -81,10 +76,6 @@ def session(root: Path, args: list[str], change: float, loaded: bool, iterations
              "-p", "no:cacheprovider", "--bench-json", str(out), *args],
             cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip
-    finally:
-        for proc in loops:
-            proc.kill()
-            proc.wait()
     doc = json.loads(out.read_text()) if out.exists() else {}
     return done.returncode, doc, done.stdout
 

@@ -28,6 +28,8 @@ import threading
 import time
 from pathlib import Path
 
+from _busy import BusyLoops
+
 BENCH_FILE = """
 import os
 import random
@@ -55,28 +57,6 @@ def task(measure):
     zlib.compress(DATA, 6)
     measure(load_start=before, load_end=STATE.read_text())
 """
-
-
-class BusyLoops:
-    """Two busy-loop subprocesses, switched on and off."""
-
-    def __init__(self, count: int = 2) -> None:
-        self.count = count
-        self.procs: list[subprocess.Popen[bytes]] = []
-
-    def on(self) -> None:
-        if not self.procs:
-            self.procs = [
-                subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                for _ in range(self.count)
-            ]
-
-    def off(self) -> None:
-        for proc in self.procs:
-            proc.kill()
-        for proc in self.procs:
-            proc.wait()
-        self.procs = []
 
 
 def switcher(loops: BusyLoops, state: Path, period: float, stop: threading.Event) -> None:

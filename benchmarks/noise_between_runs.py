@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _busy import busy_loops
+
 from pytest_benchsdk import ResultStore
 
 BENCH = """
@@ -105,15 +107,8 @@ def main() -> None:
         "--load", type=int, default=0, metavar="N", help="busy-looping processes beside the runs"
     )
     args = parser.parse_args()
-    neighbours = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load)
-    ]
-    try:
+    with busy_loops(args.load):
         run(args)
-    finally:
-        for neighbour in neighbours:
-            neighbour.kill()
-            neighbour.wait()
 
 
 def run(args: argparse.Namespace) -> None:
