@@ -338,9 +338,10 @@ class TaskContext:
 
         Tiny callables: ``calls="auto"`` calls ``fn`` in a loop calibrated like
         :meth:`timeit.Timer.autorange` (1, 2, 5, 10 … calls until one loop lasts at least
-        ``min_time_ms``, default 1 ms) and records the time *per call* of that last loop as the
-        step's latency (at nanosecond resolution or finer), with ``calls`` and ``loop_ms`` in
-        the step's data; ``calls=N`` runs one loop of N calls. The step returns the last call's
+        ``min_time_ms``, default 1 ms), times four more loops of that count and records the
+        fastest loop's time *per call* as the step's latency (at nanosecond resolution or
+        finer), with ``calls`` and ``loop_ms`` in the step's data; ``calls=N`` runs one loop of
+        N calls. The step returns the last call's
         value. An async ``fn`` is awaited each call; ``timeout_ms`` holds for the whole loop
         (calibration included). It needs a function: the ``with step(...)`` form, an awaitable
         and ``parallel_invocations`` cannot be looped (``TypeError``/``ValueError``).
