@@ -208,3 +208,54 @@ def test_ctrl_c_cancels_running_iterations_and_keeps_finished_ones(
     assert run.status == "interrupted"
     records = stored_records(store_path(pytester), run.run_id)["p1"]
     assert [r["taskIndex"] for r in records] == [0, 1, 2, 3]
+
+
+ENVIRONMENT_READERS = bench(
+    'participants=[Participant("p1"), Participant("p2")], iterations=60, concurrency=4',
+    """
+    # Threads take turns as often as CPython allows: the race shows in every run, not only
+    # on a loaded machine (without the fix a run counted about a hundred KeyErrors).
+    sys.setswitchinterval(1e-6)
+
+    @define_task
+    async def task(measure):
+        # What httpx.AsyncClient() does (urllib's getproxies): read the whole environment,
+        # while pytest's main thread goes from item to item.
+        failures = 0
+        for _ in range(300):
+            try:
+                dict(os.environ)
+            except KeyError:
+                failures += 1
+            await asyncio.sleep(0)
+        measure(value=1, failures=failures)
+    """,
+    prelude="import asyncio\nimport os\nimport sys\n",
+)
+
+
+def test_iterations_can_read_the_whole_environment_while_pytest_moves_between_items(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest removes ``PYTEST_CURRENT_TEST`` after each item on the main thread; an iteration
+    running meanwhile that iterated ``os.environ`` failed with ``KeyError`` (pytest #10876)."""
+    pytester.makepyfile(bench_env=ENVIRONMENT_READERS)
+    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=120)
+    (run,) = stored_runs(store_path(pytester))
+    records = stored_records(store_path(pytester), run.run_id)
+    failures = [r["data"]["failures"] for rs in records.values() for r in rs]
+    assert len(failures) == 120
+    assert sum(failures) == 0
+
+
+def test_pytest_updates_its_current_test_variable_itself_again_after_a_bench_session(
+    pytester: pytest.Pytester,
+) -> None:
+    from _pytest import runner
+
+    own = runner._update_current_test_var
+    pytester.makepyfile(bench_env=bench())
+    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4)
+    assert runner._update_current_test_var is own

@@ -199,3 +199,42 @@ def test_pytest_main_in_a_program_gets_its_ctrl_c_back_after_an_interrupted_sess
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+NO_LINE = bench(
+    'participants=[Participant("p1")], iterations=3',
+    """
+    def _frame_with_a_line_less_instruction():
+        try:
+            return sys._getframe()
+        finally:
+            pass
+
+    @define_task
+    def task(task_index, measure):
+        measure(value=1)
+        if task_index == 1:
+            # Where a signal handler's KeyboardInterrupt can land (the instruction has no line).
+            frame = _frame_with_a_line_less_instruction()
+            offset = next(s for s, _e, line in frame.f_code.co_lines() if line is None)
+            tb = types.TracebackType(None, frame, offset, -1)
+            assert tb.tb_lineno is None, "this Python gives every instruction a line"
+            raise KeyboardInterrupt().with_traceback(tb)
+    """,
+    prelude="import sys\nimport types\n",
+)
+
+
+def test_a_ctrl_c_landing_where_no_line_is_ends_the_session_as_interrupted(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest cannot format a traceback entry without a line number (it exited 1 with a
+    ``TypeError`` instead of 2); the plugin gives such entries their nearest line first."""
+    pytester.makepyfile(bench_no_line=NO_LINE)
+    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
+    assert "TypeError" not in result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["*bench_no_line.py:*: KeyboardInterrupt"])
+    (run,) = stored_runs(store_path(pytester))
+    assert run.status == "interrupted"
+    assert run.record_count == 1

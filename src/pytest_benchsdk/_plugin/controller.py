@@ -23,7 +23,7 @@ from pytest_benchsdk._engine.schedule import BenchmarkSchedule
 from pytest_benchsdk._plugin.catalog import Catalog
 from pytest_benchsdk._plugin.comparison import check_ref
 from pytest_benchsdk._plugin.execution import WORKEROUTPUT_KEY, attached_payload
-from pytest_benchsdk._plugin.interrupts import STOPPING_LINE, CtrlC
+from pytest_benchsdk._plugin.interrupts import STOPPING_LINE, CtrlC, give_every_frame_a_line
 from pytest_benchsdk._plugin.nodes import BenchModule
 from pytest_benchsdk._plugin.terminal import verbose_detail
 from pytest_benchsdk._plugin.thresholds import threshold_item_names
@@ -316,7 +316,8 @@ class ControllerPlugin:
     # -- session end -------------------------------------------------------------------------
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_keyboard_interrupt(self) -> None:
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        give_every_frame_a_line(excinfo.value)
         # Before pytest formats the traceback (slow: a second Ctrl-C used to land there).
         if self.runs:
             self._write(STOPPING_LINE)

@@ -21,6 +21,7 @@ import pytest
 from pytest_benchsdk._base.redact import Redactor
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._plugin.catalog import Catalog
+from pytest_benchsdk._plugin.currenttest import KeepCurrentTest
 from pytest_benchsdk._plugin.heap import FrozenHeap
 from pytest_benchsdk._plugin.nodes import BenchItem
 from pytest_benchsdk._plugin.runtime import ProcessRuntime
@@ -59,6 +60,7 @@ class RunnerPlugin:
         self._on_payload = on_payload
         self._heap = FrozenHeap()
         self._heap.install(config)
+        self._current_test = KeepCurrentTest()
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -67,6 +69,7 @@ class RunnerPlugin:
         # creates (see .heap). Only for sessions that run bench items.
         if any(isinstance(i, BenchItem) for i in session.items):
             self._heap.freeze()
+            self._current_test.install()
 
     def pytest_runtest_logfinish(self) -> None:
         self._heap.item_ran()
@@ -142,6 +145,7 @@ class RunnerPlugin:
         if runtime is not None:
             runtime.shutdown()
         self._heap.release()
+        self._current_test.uninstall()
 
 
 def _describe_iteration(item: BenchItem, report: pytest.TestReport, payload: RecordPayload) -> None:

@@ -23,10 +23,10 @@ import atexit
 import signal
 import sys
 import threading
-from types import FrameType
+from types import CodeType, FrameType, TracebackType
 from typing import Any, Final
 
-__all__ = ["STOPPING_LINE", "CtrlC"]
+__all__ = ["STOPPING_LINE", "CtrlC", "give_every_frame_a_line"]
 
 #: What the session prints on the first Ctrl-C (tests wait for it before pressing again).
 STOPPING_LINE: Final = (
@@ -99,3 +99,51 @@ def _command_line_exits_next() -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+def give_every_frame_a_line(error: BaseException) -> None:
+    """Give each traceback entry of ``error`` (and of the exceptions it chains) a line number.
+
+    A signal handler runs between bytecode instructions, some of which have no line (CPython
+    3.11 lands there in a comprehension's or a ``finally``'s cleanup): the ``KeyboardInterrupt``
+    it raises then has a traceback entry whose ``tb_lineno`` is ``None``, and pytest, formatting
+    that traceback for the interrupted session, fails with a ``TypeError`` instead of exiting
+    with status 2. Such an entry is replaced by one at the nearest earlier line of its code
+    (the function's first line if there is none).
+    """
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [error]
+    while pending:
+        exc = pending.pop()
+        if exc is None or id(exc) in seen:
+            continue
+        seen.add(id(exc))
+        exc.__traceback__ = _with_lines(exc.__traceback__)
+        pending += [exc.__cause__, exc.__context__]
+
+
+def _with_lines(tb: TracebackType | None) -> TracebackType | None:
+    entries: list[TracebackType] = []
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    rest: TracebackType | None = None
+    for entry in reversed(entries):  # a RecursionError's traceback is a thousand entries deep
+        lineno: int | None = entry.tb_lineno  # typeshed says int; CPython can give None
+        if lineno is None:
+            line = _line_before(entry.tb_frame.f_code, entry.tb_lasti)
+            entry = TracebackType(rest, entry.tb_frame, entry.tb_lasti, line)
+        else:
+            entry.tb_next = rest
+        rest = entry
+    return rest
+
+
+def _line_before(code: CodeType, offset: int) -> int:
+    line = code.co_firstlineno
+    for start, _end, number in code.co_lines():
+        if start > offset:
+            break
+        if number is not None:
+            line = number
+    return line
