@@ -216,6 +216,10 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
         register(DistributedBench(catalog), "benchsdk-distribution")
     runner = RunnerPlugin(config, controller.keep_all, on_payload=controller.remember_local)
     register(runner, "benchsdk-runner")
+    if options.ab is not None:
+        from pytest_benchsdk._plugin.ab import ABPlugin
+
+        register(ABPlugin(controller, options.ab, options.ab_setup), "benchsdk-ab")
 
 
 def _rewrite_asserts_in_bench_files(config: pytest.Config, patterns: tuple[str, ...]) -> None:

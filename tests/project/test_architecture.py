@@ -8,6 +8,7 @@ import, bottom up:
 * ``config`` (``_config/``, ``config``): models, reading, validation, the threshold language.
 * ``analysis`` (``_analysis/``, ``scoring``, ``compare``): statistics, scoring, comparisons; pure.
 * ``engine`` (``_engine/``, ``schedule``, ``executor``, ``context``): knobs, plans, running.
+* ``ab`` (``_ab/``): an A/B session's revision worktree and its two side processes.
 * ``store`` (SQLite) and ``platform`` (httpx; the leaves only): the I/O.
 * ``results``: the one model of a finished run, built live or from the store.
 * ``views`` (``_views/``, ``report/``): render the model; ``_views`` reads no store.
@@ -50,6 +51,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "config": _p("_config", "config"),
     "analysis": _p("_analysis", "scoring", "compare"),
     "engine": _p("_engine", "schedule", "executor", "context"),
+    "ab": _p("_ab"),
     "store": _p("store"),
     "platform": _p("platform"),
     "results": _p("results"),
@@ -65,6 +67,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "config": {"base"},
     "analysis": {"base"},
     "engine": {"base", "config", "analysis"},
+    "ab": {"base", "config", "analysis", "engine"},
     "store": {"base", "analysis"},
     "platform": {"base"},
     "results": {"base", "config", "analysis", "engine", "store"},
@@ -74,7 +77,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "cli": {"base", "config", "analysis", "engine", "store", "platform", "results", "views",
             "runner"},
     "plugin": {"base", "config", "analysis", "engine", "store", "platform", "results", "views",
-             "session"},
+             "session", "ab"},
 }
 GLUE = AREAS["plugin"]
 RUNNER = AREAS["runner"]

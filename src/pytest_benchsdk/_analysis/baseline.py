@@ -42,7 +42,12 @@ from typing import Any, Final
 
 import attrs
 
-from pytest_benchsdk._analysis.compare import Comparison, Statistic, compare_samples
+from pytest_benchsdk._analysis.compare import (
+    Comparison,
+    Statistic,
+    compare_paired,
+    compare_samples,
+)
 from pytest_benchsdk._analysis.scoring import ScoringSpec, metric_samples
 from pytest_benchsdk._analysis.stats import DEFAULT_TRIM, finite_samples
 from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
@@ -55,6 +60,7 @@ __all__ = [
     "LATENCY_METRIC",
     "MIN_HISTORY_RUNS",
     "NOISE_HISTORY",
+    "NOISE_PAIRED",
     "NOISE_WITHIN_RUN",
     "Baseline",
     "BaselineComparison",
@@ -77,6 +83,8 @@ __all__ = [
 
 #: The statistics each metric is compared on.
 COMPARED_STATISTICS: Final[tuple[Statistic, ...]] = ("median", "p95")
+#: The CPU time an iteration measured (``cpu_ms``): an A/B comparison shows its rows too.
+CPU_METRIC: Final = "cpu_ms"
 #: The metric compared when the benchmark scores nothing: the iteration's ``latencyMs``.
 LATENCY_METRIC: Final = "latency_ms"
 #: Earlier complete runs a row's statistic needs before their spread counts.
@@ -86,6 +94,8 @@ HISTORY_RUNS: Final = 30
 #: What a row's verdict rests on: the samples' own spread, or the earlier runs' spread.
 NOISE_WITHIN_RUN: Final = "within-run"
 NOISE_HISTORY: Final = "history"
+#: The noise of an A/B comparison: the spread of the rounds' pairs.
+NOISE_PAIRED: Final = "paired"
 # The median of |N(0, 1)|: the median absolute value of a normal deviate is 0.6745 σ.
 _MEDIAN_ABS_NORMAL: Final = 0.6744897501960817
 
@@ -295,6 +305,8 @@ class MetricComparison:
     judged: bool = True
     #: The phase whose samples both sides compare (None: the participant's whole run).
     phase: str | None = None
+    #: The sides' samples are paired by round (an A/B session): the interval is the pairs'.
+    paired: bool = False
 
     @property
     def subject(self) -> str:
@@ -323,13 +335,15 @@ class MetricComparison:
             return None
         if self.history is not None and self.history.band > self.comparison.detectable:
             return NOISE_HISTORY
-        return NOISE_WITHIN_RUN
+        return NOISE_PAIRED if self.paired else NOISE_WITHIN_RUN
 
     @property
     def noise_label(self) -> str:
         """``within-run`` or ``history, 6 runs``."""
         if self.noise == NOISE_HISTORY and self.history is not None:
             return f"history, {self.history.runs} runs"
+        if self.noise == NOISE_PAIRED and self.comparison is not None:
+            return f"paired, {self.comparison.current_n} rounds"
         return self.noise or ""
 
     @property
@@ -415,6 +429,7 @@ class MetricComparison:
             None if history is None else BetweenRunNoise.from_json(history),
             bool(data.get("judged", True)),
             phase=None if phase is None else str(phase),
+            paired=data.get("noise") == NOISE_PAIRED,
         )
 
 
@@ -432,6 +447,8 @@ class BaselineComparison:
     history_runs: int | None = None
     #: ``--bench-compare-on``'s keys (empty: the default rows are all judged).
     compare_on: tuple[str, ...] = ()
+    #: The rows pair the two sides' rounds (an A/B session, ``--bench-ab``).
+    paired: bool = False
 
     @property
     def regressions(self) -> tuple[MetricComparison, ...]:
@@ -447,8 +464,19 @@ class BaselineComparison:
             "shown, their verdicts do not count"
         )
 
+    @property
+    def says_noise(self) -> bool:
+        """Whether :meth:`noise_line` has something to say (the history was looked up, or the
+        rows are paired)."""
+        return self.history_runs is not None or self.paired
+
     def noise_line(self) -> str:
         """Where the verdicts' noise comes from, for the comparison's header."""
+        if self.paired:
+            return (
+                "Noise: paired rounds (each iteration ran on both sides, one right after the "
+                "other): what the machine did to a round did it to both sides"
+            )
         runs = self.history_runs or 0
         if runs > HISTORY_RUNS:
             return (
@@ -470,6 +498,7 @@ class BaselineComparison:
             "rows": [row.to_json() for row in self.rows],
             "historyRuns": self.history_runs,
             "compareOn": list(self.compare_on),
+            "paired": self.paired,
         }
 
     @classmethod
@@ -482,6 +511,7 @@ class BaselineComparison:
             tuple(MetricComparison.from_json(row) for row in data.get("rows") or ()),
             None if runs is None else int(runs),
             tuple(str(key) for key in data.get("compareOn") or ()),
+            paired=bool(data.get("paired", False)),
         )
 
 
@@ -500,6 +530,9 @@ class Baseline:
     setup: Mapping[str, Any]
     history: Mapping[HistoryKey, Sequence[float]] | None = None
     history_runs: int | None = None
+    #: The baseline ran the same iterations in the same rounds as the run (an A/B session's
+    #: side A): rows pair them (see :func:`compare_runs`).
+    paired: bool = False
 
 
 def compare_with_baseline(
@@ -517,6 +550,7 @@ def compare_with_baseline(
     metrics whose verdicts count (:class:`CompareOnError` for one that no participant
     measured)."""
     check_compare_on(compare_on, current, spec)
+    measured = measured_keys(current)
     rows = compare_runs(
         baseline.records,
         current,
@@ -524,6 +558,9 @@ def compare_with_baseline(
         noise_threshold=noise_threshold,
         history=baseline.history,
         compare_on=compare_on,
+        paired=baseline.paired,
+        # Both sides ran now, on the same machine: their CPU time is comparable too.
+        also=[CPU_METRIC] if baseline.paired and CPU_METRIC in measured else [],
     )
     pooled = pooled_participants(baseline.records, current)
     notes = (
@@ -541,6 +578,7 @@ def compare_with_baseline(
         rows,
         baseline.history_runs,
         tuple(compare_on),
+        paired=baseline.paired,
     )
 
 
@@ -573,6 +611,8 @@ def compare_runs(
     seed: int = 0,
     history: Mapping[HistoryKey, Sequence[float]] | None = None,
     compare_on: Sequence[str] = (),
+    paired: bool = False,
+    also: Sequence[str] = (),
 ) -> tuple[MetricComparison, ...]:
     """Rows for every participant of ``current`` (in its order) × compared metric × statistic;
     with phases (two or more in the current records), per participant × phase × metric ×
@@ -582,9 +622,16 @@ def compare_runs(
     of a comparison. ``history`` gives per row (:func:`history_key`) the statistic in earlier
     complete runs, oldest first (:func:`between_run_noise` of it goes into the row).
     ``compare_on``: the metrics whose rows are judged (empty: every row); see
-    :func:`compared_metrics`."""
-    metrics = compared_metrics(spec, compare_on)
-    judged = {m.key for m in metrics if not compare_on or m.key in compare_on}
+    :func:`compared_metrics`. ``paired``: the two sides ran the same iterations in the same
+    rounds (an A/B session): each row pairs the iterations by task index
+    (:func:`~pytest_benchsdk.compare.compare_paired`), keeping the rounds where both sides
+    have a sample. ``also``: more metrics to show rows for (an A/B session's ``cpu_ms``),
+    judged only when ``compare_on`` names them."""
+    default = {m.key for m in compared_metrics(spec)}
+    metrics = compared_metrics(spec, [*compare_on, *also])
+    judged = {
+        m.key for m in metrics if m.key in compare_on or (not compare_on and m.key in default)
+    }
     # (participant, phase, baseline's records or None, current's records)
     parts: list[tuple[str, str | None, Sequence[TaskRecord] | None, Sequence[TaskRecord]]] = []
     for participant, records in current.items():
@@ -625,8 +672,11 @@ def compare_runs(
                 for s in COMPARED_STATISTICS
             )
             continue
-        now = _samples(now_records, metrics, spec)
-        then = _samples(then_records, metrics, spec)
+        if paired:
+            now, then = _paired_samples(now_records, then_records, metrics, spec)
+        else:
+            now = _samples(now_records, metrics, spec)
+            then = _samples(then_records, metrics, spec)
         for metric in metrics:
             for statistic in COMPARED_STATISTICS:
                 row = _compare_one(
@@ -635,11 +685,12 @@ def compare_runs(
                     statistic,
                     then.get(metric.key, []),
                     now.get(metric.key, []),
+                    paired=paired,
                     noise_threshold=noise_threshold,
                     alpha=alpha,
                     seed=seed,
                 )
-                row = attrs.evolve(row, phase=phase)
+                row = attrs.evolve(row, phase=phase, paired=paired)
                 key = history_key(participant, metric.key, statistic, phase)
                 past = (history or {}).get(key, ())
                 noise = between_run_noise(list(past)[-HISTORY_RUNS:], alpha, max(compared, 1))
@@ -651,23 +702,53 @@ def compare_runs(
     return tuple(rows)
 
 
+def _paired_samples(
+    now_records: Sequence[TaskRecord],
+    then_records: Sequence[TaskRecord],
+    metrics: Sequence[ComparedMetric],
+    spec: ScoringSpec | None,
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Each metric's samples of the rounds (task indexes) both sides have one for, in the
+    same order on both sides."""
+    then_by_index = {record.task_index: record for record in then_records}
+    now: dict[str, list[float]] = {}
+    then: dict[str, list[float]] = {}
+    for record in now_records:
+        other = then_by_index.get(record.task_index)
+        if other is None:
+            continue
+        mine = _samples([record], metrics, spec)
+        theirs = _samples([other], metrics, spec)
+        for metric in metrics:
+            a, b = theirs.get(metric.key, []), mine.get(metric.key, [])
+            if len(a) == 1 and len(b) == 1:
+                then.setdefault(metric.key, []).append(a[0])
+                now.setdefault(metric.key, []).append(b[0])
+    return now, then
+
+
 def _compare_one(
     participant: str,
     metric: ComparedMetric,
     statistic: Statistic,
     then: Sequence[float],
     now: Sequence[float],
+    *,
+    paired: bool = False,
     **options: Any,
 ) -> MetricComparison:
     def row(comparison: Comparison | None, note: str | None = None) -> MetricComparison:
         return MetricComparison(participant, metric.key, statistic, metric.unit, comparison, note)
 
     if not then or not now:
+        if paired:
+            return row(None, "no round with a sample on both sides")
         side = "baseline" if not then else "current run"
         return row(None, f"no samples in the {side}")
+    compare = compare_paired if paired else compare_samples
     try:
         return row(
-            compare_samples(
+            compare(
                 then,
                 now,
                 statistic=statistic,

@@ -37,6 +37,7 @@ __all__ = [
     "Comparison",
     "Statistic",
     "Verdict",
+    "compare_paired",
     "compare_samples",
     "detectable_change",
 ]
@@ -257,6 +258,129 @@ def compare_samples(
         current_statistic=current_stat,
         baseline_n=len(baseline_sorted),
         current_n=len(current_sorted),
+        change=change,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        p_value=p_value,
+        verdict=_verdict(ci_low, ci_high, p_value, alpha, noise_threshold, lower_is_better),
+        alpha=alpha,
+        noise_threshold=noise_threshold,
+        resamples=resamples,
+        seed=seed,
+    )
+
+
+def compare_paired(
+    baseline: Iterable[float],
+    current: Iterable[float],
+    *,
+    statistic: Statistic = "median",
+    lower_is_better: bool = True,
+    noise_threshold: float = DEFAULT_NOISE_THRESHOLD,
+    alpha: float = 0.05,
+    resamples: int | None = None,
+    seed: int = 0,
+    trim: float = 0.0,
+) -> Comparison:
+    """:func:`compare_samples` for **paired** samples: ``baseline[i]`` and ``current[i]`` were
+    measured in the same round (an A/B session runs each iteration on both sides, one right
+    after the other), so whatever moved the machine between rounds moved both.
+
+    ``baseline_statistic`` and ``current_statistic`` are each side's statistic, as
+    :func:`compare_samples` has them. ``change`` for the median is the median of the rounds'
+    ratios ``current[i] / baseline[i]``, minus 1 (when every value is positive): a ratio
+    within a round cancels what the machine did to both sides in that round, where the ratio
+    of the two medians does not when the load changes during the run (each median then lies
+    somewhere between the loaded and the idle values). For the other statistics, and for
+    values that are not all positive, ``change`` is the ratio of the statistics, as in
+    :func:`compare_samples`. The interval resamples whole rounds (both sides' values of the
+    same rounds at once, so their shared drift stays shared) and the p-value is the Wilcoxon
+    signed-rank test of the rounds' differences (1.0 when every round's difference is 0). The
+    verdict follows the same rule. Raises ``ValueError`` as :func:`compare_samples` does, and
+    for sides of different lengths.
+    """
+    if statistic not in STATISTICS:
+        raise ValueError(
+            f"unknown statistic {statistic!r}; expected one of {', '.join(STATISTICS)}"
+        )
+    if not isinstance(lower_is_better, bool):
+        raise ValueError(f"lower_is_better must be True or False (got {lower_is_better!r})")
+    _check_real("alpha", alpha)
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be between 0 and 1, exclusive (got {alpha!r})")
+    _check_real("noise_threshold", noise_threshold)
+    if not (math.isfinite(noise_threshold) and noise_threshold >= 0):
+        raise ValueError(
+            f"noise_threshold must be a finite number >= 0, e.g. 0.02 for 2 % (got "
+            f"{noise_threshold!r})"
+        )
+    resamples = check_resamples(resamples, DEFAULT_RESAMPLES)
+    check_seed(seed)
+    _check_real("trim", trim)
+    if not (math.isfinite(trim) and 0 <= trim < 0.5):
+        raise ValueError(f"trim must be a number in [0, 0.5), e.g. 0.05 (got {trim!r})")
+
+    import numpy as np
+    from scipy import stats
+
+    before = np.array(list(baseline), dtype=float)
+    after = np.array(list(current), dtype=float)
+    if before.shape != after.shape:
+        raise ValueError(
+            f"paired samples need one value per round on each side (got {before.size} "
+            f"baseline and {after.size} current values)"
+        )
+    _sorted_samples(before, "baseline")  # the same checks: flat, not empty, finite
+    _sorted_samples(after, "current")
+    n = before.size
+    rows = np.arange(n, dtype=np.int32)[np.newaxis, :]
+    baseline_stat = float(_statistic_of_sorted(np.sort(before), statistic, rows, trim)[0])
+    current_stat = float(_statistic_of_sorted(np.sort(after), statistic, rows, trim)[0])
+    if baseline_stat == 0:
+        raise ValueError(
+            f"the baseline's {statistic} is 0, so a relative change is undefined; compare a "
+            "metric whose baseline is not 0"
+        )
+    by_ratio = statistic == "median" and bool(np.all(before > 0)) and bool(np.all(after > 0))
+    ratios = after / before if by_ratio else before
+    if by_ratio:
+        change = float(np.median(ratios)) - 1
+    else:
+        change = (current_stat - baseline_stat) / abs(baseline_stat)
+
+    def paired_change(positions: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
+        if by_ratio:
+            median: npt.NDArray[np.float64] = np.median(ratios[positions], axis=1) - 1
+            return median
+        count = positions.shape[0]
+        offsets = (np.arange(count)[:, np.newaxis] * n + np.arange(n)).astype(np.int32)
+        then = _statistic_of_sorted(
+            np.sort(before[positions], axis=1).ravel(), statistic, offsets, trim
+        )
+        now = _statistic_of_sorted(
+            np.sort(after[positions], axis=1).ravel(), statistic, offsets, trim
+        )
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio: npt.NDArray[np.float64] = (now - then) / np.abs(then)
+        ratio[np.isnan(ratio)] = 0.0
+        return ratio
+
+    changes = bootstrap(generator(seed), n, resamples, paired_change, ordered=False)
+    ci_low, ci_high = percentile_interval(changes, alpha / 2)
+    differences = after - before
+    if not np.any(differences):
+        p_value = 1.0
+    else:
+        p_value = float(stats.wilcoxon(after, before, alternative="two-sided").pvalue)
+        if math.isnan(p_value):
+            p_value = 1.0
+    return Comparison(
+        statistic=statistic,
+        lower_is_better=lower_is_better,
+        baseline_statistic=baseline_stat,
+        current_statistic=current_stat,
+        baseline_n=n,
+        current_n=n,
         change=change,
         ci_low=ci_low,
         ci_high=ci_high,

@@ -153,6 +153,11 @@ class ControllerPlugin:
     # -- the comparison (--bench-compare) and a broken store, for the session ------------------
 
     def _baseline(self, run: BenchmarkRun) -> Baseline | str | None:
+        from pytest_benchsdk._plugin.ab import ABPlugin
+
+        ab = ABPlugin.of(self.config)
+        if ab is not None:
+            return ab.baseline(run)
         ref = self._compare_ref
         if ref is None:
             return None

@@ -87,11 +87,15 @@ class RunnerPlugin:
         redactor = Catalog.of(self.config).redactor(item.bench.file_key)
         if redactor:
             redact_report(report, redactor)
-        if call.when == "call" and item.bench_outcome is not None:
+        outcome = item.bench_outcome
+        if call.when == "call" and outcome is not None:
             iteration = item.bench
-            payload = RecordPayload.of(
-                iteration.file_key, iteration.participant.name, item.bench_outcome, redactor
-            )
+            if isinstance(outcome, RecordPayload):  # made in an A/B session's side B
+                payload = outcome.redacted(redactor) if redactor else outcome
+            else:
+                payload = RecordPayload.of(
+                    iteration.file_key, iteration.participant.name, outcome, redactor
+                )
             # pytest keeps every item until the session ends; the record travels on from here.
             item.bench_outcome = None
             setattr(report, REPORT_ATTRIBUTE, payload.to_json())

@@ -19,8 +19,10 @@ from pytest_benchsdk._engine.benchfile import (
     load_bench_file,
 )
 from pytest_benchsdk._engine.context import IterationOutcome, is_task_error
+from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._engine.plans import CONTEXT_FIXTURES, bench_iterations
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule
+from pytest_benchsdk._plugin.ab import ABPlugin, SideFailure
 from pytest_benchsdk._plugin.catalog import Catalog
 from pytest_benchsdk._plugin.distribution import grouping_problem
 from pytest_benchsdk._plugin.heap import FrozenHeap
@@ -172,7 +174,8 @@ class BenchItem(LoadgroupNodeId, pytest.Function):
     __slots__ = ("bench", "bench_outcome")
 
     bench: BenchIteration
-    bench_outcome: IterationOutcome | None
+    #: The iteration's outcome; an A/B session's side B hands its record over ready-made.
+    bench_outcome: IterationOutcome | RecordPayload | None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -186,6 +189,14 @@ class BenchItem(LoadgroupNodeId, pytest.Function):
             refused = catalog.link.admit(self.bench.file_key, self.bench.participant.name)
             if refused is not None:
                 pytest.skip(refused)
+        ab = ABPlugin.of(self.config)
+        if ab is not None:
+            payload, failure = ab.run_item(self)
+            self.bench_outcome = payload
+            ProcessRuntime.of(self.config).judge(self.bench, schedule, payload.record)
+            if failure is not None:
+                raise SideFailure(failure)
+            return
         outcome = ProcessRuntime.of(self.config).run_item(self, schedule)
         error = outcome.error
         # pytest.skip() inside a task keeps pytest's meaning: the iteration is skipped and
@@ -198,6 +209,8 @@ class BenchItem(LoadgroupNodeId, pytest.Function):
     def repr_failure(  # type: ignore[override]
         self, excinfo: ExceptionInfo[BaseException]
     ) -> str | TerminalRepr:
+        if isinstance(excinfo.value, SideFailure):
+            return message_text(excinfo.value)
         if is_task_error(excinfo.value):
             # A TaskError is the task's own verdict: show it as upstream prints it, with its
             # control characters escaped (a code or message may carry terminal sequences).

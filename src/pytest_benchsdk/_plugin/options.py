@@ -48,6 +48,7 @@ IMPLYING_OPTIONS = (
     "--bench-html",
     "--bench-export",
     "--bench-compare",
+    "--bench-ab",
     "--bench-save",
     "--bench-threshold",
     "--bench-warmup",
@@ -155,10 +156,26 @@ def add_options(parser: pytest.Parser) -> None:
         help="--bench-compare-on's metrics (comma-separated).",
     )
     add(
+        "--bench-ab",
+        metavar="REV",
+        help="A/B: run the selected benchmarks against the working tree (B) and against the "
+        "git revision REV (A: main, origin/main, HEAD~1, a sha), each iteration on both sides "
+        "in a random order per round, and compare them pairwise; with --bench-compare-fail a "
+        "regression fails the session. Local only (ini: bench_ab).",
+    )
+    parser.addini("bench_ab", default="", help="--bench-ab's git revision.")
+    add(
+        "--bench-ab-setup",
+        metavar="CMD",
+        help="With --bench-ab: a shell command run once in side A's worktree before the run "
+        "(build compiled extensions, e.g. 'pip install -e . --no-deps').",
+    )
+    add(
         "--bench-compare-fail",
         action="store_true",
         default=None,
-        help="Fail the session when --bench-compare finds a regression (ini: bench_compare_fail).",
+        help="Fail the session when --bench-compare or --bench-ab finds a regression (ini: "
+        "bench_compare_fail).",
     )
     parser.addini(
         "bench_compare_fail",

@@ -145,13 +145,19 @@ class ProcessRuntime:
         plan = self._plan_for(item, iteration, schedule)
         # The item reports the outcome from here on: the executor keeps nothing of it.
         outcome = run_planned(self.executor, plan, iteration.key)
+        self.judge(iteration, schedule, outcome.record)
+        return outcome
+
+    def judge(
+        self, iteration: BenchIteration, schedule: BenchmarkSchedule, record: TaskRecord
+    ) -> None:
+        """Keep what ``iteration`` measured for its participant's thresholds (if it has any)."""
         if schedule.thresholds and not iteration.slot.warmup:
             key = (iteration.file_key, iteration.participant.name)
             judged = self._judged.get(key)
             if judged is None:
                 judged = self._judged[key] = JudgedIterations()
-            judged.add(outcome.record)
-        return outcome
+            judged.add(record)
 
     def judged(self, file_key: str, participant: str) -> JudgedIterations | None:
         """What the participant's iterations in this process measured, for its thresholds."""

@@ -54,6 +54,10 @@ class BenchOptions(SessionOptions):
     resubmit: bool = False
     resubmit_other_platform: bool = False
     resubmit_rejected: bool = False
+    #: ``--bench-ab=REV``: the git revision side A runs (None: no A/B session).
+    ab: str | None = None
+    #: ``--bench-ab-setup CMD``: run once in side A's worktree before the sides start.
+    ab_setup: str | None = None
 
     @classmethod
     def from_config(
@@ -89,11 +93,13 @@ class BenchOptions(SessionOptions):
         html_path = _html_path(opt("bench_html"))
         exports = _exports(opt("bench_export"))
         save_as = _save_name(opt("bench_save"), store_path)
+        ab, ab_setup = _ab(config)
         return cls(
             enabled=enabled,
             file_patterns=file_patterns,
             run_args=run_args,
-            dry_run=run_args.no_ingest,
+            # An A/B session is local: neither side is reported to the platform.
+            dry_run=run_args.no_ingest or ab is not None,
             check=bool(opt("bench_check")),
             custom_args=custom_args,
             json_path=json_path,
@@ -119,7 +125,37 @@ class BenchOptions(SessionOptions):
             compare_noise=_compare_noise(config),
             compare_on=_compare_on(config),
             warnings_ignore=_warnings_ignore(config),
+            ab=ab,
+            ab_setup=ab_setup,
         )
+
+
+def _ab(config: pytest.Config) -> tuple[str | None, str | None]:
+    """``--bench-ab=REV`` (or the ini's) and ``--bench-ab-setup``; refused with
+    ``--bench-compare`` and with pytest-xdist (the A/B session runs both sides itself)."""
+    raw = config.getoption("bench_ab")
+    if raw is None:
+        raw = config.getini("bench_ab")
+    revision = str(raw or "").strip() or None
+    setup = str(config.getoption("bench_ab_setup") or "").strip() or None
+    if revision is None:
+        if setup is not None:
+            raise pytest.UsageError(
+                "--bench-ab-setup runs in side A's worktree: add --bench-ab=REV"
+            )
+        return None, None
+    if config.getoption("bench_compare") is not None:
+        raise pytest.UsageError(
+            "--bench-ab and --bench-compare both compare this run with another: pick one "
+            "(--bench-ab runs the revision now, interleaved; --bench-compare reads a stored run)"
+        )
+    workers = getattr(config.option, "numprocesses", None)
+    if workers or getattr(config.option, "dist", "no") != "no":
+        raise pytest.UsageError(
+            "--bench-ab runs both sides in processes of its own, one iteration at a time: "
+            "run it without pytest-xdist (drop -n/--dist)"
+        )
+    return revision, setup
 
 
 def _save_name(raw: object, store_path: Path | None) -> str | None:

@@ -188,6 +188,9 @@ class BenchSession:
         self.exported: list[tuple[str, Path]] = []
         #: --bench-save: per run, the line that says under which name it was kept (or why not).
         self.saved: list[str] = []
+        #: Knobs stored with every run this session opens beside the resolved ones (an A/B
+        #: session's side and revision: such runs are each other's history only).
+        self.extra_knobs: dict[str, Any] = {}
 
     # -- state -------------------------------------------------------------------------------
 
@@ -249,6 +252,7 @@ class BenchSession:
         with iterations is begun in the store."""
         run = BenchmarkRun(file_key, bench_file, schedule, chosen, whole_plan=whole_plan)
         run.thresholds = thresholds
+        run.extra_knobs = dict(self.extra_knobs)
         # Without a store path the store is a temporary outbox: on_complete gets no id.
         run.local_run_kept = self.options.store_path is not None
         self.runs[file_key] = run
@@ -258,7 +262,7 @@ class BenchSession:
                 benchmark_slug=run.config.benchmark_slug,
                 benchmark_name=run.config.benchmark_name,
                 file=file_key,
-                knobs=schedule.resolved.to_wire(),
+                knobs={**schedule.resolved.to_wire(), **self.extra_knobs},
                 participants=run.participants,
                 config_snapshot=run.local_config_snapshot(self.environment),
                 environment=self.environment,
@@ -778,16 +782,18 @@ class BenchSession:
             for run in self.runs.values()
         )
 
-    def close(self) -> None:
+    def close(self, *, close_store: bool = True) -> None:
         """The last resort, also when the session end did not get there: stop delivery before
-        the store closes under it, leave no run "running", close the store."""
+        the store closes under it, leave no run "running", close the store (unless
+        ``close_store`` is False: another session shares it and closes it)."""
         if self.platform is not None and self.platform.delivery is None:
             with contextlib.suppress(Exception):  # nothing left to report it to
                 self.platform.close(interrupted=True)
         for run in self.runs.values():
             self._store_status(run, "interrupted")
         if self.store is not None:
-            self.store.close()
+            if close_store:
+                self.store.close()
             self.store = None
         if self._scratch is not None:
             self._scratch.cleanup()

@@ -185,7 +185,7 @@ def _comparison_lines(summary: RunSummary) -> list[str]:
             ]
         )
     lines = ["", f"**Compared with** {cell(comparison.baseline, 200)}", ""]
-    if comparison.history_runs is not None:
+    if comparison.says_noise:
         lines += [f"_{cell(comparison.noise_line(), 300)}_", ""]
     judged = comparison.judged_line()
     if judged is not None:
@@ -237,6 +237,8 @@ def markdown_summary(summaries: Iterable[RunSummary]) -> str:
         warmup = warmup_line(summary.knobs)
         if warmup:
             head += f" · {cell(warmup, 200)}"
+        if summary.ab is not None:
+            head += f" · {cell(summary.ab.line(), 200)}"
         if summary.dashboard_url:
             head += f" · [platform run]({cell(summary.dashboard_url, 500)})"
         lines.append(head)

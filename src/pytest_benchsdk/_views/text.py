@@ -440,6 +440,11 @@ def comparison_legend(comparison: BaselineComparison) -> str | None:
     if not sizes:
         return None
     n = f"n = {sizes[0]}" if len(sizes) == 1 else f"n = {sizes[0]}–{sizes[-1]}"
+    if comparison.paired:
+        return (
+            f"detects: the smallest change a row can tell from noise ({n} rounds, each run on "
+            "both sides); unchanged rules out only a change that large"
+        )
     return (
         f"detects: the smallest change a row can tell from noise ({n} per side, or the earlier "
         "runs' spread); unchanged rules out only a change that large"
@@ -465,12 +470,14 @@ def comparison_lines(comparison: BaselineComparison | None, note: str | None) ->
     if comparison is None:
         return []
     lines = [f"  Compared with {terminal_text(comparison.baseline)}:"]
-    if comparison.history_runs is not None:
+    if comparison.says_noise:
         lines.append(f"    {comparison.noise_line()}")
     judged = comparison.judged_line()
     if judged is not None:
         lines.append(f"    {terminal_text(judged)}")
     lines += [f"    warning: {terminal_text(w)}" for w in comparison.warnings]
+    if not comparison.rows:
+        return [*lines, "    no rows: no participant of this run ran"]
     rows = [
         [
             "participant",
@@ -543,6 +550,8 @@ def summary_lines(summary: RunSummary, *, verbose: int = 0) -> list[str]:
     warmup = warmup_line(summary.knobs)
     if warmup:
         lines.append(f"  {warmup}")
+    if summary.ab is not None:
+        lines.append(f"  {summary.ab.line()}")
     span = _span_line(summary)
     status = summary.status
     lines.append(f"  {span}" if span else f"  Status: {status.text()}")

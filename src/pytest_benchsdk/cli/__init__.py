@@ -57,7 +57,6 @@ A RUN is a stored run id or any unique prefix of one (as `runs` lists them).
 """
 
 
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)

@@ -129,7 +129,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
                 short_id(run.run_id),
                 name_cell(run.benchmark_slug),
                 run.started_at,
-                statuses[run.run_id].text() + (" (dry run)" if run.dry_run else ""),
+                statuses[run.run_id].text()
+                + (" (dry run)" if run.dry_run else "")
+                + (f" · A/B side {run.knobs['abSide']}" if run.knobs.get("abSide") else ""),
                 terminal_text(_participant_list(run.participants)),
                 str(run.record_count),
                 (run.environment.git_sha or "-")[:10],

@@ -421,6 +421,8 @@ def _setup(report: RunReport) -> str:
         rows.append(("dashboard", summary.dashboard_url))
     out = _table(["", ""], ([_td(k), _td(v)] for k, v in rows))
     out += f"<h4>Knobs</h4><p>{_e(knobs_line(summary.knobs))}</p>"
+    if summary.ab is not None:
+        out += f"<p>{_e(summary.ab.line())}</p>"
     return out
 
 
@@ -432,7 +434,7 @@ def _comparison(report: RunReport) -> str:
     if comparison is None:
         return '<p class="muted">No baseline comparison stored (run with --bench-compare).</p>'
     out = f"<p>Compared with {_e(comparison.baseline)}.</p>"
-    if comparison.history_runs is not None:
+    if comparison.says_noise:
         out += f'<p class="muted">{_e(comparison.noise_line())}.</p>'
     judged = comparison.judged_line()
     if judged is not None:
@@ -479,9 +481,7 @@ def _warnings(report: RunReport) -> str:
     warnings = report.summary.warnings
     if not warnings:
         return '<p class="muted">No run warnings stored.</p>'
-    rows = [
-        [_td(w.code), _td(w.subject), _td(w.metric or ""), _td(w.message)] for w in warnings
-    ]
+    rows = [[_td(w.code), _td(w.subject), _td(w.metric or ""), _td(w.message)] for w in warnings]
     return _table(["code", "participant", "metric", "message"], rows)
 
 

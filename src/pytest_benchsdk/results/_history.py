@@ -300,9 +300,7 @@ def run_history(
     if not window:
         return None
     summaries = [stored_summary(store, run) for run in window]
-    found: dict[
-        tuple[str, str | None, str, str], tuple[_Metric, list[SeriesPoint]]
-    ] = {}
+    found: dict[tuple[str, str | None, str, str], tuple[_Metric, list[SeriesPoint]]] = {}
     for run, summary in zip(window, summaries, strict=True):
         for participant, phase, metric, statistic, value in _values(summary):
             if participants and participant not in participants:

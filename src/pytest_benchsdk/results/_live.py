@@ -35,7 +35,13 @@ from pytest_benchsdk.results._build import (
     participant_summary,
     score_table,
 )
-from pytest_benchsdk.results._model import Knobs, ParticipantSummary, RunStatus, RunSummary
+from pytest_benchsdk.results._model import (
+    ABSide,
+    Knobs,
+    ParticipantSummary,
+    RunStatus,
+    RunSummary,
+)
 from pytest_benchsdk.results._samples import ParticipantSamples, iso_time, record_phase
 
 __all__ = ["BenchmarkRun", "knobs_of"]
@@ -132,6 +138,8 @@ class BenchmarkRun:
     analyses: Analyses = attrs.Factory(Analyses)
     #: The finished run, once the session end made it.
     summary: RunSummary | None = None
+    #: Knobs stored with the run beside the resolved ones (an A/B session's side).
+    extra_knobs: dict[str, Any] = attrs.Factory(dict)
 
     @property
     def config(self) -> BenchmarkConfig:
@@ -429,6 +437,7 @@ class BenchmarkRun:
             notes=tuple(self.schedule.warnings),
             intervals=self.analyses.intervals,
             relative=self.analyses.relative,
+            ab=ABSide.of_knobs(self.extra_knobs, self.analyses.comparison),
         )
 
     def records_json(self) -> list[dict[str, Any]]:

@@ -31,6 +31,7 @@ from pytest_benchsdk._config.thresholds import ThresholdVerdict
 __all__ = [
     "LATENCY",
     "STATUS_REASONS",
+    "ABSide",
     "FailureGroup",
     "Knobs",
     "MetricSummary",
@@ -655,6 +656,49 @@ class Knobs:
 
 
 @attrs.frozen
+class ABSide:
+    """The run's side of an A/B session (``--bench-ab``): ``side`` ``"A"`` (the revision's
+    code) or ``"B"`` (the working tree's), ``revision`` side A's commit, ``other_run_id`` the
+    other side's run (for B: the run its comparison pairs with)."""
+
+    side: str
+    revision: str
+    other_run_id: str | None = None
+
+    @classmethod
+    def of_knobs(
+        cls, knobs: Mapping[str, Any], comparison: BaselineComparison | None
+    ) -> ABSide | None:
+        """From the knobs an A/B session stores with each side's run (``abSide``,
+        ``abRevision``, A's ``abRun``); None for any other run."""
+        side, revision = knobs.get("abSide"), knobs.get("abRevision")
+        if side not in ("A", "B") or not isinstance(revision, str):
+            return None
+        other = knobs.get("abRun") if side == "A" else None
+        if side == "B" and comparison is not None:
+            other = comparison.baseline_run_id
+        return cls(str(side), revision, other if isinstance(other, str) else None)
+
+    def line(self) -> str:
+        """``A/B: side B (the working tree) against 1a2b3c4; side A is run 5b56…``."""
+        short = self.revision[:7]
+        other = f"run {self.other_run_id[:12]}…" if self.other_run_id else "not stored"
+        if self.side == "A":
+            return f"A/B: side A (revision {short}); side B is {other}"
+        return f"A/B: side B (the working tree) against revision {short}; side A is {other}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"side": self.side, "revision": self.revision, "otherRunId": self.other_run_id}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> ABSide | None:
+        if not data:
+            return None
+        other = data.get("otherRunId")
+        return cls(str(data["side"]), str(data["revision"]), None if other is None else str(other))
+
+
+@attrs.frozen
 class RunSummary:
     """One finished run of one benchmark, as every view shows it.
 
@@ -691,6 +735,8 @@ class RunSummary:
     intervals: tuple[StatisticInterval, ...] = ()
     #: The best participant against the others (two or more ran, resampling on).
     relative: RelativeSummary | None = None
+    #: The run's side of an A/B session (``--bench-ab``), if it is one.
+    ab: ABSide | None = None
 
     def participant(self, name: str) -> ParticipantSummary | None:
         return next((p for p in self.participants if p.name == name), None)
@@ -735,6 +781,7 @@ class RunSummary:
             "notes": list(self.notes),
             "intervals": [i.to_json() for i in self.intervals],
             "relative": None if self.relative is None else self.relative.to_json(),
+            "ab": None if self.ab is None else self.ab.to_json(),
         }
 
     @classmethod
@@ -764,4 +811,5 @@ class RunSummary:
             notes=tuple(str(n) for n in data.get("notes") or ()),
             intervals=tuple(StatisticInterval.from_json(i) for i in data.get("intervals") or ()),
             relative=RelativeSummary.from_json(data.get("relative")),
+            ab=ABSide.from_json(data.get("ab")),
         )

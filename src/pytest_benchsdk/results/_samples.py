@@ -347,4 +347,3 @@ def sample_sets(records: Sequence[TaskRecord]) -> ParticipantSamples:
     for record in records:
         samples.add(record)
     return samples
-

@@ -24,7 +24,7 @@ from pytest_benchsdk._config.thresholds import ThresholdVerdict
 from pytest_benchsdk.records import ParticipantRecords
 from pytest_benchsdk.results._analyse import Analyses
 from pytest_benchsdk.results._build import MetricCatalog, participant_summary, score_table
-from pytest_benchsdk.results._model import Knobs, RunStatus, RunSummary
+from pytest_benchsdk.results._model import ABSide, Knobs, RunStatus, RunSummary
 from pytest_benchsdk.results._samples import iso_time, record_phase, sample_sets
 from pytest_benchsdk.store import ResultStore, StoredRun
 
@@ -293,4 +293,5 @@ def rebuild_summary(
         warnings=analyses.warnings,
         intervals=analyses.intervals,
         relative=analyses.relative,
+        ab=ABSide.of_knobs(run.knobs, analyses.comparison),
     )

@@ -1,0 +1,149 @@
+"""One side of an A/B session, in its own process: runs single iterations when asked.
+
+The controller (:mod:`pytest_benchsdk._ab.sides`) starts a Python process per side through
+execnet and sends this module's source to it (``gateway.remote_exec(module)``); it runs there
+as ``__channelexec__`` and speaks over the channel:
+
+1. ``{"harness": …, "paths": […], "files": {file key: path}, "foreign": root | None}``: put
+   the harness (the folder holding the measuring ``pytest_benchsdk``, the same on both sides)
+   first on ``sys.path`` and this side's ``paths`` (its source tree, its bench files' folders)
+   next, import the bench files, and answer ``{"files": {key: {"is_async": bool}},
+   "foreign": [modules imported from the other side's tree]}`` or ``{"error": text}``;
+2. ``{"run": [file key, participant, phase, task index, custom args]}``: run that iteration
+   now, on this process's own executor, and answer ``{"payload": RecordPayload JSON,
+   "error": text | None}``;
+3. ``None``: stop.
+
+Nothing here is imported by the controller: it is the remote's program.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+
+def _load(file_key: str, path: str) -> Any:
+    from pytest_benchsdk._engine.benchfile import load_bench_file
+
+    name = Path(path).stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return load_bench_file(Path(path), module)
+
+
+def _imported_from(root: str, bench_files: list[str]) -> list[str]:
+    """The modules imported from ``root`` (the other side's tree), but the bench files (a
+    bench file the revision lacks is the working tree's, on purpose)."""
+    base = Path(root).resolve()
+    allowed = {Path(path).resolve() for path in bench_files}
+    found = []
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if not where or Path(where).resolve() in allowed:
+            continue
+        try:
+            Path(where).resolve().relative_to(base)
+        except ValueError:
+            continue
+        found.append(f"{name} ({where})")
+    return sorted(found)
+
+
+def _error_text(error: BaseException) -> str:
+    """A TaskError's message (the task's own verdict), else the traceback."""
+    from pytest_benchsdk._engine.taskerror import is_task_error
+
+    if is_task_error(error):
+        return str(error)
+    return "".join(traceback.format_exception(type(error), error, error.__traceback__))
+
+
+def serve(channel: Any) -> None:
+    import inspect
+    import signal
+
+    # Ctrl-C in a terminal reaches the whole process group: the controller decides what
+    # stops (it ends this process when the session ends).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    setup = channel.receive()
+    sys.path[:0] = [setup["harness"], *setup["paths"]]
+    from pytest_benchsdk._engine.executor import Executor, GroupPlan, IterationSpec
+    from pytest_benchsdk._engine.payload import RecordPayload
+    from pytest_benchsdk._engine.plans import context_call
+
+    files: dict[str, Any] = {}
+    calls: dict[str, Any] = {}
+    try:
+        for key, path in setup["files"].items():
+            files[key] = _load(key, path)
+            calls[key] = context_call(files[key].task, path)
+    except BaseException as exc:  # reported to the controller, which stops the session
+        channel.send({"error": _error_text(exc)})
+        return
+    foreign = (
+        _imported_from(setup["foreign"], list(setup["files"].values()))
+        if setup.get("foreign")
+        else []
+    )
+    channel.send(
+        {
+            "files": {
+                key: {"is_async": inspect.iscoroutinefunction(f.task)} for key, f in files.items()
+            },
+            "foreign": foreign,
+        }
+    )
+    executor = Executor()
+    try:
+        while True:
+            message = channel.receive()
+            if message is None:
+                return
+            file_key, name, phase, task_index, args = message["run"]
+            bench_file = files[file_key]
+            participants = {p.name: p for p in bench_file.config.participants}
+            if name not in participants:
+                channel.send({"missing": f"{name} is not a participant of this side's bench file"})
+                continue
+            spec = IterationSpec(
+                key=(file_key, name, task_index),
+                participant=participants[name],
+                participant_name=name,
+                phase=phase,
+                task_index=task_index,
+                ordinal=0,
+                invoke=calls[file_key],
+                is_async=inspect.iscoroutinefunction(bench_file.task),
+                args=dict(args),
+            )
+            plan = GroupPlan.build(
+                group_id=spec.key,
+                mode="participant",
+                concurrency=1,
+                stagger_delay_ms=0,
+                iterations=[spec],
+            )
+            outcome = executor.run_inline(plan, spec.key, release=True)
+            payload = RecordPayload.of(file_key, name, outcome)
+            error = outcome.error
+            channel.send(
+                {
+                    "payload": payload.to_json(),
+                    "error": None if error is None else _error_text(error),
+                }
+            )
+    finally:
+        executor.cancel_all()
+        executor.shutdown(timeout=1.0)
+
+
+if __name__ == "__channelexec__":
+    serve(channel)  # type: ignore[name-defined]  # noqa: F821  (execnet's global)

@@ -1,0 +1,171 @@
+"""The two sides of an A/B session, each a Python process of its own (execnet gateways).
+
+Both run the same program (:mod:`pytest_benchsdk._ab.side`) with the same measuring harness;
+they differ only in whose code they import: side B the working tree's, side A the revision's
+worktree (:mod:`pytest_benchsdk._ab.revision`). :func:`side_paths` says what goes first on a
+side's import path; :class:`Side` starts the process, loads the bench files there and runs one
+iteration at a time on request.
+
+execnet (the engine under pytest-xdist's workers) starts and talks to the processes: a popen
+gateway per side, with its working folder, the side's program sent as source, and a channel
+that carries plain data; ``Group.terminate`` kills both on the way out, Ctrl-C included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import attrs
+
+from pytest_benchsdk._ab.revision import ABError
+from pytest_benchsdk._engine.payload import RecordPayload
+
+__all__ = ["COMPILED_SUFFIXES", "Side", "SideResult", "Sides", "compiled_files", "side_paths"]
+
+SideName = Literal["A", "B"]
+
+#: Files that hold compiled code: a source tree does not build them.
+COMPILED_SUFFIXES: Final = (".so", ".pyd", ".dylib")
+
+#: How long a side may take to start and import its bench files (seconds).
+START_TIMEOUT: Final = 300.0
+
+
+def side_paths(root: Path, bench_dirs: Sequence[Path]) -> list[str]:
+    """What a side puts first on its import path: its ``src/`` (the src layout), its root (a
+    flat layout), then its bench files' folders (a bench file's sibling modules)."""
+    paths = [root / "src"] if (root / "src").is_dir() else []
+    paths.append(root)
+    paths += [d for d in bench_dirs if d not in paths]
+    return [str(p) for p in paths]
+
+
+def compiled_files(paths: Sequence[str], root: Path) -> set[str]:
+    """The compiled extension modules under ``paths`` (those within ``root``), relative to
+    ``root``: what a worktree of the source would lack."""
+    found: set[str] = set()
+    for entry in paths:
+        folder = Path(entry)
+        if folder == root:
+            continue  # the root itself: its packages are searched through src/ or by name
+        for suffix in COMPILED_SUFFIXES:
+            for file in folder.rglob(f"*{suffix}"):
+                try:
+                    found.add(str(file.relative_to(root)))
+                except ValueError:
+                    continue
+    for child in root.iterdir() if root.is_dir() else ():
+        if child.is_dir() and (child / "__init__.py").is_file():
+            for suffix in COMPILED_SUFFIXES:
+                found.update(str(f.relative_to(root)) for f in child.rglob(f"*{suffix}"))
+    return found
+
+
+@attrs.frozen
+class SideResult:
+    """One iteration on one side: its record (None when the side could not run it, then
+    ``problem`` says why), and the error text when it failed."""
+
+    payload: RecordPayload | None
+    error: str | None = None
+    problem: str | None = None
+
+
+class Side:
+    """One side's process (see the module)."""
+
+    def __init__(
+        self,
+        name: SideName,
+        *,
+        group: Any,
+        cwd: Path,
+        paths: Sequence[str],
+        files: Mapping[str, str],
+        foreign: Path | None,
+    ) -> None:
+        self.name = name
+        self.cwd = cwd
+        self._group = group
+        self._setup = {
+            # The folder holding this pytest_benchsdk: both sides measure with it.
+            "harness": str(Path(__file__).resolve().parents[2]),
+            "paths": list(paths),
+            "files": dict(files),
+            "foreign": None if foreign is None else str(foreign),
+        }
+        self._channel: Any = None
+        self.is_async: dict[str, bool] = {}
+
+    def start(self) -> None:
+        """Start the process and import the bench files there (:class:`ABError` if that
+        fails, or if side A's imports reached into the working tree)."""
+        from pytest_benchsdk._ab import side as program
+
+        # The side runs in its main thread: its executor and signal handling expect it.
+        spec = (
+            f"popen//python={sys.executable}//chdir={self.cwd}//id=benchsdk-ab-{self.name}"
+            "//execmodel=main_thread_only"
+        )
+        gateway = self._group.makegateway(spec)
+        self._channel = gateway.remote_exec(program)
+        self._channel.send(self._setup)
+        reply = self._receive(START_TIMEOUT)
+        if "error" in reply:
+            raise ABError(f"side {self.name} could not import its bench files:\n{reply['error']}")
+        self.is_async = {key: bool(v["is_async"]) for key, v in reply["files"].items()}
+        if reply["foreign"]:
+            shown = "\n  ".join(reply["foreign"][:10])
+            raise ABError(
+                f"side {self.name} imported modules from the other side's tree, so it would "
+                f"not measure its own code:\n  {shown}\nA/B puts each side's src/ and root "
+                "first on its import path; a package installed in the environment by path "
+                "(not editable) or a .pth file can still win: install it editable "
+                "(pip install -e .), or run from a virtualenv without it"
+            )
+
+    def run(
+        self, file_key: str, participant: str, phase: str | None, task_index: int, args: Any
+    ) -> SideResult:
+        """Run one iteration now and wait for it."""
+        self._channel.send({"run": [file_key, participant, phase, task_index, dict(args)]})
+        reply = self._receive(None)
+        if "missing" in reply:
+            return SideResult(None, problem=str(reply["missing"]))
+        return SideResult(RecordPayload.from_json(reply["payload"]), reply["error"])
+
+    def _receive(self, timeout: float | None) -> dict[str, Any]:
+        try:
+            reply = self._channel.receive(timeout)
+        except Exception as exc:  # execnet's RemoteError, EOFError, TimeoutError
+            raise ABError(f"side {self.name}'s process failed: {exc}") from None
+        assert isinstance(reply, dict)
+        return reply
+
+    def stop(self) -> None:
+        if self._channel is not None:
+            with contextlib.suppress(Exception):  # the process is gone already
+                self._channel.send(None)
+
+
+class Sides:
+    """Both sides' processes, stopped together (killed if they do not stop in a second)."""
+
+    def __init__(self) -> None:
+        import execnet
+
+        self.group = execnet.Group()
+        self.sides: dict[SideName, Side] = {}
+
+    def add(self, side: Side) -> Side:
+        self.sides[side.name] = side
+        return side
+
+    def close(self) -> None:
+        for side in self.sides.values():
+            side.stop()
+        self.group.terminate(timeout=1.0)

@@ -1,0 +1,326 @@
+"""``--bench-ab=REV``: the selected benchmarks against the working tree (B) and a git revision
+(A), interleaved, compared pairwise.
+
+When the session starts, REV is checked out into a temporary worktree
+(:mod:`pytest_benchsdk._ab.revision`; ``--bench-ab-setup`` runs there). Once the items are
+collected, two processes start (:mod:`pytest_benchsdk._ab.sides`), each importing its own
+tree's code and the bench files, with the same measuring harness. Each bench item then runs its
+iteration on both sides, one right after the other, in an order drawn at random per item (the
+item's *round*): whatever the machine does to a round, it does to both sides. The item reports
+side B's outcome, as in any session; side A's records go to a run of their own, opened beside
+B's by a second :class:`~pytest_benchsdk._session.BenchSession` that shares the store and
+prints nothing. Both runs carry the knobs ``abSide`` and ``abRevision`` (so they are never the
+history or the ``latest`` baseline of a plain run), A's also ``abRun``, B's run id.
+
+At the session end A's run is finished first; B's comparison is then made against it with the
+rows pairing the two sides' rounds (:class:`~pytest_benchsdk.results.Baseline` ``paired``), and
+every view shows it as it shows ``--bench-compare``'s. The worktree and the processes are
+removed at the end, also after Ctrl-C; a killed session's worktree is removed by the next
+A/B session in the repository.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_benchsdk._ab.revision import (
+    ABError,
+    Worktree,
+    check_out,
+    remove_abandoned,
+    repository_root,
+)
+from pytest_benchsdk._ab.sides import Side, Sides, compiled_files, side_paths
+from pytest_benchsdk._engine.payload import RecordPayload
+from pytest_benchsdk._session import BenchSession, SessionHooks
+from pytest_benchsdk.results import Baseline, BenchmarkRun, RunSetup
+
+if TYPE_CHECKING:
+    from pytest_benchsdk._plugin.controller import ControllerPlugin
+    from pytest_benchsdk._plugin.nodes import BenchItem
+
+__all__ = ["ABPlugin", "SideFailure"]
+
+_AB_KEY = pytest.StashKey["ABPlugin"]()
+
+
+class SideFailure(Exception):
+    """Side B's iteration failed in its process: the text is its error (a TaskError's message,
+    else the traceback there)."""
+
+
+class ABPlugin:
+    """The A/B session's part in the controller (see the module)."""
+
+    def __init__(self, controller: ControllerPlugin, revision: str, setup: str | None) -> None:
+        self.controller = controller
+        self.config = controller.config
+        self.revision = revision
+        self.setup = setup
+        self.worktree: Worktree | None = None
+        #: What side A ran (``main (1a2b3c4)``), once checked out.
+        self.label: str | None = None
+        self.sides: Sides | None = None
+        self.side_a: Side | None = None
+        self.side_b: Side | None = None
+        options = controller.options
+        import attrs
+
+        self.a_session = BenchSession(
+            attrs.evolve(
+                options,
+                json_path=None,
+                markdown_path=None,
+                html_path=None,
+                exports=(),
+                save_as=None,
+                compare=None,
+                compare_fail=False,
+            ),
+            environ=controller.catalog.environ,
+            rootpath=self.config.rootpath,
+            secrets=controller.catalog.secrets,
+            hooks=SessionHooks(),
+        )
+        self._order = random.Random()
+        self._problems: dict[str, str] = {}
+        self.config.stash[_AB_KEY] = self
+
+    @staticmethod
+    def of(config: pytest.Config) -> ABPlugin | None:
+        return config.stash.get(_AB_KEY, None)
+
+    # -- the session's start: the revision's worktree ----------------------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.config.option.collectonly:
+            return
+        try:
+            repository = repository_root(self.config.rootpath)
+            for path in remove_abandoned(repository):
+                self.controller._write(
+                    f"benchsdk: A/B: removed the worktree {path} a killed session left"
+                )
+            self.worktree = check_out(repository, self.revision)
+            self.label = self.worktree.label
+            if self.setup is not None:
+                self.worktree.run_setup(self.setup)
+        except ABError as exc:
+            self._remove_worktree()
+            raise pytest.UsageError(str(exc)) from None
+        # Side A's environment (its git commit) is the worktree's.
+        try:
+            inside = self.config.rootpath.resolve().relative_to(repository)
+            self.a_session.rootpath = self.worktree.path / inside
+        except ValueError:
+            self.a_session.rootpath = self.worktree.path
+        knobs = {"abSide": "B", "abRevision": self.worktree.sha}
+        self.controller.session.extra_knobs.update(knobs)
+        # One store, one writer: side A's runs go through the controller's store.
+        self.a_session.store = self.controller.session.store
+
+    # -- after collection: the sides' processes and side A's runs ----------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.config.option.collectonly or self.worktree is None:
+            return
+        runs = dict(self.controller.runs)
+        if not runs:
+            return
+        for file_key, run in runs.items():
+            self.a_session.extra_knobs = {
+                "abSide": "A",
+                "abRevision": self.worktree.sha,
+                "abRun": run.local_run_id,
+            }
+            self.a_session.open_run(
+                file_key,
+                run.bench_file,
+                run.schedule,
+                {name: set(indexes) for name, indexes in run.selected.items()},
+                whole_plan=run.whole_plan,
+                thresholds={},
+            )
+        try:
+            self._start_sides(runs)
+        except ABError as exc:
+            self._close()
+            raise pytest.UsageError(str(exc)) from None
+
+    def _start_sides(self, runs: Mapping[str, BenchmarkRun]) -> None:
+        assert self.worktree is not None
+        worktree = self.worktree
+        repository = worktree.repository
+        write = self.controller._write
+        files_b: dict[str, str] = {}
+        files_a: dict[str, str] = {}
+        dirs_b: list[Path] = []
+        dirs_a: list[Path] = []
+        for file_key, run in runs.items():
+            path = Path(run.bench_file.path).resolve()
+            files_b[file_key] = str(path)
+            dirs_b.append(path.parent)
+            try:
+                relative = path.relative_to(repository)
+            except ValueError:
+                raise ABError(
+                    f"--bench-ab: {path} is outside the git repository {repository}"
+                ) from None
+            there = worktree.path / relative
+            if there.is_file():
+                files_a[file_key] = str(there)
+                dirs_a.append(there.parent)
+            else:
+                files_a[file_key] = str(path)
+                write(
+                    f"benchsdk: A/B: {relative} does not exist at {worktree.label}: side A runs "
+                    "the working tree's bench file against that revision's code"
+                )
+            concurrency = run.schedule.resolved.concurrency
+            if concurrency > 1 or run.schedule.resolved.stagger_delay_ms > 0:
+                write(
+                    f"benchsdk: A/B: {file_key}: each side runs one iteration at a time "
+                    f"(concurrency {concurrency} and the stagger are not applied: each "
+                    "iteration's two sides make one round)"
+                )
+        paths_b = side_paths(repository, dirs_b)
+        paths_a = side_paths(worktree.path, dirs_a)
+        if self.setup is None:
+            missing = sorted(compiled_files(paths_b, repository) - _existing(worktree.path))
+            if missing:
+                raise ABError(
+                    "--bench-ab imports source trees, and the working tree has compiled "
+                    f"extension modules that {worktree.label}'s checkout lacks ("
+                    f"{', '.join(missing[:5])}): build them there with --bench-ab-setup CMD, "
+                    "e.g. --bench-ab-setup 'python setup.py build_ext --inplace'"
+                )
+        cwd = Path.cwd().resolve()
+        try:
+            cwd_a = worktree.path / cwd.relative_to(repository)
+        except ValueError:
+            cwd_a = worktree.path
+        if not cwd_a.is_dir():
+            cwd_a = worktree.path
+        self.sides = Sides()
+        self.side_a = self.sides.add(
+            Side(
+                "A",
+                group=self.sides.group,
+                cwd=cwd_a,
+                paths=paths_a,
+                files=files_a,
+                foreign=repository,
+            )
+        )
+        self.side_b = self.sides.add(
+            Side(
+                "B",
+                group=self.sides.group,
+                cwd=cwd,
+                paths=paths_b,
+                files=files_b,
+                foreign=worktree.path,
+            )
+        )
+        self.side_a.start()
+        self.side_b.start()
+        write(
+            f"benchsdk: A/B against {worktree.label}: side A runs that revision (worktree "
+            f"{worktree.path}), side B the working tree; every iteration runs on both, in a "
+            "random order per round. Local only: nothing is reported to the platform."
+        )
+
+    # -- each item: one round ----------------------------------------------------------------
+
+    def run_item(self, item: BenchItem) -> tuple[RecordPayload, str | None]:
+        """Run the item's iteration on both sides, in a random order; keep A's record, return
+        B's with its error text (:class:`SideFailure` if B could not run it at all)."""
+        assert self.side_a is not None
+        assert self.side_b is not None
+        iteration = item.bench
+        sides = [self.side_a, self.side_b]
+        if self._order.random() < 0.5:
+            sides.reverse()
+        results = {
+            side.name: side.run(
+                iteration.file_key,
+                iteration.participant.name,
+                iteration.slot.phase,
+                iteration.slot.index,
+                iteration.args,
+            )
+            for side in sides
+        }
+        a, b = results["A"], results["B"]
+        if a.payload is not None:
+            self.a_session.keep(a.payload)
+        elif a.problem is not None and a.problem not in self._problems:
+            self._problems[a.problem] = iteration.file_key
+            self.controller._write(f"benchsdk: A/B: side A: {a.problem}")
+        if b.payload is None:
+            raise SideFailure(b.problem or "side B ran nothing")
+        return b.payload, b.error
+
+    # -- the session's end -------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        # Before the controller finishes B's runs: their comparison needs A's run complete.
+        self._close()
+        if self.a_session.runs:
+            interrupted = exitstatus in (
+                pytest.ExitCode.INTERRUPTED,
+                pytest.ExitCode.INTERNAL_ERROR,
+            ) or bool(session.shouldstop)
+            self.a_session.finish(interrupted=interrupted)
+
+    def baseline(self, run: BenchmarkRun) -> Baseline | str | None:
+        """Side A's run of ``run``'s bench file, as the baseline its rounds pair with."""
+        a_run = self.a_session.runs.get(run.file_key)
+        if a_run is None or self.label is None:
+            return "nothing compared: side A did not run"
+        records = {pr.participant: pr.records for pr in a_run.participant_records()}
+        setup = RunSetup.of_live(a_run, True).describe(self.a_session.environment)
+        return Baseline(
+            label=f"A: {self.label}",
+            run_id=a_run.local_run_id,
+            records=records,
+            setup=setup,
+            paired=True,
+        )
+
+    def pytest_unconfigure(self) -> None:
+        self._close()
+        # The store is the controller's: it closes it after this.
+        self.a_session.close(close_store=False)
+
+    def _close(self) -> None:
+        if self.sides is not None:
+            with contextlib.suppress(Exception):
+                self.sides.close()
+            self.sides = None
+        self._remove_worktree()
+
+    def _remove_worktree(self) -> None:
+        if self.worktree is not None:
+            with contextlib.suppress(Exception):
+                self.worktree.remove()
+            self.worktree = None
+
+
+def _existing(root: Path) -> set[str]:
+    from pytest_benchsdk._ab.sides import COMPILED_SUFFIXES
+
+    return {
+        str(path.relative_to(root))
+        for suffix in COMPILED_SUFFIXES
+        for path in root.rglob(f"*{suffix}")
+    }

@@ -1,0 +1,309 @@
+"""``--bench-ab=REV``: real sessions in a real git repository, each side in its own process.
+
+The project under test is a small package (``src/crunch``) whose ``work()`` sleeps
+``DELAY_S``; the bench file times it. A commit holds the revision (side A); the working tree
+(side B) is edited by each test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from helpers.processes import Session
+from helpers.sessions import store_path, stored_records, stored_runs
+
+PACKAGE = """
+import time
+
+DELAY_S = {delay}
+
+
+def work() -> None:
+    time.sleep(DELAY_S)
+"""
+
+BENCH = """
+from crunch import work
+
+from pytest_benchsdk import Participant, TaskError, define_benchmark_config, define_task
+
+config = define_benchmark_config(
+    benchmark_slug="crunch",
+    benchmark_name="Crunch",
+    participants=[Participant("py")],
+    iterations={iterations},
+)
+
+
+@define_task
+def task(step):
+    step("work", work)
+"""
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+}
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", *args],
+        cwd=root,
+        env={**os.environ, **GIT_ENV},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def project(pytester: pytest.Pytester, delay: float = 0.002, iterations: int = 8) -> Path:
+    """The package and its bench file, committed; returns the repository's root."""
+    root = pytester.path
+    (root / "src" / "crunch").mkdir(parents=True)
+    (root / "src" / "crunch" / "__init__.py").write_text(PACKAGE.format(delay=delay))
+    (root / "bench_crunch.py").write_text(BENCH.format(iterations=iterations))
+    (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["src"]\n')
+    (root / ".gitignore").write_text(".benchmarks/\n*.so\n")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "the revision")
+    return root
+
+
+def set_delay(root: Path, delay: float) -> None:
+    (root / "src" / "crunch" / "__init__.py").write_text(PACKAGE.format(delay=delay))
+
+
+def ab_worktrees(root: Path) -> list[str]:
+    """The repository's worktrees other than the main one."""
+    listing = git(root, "worktree", "list", "--porcelain")
+    paths = [line.split(" ", 1)[1] for line in listing.splitlines() if line.startswith("worktree ")]
+    return [p for p in paths if Path(p).resolve() != root.resolve()]
+
+
+def run_ab(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("--bench", "-p", "no:cacheprovider", *args)
+
+
+def test_an_unchanged_tree_is_compared_pairwise_and_both_sides_are_stored_linked(
+    pytester: pytest.Pytester,
+) -> None:
+    root = project(pytester)
+    result = run_ab(pytester, "--bench-ab=HEAD", "--bench-json=out.json", "-v")
+    result.assert_outcomes(passed=8)
+    sha = git(root, "rev-parse", "HEAD").strip()
+    result.stdout.fnmatch_lines(
+        [
+            f"benchsdk: A/B against HEAD ({sha[:7]}): side A runs that revision (worktree *",
+            f"  A/B: side B (the working tree) against revision {sha[:7]}; side A is run *",
+            f"  Compared with A: HEAD ({sha[:7]}):",
+            "    Noise: paired rounds *",
+            "    py           latency_ms  median  * paired, 8 rounds *",
+        ]
+    )
+    assert "platform" in result.stdout.str()  # says nothing is reported
+    runs = {run.knobs["abSide"]: run for run in stored_runs(store_path(pytester))}
+    assert set(runs) == {"A", "B"}
+    assert runs["A"].knobs["abRun"] == runs["B"].run_id
+    assert runs["A"].knobs["abRevision"] == runs["B"].knobs["abRevision"] == sha
+    assert runs["A"].dry_run
+    assert runs["B"].dry_run
+    for run in runs.values():
+        assert len(stored_records(store_path(pytester), run.run_id)["py"]) == 8
+    data = json.loads((root / "out.json").read_text())
+    (benchmark,) = data["benchmarks"]
+    comparison = benchmark["comparison"]
+    assert comparison["paired"] is True
+    assert comparison["baselineRunId"] == runs["A"].run_id
+    assert {row["noise"] for row in comparison["rows"]} == {"paired"}
+    assert benchmark["result"]["ab"] == {
+        "side": "B",
+        "revision": sha,
+        "otherRunId": runs["A"].run_id,
+    }
+    assert ab_worktrees(root) == []  # removed at the end
+
+
+def test_a_slower_working_tree_fails_the_session_naming_the_row(
+    pytester: pytest.Pytester,
+) -> None:
+    root = project(pytester, delay=0.002)
+    set_delay(root, 0.008)
+    result = run_ab(pytester, "--bench-ab=HEAD", "--bench-compare-fail")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["*regressed (--bench-compare-fail): crunch: py latency_ms median: * regressed (paired*"]
+    )
+    runs = {run.knobs["abSide"]: run for run in stored_runs(store_path(pytester))}
+    assert runs["B"].status == "failed"  # the regression
+    assert runs["A"].status == "passed"
+
+
+def test_a_faster_working_tree_is_an_improvement(pytester: pytest.Pytester) -> None:
+    root = project(pytester, delay=0.008)
+    set_delay(root, 0.002)
+    result = run_ab(pytester, "--bench-ab=HEAD", "--bench-compare-fail")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(["    py           latency_ms  median  * improved  *"])
+
+
+def test_side_b_failing_fails_its_items_with_the_task_s_message(
+    pytester: pytest.Pytester,
+) -> None:
+    root = project(pytester)
+    (root / "src" / "crunch" / "__init__.py").write_text(
+        "from pytest_benchsdk import TaskError\n\n\ndef work():\n"
+        "    raise TaskError('the new code is broken', code='broken')\n"
+    )
+    result = run_ab(pytester, "--bench-ab=HEAD")
+    result.assert_outcomes(failed=8)
+    result.stdout.fnmatch_lines(["*the new code is broken*"])
+    runs = {run.knobs["abSide"]: run for run in stored_runs(store_path(pytester))}
+    a = stored_records(store_path(pytester), runs["A"].run_id)["py"]
+    b = stored_records(store_path(pytester), runs["B"].run_id)["py"]
+    assert {r["status"] for r in a} == {"success"}
+    assert {r["status"] for r in b} == {"error"}
+
+
+def test_a_bench_file_the_revision_lacks_runs_against_the_revision_s_code(
+    pytester: pytest.Pytester,
+) -> None:
+    root = project(pytester)
+    (root / "bench_new.py").write_text(
+        BENCH.format(iterations=2).replace('"crunch"', '"crunch-new"')
+    )
+    result = run_ab(pytester, "--bench-ab=HEAD", "bench_new.py")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "benchsdk: A/B: bench_new.py does not exist at *: side A runs the working tree's "
+            "bench file against that revision's code"
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--bench-ab=no-such-branch"], "*git cannot resolve 'no-such-branch' to a commit*"),
+        (["--bench-ab=HEAD", "--bench-compare"], "*--bench-ab and --bench-compare*pick one*"),
+        (["--bench-ab=HEAD", "-n", "2"], "*run it without pytest-xdist*"),
+        (["--bench-ab-setup=true"], "*--bench-ab-setup runs in side A's worktree*"),
+        (
+            ["--bench-ab=HEAD", "--bench-ab-setup=echo building; exit 3"],
+            "*--bench-ab-setup 'echo building; exit 3' exited 3 in *",
+        ),
+    ],
+    ids=["unknown-rev", "with-compare", "with-xdist", "setup-alone", "setup-fails"],
+)
+def test_what_an_ab_session_cannot_do_is_a_usage_error(
+    pytester: pytest.Pytester, args: list[str], message: str
+) -> None:
+    root = project(pytester)
+    result = run_ab(pytester, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert ab_worktrees(root) == []
+
+
+def test_outside_a_git_repository_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        bench_x=BENCH.format(iterations=1).replace("from crunch import work\n", "work = print\n")
+    )
+    result = run_ab(pytester, "--bench-ab=HEAD")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*is not in a git repository*"])
+
+
+def test_compiled_extensions_the_revision_lacks_need_a_setup_command(
+    pytester: pytest.Pytester,
+) -> None:
+    root = project(pytester)
+    built = root / "src" / "crunch" / "_fast.cpython-311-x86_64-linux-gnu.so"
+    built.write_bytes(b"")  # untracked build output, as `build_ext --inplace` leaves it
+    result = run_ab(pytester, "--bench-ab=HEAD")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*imports source trees*src/crunch/_fast.cpython-311-x86_64-linux-gnu.so*--bench-ab-setup*"]
+    )
+    built_there = "touch src/crunch/_fast.cpython-311-x86_64-linux-gnu.so"
+    result = run_ab(pytester, "--bench-ab=HEAD", f"--bench-ab-setup={built_there}")
+    result.assert_outcomes(passed=8)
+
+
+HOLD = """
+import os
+import time
+
+DELAY_S = 0.001
+
+
+def work() -> None:
+    if os.environ.get("AB_HOLD"):
+        print("holding", flush=True)
+        time.sleep(120)
+"""
+
+
+def test_a_killed_session_s_worktree_is_removed_by_the_next_one(
+    pytester: pytest.Pytester,
+) -> None:
+    root = project(pytester)
+    (root / "src" / "crunch" / "__init__.py").write_text(HOLD)
+    session = Session(
+        root, "--bench", "--bench-ab=HEAD", "-v", "-s", env={**os.environ, "AB_HOLD": "1"}
+    )
+    try:
+        session.wait_for("benchsdk: A/B against")
+        left = ab_worktrees(root)
+        assert len(left) == 1
+        session.proc.kill()  # SIGKILL: nothing of the session's end runs
+        session.finish()
+    finally:
+        session.kill()
+    assert ab_worktrees(root) == left
+    result = run_ab(pytester, "--bench-ab=HEAD")
+    result.stdout.fnmatch_lines([f"benchsdk: A/B: removed the worktree {left[0]} a killed *"])
+    result.assert_outcomes(passed=8)
+    assert ab_worktrees(root) == []
+    assert not Path(left[0]).exists()
+
+
+def test_ctrl_c_stores_both_sides_as_interrupted_and_removes_the_worktree(
+    pytester: pytest.Pytester,
+) -> None:
+    root = project(pytester)
+    (root / "src" / "crunch" / "__init__.py").write_text(
+        HOLD.replace('os.environ.get("AB_HOLD")', 'os.path.exists("hold")')
+    )
+    (root / "hold").touch()
+    session = Session(root, "--bench", "--bench-ab=HEAD", "-v")
+    try:
+        session.wait_for("benchsdk: A/B against")
+        session.interrupt()
+        assert session.finish(timeout=60) == pytest.ExitCode.INTERRUPTED, session.output
+    finally:
+        session.kill()
+    assert ab_worktrees(root) == []
+    runs = stored_runs(store_path(pytester))
+    assert {run.status for run in runs} == {"interrupted"}
+    assert {run.knobs["abSide"] for run in runs} == {"A", "B"}
+    assert not [p for p in Path(tempfile.gettempdir()).glob("benchsdk-ab-*") if _owned_by(p, root)]
+
+
+def _owned_by(folder: Path, root: Path) -> bool:
+    try:
+        owner = json.loads((folder / "owner.json").read_text())
+    except OSError:
+        return False
+    return Path(owner["repository"]) == root.resolve()
