@@ -4,7 +4,9 @@ puts this folder first on the import path)."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,6 +21,9 @@ class BusyLoops:
 
     def on(self) -> None:
         if not self.procs:
+            # Stopped with the script, however it ends (a SIGTERM included).
+            atexit.register(self.off)
+            signal.signal(signal.SIGTERM, _exit)
             self.procs = [
                 subprocess.Popen([sys.executable, "-c", "while True: pass"])
                 for _ in range(self.count)
@@ -30,6 +35,10 @@ class BusyLoops:
         for proc in self.procs:
             proc.wait()
         self.procs = []
+
+
+def _exit(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 @contextlib.contextmanager

@@ -46,7 +46,7 @@ from _busy import busy_loops
 from pytest_benchsdk import ResultStore
 from pytest_benchsdk.compare import run_warnings
 
-BENCH = '''
+BENCH = """
 import hashlib
 import http.client
 import os
@@ -116,7 +116,7 @@ def task(participant, phase):
     connection.getresponse().read()
     if phase == "cold":
         connection.close()
-'''
+"""
 
 _WATCHED = ("trend", "first-outlier")
 

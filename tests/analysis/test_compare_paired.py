@@ -109,3 +109,34 @@ def test_no_common_round_is_a_note_not_a_crash() -> None:
     rows = compare_runs({"p": _records([1.0])}, {"p": _records([1.0, 2.0])[1:]}, None, paired=True)
     assert all(r.comparison is None for r in rows)
     assert {r.note for r in rows} == {"no round with a sample on both sides"}
+
+
+def test_a_process_s_own_speed_widens_the_interval_instead_of_making_a_verdict() -> None:
+    """Each side ran in four processes taking turns; each process has a speed of its own
+    (a few per cent). Rounds alone look like a clear change; the clusters say it is not one."""
+    rng = np.random.default_rng(5)
+    rounds = 40
+    labels = np.arange(rounds) % 4
+    flagged_rounds = flagged_clusters = 0
+    for _ in range(50):
+        drift = _drifting(rng, rounds)
+        a = 10 * drift * np.exp(rng.normal(0, 0.03, 4))[labels] * rng.lognormal(0, 0.01, rounds)
+        b = 10 * drift * np.exp(rng.normal(0, 0.03, 4))[labels] * rng.lognormal(0, 0.01, rounds)
+        flagged_rounds += compare_paired(a, b, resamples=400).verdict != "unchanged"
+        clustered = compare_paired(a, b, resamples=400, clusters=labels)
+        flagged_clusters += clustered.verdict != "unchanged"
+    assert flagged_rounds >= 5  # what one process per side got wrong
+    assert flagged_clusters <= 2
+
+
+def test_clusters_still_find_a_ten_percent_change() -> None:
+    rng = np.random.default_rng(6)
+    labels = np.arange(40) % 4
+    drift = _drifting(rng)
+    a = 10 * drift * np.exp(rng.normal(0, 0.02, 4))[labels]
+    b = 11 * drift * np.exp(rng.normal(0, 0.02, 4))[labels]
+    for statistic in ("median", "p95"):
+        c = compare_paired(a, b, clusters=labels, statistic=statistic)  # type: ignore[arg-type]
+        assert c.verdict == "regressed", c
+    with pytest.raises(ValueError, match="one label per round"):
+        compare_paired(a, b, clusters=labels[:-1])

@@ -198,13 +198,17 @@ def test_a_bench_file_the_revision_lacks_runs_against_the_revision_s_code(
         (["--bench-ab=no-such-branch"], "*git cannot resolve 'no-such-branch' to a commit*"),
         (["--bench-ab=HEAD", "--bench-compare"], "*--bench-ab and --bench-compare*pick one*"),
         (["--bench-ab=HEAD", "-n", "2"], "*run it without pytest-xdist*"),
-        (["--bench-ab-setup=true"], "*--bench-ab-setup runs in side A's worktree*"),
+        (["--bench-ab-setup=true"], "*--bench-ab-setup is for A/B sessions: add --bench-ab=REV*"),
+        (
+            ["--bench-ab=HEAD", "--bench-ab-processes=0"],
+            "*--bench-ab-processes expects an integer >= 1*",
+        ),
         (
             ["--bench-ab=HEAD", "--bench-ab-setup=echo building; exit 3"],
             "*--bench-ab-setup 'echo building; exit 3' exited 3 in *",
         ),
     ],
-    ids=["unknown-rev", "with-compare", "with-xdist", "setup-alone", "setup-fails"],
+    ids=["unknown-rev", "with-compare", "with-xdist", "setup-alone", "no-processes", "setup-fails"],
 )
 def test_what_an_ab_session_cannot_do_is_a_usage_error(
     pytester: pytest.Pytester, args: list[str], message: str

@@ -11,8 +11,9 @@ directory that is the working directory of everything the page runs, in page ord
   ``REPO`` (the checkout), ``quick_start_results()`` (runs the quick start's dry run of
   ``examples/`` here, so the store holds its runs) and ``use_loopback_platform()`` (starts the
   tests' loopback platform, ``tests/helpers/platform_server.py``, and points the page's
-  commands at it with an API key) and ``command_environment()`` (the environment the page's
-  commands run in) in the namespace;
+  commands at it with an API key), ``command_environment()`` (the environment the page's
+  commands run in), ``set_page_env(**values)`` (more of it) and ``import_from(folder)`` (the
+  page's python blocks import from there) in the namespace;
 * a ```` ```console ```` block is run for real: each ``$ command`` line runs in a shell, and the
   lines shown after it must appear in its output, in order (other lines may come between; a
   line ``...`` or ``…`` only says so). Numbers, run ids, time units and the three verdict words
@@ -87,7 +88,8 @@ _PYTEST_CLOCK = re.compile(r"(?<=s) \(\d+:\d\d:\d\d\)$")
 def line_pattern(shown: str) -> re.Pattern[str]:
     """A shown output line as a pattern that this machine's line matches.
 
-    Numbers, hex run ids, time units and verdicts are wildcards of their kind; ``...`` / ``…``
+    Numbers, hex run ids and commits (7 hex digits or more), time units and verdicts are
+    wildcards of their kind; ``...`` / ``…``
     inside a line stands for anything; runs of spaces for any spacing (tables realign when
     numbers change width).
     """
@@ -95,7 +97,8 @@ def line_pattern(shown: str) -> re.Pattern[str]:
         return re.compile(r"(?:options|optional arguments):")
     out: list[str] = []
     token = re.compile(
-        rf"(?P<ellipsis>(?:\.{{3,}}|…)+)|(?P<hex>\b[0-9a-f]{{8,}}\b)|(?P<verdict>\b{_VERDICT})"
+        rf"(?P<ellipsis>(?:\.{{3,}}|…)+)|(?P<hex>\b(?=[0-9a-f]*\d)[0-9a-f]{{7,}}\b)"
+        rf"|(?P<verdict>\b{_VERDICT})"
         rf"|(?P<unit>(?<=[\d ])(?:ns|µs|ms|s)\b)|(?P<number>{_NUMBER})|(?P<space>\s+)"
     )
     pos = 0
@@ -259,6 +262,25 @@ def _loopback_platform(stack: contextlib.ExitStack) -> Callable[[], str]:
     return use_loopback_platform
 
 
+def _importable(stack: contextlib.ExitStack) -> Callable[[str], None]:
+    def import_from(folder: str) -> None:
+        """The page's python blocks import modules from ``folder`` (as its commands do, through
+        the page's ``pythonpath``); forgotten again after the page."""
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        path = str(Path(folder).resolve())
+        sys.path.insert(0, path)
+
+        def forget() -> None:
+            sys.path.remove(path)
+            for name, module in list(sys.modules.items()):
+                if str(getattr(module, "__file__", "") or "").startswith(path):
+                    del sys.modules[name]
+
+        stack.callback(forget)
+
+    return import_from
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_page_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
@@ -271,6 +293,8 @@ def test_page_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monke
             quick_start_results=quick_start_results,
             use_loopback_platform=_loopback_platform(stack),
             command_environment=_environment,
+            set_page_env=_PAGE_ENV.update,
+            import_from=_importable(stack),
         )
         for example in document:
             example.evaluate()
@@ -285,6 +309,7 @@ def test_the_matcher_allows_other_numbers_and_units_but_not_other_words() -> Non
     ]
     assert missing_lines(["a regressed b"], "a unchanged* b") == []
     assert missing_lines(["run 23c15f16b956…"], "run 9a972ae1d55b…") == []
+    assert missing_lines(["against HEAD (1a2b3c4)"], "against HEAD (ea17f66)") == []
     assert missing_lines(["59 passed in 15.34s"], "59 passed in 70.70s (0:01:10)") == []
 
 

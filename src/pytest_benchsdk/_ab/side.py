@@ -86,7 +86,12 @@ def serve(channel: Any) -> None:
             files[key] = _load(key, path)
             calls[key] = context_call(files[key].task, path)
     except BaseException as exc:  # reported to the controller, which stops the session
-        channel.send({"error": _error_text(exc)})
+        from pytest_benchsdk._engine.benchfile import BenchSetupError
+
+        if isinstance(exc, BenchSetupError):  # its message says it all
+            channel.send({"error": str(exc)})
+        else:
+            channel.send({"error": _error_text(exc)})
         return
     foreign = (
         _imported_from(setup["foreign"], list(setup["files"].values()))

@@ -87,8 +87,11 @@ class Side:
         paths: Sequence[str],
         files: Mapping[str, str],
         foreign: Path | None,
+        index: int = 0,
     ) -> None:
         self.name = name
+        #: Which of the side's processes this is (rounds go to process ``task_index % N``).
+        self.index = index
         self.cwd = cwd
         self._group = group
         self._setup = {
@@ -104,19 +107,36 @@ class Side:
     def start(self) -> None:
         """Start the process and import the bench files there (:class:`ABError` if that
         fails, or if side A's imports reached into the working tree)."""
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """Start the process and send it what to import (:meth:`wait_ready` waits for it):
+        several sides start at once this way."""
         from pytest_benchsdk._ab import side as program
 
         # The side runs in its main thread: its executor and signal handling expect it.
         spec = (
-            f"popen//python={sys.executable}//chdir={self.cwd}//id=benchsdk-ab-{self.name}"
-            "//execmodel=main_thread_only"
+            f"popen//python={sys.executable}//chdir={self.cwd}"
+            f"//id=benchsdk-ab-{self.name}{self.index}//execmodel=main_thread_only"
         )
         gateway = self._group.makegateway(spec)
         self._channel = gateway.remote_exec(program)
         self._channel.send(self._setup)
+
+    def wait_ready(self) -> None:
+        """Wait until the process imported the bench files (see :meth:`start`)."""
         reply = self._receive(START_TIMEOUT)
         if "error" in reply:
-            raise ABError(f"side {self.name} could not import its bench files:\n{reply['error']}")
+            error = str(reply["error"])
+            if "only pytest provides" in error:
+                error += (
+                    "\n--bench-ab runs each side's tasks in a process of its own, outside "
+                    "pytest: a task's parameters must be the context's (participant, phase, "
+                    "task_index, step, measure, log, bench); build what a fixture gave at the "
+                    "bench file's top level instead"
+                )
+            raise ABError(f"side {self.name} could not import its bench files:\n{error}")
         self.is_async = {key: bool(v["is_async"]) for key, v in reply["files"].items()}
         if reply["foreign"]:
             shown = "\n  ".join(reply["foreign"][:10])
@@ -132,7 +152,17 @@ class Side:
         self, file_key: str, participant: str, phase: str | None, task_index: int, args: Any
     ) -> SideResult:
         """Run one iteration now and wait for it."""
+        self.submit(file_key, participant, phase, task_index, args)
+        return self.result()
+
+    def submit(
+        self, file_key: str, participant: str, phase: str | None, task_index: int, args: Any
+    ) -> None:
+        """Start one iteration (:meth:`result` waits for it)."""
         self._channel.send({"run": [file_key, participant, phase, task_index, dict(args)]})
+
+    def result(self) -> SideResult:
+        """The iteration :meth:`submit` started, once it finished."""
         reply = self._receive(None)
         if "missing" in reply:
             return SideResult(None, problem=str(reply["missing"]))
@@ -153,19 +183,32 @@ class Side:
 
 
 class Sides:
-    """Both sides' processes, stopped together (killed if they do not stop in a second)."""
+    """Both sides' processes (``processes`` of each, in pairs), started together and stopped
+    together (killed if they do not stop in a second)."""
 
     def __init__(self) -> None:
         import execnet
 
         self.group = execnet.Group()
-        self.sides: dict[SideName, Side] = {}
+        self.pairs: list[dict[SideName, Side]] = []
 
-    def add(self, side: Side) -> Side:
-        self.sides[side.name] = side
-        return side
+    def add_pair(self, a: Side, b: Side) -> None:
+        self.pairs.append({"A": a, "B": b})
+
+    def start(self) -> None:
+        """Start every process at once, then wait for each to be ready."""
+        every = [side for pair in self.pairs for side in pair.values()]
+        for side in every:
+            side.launch()
+        for side in every:
+            side.wait_ready()
+
+    def pair_of(self, task_index: int) -> dict[SideName, Side]:
+        """The pair of processes that runs the round of ``task_index``."""
+        return self.pairs[task_index % len(self.pairs)]
 
     def close(self) -> None:
-        for side in self.sides.values():
-            side.stop()
+        for pair in self.pairs:
+            for side in pair.values():
+                side.stop()
         self.group.terminate(timeout=1.0)

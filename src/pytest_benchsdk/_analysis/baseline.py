@@ -38,6 +38,7 @@ import itertools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any, Final
 
 import attrs
@@ -447,8 +448,10 @@ class BaselineComparison:
     history_runs: int | None = None
     #: ``--bench-compare-on``'s keys (empty: the default rows are all judged).
     compare_on: tuple[str, ...] = ()
-    #: The rows pair the two sides' rounds (an A/B session, ``--bench-ab``).
+    #: The rows pair the two sides' rounds (an A/B session, ``--bench-ab``), run by
+    #: ``processes`` pairs of processes taking turns.
     paired: bool = False
+    processes: int = 1
 
     @property
     def regressions(self) -> tuple[MetricComparison, ...]:
@@ -473,9 +476,15 @@ class BaselineComparison:
     def noise_line(self) -> str:
         """Where the verdicts' noise comes from, for the comparison's header."""
         if self.paired:
+            turns = (
+                f"; {self.processes} process pairs took turns, and their spread is part of "
+                "the intervals"
+                if self.processes > 1
+                else ""
+            )
             return (
                 "Noise: paired rounds (each iteration ran on both sides, one right after the "
-                "other): what the machine did to a round did it to both sides"
+                f"other): what the machine did to a round did it to both sides{turns}"
             )
         runs = self.history_runs or 0
         if runs > HISTORY_RUNS:
@@ -499,6 +508,7 @@ class BaselineComparison:
             "historyRuns": self.history_runs,
             "compareOn": list(self.compare_on),
             "paired": self.paired,
+            "processes": self.processes,
         }
 
     @classmethod
@@ -512,6 +522,7 @@ class BaselineComparison:
             None if runs is None else int(runs),
             tuple(str(key) for key in data.get("compareOn") or ()),
             paired=bool(data.get("paired", False)),
+            processes=int(data.get("processes", 1)),
         )
 
 
@@ -531,8 +542,10 @@ class Baseline:
     history: Mapping[HistoryKey, Sequence[float]] | None = None
     history_runs: int | None = None
     #: The baseline ran the same iterations in the same rounds as the run (an A/B session's
-    #: side A): rows pair them (see :func:`compare_runs`).
+    #: side A): rows pair them (see :func:`compare_runs`), ``processes`` pairs of processes
+    #: taking turns.
     paired: bool = False
+    processes: int = 1
 
 
 def compare_with_baseline(
@@ -559,6 +572,7 @@ def compare_with_baseline(
         history=baseline.history,
         compare_on=compare_on,
         paired=baseline.paired,
+        processes=baseline.processes,
         # Both sides ran now, on the same machine: their CPU time is comparable too.
         also=[CPU_METRIC] if baseline.paired and CPU_METRIC in measured else [],
     )
@@ -579,6 +593,7 @@ def compare_with_baseline(
         baseline.history_runs,
         tuple(compare_on),
         paired=baseline.paired,
+        processes=baseline.processes,
     )
 
 
@@ -613,6 +628,7 @@ def compare_runs(
     compare_on: Sequence[str] = (),
     paired: bool = False,
     also: Sequence[str] = (),
+    processes: int = 1,
 ) -> tuple[MetricComparison, ...]:
     """Rows for every participant of ``current`` (in its order) × compared metric × statistic;
     with phases (two or more in the current records), per participant × phase × metric ×
@@ -625,8 +641,9 @@ def compare_runs(
     :func:`compared_metrics`. ``paired``: the two sides ran the same iterations in the same
     rounds (an A/B session): each row pairs the iterations by task index
     (:func:`~pytest_benchsdk.compare.compare_paired`), keeping the rounds where both sides
-    have a sample. ``also``: more metrics to show rows for (an A/B session's ``cpu_ms``),
-    judged only when ``compare_on`` names them."""
+    have a sample; ``processes``: how many process pairs took turns (round ``i`` ran in pair
+    ``i % processes``; their spread is part of the intervals). ``also``: more metrics to show
+    rows for (an A/B session's ``cpu_ms``), judged only when ``compare_on`` names them."""
     default = {m.key for m in compared_metrics(spec)}
     metrics = compared_metrics(spec, [*compare_on, *also])
     judged = {
@@ -672,8 +689,9 @@ def compare_runs(
                 for s in COMPARED_STATISTICS
             )
             continue
+        rounds: dict[str, list[int]] = {}
         if paired:
-            now, then = _paired_samples(now_records, then_records, metrics, spec)
+            now, then, rounds = _paired_samples(now_records, then_records, metrics, spec)
         else:
             now = _samples(now_records, metrics, spec)
             then = _samples(then_records, metrics, spec)
@@ -686,6 +704,9 @@ def compare_runs(
                     then.get(metric.key, []),
                     now.get(metric.key, []),
                     paired=paired,
+                    clusters=[index % processes for index in rounds.get(metric.key, [])]
+                    if paired and processes > 1
+                    else None,
                     noise_threshold=noise_threshold,
                     alpha=alpha,
                     seed=seed,
@@ -707,12 +728,13 @@ def _paired_samples(
     then_records: Sequence[TaskRecord],
     metrics: Sequence[ComparedMetric],
     spec: ScoringSpec | None,
-) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, list[int]]]:
     """Each metric's samples of the rounds (task indexes) both sides have one for, in the
-    same order on both sides."""
+    same order on both sides, and those rounds' task indexes."""
     then_by_index = {record.task_index: record for record in then_records}
     now: dict[str, list[float]] = {}
     then: dict[str, list[float]] = {}
+    rounds: dict[str, list[int]] = {}
     for record in now_records:
         other = then_by_index.get(record.task_index)
         if other is None:
@@ -724,7 +746,8 @@ def _paired_samples(
             if len(a) == 1 and len(b) == 1:
                 then.setdefault(metric.key, []).append(a[0])
                 now.setdefault(metric.key, []).append(b[0])
-    return now, then
+                rounds.setdefault(metric.key, []).append(record.task_index)
+    return now, then, rounds
 
 
 def _compare_one(
@@ -735,6 +758,7 @@ def _compare_one(
     now: Sequence[float],
     *,
     paired: bool = False,
+    clusters: Sequence[int] | None = None,
     **options: Any,
 ) -> MetricComparison:
     def row(comparison: Comparison | None, note: str | None = None) -> MetricComparison:
@@ -745,7 +769,7 @@ def _compare_one(
             return row(None, "no round with a sample on both sides")
         side = "baseline" if not then else "current run"
         return row(None, f"no samples in the {side}")
-    compare = compare_paired if paired else compare_samples
+    compare = partial(compare_paired, clusters=clusters) if paired else compare_samples
     try:
         return row(
             compare(

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 import attrs
@@ -281,6 +282,7 @@ def compare_paired(
     resamples: int | None = None,
     seed: int = 0,
     trim: float = 0.0,
+    clusters: Sequence[int] | None = None,
 ) -> Comparison:
     """:func:`compare_samples` for **paired** samples: ``baseline[i]`` and ``current[i]`` were
     measured in the same round (an A/B session runs each iteration on both sides, one right
@@ -293,11 +295,20 @@ def compare_paired(
     of the two medians does not when the load changes during the run (each median then lies
     somewhere between the loaded and the idle values). For the other statistics, and for
     values that are not all positive, ``change`` is the ratio of the statistics, as in
-    :func:`compare_samples`. The interval resamples whole rounds (both sides' values of the
-    same rounds at once, so their shared drift stays shared) and the p-value is the Wilcoxon
-    signed-rank test of the rounds' differences (1.0 when every round's difference is 0). The
-    verdict follows the same rule. Raises ``ValueError`` as :func:`compare_samples` does, and
-    for sides of different lengths.
+    :func:`compare_samples`.
+
+    ``clusters`` names, per round, the pair of processes that ran it. A process has its own
+    speed (its memory layout, where the interpreter's code landed: a few per cent, the same
+    for every round it runs), which pairing cannot cancel; with two or more clusters the
+    interval resamples the clusters (each drawn with all its rounds: the cluster bootstrap),
+    so that the between-process spread is part of it, widened by ``sqrt(k / (k - 1))`` for
+    ``k`` clusters (a bootstrap of few clusters is too narrow by that factor), and the p-value
+    is the bootstrap's (twice the share of resampled changes on the far side of 0). Without
+    clusters (or with one) the interval resamples rounds, both sides' values of a round
+    together, and the p-value is the Wilcoxon signed-rank test of the rounds' differences
+    (1.0 when every round's difference is 0). The verdict follows :func:`compare_samples`'
+    rule. Raises ``ValueError`` as :func:`compare_samples` does, and for sides (or clusters)
+    of different lengths.
     """
     if statistic not in STATISTICS:
         raise ValueError(
@@ -333,9 +344,11 @@ def compare_paired(
     _sorted_samples(before, "baseline")  # the same checks: flat, not empty, finite
     _sorted_samples(after, "current")
     n = before.size
-    rows = np.arange(n, dtype=np.int32)[np.newaxis, :]
-    baseline_stat = float(_statistic_of_sorted(np.sort(before), statistic, rows, trim)[0])
-    current_stat = float(_statistic_of_sorted(np.sort(after), statistic, rows, trim)[0])
+    labels = None if clusters is None else np.array(list(clusters))
+    if labels is not None and labels.shape != before.shape:
+        raise ValueError(f"clusters need one label per round (got {labels.size} for {n} rounds)")
+    baseline_stat = _paired_statistic(before, statistic, trim)
+    current_stat = _paired_statistic(after, statistic, trim)
     if baseline_stat == 0:
         raise ValueError(
             f"the baseline's {statistic} is 0, so a relative change is undefined; compare a "
@@ -343,37 +356,50 @@ def compare_paired(
         )
     by_ratio = statistic == "median" and bool(np.all(before > 0)) and bool(np.all(after > 0))
     ratios = after / before if by_ratio else before
-    if by_ratio:
-        change = float(np.median(ratios)) - 1
-    else:
-        change = (current_stat - baseline_stat) / abs(baseline_stat)
 
-    def paired_change(positions: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
+    def change_of(picked: npt.NDArray[np.intp]) -> float:
         if by_ratio:
-            median: npt.NDArray[np.float64] = np.median(ratios[positions], axis=1) - 1
-            return median
-        count = positions.shape[0]
-        offsets = (np.arange(count)[:, np.newaxis] * n + np.arange(n)).astype(np.int32)
-        then = _statistic_of_sorted(
-            np.sort(before[positions], axis=1).ravel(), statistic, offsets, trim
-        )
-        now = _statistic_of_sorted(
-            np.sort(after[positions], axis=1).ravel(), statistic, offsets, trim
-        )
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio: npt.NDArray[np.float64] = (now - then) / np.abs(then)
-        ratio[np.isnan(ratio)] = 0.0
-        return ratio
+            return float(np.median(ratios[picked])) - 1
+        then = _paired_statistic(before[picked], statistic, trim)
+        now = _paired_statistic(after[picked], statistic, trim)
+        if then == 0:
+            return 0.0 if now == 0 else math.copysign(math.inf, now)
+        return (now - then) / abs(then)
 
-    changes = bootstrap(generator(seed), n, resamples, paired_change, ordered=False)
-    ci_low, ci_high = percentile_interval(changes, alpha / 2)
-    differences = after - before
-    if not np.any(differences):
-        p_value = 1.0
+    change = change_of(np.arange(n))
+    rng = generator(seed)
+    groups = [] if labels is None else [np.flatnonzero(labels == c) for c in np.unique(labels)]
+    if len(groups) >= 2:
+        if by_ratio:
+            changes = _cluster_median_ratios(ratios, groups, resamples, rng) - 1
+        else:
+            changes = np.empty(resamples)
+            for r in range(resamples):
+                drawn = rng.integers(0, len(groups), size=len(groups))
+                changes[r] = change_of(np.concatenate([groups[g] for g in drawn]))
+        # A bootstrap of k clusters has the spread of a variance estimate divided by k, not
+        # by k - 1: widen it by that factor around the change.
+        changes = change + (changes - change) * math.sqrt(len(groups) / (len(groups) - 1))
+        ci_low, ci_high = percentile_interval(changes, alpha / 2)
+        beyond = min(float(np.mean(changes <= 0)), float(np.mean(changes >= 0)))
+        p_value = min(1.0, max(2 * beyond, 1 / resamples)) if np.any(changes != 0) else 1.0
     else:
-        p_value = float(stats.wilcoxon(after, before, alternative="two-sided").pvalue)
-        if math.isnan(p_value):
+        if by_ratio:  # the common case, vectorised
+
+            def of_rows(positions: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
+                medians: npt.NDArray[np.float64] = np.median(ratios[positions], axis=1) - 1
+                return medians
+
+        else:
+            of_rows = partial(_changes_of_rows, change_of)
+        changes = bootstrap(rng, n, resamples, of_rows, ordered=False)
+        ci_low, ci_high = percentile_interval(changes, alpha / 2)
+        if not np.any(after - before):
             p_value = 1.0
+        else:
+            p_value = float(stats.wilcoxon(after, before, alternative="two-sided").pvalue)
+            if math.isnan(p_value):
+                p_value = 1.0
     return Comparison(
         statistic=statistic,
         lower_is_better=lower_is_better,
@@ -391,6 +417,47 @@ def compare_paired(
         resamples=resamples,
         seed=seed,
     )
+
+
+def _cluster_median_ratios(
+    ratios: npt.NDArray[np.float64],
+    groups: Sequence[npt.NDArray[np.intp]],
+    resamples: int,
+    rng: np.random.Generator,
+) -> npt.NDArray[np.float64]:
+    """The median ratio of ``resamples`` cluster resamples: as many clusters as there are,
+    drawn with replacement, each with all its rounds."""
+    import numpy as np
+
+    count = len(groups)
+    sizes = np.array([g.size for g in groups])
+    widest = int(sizes.max())
+    padded = np.full((count, widest), np.nan)
+    for index, group in enumerate(groups):
+        padded[index, : group.size] = ratios[group]
+    out = np.empty(resamples)
+    chunk = max(1, 200_000 // (count * widest))
+    for start in range(0, resamples, chunk):
+        rows = min(chunk, resamples - start)
+        drawn = rng.integers(0, count, size=(rows, count))
+        out[start : start + rows] = np.nanmedian(padded[drawn].reshape(rows, -1), axis=1)
+    return out
+
+
+def _paired_statistic(values: npt.NDArray[np.float64], statistic: str, trim: float) -> float:
+    """``statistic`` of one side's values (the one percentile rule)."""
+    import numpy as np
+
+    rows = np.arange(values.size, dtype=np.int32)[np.newaxis, :]
+    return float(_statistic_of_sorted(np.sort(values), statistic, rows, trim)[0])
+
+
+def _changes_of_rows(
+    change_of: Callable[[npt.NDArray[np.intp]], float], positions: npt.NDArray[np.int32]
+) -> npt.NDArray[np.float64]:
+    import numpy as np
+
+    return np.array([change_of(row.astype(np.intp)) for row in positions])
 
 
 def _check_real(name: str, value: object) -> None:

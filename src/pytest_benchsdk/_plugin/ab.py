@@ -58,17 +58,26 @@ class SideFailure(Exception):
 class ABPlugin:
     """The A/B session's part in the controller (see the module)."""
 
-    def __init__(self, controller: ControllerPlugin, revision: str, setup: str | None) -> None:
+    def __init__(
+        self,
+        controller: ControllerPlugin,
+        revision: str,
+        setup: str | None,
+        mode: str = "interleaved",
+        processes: int = 4,
+    ) -> None:
         self.controller = controller
         self.config = controller.config
         self.revision = revision
         self.setup = setup
+        #: ``interleaved`` (one side, then the other) or ``duet`` (both at once).
+        self.mode = mode
+        #: Processes per side: round ``i`` runs in pair ``i % processes``.
+        self.processes = processes
         self.worktree: Worktree | None = None
         #: What side A ran (``main (1a2b3c4)``), once checked out.
         self.label: str | None = None
         self.sides: Sides | None = None
-        self.side_a: Side | None = None
-        self.side_b: Side | None = None
         options = controller.options
         import attrs
 
@@ -121,7 +130,11 @@ class ABPlugin:
             self.a_session.rootpath = self.worktree.path / inside
         except ValueError:
             self.a_session.rootpath = self.worktree.path
-        knobs = {"abSide": "B", "abRevision": self.worktree.sha}
+        knobs = {
+            "abSide": "B",
+            "abRevision": self.worktree.sha,
+            "abProcesses": self.processes,
+        }
         self.controller.session.extra_knobs.update(knobs)
         # One store, one writer: side A's runs go through the controller's store.
         self.a_session.store = self.controller.session.store
@@ -139,6 +152,7 @@ class ABPlugin:
             self.a_session.extra_knobs = {
                 "abSide": "A",
                 "abRevision": self.worktree.sha,
+                "abProcesses": self.processes,
                 "abRun": run.local_run_id,
             }
             self.a_session.open_run(
@@ -209,33 +223,40 @@ class ABPlugin:
             cwd_a = worktree.path
         if not cwd_a.is_dir():
             cwd_a = worktree.path
-        self.sides = Sides()
-        self.side_a = self.sides.add(
-            Side(
-                "A",
-                group=self.sides.group,
-                cwd=cwd_a,
-                paths=paths_a,
-                files=files_a,
-                foreign=repository,
+        self.sides = sides = Sides()
+        for index in range(self.processes):
+            sides.add_pair(
+                Side(
+                    "A",
+                    group=sides.group,
+                    cwd=cwd_a,
+                    paths=paths_a,
+                    files=files_a,
+                    foreign=repository,
+                    index=index,
+                ),
+                Side(
+                    "B",
+                    group=sides.group,
+                    cwd=cwd,
+                    paths=paths_b,
+                    files=files_b,
+                    foreign=worktree.path,
+                    index=index,
+                ),
             )
-        )
-        self.side_b = self.sides.add(
-            Side(
-                "B",
-                group=self.sides.group,
-                cwd=cwd,
-                paths=paths_b,
-                files=files_b,
-                foreign=worktree.path,
-            )
-        )
-        self.side_a.start()
-        self.side_b.start()
+        sides.start()
         write(
             f"benchsdk: A/B against {worktree.label}: side A runs that revision (worktree "
-            f"{worktree.path}), side B the working tree; every iteration runs on both, in a "
-            "random order per round. Local only: nothing is reported to the platform."
+            f"{worktree.path}), side B the working tree, each in {self.processes} "
+            + ("processes taking turns" if self.processes > 1 else "process")
+            + "; every iteration runs on both, "
+            + (
+                "at the same time (duet)"
+                if self.mode == "duet"
+                else "one after the other in a random order per round"
+            )
+            + ". Local only: nothing is reported to the platform."
         )
 
     # -- each item: one round ----------------------------------------------------------------
@@ -243,22 +264,25 @@ class ABPlugin:
     def run_item(self, item: BenchItem) -> tuple[RecordPayload, str | None]:
         """Run the item's iteration on both sides, in a random order; keep A's record, return
         B's with its error text (:class:`SideFailure` if B could not run it at all)."""
-        assert self.side_a is not None
-        assert self.side_b is not None
+        assert self.sides is not None
         iteration = item.bench
-        sides = [self.side_a, self.side_b]
+        pair = self.sides.pair_of(iteration.slot.index)
+        sides = [pair["A"], pair["B"]]
         if self._order.random() < 0.5:
             sides.reverse()
-        results = {
-            side.name: side.run(
-                iteration.file_key,
-                iteration.participant.name,
-                iteration.slot.phase,
-                iteration.slot.index,
-                iteration.args,
-            )
-            for side in sides
-        }
+        what = (
+            iteration.file_key,
+            iteration.participant.name,
+            iteration.slot.phase,
+            iteration.slot.index,
+            iteration.args,
+        )
+        if self.mode == "duet":  # both at once, on their own cores
+            for side in sides:
+                side.submit(*what)
+            results = {side.name: side.result() for side in sides}
+        else:
+            results = {side.name: side.run(*what) for side in sides}
         a, b = results["A"], results["B"]
         if a.payload is not None:
             self.a_session.keep(a.payload)
@@ -295,6 +319,7 @@ class ABPlugin:
             records=records,
             setup=setup,
             paired=True,
+            processes=self.processes,
         )
 
     def pytest_unconfigure(self) -> None:

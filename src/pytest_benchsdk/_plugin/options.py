@@ -171,6 +171,20 @@ def add_options(parser: pytest.Parser) -> None:
         "(build compiled extensions, e.g. 'pip install -e . --no-deps').",
     )
     add(
+        "--bench-ab-mode",
+        choices=("interleaved", "duet"),
+        default=None,
+        help="With --bench-ab: run each round's two sides one after the other in a random "
+        "order (interleaved, the default) or both at once on their own cores (duet).",
+    )
+    add(
+        "--bench-ab-processes",
+        metavar="N",
+        help="With --bench-ab: how many processes each side runs in, taking turns round by "
+        "round (default 4): a process's own speed (its memory layout) differs by a few per "
+        "cent, and the verdict must not hang on one.",
+    )
+    add(
         "--bench-compare-fail",
         action="store_true",
         default=None,

@@ -58,6 +58,11 @@ class BenchOptions(SessionOptions):
     ab: str | None = None
     #: ``--bench-ab-setup CMD``: run once in side A's worktree before the sides start.
     ab_setup: str | None = None
+    #: ``--bench-ab-mode``: ``interleaved`` (one side after the other) or ``duet`` (both at
+    #: once).
+    ab_mode: str = "interleaved"
+    #: ``--bench-ab-processes``: processes per side, taking turns round by round.
+    ab_processes: int = 4
 
     @classmethod
     def from_config(
@@ -93,7 +98,7 @@ class BenchOptions(SessionOptions):
         html_path = _html_path(opt("bench_html"))
         exports = _exports(opt("bench_export"))
         save_as = _save_name(opt("bench_save"), store_path)
-        ab, ab_setup = _ab(config)
+        ab, ab_setup, ab_mode, ab_processes = _ab(config)
         return cls(
             enabled=enabled,
             file_patterns=file_patterns,
@@ -127,23 +132,37 @@ class BenchOptions(SessionOptions):
             warnings_ignore=_warnings_ignore(config),
             ab=ab,
             ab_setup=ab_setup,
+            ab_mode=ab_mode,
+            ab_processes=ab_processes,
         )
 
 
-def _ab(config: pytest.Config) -> tuple[str | None, str | None]:
-    """``--bench-ab=REV`` (or the ini's) and ``--bench-ab-setup``; refused with
-    ``--bench-compare`` and with pytest-xdist (the A/B session runs both sides itself)."""
+def _ab(config: pytest.Config) -> tuple[str | None, str | None, str, int]:
+    """``--bench-ab=REV`` (or the ini's), ``--bench-ab-setup`` and ``--bench-ab-mode``;
+    refused with ``--bench-compare`` and with pytest-xdist (the A/B session runs both sides
+    itself)."""
     raw = config.getoption("bench_ab")
     if raw is None:
         raw = config.getini("bench_ab")
     revision = str(raw or "").strip() or None
     setup = str(config.getoption("bench_ab_setup") or "").strip() or None
+    mode = config.getoption("bench_ab_mode")
+    raw_processes = config.getoption("bench_ab_processes")
     if revision is None:
-        if setup is not None:
-            raise pytest.UsageError(
-                "--bench-ab-setup runs in side A's worktree: add --bench-ab=REV"
-            )
-        return None, None
+        for flag, given in (
+            ("--bench-ab-setup", setup),
+            ("--bench-ab-mode", mode),
+            ("--bench-ab-processes", raw_processes),
+        ):
+            if given is not None:
+                raise pytest.UsageError(f"{flag} is for A/B sessions: add --bench-ab=REV")
+        return None, None, "interleaved", 4
+    processes = 4
+    if raw_processes is not None:
+        try:
+            processes = parse_positive_int("--bench-ab-processes", str(raw_processes), 64)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
     if config.getoption("bench_compare") is not None:
         raise pytest.UsageError(
             "--bench-ab and --bench-compare both compare this run with another: pick one "
@@ -155,7 +174,7 @@ def _ab(config: pytest.Config) -> tuple[str | None, str | None]:
             "--bench-ab runs both sides in processes of its own, one iteration at a time: "
             "run it without pytest-xdist (drop -n/--dist)"
         )
-    return revision, setup
+    return revision, setup, mode or "interleaved", processes
 
 
 def _save_name(raw: object, store_path: Path | None) -> str | None:

@@ -1,0 +1,194 @@
+"""``--bench-ab`` verdicts while the machine's load changes during the session (issue 31).
+
+A small package in its own git repository (``src/crunch``: a pure-Python CPU-bound loop,
+``WORK`` rounds of it per call, about 25 ms on this machine) and a bench file importing it.
+Each session runs
+``pytest --bench --bench-ab=HEAD --bench-json=…`` in it; two busy loops (``python3 -c 'while
+True: pass'``) are switched on when half the session's iterations have reported (the script
+reads the ``-v`` lines as they come), so the load changes *during* the run, and off at its end.
+
+* A/A: the working tree is the revision (unchanged);
+* A/B: the working tree does ``1 + --change`` times the work (+10 %).
+
+Per session the script reads the JSON's comparison and judges two rows the way
+``--bench-compare-fail`` does (a judged ``regressed`` row fails the session): the
+``latency_ms`` median (wall time) and the ``cpu_ms`` median (``--bench-compare-on=cpu_ms``).
+Then how many sessions each verdict failed. Targets: A/A fails at most 1 of 20 sessions,
+A/B at least 18 of 20, on wall time too. ``--mode duet`` runs both sides at once instead
+(``--bench-ab-mode duet``), for the comparison of the two modes.
+
+``--wall`` measures the cost instead: the median wall time of ``--repeats`` plain sessions
+(``pytest --bench``) and as many A/B sessions of the same iterations, interleaved, idle.
+Target: A/B at most 2.3 × plain.
+
+Run: ``python benchmarks/ab_verdicts.py [--sessions 20] [--iterations 40] [--change 0.1]
+[--mode interleaved|duet] [--wall]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _busy import BusyLoops
+
+PACKAGE = """
+import os
+
+WORK = int(400_000 * (1 + float(os.environ.get("AB_CHANGE", "0"))))
+
+
+def crunch() -> int:
+    total = 0
+    for i in range(WORK):
+        total = (total + i * i) % 1_000_003
+    return total
+"""
+
+BENCH = """
+import os
+
+from crunch import crunch
+
+from pytest_benchsdk import Participant, define_benchmark_config, define_task
+
+config = define_benchmark_config(
+    benchmark_slug="crunch-ab",
+    benchmark_name="crunch (A/B)",
+    participants=[Participant("py")],
+    iterations=int(os.environ.get("AB_ITERATIONS", "40")),
+)
+
+
+@define_task
+def task(step):
+    step("crunch", crunch)
+"""
+
+
+def make_project(root: Path) -> None:
+    (root / "src" / "crunch").mkdir(parents=True)
+    (root / "src" / "crunch" / "__init__.py").write_text(PACKAGE)
+    (root / "bench_crunch.py").write_text(BENCH)
+    (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["src"]\n')
+    (root / ".gitignore").write_text(".benchmarks/\n")
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@example.com",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@example.com",
+    }
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "the revision"]):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True)
+
+
+def set_change(root: Path, change: float) -> None:
+    """The working tree's code: ``1 + change`` times the revision's work (0: unchanged)."""
+    source = PACKAGE.replace('float(os.environ.get("AB_CHANGE", "0"))', repr(change))
+    (root / "src" / "crunch" / "__init__.py").write_text(source if change else PACKAGE)
+
+
+def ab_session(root: Path, iterations: int, mode: str, load_halfway: bool) -> dict[str, Any]:
+    """One A/B session; the comparison rows of its JSON by (metric, statistic)."""
+    out = root / "ab.json"
+    out.unlink(missing_ok=True)
+    env = {**os.environ, "AB_ITERATIONS": str(iterations), "PYTHONUNBUFFERED": "1"}
+    loops = BusyLoops(2)
+    half = f"task[py-{iterations // 2}]"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--bench", "--bench-ab=HEAD", f"--bench-ab-mode={mode}",
+         "-v", "-p", "no:cacheprovider", "--bench-json", str(out)],
+        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        for line in proc.stdout:
+            if load_halfway and half in line and not loops.procs:
+                loops.on()
+        proc.wait()
+    finally:
+        loops.off()
+    doc = json.loads(out.read_text())
+    rows = doc["benchmarks"][0]["comparison"]["rows"]
+    return {(row["metric"], row["statistic"]): row for row in rows}
+
+
+def verdicts(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="ab-verdicts-") as tmp:
+        root = Path(tmp)
+        make_project(root)
+        failed: dict[tuple[str, str], int] = {}
+        widths: dict[tuple[str, str], list[float]] = {}
+        for label, change in (("A/A", 0.0), (f"A/B +{args.change:.0%}", args.change)):
+            set_change(root, change)
+            for number in range(1, args.sessions + 1):
+                rows = ab_session(root, args.iterations, args.mode, load_halfway=True)
+                parts = []
+                for metric in ("latency_ms", "cpu_ms"):
+                    row = rows[(metric, "median")]
+                    c = row["comparison"]
+                    key = (label, metric)
+                    failed[key] = failed.get(key, 0) + (row["verdict"] == "regressed")
+                    widths.setdefault(key, []).append(c["ciHigh"] - c["ciLow"])
+                    parts.append(
+                        f"{metric} {c['change']:+.1%} [{c['ciLow']:+.1%}, {c['ciHigh']:+.1%}] "
+                        f"{row['verdict']}"
+                    )
+                print(f"{label} session {number:2d}: " + "; ".join(parts), flush=True)
+        print()
+        print(f"mode {args.mode}, {args.iterations} iterations, load switched on halfway")
+        for (label, metric), count in failed.items():
+            width = statistics.median(widths[(label, metric)])
+            print(
+                f"{label:10s} {metric:10s}: --bench-compare-fail fails {count}/{args.sessions} "
+                f"sessions; median interval width {width:.1%}"
+            )
+
+
+def wall(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="ab-wall-") as tmp:
+        root = Path(tmp)
+        make_project(root)
+        env = {**os.environ, "AB_ITERATIONS": str(args.iterations)}
+        base = [sys.executable, "-m", "pytest", "--bench", "--bench-dry-run", "-q",
+                "-p", "no:cacheprovider"]  # fmt: skip
+        times: dict[str, list[float]] = {"plain": [], "ab": []}
+        for _ in range(args.repeats):
+            for kind, extra in (("plain", []), ("ab", ["--bench-ab=HEAD"])):
+                start = time.perf_counter()
+                subprocess.run([*base, *extra], cwd=root, env=env, check=True,
+                               stdout=subprocess.DEVNULL)  # fmt: skip
+                times[kind].append(time.perf_counter() - start)
+        plain, ab = statistics.median(times["plain"]), statistics.median(times["ab"])
+        print(
+            f"{args.iterations} iterations, medians of {args.repeats}: plain {plain:.2f} s, "
+            f"A/B {ab:.2f} s, ratio {ab / plain:.2f}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=20)
+    parser.add_argument("--iterations", type=int, default=40)
+    parser.add_argument("--change", type=float, default=0.10)
+    parser.add_argument("--mode", choices=("interleaved", "duet"), default="interleaved")
+    parser.add_argument("--wall", action="store_true")
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    if args.wall:
+        wall(args)
+    else:
+        verdicts(args)
+
+
+if __name__ == "__main__":
+    main()
