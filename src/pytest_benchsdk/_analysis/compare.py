@@ -201,26 +201,9 @@ def compare_samples(
     ``noise_threshold``, ``resamples < 1``, a negative ``seed``, or a baseline statistic of 0
     (a relative change is undefined).
     """
-    if statistic not in STATISTICS:
-        raise ValueError(
-            f"unknown statistic {statistic!r}; expected one of {', '.join(STATISTICS)}"
-        )
-    if not isinstance(lower_is_better, bool):
-        raise ValueError(f"lower_is_better must be True or False (got {lower_is_better!r})")
-    _check_real("alpha", alpha)
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be between 0 and 1, exclusive (got {alpha!r})")
-    _check_real("noise_threshold", noise_threshold)
-    if not (math.isfinite(noise_threshold) and noise_threshold >= 0):
-        raise ValueError(
-            f"noise_threshold must be a finite number >= 0, e.g. 0.02 for 2 % (got "
-            f"{noise_threshold!r})"
-        )
-    resamples = check_resamples(resamples, DEFAULT_RESAMPLES)
-    check_seed(seed)
-    _check_real("trim", trim)
-    if not (math.isfinite(trim) and 0 <= trim < 0.5):
-        raise ValueError(f"trim must be a number in [0, 0.5), e.g. 0.05 (got {trim!r})")
+    resamples = _checked_options(
+        statistic, lower_is_better, alpha, noise_threshold, resamples, seed, trim
+    )
 
     import numpy as np
     from scipy import stats
@@ -310,29 +293,11 @@ def compare_paired(
     rule. Raises ``ValueError`` as :func:`compare_samples` does, and for sides (or clusters)
     of different lengths.
     """
-    if statistic not in STATISTICS:
-        raise ValueError(
-            f"unknown statistic {statistic!r}; expected one of {', '.join(STATISTICS)}"
-        )
-    if not isinstance(lower_is_better, bool):
-        raise ValueError(f"lower_is_better must be True or False (got {lower_is_better!r})")
-    _check_real("alpha", alpha)
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be between 0 and 1, exclusive (got {alpha!r})")
-    _check_real("noise_threshold", noise_threshold)
-    if not (math.isfinite(noise_threshold) and noise_threshold >= 0):
-        raise ValueError(
-            f"noise_threshold must be a finite number >= 0, e.g. 0.02 for 2 % (got "
-            f"{noise_threshold!r})"
-        )
-    resamples = check_resamples(resamples, DEFAULT_RESAMPLES)
-    check_seed(seed)
-    _check_real("trim", trim)
-    if not (math.isfinite(trim) and 0 <= trim < 0.5):
-        raise ValueError(f"trim must be a number in [0, 0.5), e.g. 0.05 (got {trim!r})")
+    resamples = _checked_options(
+        statistic, lower_is_better, alpha, noise_threshold, resamples, seed, trim
+    )
 
     import numpy as np
-    from scipy import stats
 
     before = np.array(list(baseline), dtype=float)
     after = np.array(list(current), dtype=float)
@@ -397,6 +362,8 @@ def compare_paired(
         if not np.any(after - before):
             p_value = 1.0
         else:
+            from scipy import stats  # a second to import: only where the test is needed
+
             p_value = float(stats.wilcoxon(after, before, alternative="two-sided").pvalue)
             if math.isnan(p_value):
                 p_value = 1.0
@@ -458,6 +425,40 @@ def _changes_of_rows(
     import numpy as np
 
     return np.array([change_of(row.astype(np.intp)) for row in positions])
+
+
+def _checked_options(
+    statistic: str,
+    lower_is_better: object,
+    alpha: float,
+    noise_threshold: float,
+    resamples: int | None,
+    seed: int,
+    trim: float,
+) -> int:
+    """The comparisons' options checked (``ValueError`` naming the bad one); the resamples
+    to draw."""
+    if statistic not in STATISTICS:
+        raise ValueError(
+            f"unknown statistic {statistic!r}; expected one of {', '.join(STATISTICS)}"
+        )
+    if not isinstance(lower_is_better, bool):
+        raise ValueError(f"lower_is_better must be True or False (got {lower_is_better!r})")
+    _check_real("alpha", alpha)
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be between 0 and 1, exclusive (got {alpha!r})")
+    _check_real("noise_threshold", noise_threshold)
+    if not (math.isfinite(noise_threshold) and noise_threshold >= 0):
+        raise ValueError(
+            f"noise_threshold must be a finite number >= 0, e.g. 0.02 for 2 % (got "
+            f"{noise_threshold!r})"
+        )
+    resamples = check_resamples(resamples, DEFAULT_RESAMPLES)
+    check_seed(seed)
+    _check_real("trim", trim)
+    if not (math.isfinite(trim) and 0 <= trim < 0.5):
+        raise ValueError(f"trim must be a number in [0, 0.5), e.g. 0.05 (got {trim!r})")
+    return resamples
 
 
 def _check_real(name: str, value: object) -> None:
