@@ -17,12 +17,15 @@ Then how many sessions each verdict failed. Targets: A/A fails at most 1 of 20 s
 A/B at least 18 of 20, on wall time too. ``--mode duet`` runs both sides at once instead
 (``--bench-ab-mode duet``), for the comparison of the two modes.
 
+``--compare-modes`` alternates interleaved and duet sessions (``--sessions`` of each, A/A
+then A/B) and prints per mode how often the median row regressed and its interval width.
+
 ``--wall`` measures the cost instead: the median wall time of ``--repeats`` plain sessions
 (``pytest --bench``) and as many A/B sessions of the same iterations, interleaved, idle.
 Target: A/B at most 2.3 × plain.
 
 Run: ``python benchmarks/ab_verdicts.py [--sessions 20] [--iterations 40] [--change 0.1]
-[--mode interleaved|duet] [--wall]``.
+[--mode interleaved|duet] [--compare-modes] [--wall]``.
 """
 
 from __future__ import annotations
@@ -154,6 +157,34 @@ def verdicts(args: argparse.Namespace) -> None:
             )
 
 
+def compare_modes(args: argparse.Namespace) -> None:
+    """Interleaved and duet sessions alternating (so both see the same machine), A/A then A/B:
+    per mode how often the median row regressed and its median interval width."""
+    with tempfile.TemporaryDirectory(prefix="ab-modes-") as tmp:
+        root = Path(tmp)
+        make_project(root)
+        found: dict[tuple[str, str, str], list[tuple[str, float]]] = {}
+        for label, change in (("A/A", 0.0), (f"A/B +{args.change:.0%}", args.change)):
+            set_change(root, change)
+            for number in range(1, args.sessions + 1):
+                for mode in ("interleaved", "duet"):
+                    rows = ab_session(root, args.iterations, mode, load_halfway=True)
+                    for metric in ("latency_ms", "cpu_ms"):
+                        row = rows[(metric, "median")]
+                        c = row["comparison"]
+                        found.setdefault((label, mode, metric), []).append(
+                            (row["verdict"], c["ciHigh"] - c["ciLow"])
+                        )
+                print(f"{label} session pair {number} done", flush=True)
+        for (label, mode, metric), rows in sorted(found.items()):
+            regressed = sum(verdict == "regressed" for verdict, _ in rows)
+            width = statistics.median(w for _, w in rows)
+            print(
+                f"{label:10s} {mode:12s} {metric:10s}: regressed {regressed}/{len(rows)}; "
+                f"median interval width {width:.1%}"
+            )
+
+
 def wall(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="ab-wall-") as tmp:
         root = Path(tmp)
@@ -182,10 +213,13 @@ def main() -> None:
     parser.add_argument("--change", type=float, default=0.10)
     parser.add_argument("--mode", choices=("interleaved", "duet"), default="interleaved")
     parser.add_argument("--wall", action="store_true")
+    parser.add_argument("--compare-modes", action="store_true")
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
     if args.wall:
         wall(args)
+    elif args.compare_modes:
+        compare_modes(args)
     else:
         verdicts(args)
 

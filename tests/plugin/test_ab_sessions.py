@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -132,13 +133,29 @@ def test_an_unchanged_tree_is_compared_pairwise_and_both_sides_are_stored_linked
         "otherRunId": runs["A"].run_id,
     }
     assert ab_worktrees(root) == []  # removed at the end
+    listing = cli(root, "runs")
+    assert "A/B side A" in listing
+    assert "A/B side B" in listing
+    shown = cli(root, "show", runs["A"].run_id[:12])
+    assert f"A/B: side A (revision {sha[:7]}); side B is run {runs['B'].run_id[:12]}…" in shown
+
+
+def cli(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_benchsdk", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
 
 
 def test_a_slower_working_tree_fails_the_session_naming_the_row(
     pytester: pytest.Pytester,
 ) -> None:
     root = project(pytester, delay=0.002)
-    set_delay(root, 0.008)
+    set_delay(root, 0.020)  # ten times: clear under any load
     result = run_ab(pytester, "--bench-ab=HEAD", "--bench-compare-fail")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
@@ -150,7 +167,7 @@ def test_a_slower_working_tree_fails_the_session_naming_the_row(
 
 
 def test_a_faster_working_tree_is_an_improvement(pytester: pytest.Pytester) -> None:
-    root = project(pytester, delay=0.008)
+    root = project(pytester, delay=0.020)
     set_delay(root, 0.002)
     result = run_ab(pytester, "--bench-ab=HEAD", "--bench-compare-fail")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
