@@ -1,5 +1,6 @@
-"""File-system checks shared by the options (``--bench-json``) and the results store, and which
-paths are bench files (the plugin asks before it loads anything else).
+"""File-system checks shared by the options (``--bench-json``) and the results store, which
+paths are bench files (the plugin asks before it loads anything else), and writing an output
+file whole or not at all.
 
 A leaf: it imports nothing of the package.
 """
@@ -11,7 +12,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["creation_problem", "is_bench_path"]
+__all__ = ["creation_problem", "is_bench_path", "write_atomically"]
 
 
 def creation_problem(path: Path) -> str | None:
@@ -26,6 +27,23 @@ def creation_problem(path: Path) -> str | None:
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"cannot write in {parent} (permission denied or read-only)"
     return None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader sees the old file or the whole new one,
+    never a fragment: written next to it (``.NAME.partial``), flushed to disk, then moved in
+    place. On any failure (a full disk, a file-size limit, Ctrl-C) the partial file is
+    removed, the old file stays as it was, and the error goes on to the caller."""
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        with open(partial, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def is_bench_path(path: Path, patterns: Iterable[str]) -> bool:

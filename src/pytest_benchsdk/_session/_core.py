@@ -25,7 +25,7 @@ import attrs
 from pytest_benchsdk._analysis.scoring import ScoreResult, ScoringSpecError
 from pytest_benchsdk._base.awaitables import resolve_awaitable
 from pytest_benchsdk._base.coordination import StepCoordination
-from pytest_benchsdk._base.files import creation_problem
+from pytest_benchsdk._base.files import creation_problem, write_atomically
 from pytest_benchsdk._base.modes import DRY_RUN_LINE, pool_ignored_line
 from pytest_benchsdk._base.redact import Redactor
 from pytest_benchsdk._base.runenv import RunEnvironment, collect_run_environment
@@ -695,7 +695,7 @@ class BenchSession:
             self.options.dry_run,
         )
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json_text(document), encoding="utf-8")
+        write_atomically(path, json_text(document))
 
     def _write_output(self, flag: str, path: Path | None, write: Callable[[Path], None]) -> bool:
         """Write one of the session's output files; a failure is a session error (the runs are
@@ -712,12 +712,12 @@ class BenchSession:
     def _write_markdown(self, path: Path) -> None:
         summaries = [run.summary for run in self.runs.values() if run.summary is not None]
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(markdown_summary(summaries), encoding="utf-8")
+        write_atomically(path, markdown_summary(summaries))
 
     def _write_export(self, fmt: str, path: Path) -> None:
         summaries = [run.summary for run in self.runs.values() if run.summary is not None]
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(export_text(fmt, summaries), encoding="utf-8")
+        write_atomically(path, export_text(fmt, summaries))
 
     def _write_report(self, path: Path) -> None:
         """The HTML report of this session's stored runs; a failure is a session error."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_benchsdk._base.defaults import DEFAULT_STORE
+from pytest_benchsdk._base.files import write_atomically
 from pytest_benchsdk._base.js import js_json
 from pytest_benchsdk._views.exports import EXPORT_FORMATS, export_text, gab_entries
 from pytest_benchsdk._views.text import (
@@ -101,7 +102,7 @@ def _write_text(text: str, output: str | None) -> None:
         sys.stdout.write(text)
         return
     try:
-        Path(output).write_text(text, encoding="utf-8")
+        write_atomically(Path(output), text)
     except OSError as exc:
         raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
 

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_benchsdk._base.files import write_atomically
 from pytest_benchsdk._base.numbers import change_text, in_unit
 from pytest_benchsdk._views.text import (
     comparison_legend,
@@ -619,10 +620,4 @@ def write_report(
     text = render_report(store, run_ids, history=history)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.partial")
-    try:
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, target)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+    write_atomically(target, text)

@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from pytest_benchsdk._base.files import write_atomically
 from pytest_benchsdk.cli._platform._argv import GlobalArgs, UsageError, parse_subcommand_options
 from pytest_benchsdk.cli._platform._output import js_stringify, print_data
 from pytest_benchsdk.platform._auth import (
@@ -491,7 +492,7 @@ def export(session: Session, slug: str, options: Mapping[str, Any]) -> None:
             name = f"{slug}.json"
     # Node's path.join normalises ("./x" is "x", "a/../b" is "b").
     path = os.path.normpath(os.path.join(out_dir, name))
-    Path(path).write_text(js_stringify(payload), encoding="utf-8")
+    write_atomically(Path(path), js_stringify(payload))
     session.out(f"Exported to {path}")
 
 
