@@ -7,8 +7,8 @@ as ``__channelexec__`` and speaks over the channel:
 1. ``{"harness": …, "paths": […], "files": {file key: path}, "foreign": root | None}``: put
    the harness (the folder holding the measuring ``pytest_benchsdk``, the same on both sides)
    first on ``sys.path`` and this side's ``paths`` (its source tree, its bench files' folders)
-   next, import the bench files, and answer ``{"files": {key: {"is_async": bool}},
-   "foreign": [modules imported from the other side's tree]}`` or ``{"error": text}``;
+   next, import the bench files, and answer ``{"foreign": [modules imported from the other
+   side's tree]}`` or ``{"error": text}``;
 2. ``{"run": [file key, participant, phase, task index, custom args]}``: run that iteration
    now, on this process's own executor, and answer ``{"payload": RecordPayload JSON,
    "error": text | None}``;
@@ -98,14 +98,7 @@ def serve(channel: Any) -> None:
         if setup.get("foreign")
         else []
     )
-    channel.send(
-        {
-            "files": {
-                key: {"is_async": inspect.iscoroutinefunction(f.task)} for key, f in files.items()
-            },
-            "foreign": foreign,
-        }
-    )
+    channel.send({"foreign": foreign})
     executor = Executor()
     try:
         while True:

@@ -102,13 +102,6 @@ class Side:
             "foreign": None if foreign is None else str(foreign),
         }
         self._channel: Any = None
-        self.is_async: dict[str, bool] = {}
-
-    def start(self) -> None:
-        """Start the process and import the bench files there (:class:`ABError` if that
-        fails, or if side A's imports reached into the working tree)."""
-        self.launch()
-        self.wait_ready()
 
     def launch(self) -> None:
         """Start the process and send it what to import (:meth:`wait_ready` waits for it):
@@ -125,7 +118,8 @@ class Side:
         self._channel.send(self._setup)
 
     def wait_ready(self) -> None:
-        """Wait until the process imported the bench files (see :meth:`start`)."""
+        """Wait until the process imported the bench files (:class:`ABError` if that failed,
+        or if side A's imports reached into the working tree)."""
         reply = self._receive(START_TIMEOUT)
         if "error" in reply:
             error = str(reply["error"])
@@ -137,7 +131,6 @@ class Side:
                     "bench file's top level instead"
                 )
             raise ABError(f"side {self.name} could not import its bench files:\n{error}")
-        self.is_async = {key: bool(v["is_async"]) for key, v in reply["files"].items()}
         if reply["foreign"]:
             shown = "\n  ".join(reply["foreign"][:10])
             raise ABError(
