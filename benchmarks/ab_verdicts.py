@@ -100,7 +100,9 @@ def set_change(root: Path, change: float) -> None:
     (root / "src" / "crunch" / "__init__.py").write_text(source if change else PACKAGE)
 
 
-def ab_session(root: Path, iterations: int, mode: str, load_halfway: bool) -> dict[str, Any]:
+def ab_session(
+    root: Path, iterations: int, mode: str, load_halfway: bool, processes: int = 4
+) -> dict[str, Any]:
     """One A/B session; the comparison rows of its JSON by (metric, statistic)."""
     out = root / "ab.json"
     out.unlink(missing_ok=True)
@@ -109,7 +111,8 @@ def ab_session(root: Path, iterations: int, mode: str, load_halfway: bool) -> di
     half = f"task[py-{iterations // 2}]"
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "--bench", "--bench-ab=HEAD", f"--bench-ab-mode={mode}",
-         "-v", "-p", "no:cacheprovider", "--bench-json", str(out)],
+         f"--bench-ab-processes={processes}", "-v", "-p", "no:cacheprovider",
+         "--bench-json", str(out)],
         cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     assert proc.stdout is not None
@@ -125,6 +128,28 @@ def ab_session(root: Path, iterations: int, mode: str, load_halfway: bool) -> di
     return {(row["metric"], row["statistic"]): row for row in rows}
 
 
+def session_rounds(root: Path) -> dict[str, dict[int, list[float]]]:
+    """The last A/B session's rounds from its store: per side, task index → [wall ms, CPU ms]
+    (for studying the paired analysis offline on real sessions: ``--rounds-out``)."""
+    import sqlite3
+
+    db = sqlite3.connect(root / ".benchmarks" / "benchsdk.sqlite3")
+    try:
+        runs = db.execute("SELECT run_id, knobs FROM runs ORDER BY id DESC LIMIT 2").fetchall()
+        found: dict[str, dict[int, list[float]]] = {}
+        for run_id, knobs in runs:
+            side = json.loads(knobs)["abSide"]
+            found[side] = {}
+            for index, wire in db.execute(
+                "SELECT task_index, wire FROM records WHERE run_id = ?", (run_id,)
+            ):
+                record = json.loads(wire)
+                found[side][index] = [record["latencyMs"], record["data"]["cpu_ms"]]
+        return found
+    finally:
+        db.close()
+
+
 def verdicts(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="ab-verdicts-") as tmp:
         root = Path(tmp)
@@ -134,7 +159,14 @@ def verdicts(args: argparse.Namespace) -> None:
         for label, change in (("A/A", 0.0), (f"A/B +{args.change:.0%}", args.change)):
             set_change(root, change)
             for number in range(1, args.sessions + 1):
-                rows = ab_session(root, args.iterations, args.mode, load_halfway=True)
+                rows = ab_session(
+                    root, args.iterations, args.mode, load_halfway=True, processes=args.processes
+                )
+                if args.rounds_out:
+                    with open(args.rounds_out, "a") as out:
+                        kept = {"label": label, "processes": args.processes,
+                                "rounds": session_rounds(root)}  # fmt: skip
+                        out.write(json.dumps(kept) + "\n")
                 parts = []
                 for metric in ("latency_ms", "cpu_ms"):
                     row = rows[(metric, "median")]
@@ -148,7 +180,10 @@ def verdicts(args: argparse.Namespace) -> None:
                     )
                 print(f"{label} session {number:2d}: " + "; ".join(parts), flush=True)
         print()
-        print(f"mode {args.mode}, {args.iterations} iterations, load switched on halfway")
+        print(
+            f"mode {args.mode}, {args.processes} processes a side, {args.iterations} iterations, "
+            "load switched on halfway"
+        )
         for (label, metric), count in failed.items():
             width = statistics.median(widths[(label, metric)])
             print(
@@ -212,6 +247,8 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=40)
     parser.add_argument("--change", type=float, default=0.10)
     parser.add_argument("--mode", choices=("interleaved", "duet"), default="interleaved")
+    parser.add_argument("--processes", type=int, default=4)
+    parser.add_argument("--rounds-out", help="append each session's rounds to this JSONL file")
     parser.add_argument("--wall", action="store_true")
     parser.add_argument("--compare-modes", action="store_true")
     parser.add_argument("--repeats", type=int, default=7)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -184,24 +185,41 @@ class Sides:
 
         self.group = execnet.Group()
         self.pairs: list[dict[SideName, Side]] = []
+        self._stopping: threading.Thread | None = None
 
     def add_pair(self, a: Side, b: Side) -> None:
         self.pairs.append({"A": a, "B": b})
 
-    def start(self) -> None:
-        """Start every process at once, then wait for each to be ready."""
-        every = [side for pair in self.pairs for side in pair.values()]
-        for side in every:
-            side.launch()
-        for side in every:
-            side.wait_ready()
+    def launch(self) -> None:
+        """Start every process (:meth:`wait_ready` waits until each has imported its code)."""
+        for pair in self.pairs:
+            for side in pair.values():
+                side.launch()
+
+    def wait_ready(self) -> None:
+        for pair in self.pairs:
+            for side in pair.values():
+                side.wait_ready()
 
     def pair_of(self, task_index: int) -> dict[SideName, Side]:
         """The pair of processes that runs the round of ``task_index``."""
         return self.pairs[task_index % len(self.pairs)]
 
-    def close(self) -> None:
+    def stop(self) -> None:
+        """Ask every process to stop and let them come down in the background (a process's
+        interpreter takes a moment to exit): :meth:`close` waits for them."""
+        if self._stopping is not None:
+            return
         for pair in self.pairs:
             for side in pair.values():
                 side.stop()
-        self.group.terminate(timeout=1.0)
+        self._stopping = threading.Thread(
+            target=self.group.terminate, kwargs={"timeout": 1.0}, name="benchsdk-ab-stop"
+        )
+        self._stopping.start()
+
+    def close(self) -> None:
+        """Stop every process and wait until each is gone (killed after a second)."""
+        self.stop()
+        assert self._stopping is not None
+        self._stopping.join()

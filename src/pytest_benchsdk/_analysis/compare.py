@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 import attrs
 
 from pytest_benchsdk._analysis.resampling import (
+    MAX_CHUNK_CELLS,
     bootstrap,
     check_resamples,
     check_seed,
@@ -28,8 +29,13 @@ from pytest_benchsdk._analysis.stats import median_positions, percentile_index, 
 from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD, DEFAULT_RESAMPLES
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     import numpy as np
     import numpy.typing as npt
+
+    #: Rows of positions into a sample (one resample a row).
+    Positions: TypeAlias = npt.NDArray[np.int32] | npt.NDArray[np.intp]
 
 __all__ = [
     "DEFAULT_RESAMPLES",
@@ -320,28 +326,21 @@ def compare_paired(
             "metric whose baseline is not 0"
         )
     by_ratio = statistic == "median" and bool(np.all(before > 0)) and bool(np.all(after > 0))
-    ratios = after / before if by_ratio else before
+    if by_ratio:
+        ratios = after / before
 
-    def change_of(picked: npt.NDArray[np.intp]) -> float:
-        if by_ratio:
-            return float(np.median(ratios[picked])) - 1
-        then = _paired_statistic(before[picked], statistic, trim)
-        now = _paired_statistic(after[picked], statistic, trim)
-        if then == 0:
-            return 0.0 if now == 0 else math.copysign(math.inf, now)
-        return (now - then) / abs(then)
+        def changes_of(rows: Positions) -> npt.NDArray[np.float64]:
+            medians: npt.NDArray[np.float64] = np.median(ratios[rows], axis=1) - 1
+            return medians
 
-    change = change_of(np.arange(n))
+    else:
+        changes_of = partial(_paired_changes, before, after, statistic, trim)
+
+    change = float(changes_of(np.arange(n)[np.newaxis, :])[0])
     rng = generator(seed)
     groups = [] if labels is None else [np.flatnonzero(labels == c) for c in np.unique(labels)]
     if len(groups) >= 2:
-        if by_ratio:
-            changes = _cluster_median_ratios(ratios, groups, resamples, rng) - 1
-        else:
-            changes = np.empty(resamples)
-            for r in range(resamples):
-                drawn = rng.integers(0, len(groups), size=len(groups))
-                changes[r] = change_of(np.concatenate([groups[g] for g in drawn]))
+        changes = _cluster_resamples(groups, resamples, rng, changes_of)
         # A bootstrap of k clusters has the spread of a variance estimate divided by k, not
         # by k - 1: widen it by that factor around the change.
         changes = change + (changes - change) * math.sqrt(len(groups) / (len(groups) - 1))
@@ -349,15 +348,7 @@ def compare_paired(
         beyond = min(float(np.mean(changes <= 0)), float(np.mean(changes >= 0)))
         p_value = min(1.0, max(2 * beyond, 1 / resamples)) if np.any(changes != 0) else 1.0
     else:
-        if by_ratio:  # the common case, vectorised
-
-            def of_rows(positions: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
-                medians: npt.NDArray[np.float64] = np.median(ratios[positions], axis=1) - 1
-                return medians
-
-        else:
-            of_rows = partial(_changes_of_rows, change_of)
-        changes = bootstrap(rng, n, resamples, of_rows, ordered=False)
+        changes = bootstrap(rng, n, resamples, changes_of, ordered=False)
         ci_low, ci_high = percentile_interval(changes, alpha / 2)
         if not np.any(after - before):
             p_value = 1.0
@@ -386,29 +377,60 @@ def compare_paired(
     )
 
 
-def _cluster_median_ratios(
-    ratios: npt.NDArray[np.float64],
+def _cluster_resamples(
     groups: Sequence[npt.NDArray[np.intp]],
     resamples: int,
     rng: np.random.Generator,
+    changes_of: Callable[[Positions], npt.NDArray[np.float64]],
 ) -> npt.NDArray[np.float64]:
-    """The median ratio of ``resamples`` cluster resamples: as many clusters as there are,
-    drawn with replacement, each with all its rounds."""
+    """``changes_of`` on ``resamples`` cluster resamples: as many clusters as there are, drawn
+    with replacement, each with all its rounds. Resamples of one length are computed as one
+    matrix (clusters of unequal sizes give a few lengths)."""
     import numpy as np
 
     count = len(groups)
     sizes = np.array([g.size for g in groups])
-    widest = int(sizes.max())
-    padded = np.full((count, widest), np.nan)
+    padded = np.full((count, int(sizes.max())), -1, dtype=np.intp)
     for index, group in enumerate(groups):
-        padded[index, : group.size] = ratios[group]
+        padded[index, : group.size] = group
     out = np.empty(resamples)
-    chunk = max(1, 200_000 // (count * widest))
+    chunk = max(1, MAX_CHUNK_CELLS // int(sizes.sum()))
     for start in range(0, resamples, chunk):
         rows = min(chunk, resamples - start)
         drawn = rng.integers(0, count, size=(rows, count))
-        out[start : start + rows] = np.nanmedian(padded[drawn].reshape(rows, -1), axis=1)
+        lengths = sizes[drawn].sum(axis=1)
+        for length in np.unique(lengths):
+            picked = np.flatnonzero(lengths == length)
+            cells = padded[drawn[picked]].reshape(picked.size, -1)
+            positions = cells[cells >= 0].reshape(picked.size, int(length))
+            out[start + picked] = changes_of(positions)
     return out
+
+
+def _paired_changes(
+    before: npt.NDArray[np.float64],
+    after: npt.NDArray[np.float64],
+    statistic: str,
+    trim: float,
+    rows: Positions,
+) -> npt.NDArray[np.float64]:
+    """The relative change of ``statistic`` from ``before`` to ``after`` on each row of
+    round positions (both sides of a round drawn together)."""
+    import numpy as np
+
+    def of_side(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        order = np.argsort(values, kind="stable")
+        rank = np.empty(values.size, dtype=np.intp)
+        rank[order] = np.arange(values.size)
+        # Ranks of a row, sorted, pick that row's values in order from the sorted side.
+        return _statistic_of_sorted(values[order], statistic, np.sort(rank[rows], axis=1), trim)
+
+    then, now = of_side(before), of_side(after)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        changes: npt.NDArray[np.float64] = (now - then) / np.abs(then)
+    zero = then == 0
+    changes[zero] = np.where(now[zero] == 0, 0.0, np.copysign(np.inf, now[zero]))
+    return changes
 
 
 def _paired_statistic(values: npt.NDArray[np.float64], statistic: str, trim: float) -> float:
@@ -417,14 +439,6 @@ def _paired_statistic(values: npt.NDArray[np.float64], statistic: str, trim: flo
 
     rows = np.arange(values.size, dtype=np.int32)[np.newaxis, :]
     return float(_statistic_of_sorted(np.sort(values), statistic, rows, trim)[0])
-
-
-def _changes_of_rows(
-    change_of: Callable[[npt.NDArray[np.intp]], float], positions: npt.NDArray[np.int32]
-) -> npt.NDArray[np.float64]:
-    import numpy as np
-
-    return np.array([change_of(row.astype(np.intp)) for row in positions])
 
 
 def _checked_options(

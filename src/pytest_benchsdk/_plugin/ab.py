@@ -245,7 +245,12 @@ class ABPlugin:
                     index=index,
                 ),
             )
-        sides.start()
+        sides.launch()
+        # The paired analysis at the end needs numpy: loading it while the processes import
+        # their code costs the session nothing.
+        import numpy  # noqa: F401
+
+        sides.wait_ready()
         write(
             f"benchsdk: A/B against {worktree.label}: side A runs that revision (worktree "
             f"{worktree.path}), side B the working tree, each in {self.processes} "
@@ -298,7 +303,10 @@ class ABPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         # Before the controller finishes B's runs: their comparison needs A's run complete.
-        self._close()
+        # The processes come down while both runs are finished (unconfigure waits for them).
+        if self.sides is not None:
+            with contextlib.suppress(Exception):
+                self.sides.stop()
         if self.a_session.runs:
             interrupted = exitstatus in (
                 pytest.ExitCode.INTERRUPTED,
