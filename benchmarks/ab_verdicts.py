@@ -229,14 +229,16 @@ def wall(args: argparse.Namespace) -> None:
                 "-p", "no:cacheprovider"]  # fmt: skip
         times: dict[str, list[float]] = {"plain": [], "ab": []}
         for _ in range(args.repeats):
-            for kind, extra in (("plain", []), ("ab", ["--bench-ab=HEAD"])):
+            ab = ["--bench-ab=HEAD", f"--bench-ab-processes={args.processes}"]
+            for kind, extra in (("plain", []), ("ab", ab)):
                 start = time.perf_counter()
                 subprocess.run([*base, *extra], cwd=root, env=env, check=True,
                                stdout=subprocess.DEVNULL)  # fmt: skip
                 times[kind].append(time.perf_counter() - start)
         plain, ab = statistics.median(times["plain"]), statistics.median(times["ab"])
         print(
-            f"{args.iterations} iterations, medians of {args.repeats}: plain {plain:.2f} s, "
+            f"{args.iterations} iterations, {args.processes} processes a side, medians of "
+            f"{args.repeats}: plain {plain:.2f} s, "
             f"A/B {ab:.2f} s, ratio {ab / plain:.2f}"
         )
 

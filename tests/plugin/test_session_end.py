@@ -275,7 +275,7 @@ def test_bad_on_score_fails_the_run_and_skips_on_complete(pytester: pytest.Pytes
         )
     )
     result, doc = _json(pytester, "--bench-dry-run")
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=1, errors=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     (error,) = doc["benchmarks"][0]["errors"]
     assert error.startswith(
@@ -331,7 +331,7 @@ def test_on_complete_failure_fails_the_session(pytester: pytest.Pytester) -> Non
         )
     )
     result, doc = _json(pytester, "--bench-dry-run")
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=1, errors=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert doc["benchmarks"][0]["errors"] == ["on_complete failed: RuntimeError: webhook down"]
     result.stdout.fnmatch_lines(["  ERROR on_complete failed: RuntimeError: webhook down"])

@@ -85,3 +85,73 @@ def test_a_row_of_times_never_loses_a_value(values: list[float]) -> None:
     numbers, unit = text.split(" ")
     for shown, value in zip(numbers.split("/"), (median, p95, p99), strict=True):
         assert float(shown) * _UNITS_S[unit] == pytest.approx(value / 1000, rel=5e-3)
+
+
+# ------------------------------------------------ units that never mix (issue 33, part 2)
+
+
+def test_a_change_between_two_values_keeps_a_rate_unit_whole() -> None:
+    from pytest_benchsdk._base.numbers import change_of_values
+
+    # "MB/s" is a unit, not a separator: never "45.8 → 63.3 MB → s".
+    assert change_of_values(45.8, 63.3, "MB/s") == "45.8 → 63.3 MB/s"
+    assert change_of_values(12.0, 15.0, "req/s") == "12.0 → 15.0 req/s"
+    # Times read in the unit that fits the larger: no "579.528 → 2901 ns".
+    assert change_of_values(579.528, 2901.0, "ns") == "0.580 → 2.90 µs"
+    assert change_of_values(20.2, 26.6, "ms") == "20.2 → 26.6 ms"
+
+
+def test_a_time_limit_reads_in_the_observed_values_unit() -> None:
+    from pytest_benchsdk._base.numbers import limit_in_unit
+
+    # The observed 7.93 µs and its limit written as 3000 (ns): one unit on the line.
+    assert limit_in_unit(3000, "ns", 7930) == "3 µs"
+    assert limit_in_unit(5, "ms", 0.434) == "5000 µs"
+    assert limit_in_unit(0.3, "ms", 12.0) == "0.3 ms"
+
+
+def test_a_threshold_line_never_mixes_units() -> None:
+    from pytest_benchsdk._config.thresholds import Threshold, ThresholdVerdict
+
+    verdict = ThresholdVerdict(
+        Threshold("step_ns", "p95", "<", 3000.0), "p1", 7930.0, False, unit="ns"
+    )
+    assert verdict.message() == "p1: step_ns p95 = 7.93 µs, threshold < 3 µs: breached"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "reads"),
+    [(0.0, "< 1 ms"), (0.0004, "< 1 ms"), (0.001, "1 ms"), (0.072, "72 ms"), (3.21, "3.21 s")],
+)
+def test_a_runs_span_is_said_at_the_resolution_of_its_times(seconds: float, reads: str) -> None:
+    from pytest_benchsdk._views.text import span_text
+
+    # The stored start and end are milliseconds: a 0.4 ms run is "< 1 ms", never "0 ns".
+    assert span_text(seconds) == reads
+
+
+def test_a_history_table_puts_its_time_columns_in_one_unit() -> None:
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from pytest_benchsdk._views.text import history_lines
+    from pytest_benchsdk.results import Knobs
+    from pytest_benchsdk.results._history import HistorySeries, RunHistory, SeriesPoint
+
+    runs = [SimpleNamespace(run_id=f"run{i}", started_at=f"2026-12-0{i}T10:00:00Z") for i in (1, 2)]
+
+    def series(statistic: str, values: list[float]) -> HistorySeries:
+        points = tuple(
+            SeriesPoint(r.run_id, r.started_at, v) for r, v in zip(runs, values, strict=True)
+        )
+        return HistorySeries("p1", "latency_ms", "latency", "ms", statistic, True, points)
+
+    history = RunHistory(
+        "demo", "Demo", Knobs(2, 1, 0, "participant"), True, cast(Any, tuple(runs)),
+        (series("median", [0.00075, 0.00076]), series("p95", [0.001254, 0.00126])),
+    )  # fmt: skip
+    table = "\n".join(history_lines(history))
+    # Never "1254 ns" in one column beside "0.750 µs" in the next.
+    assert "0.750 µs" in table, table
+    assert "1.25 µs" in table, table
+    assert " ns" not in table, table

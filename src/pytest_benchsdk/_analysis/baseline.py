@@ -52,7 +52,7 @@ from pytest_benchsdk._analysis.compare import (
 from pytest_benchsdk._analysis.scoring import ScoringSpec, metric_samples
 from pytest_benchsdk._analysis.stats import DEFAULT_TRIM, finite_samples
 from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
-from pytest_benchsdk._base.numbers import change_text, in_unit
+from pytest_benchsdk._base.numbers import change_of_values, change_text
 from pytest_benchsdk.records import TaskRecord
 
 __all__ = [
@@ -387,10 +387,11 @@ class MetricComparison:
         c = self.comparison
         if c is None:
             return f"{head}: {self.note}"
-        # Both in the baseline's unit, three significant digits (a 152 ns median is not "0").
-        values = in_unit([c.baseline_statistic, c.current_statistic], self.unit or None)
+        # Both in the unit that fits the larger, three significant digits (a 152 ns median
+        # is not "0").
+        values = change_of_values(c.baseline_statistic, c.current_statistic, self.unit or None)
         return (
-            f"{head}: {values.replace('/', ' → ', 1)}, "
+            f"{head}: {values}, "
             f"{change_text(c.change)} [{change_text(c.ci_low)}, {change_text(c.ci_high)}] "
             f"{self.verdict} ({self.noise_label})"
         )

@@ -18,10 +18,12 @@ from typing import Final
 
 __all__ = [
     "TIME_UNITS",
+    "change_of_values",
     "change_text",
     "in_unit",
     "is_finite",
     "is_time_unit",
+    "limit_in_unit",
     "percent",
     "quantity",
     "row_scale",
@@ -92,19 +94,34 @@ def time_scale(reference: float, unit: str) -> tuple[float, str]:
     return TIME_UNITS[unit] / size, name
 
 
-def in_unit(values: Sequence[float], unit: str | None, reference: float | None = None) -> str:
-    """``values`` joined with ``/`` and one unit after them, all in the display unit of
+def in_unit(
+    values: Sequence[float], unit: str | None, reference: float | None = None, *, sep: str = "/"
+) -> str:
+    """``values`` joined with ``sep`` and one unit after them, all in the display unit of
     ``reference`` (default: the first value): ``11.2/13.0/20.1 µs``. Without a time unit the
-    values keep ``unit`` (``0.95/0.97/0.99``, ``12/14/20 req``)."""
+    values keep ``unit`` (``0.95/0.97/0.99``, ``12/14/20 req``, ``45.8 → 63.3 MB/s``)."""
     if not values:
         return "-"
     if unit and is_time_unit(unit):
         base = values[0] if reference is None else reference
         factor, shown = time_scale(base if math.isfinite(base) else 0.0, unit)
-        text = "/".join(significant(v * factor) for v in values)
+        text = sep.join(significant(v * factor) for v in values)
         return f"{text} {shown}"
-    text = "/".join(significant(v) for v in values)
+    text = sep.join(significant(v) for v in values)
     return f"{text} {unit}" if unit else text
+
+
+def change_of_values(before: float, after: float, unit: str | None) -> str:
+    """``before → after`` in one unit, the one that fits the larger (``0.580 → 2.90 µs``)."""
+    return in_unit([before, after], unit, row_scale([before, after]), sep=" → ")
+
+
+def limit_in_unit(limit: float, unit: str, reference: float) -> str:
+    """A time limit (in ``unit``) in the display unit of ``reference`` (the observed value's,
+    so a line never reads ``7.93 µs, threshold < 3000 ns``), at up to six significant digits
+    (a limit is what the user wrote, not a measurement): ``3 µs``."""
+    factor, shown = time_scale(reference if math.isfinite(reference) else 0.0, unit)
+    return f"{float(f'{limit * factor:.6g}'):g} {shown}"
 
 
 def quantity(value: float | None, unit: str | None) -> str:

@@ -35,7 +35,7 @@ from typing import Any, Final, Protocol
 import attrs
 
 from pytest_benchsdk._base.js import py_number
-from pytest_benchsdk._base.numbers import in_unit
+from pytest_benchsdk._base.numbers import in_unit, is_time_unit, limit_in_unit
 
 __all__ = [
     "LATENCY_KEY",
@@ -45,12 +45,15 @@ __all__ = [
     "StatsLike",
     "Threshold",
     "ThresholdVerdict",
+    "closest_key",
     "evaluate_threshold",
     "parse_cli_threshold",
+    "parse_cli_thresholds",
     "parse_threshold",
     "parse_thresholds",
     "thresholds_per_phase",
     "unknown_phase_problem",
+    "unmeasured_hint",
 ]
 
 SUCCESS_RATE_KEY: Final = "success_rate"
@@ -124,6 +127,9 @@ class ThresholdVerdict:
     #: med/p95/p99), as the tables scale a participant's row, so the message reads the number
     #: the table prints (None: observed).
     scale: float | None = None
+    #: For a metric the participant never measured: what it did measure, and the closest
+    #: key (a misspelt key reads as a typo, not as a participant that measured nothing).
+    hint: str | None = None
 
     @property
     def outcome(self) -> str:
@@ -134,18 +140,20 @@ class ThresholdVerdict:
 
     def message(self) -> str:
         """One line: participant, metric, statistic, the observed value (rounded, in the unit
-        the tables print the participant's row in) and the limit as written
-        (``json: dumps_ms p95 = 93.5 ms, threshold < 30 ms: breached``; ``memory: insert_ms p95
-        = 434 µs, threshold < 5 ms: ok``)."""
+        the tables print the participant's row in) and the limit as written, a time limit in
+        that same unit (``json: dumps_ms p95 = 93.5 ms, threshold < 30 ms: breached``;
+        ``memory: insert_ms p95 = 434 µs, threshold < 5000 µs: ok``)."""
         t = self.threshold
         who = self.participant if t.phase is None else f"{self.participant} · {t.phase}"
         head = f"{who}: {t.metric}" + (f" {t.statistic}" if t.statistic else "")
         reference = self.observed if self.scale is None else self.scale
-        limit = f"{t.op} {_limit_text(t.limit, self.unit)}"
+        limit = f"{t.op} {_limit_text(t.limit, self.unit, reference)}"
         if self.skipped is not None:
             return f"{head} not judged (threshold {limit}): {self.skipped}"
         if self.observed is None:
-            return f"{head} has no samples (threshold {limit})"
+            return f"{head} has no samples (threshold {limit})" + (
+                f": {self.hint}" if self.hint else ""
+            )
         verdict = "ok" if self.passed else "breached"
         value = in_unit([self.observed], self.unit, reference)
         return f"{head} = {value}, threshold {limit}: {verdict}"
@@ -167,6 +175,7 @@ class ThresholdVerdict:
             "scale": self.scale,
             "outcome": self.outcome,
             "skipped": self.skipped,
+            "hint": self.hint,
             "message": self.message(),
         }
 
@@ -189,11 +198,32 @@ class ThresholdVerdict:
             unit=str(data.get("unit") or ""),
             skipped=data.get("skipped"),
             scale=data.get("scale"),
+            hint=data.get("hint"),
         )
 
 
-def _limit_text(limit: float, unit: str) -> str:
-    """The limit as the user wrote it, in the metric's unit (``5 ms``)."""
+def closest_key(key: str, keys: Sequence[str]) -> str | None:
+    """The key of ``keys`` that ``key`` most likely misspells (None: none is close)."""
+    import difflib
+
+    found = difflib.get_close_matches(key, list(keys), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def unmeasured_hint(key: str, measured: Sequence[str]) -> str:
+    """What a threshold on ``key`` says when nothing measured it: the keys there are, and the
+    closest (``measured latency_ms, cpu_ms, value; did you mean latency_ms?``)."""
+    closest = closest_key(key, measured)
+    return f"measured {', '.join(measured)}" + (
+        f"; did you mean {closest}?" if closest is not None else ""
+    )
+
+
+def _limit_text(limit: float, unit: str, reference: float | None = None) -> str:
+    """The limit as the user wrote it, in the metric's unit (``5 ms``); a time limit in the
+    display unit of ``reference`` (the observed value's), when there is one (``3 µs``)."""
+    if reference is not None and is_time_unit(unit):
+        return limit_in_unit(limit, unit, reference)
     return f"{py_number(limit)} {unit}" if unit else py_number(limit)
 
 
@@ -281,6 +311,21 @@ def parse_cli_threshold(text: str) -> Threshold:
         return parse_threshold(key.strip(), expression)
     except ValueError as exc:
         raise ValueError(f"--bench-threshold {key.strip()}: {exc}") from None
+
+
+def parse_cli_thresholds(texts: Sequence[str]) -> tuple[Threshold, ...]:
+    """Every ``--bench-threshold``, parsed; a ``ValueError`` names every bad one (one line
+    each), not only the first."""
+    parsed: list[Threshold] = []
+    problems: list[str] = []
+    for text in texts:
+        try:
+            parsed.append(parse_cli_threshold(text))
+        except ValueError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise ValueError("\n".join(problems))
+    return tuple(parsed)
 
 
 def unknown_phase_problem(threshold: Threshold, phases: Sequence[str]) -> str | None:

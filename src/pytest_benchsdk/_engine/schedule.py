@@ -90,6 +90,8 @@ class RunArgs:
     thresholds: tuple[Threshold, ...] = ()
     #: ``--bench-warmup``: overrides the config's ``warmup``.
     warmup: int | None = None
+    #: ``--bench-phase-iterations``: ``(phase, iterations)`` for the phases it names.
+    phase_sizes: tuple[tuple[str, int], ...] = ()
 
 
 @attrs.frozen
@@ -106,6 +108,16 @@ class ResolvedRunConfig:
     close_after_ms: float | None = None
     #: Warm-up iterations per participant (per phase), never scored.
     warmup: int = 0
+    #: Each phase's iterations when ``--bench-phase-iterations`` sized any (else empty: the
+    #: config's sizes, or ``phase_iterations``).
+    phase_counts: tuple[tuple[str, int], ...] = ()
+
+    def phase_count(self, name: str, configured: int) -> int:
+        """How many iterations the phase ``name`` (``configured`` in the config) runs."""
+        for phase, count in self.phase_counts:
+            if phase == name:
+                return count
+        return self.phase_iterations if self.phase_iterations is not None else configured
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {
@@ -272,6 +284,7 @@ def merge_config(config: BenchmarkConfig, args: RunArgs) -> tuple[ResolvedRunCon
     warnings: list[str] = []
     phases = config.phases
     phase_iterations: int | None = None
+    phase_counts: tuple[tuple[str, int], ...] = ()
     if phases:
         uneven = any(p.iterations != phases[0].iterations for p in phases)
         if uneven and args.iterations is not None:
@@ -282,6 +295,14 @@ def merge_config(config: BenchmarkConfig, args: RunArgs) -> tuple[ResolvedRunCon
             iterations = phase_iterations * len(phases)
         else:
             iterations = sum(p.iterations for p in phases)
+        sizes = dict(args.phase_sizes)
+        if any(p.name in sizes for p in phases):
+            base = [p.iterations if phase_iterations is None else phase_iterations for p in phases]
+            phase_counts = tuple(
+                (p.name, sizes.get(p.name, size)) for p, size in zip(phases, base, strict=True)
+            )
+            phase_iterations = None
+            iterations = sum(count for _, count in phase_counts)
     else:
         iterations = (
             args.iterations
@@ -326,6 +347,7 @@ def merge_config(config: BenchmarkConfig, args: RunArgs) -> tuple[ResolvedRunCon
             args.close_after_ms if args.close_after_ms is not None else config.close_after_ms
         ),
         warmup=_first(args.warmup, config.warmup, 0),
+        phase_counts=phase_counts,
     )
     return resolved, warnings
 
@@ -409,11 +431,7 @@ def build_schedule(config: BenchmarkConfig, resolved: ResolvedRunConfig) -> tupl
     if config.phases:
         slots: list[Slot] = []
         for phase in config.phases:
-            count = (
-                resolved.phase_iterations
-                if resolved.phase_iterations is not None
-                else phase.iterations
-            )
+            count = resolved.phase_count(phase.name, phase.iterations)
             start = len(slots)
             slots.extend(Slot(start + i, phase.name) for i in range(count))
         return tuple(slots)
@@ -446,11 +464,7 @@ def run_config_to_json(
         snapshot["phases"] = [
             {
                 "name": p.name,
-                "iterations": (
-                    resolved.phase_iterations
-                    if resolved.phase_iterations is not None
-                    else p.iterations
-                ),
+                "iterations": resolved.phase_count(p.name, p.iterations),
             }
             for p in config.phases
         ]

@@ -158,4 +158,15 @@ class Catalog:
                 f"--bench-threshold {threshold.metric}: {threshold.expression}: no collected "
                 f"benchmark has the phase {threshold.phase!r} (phases of {known})"
             )
+        for name, _ in self.options.run_args.phase_sizes:
+            if any(name in p for p in phases.values()):
+                continue
+            known = "; ".join(
+                f"{key}: {', '.join(names) if names else 'no phases'}"
+                for key, names in phases.items()
+            )
+            errors.append(
+                f"--bench-phase-iterations {name}: no collected benchmark has the phase "
+                f"{name!r} (phases of {known})"
+            )
         return errors

@@ -23,6 +23,7 @@ from pytest_benchsdk._engine.schedule import BenchmarkSchedule
 from pytest_benchsdk._plugin.catalog import Catalog
 from pytest_benchsdk._plugin.comparison import check_ref
 from pytest_benchsdk._plugin.execution import WORKEROUTPUT_KEY, attached_payload
+from pytest_benchsdk._plugin.failures import count_session_failures
 from pytest_benchsdk._plugin.interrupts import STOPPING_LINE, CtrlC, give_every_frame_a_line
 from pytest_benchsdk._plugin.nodes import BenchModule
 from pytest_benchsdk._plugin.terminal import verbose_detail
@@ -369,6 +370,7 @@ class ControllerPlugin:
                 f"benchsdk: {self._failed_iterations} failed iteration(s) recorded as data "
                 "(--bench-failed-iterations=record): the session passes."
             )
+        count_session_failures(self.config, self.session.failures())
 
     def _unfinished(self, run: BenchmarkRun) -> bool:
         """Some selected item of the run never finished: the session stopped under it."""

@@ -14,7 +14,8 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
+from typing import Final
 
 import pytest
 
@@ -152,10 +153,17 @@ class RunnerPlugin:
         self._current_test.uninstall()
 
 
+#: Measured metrics an iteration's junitxml properties carry at most (a task may measure
+#: thousands of keys; ``--bench-json`` has them all).
+MAX_METRIC_PROPERTIES: Final = 32
+
+
 def _describe_iteration(item: BenchItem, report: pytest.TestReport, payload: RecordPayload) -> None:
     """What junitxml (and ``--report-log``) show of an iteration.
 
-    Its participant, phase, status, ``latency_ms`` and ``errorCode`` become user properties:
+    Its participant, phase, status, ``latency_ms``, ``errorCode`` and what it measured (each
+    number of the record's data: ``measure(value=…)``, ``cpu_ms``; the first
+    :data:`MAX_METRIC_PROPERTIES`) become user properties:
     on the item, which pytest copies into the teardown report junitxml reads them from (under
     xdist too), and on the call report. The call report's ``duration`` becomes the iteration's
     own latency: at concurrency > 1 an item's call phase only waits for an iteration that ran
@@ -175,6 +183,19 @@ def _describe_iteration(item: BenchItem, report: pytest.TestReport, payload: Rec
             report.duration = latency / 1000
     if isinstance(record.error_code, str):
         properties.append(_text_property("errorCode", record.error_code))
+    if isinstance(record.data, Mapping):
+        taken = {name for name, _ in properties}
+        metrics = [
+            (key, value)
+            for key, value in record.data.items()
+            if isinstance(key, str)
+            and key not in taken
+            and isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            # An int of any size is a number (math.isfinite would overflow on a huge one).
+            and (isinstance(value, int) or math.isfinite(value))
+        ]
+        properties.extend(metrics[:MAX_METRIC_PROPERTIES])
     item.user_properties.extend(properties)
     report.user_properties.extend(properties)
 

@@ -38,6 +38,7 @@ IMPLYING_OPTIONS = (
     "--bench-no-ingest",
     "--bench-check",
     "--bench-iterations",
+    "--bench-phase-iterations",
     "--bench-concurrency",
     "--bench-stagger-delay-ms",
     "--bench-group-by",
@@ -91,6 +92,12 @@ def add_options(parser: pytest.Parser) -> None:
         "--bench-iterations",
         metavar="N",
         help="Iterations per participant (with even phases: per phase).",
+    )
+    add(
+        "--bench-phase-iterations",
+        metavar="PHASE=N[,PHASE=N...]",
+        help="Size named phases (e.g. cold=2,warm=5): works where --bench-iterations is "
+        "ignored (phases sized individually); phases not named keep their size.",
     )
     add("--bench-concurrency", metavar="N", help="Iterations in flight at once.")
     add(

@@ -21,7 +21,7 @@ from pytest_benchsdk._base.defaults import (
     DEFAULT_STORE,
     DEFAULT_UPLOAD_TIMEOUT_S,
 )
-from pytest_benchsdk._config.thresholds import parse_cli_threshold
+from pytest_benchsdk._config.thresholds import parse_cli_thresholds
 from pytest_benchsdk._engine.flag_values import (
     parse_group_by,
     parse_non_negative_int,
@@ -363,7 +363,8 @@ def _run_args(config: pytest.Config, env: Mapping[str, str]) -> RunArgs:
         providers=parse_providers(providers) if providers else None,
         no_ingest=bool(opt("bench_dry_run")) or is_env_no_ingest(env),
         worker_pool=worker_pool,
-        thresholds=tuple(parse_cli_threshold(text) for text in opt("bench_threshold") or ()),
+        thresholds=parse_cli_thresholds(opt("bench_threshold") or ()),
+        phase_sizes=_phase_sizes(value("bench_phase_iterations")),
         warmup=None if warmup is None else parse_non_negative_int("--bench-warmup", warmup),
         close_after_ms=(
             None
@@ -371,6 +372,25 @@ def _run_args(config: pytest.Config, env: Mapping[str, str]) -> RunArgs:
             else parse_non_negative_number("--bench-close-after-ms", close_after)
         ),
     )
+
+
+def _phase_sizes(raw: str | None) -> tuple[tuple[str, int], ...]:
+    """``--bench-phase-iterations cold=2,warm=5``: ``(phase, iterations)`` pairs."""
+    if raw is None:
+        return ()
+    flag = "--bench-phase-iterations"
+    sizes: dict[str, int] = {}
+    for part in raw.split(","):
+        name, sep, count = part.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ValueError(
+                f'{flag} expects PHASE=N[,PHASE=N...], e.g. "cold=2,warm=5" (got "{raw}")'
+            )
+        if name in sizes:
+            raise ValueError(f'{flag} names the phase {name!r} twice (got "{raw}")')
+        sizes[name] = parse_positive_int(f"{flag} {name}", count.strip())
+    return tuple(sizes.items())
 
 
 def _output_path(raw: object, flag: str) -> Path | None:

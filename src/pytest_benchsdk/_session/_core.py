@@ -774,6 +774,19 @@ class BenchSession:
                 )
         return lines
 
+    def failures(self) -> list[str]:
+        """Why the session fails beyond its items, one line each: its own errors (a
+        regression with ``--bench-compare-fail``, warnings as errors, the store, an output
+        file), each run's errors, an incomplete upload with ``--bench-strict-upload``."""
+        lines = list(self.session_errors)
+        for run in self.runs.values():
+            slug = run.config.benchmark_slug
+            lines.extend(f"{slug}: {error}" for error in run.errors)
+        delivery = self.platform.delivery if self.platform is not None else None
+        if self.options.strict_upload and delivery is not None and not delivery.ok:
+            lines.append("platform upload incomplete (--bench-strict-upload)")
+        return lines
+
     @property
     def passed(self) -> bool:
         """Every run passed (its status) and the session has no errors of its own."""

@@ -19,6 +19,8 @@ from pytest_benchsdk._analysis.changepoints import ChangePoint, fewest_runs
 from pytest_benchsdk._analysis.hygiene import RunWarning
 from pytest_benchsdk._analysis.scoring import ScoreResult
 from pytest_benchsdk._base.numbers import (
+    TIME_UNITS,
+    change_of_values,
     change_text,
     in_unit,
     is_time_unit,
@@ -125,11 +127,17 @@ def _number(value: float) -> str:
 
 
 def knobs_line(knobs: Knobs) -> str:
-    """Upstream's knobs line; ``iterations`` is the schedule length per participant."""
-    return (
+    """Upstream's knobs line; ``iterations`` is the schedule length per participant. Phases
+    sized on the command line (``--bench-phase-iterations``) add each phase's size."""
+    line = (
         f"Knobs: iterations={knobs.iterations}, concurrency={knobs.concurrency}, "
         f"staggerDelayMs={_number(knobs.stagger_delay_ms)}, groupBy={knobs.group_by}"
     )
+    if knobs.phases_sized:
+        line += ", phases=" + ",".join(
+            f"{terminal_text(name)}={count}" for name, count in knobs.phases
+        )
+    return line
 
 
 def warmup_line(knobs: Knobs) -> str | None:
@@ -167,11 +175,21 @@ def _span_line(summary: RunSummary) -> str | None:
     start, end = _clock(summary.started_at), _clock(summary.finished_at)
     if start is None or end is None:
         return None
-    seconds = max(0.0, (end - start).total_seconds())
+    took = span_text(max(0.0, (end - start).total_seconds()))
     return (
-        f"Ran {start:%Y-%m-%d %H:%M:%S}–{end:%H:%M:%S} UTC "
-        f"({quantity(seconds, 's')}); status: {summary.status.text()}"
+        f"Ran {start:%Y-%m-%d %H:%M:%S}–{end:%H:%M:%S} UTC ({took}); "
+        f"status: {summary.status.text()}"
     )
+
+
+def span_text(seconds: float) -> str:
+    """How long a run took, at the resolution of its stored times (upstream's ISO timestamps
+    have milliseconds): ``< 1 ms``, ``72 ms``, ``3.21 s``, never ``0 ns``."""
+    if seconds < 0.0005:
+        return "< 1 ms"
+    if seconds < 0.9995:
+        return f"{seconds * 1000:.0f} ms"
+    return quantity(seconds, "s")
 
 
 # -- the participants' table ------------------------------------------------------------------
@@ -626,7 +644,7 @@ def change_point_text(series: HistorySeries, change: ChangePoint) -> str:
     return (
         f"{change_text(change.change)} {series.direction(change)} from run "
         f"{_short(start.run_id)} ({_when(start.started_at)}): "
-        f"{in_unit([change.before, change.after], series.unit, change.before).replace('/', ' → ')}"
+        f"{change_of_values(change.before, change.after, series.unit)}"
         f" (p={change.p_value:.2g})"
     )
 
@@ -659,9 +677,18 @@ def history_lines(history: RunHistory) -> list[str]:
         lines.append(f"  {name_cell(participant)}")
         header = ["run", "started"] + [f"{name_cell(s.label)} {s.statistic}" for s in group]
         columns: list[dict[str, str]] = []
+        # Every time column in one display unit (never 1254 ns beside 0.750 µs): the one that
+        # fits the largest column's median; other columns keep their own units.
+        medians = {id(s): sorted(p.value for p in s.points)[len(s.points) // 2] for s in group}
+        seconds = [
+            medians[id(s)] * TIME_UNITS[s.unit]
+            for s in group
+            if s.points and s.unit is not None and is_time_unit(s.unit)
+        ]
         for series in group:
-            values = sorted(p.value for p in series.points)
-            reference = values[len(values) // 2]
+            reference = medians[id(series)] if series.points else 0.0
+            if seconds and series.unit is not None and is_time_unit(series.unit):
+                reference = max(seconds, key=abs) / TIME_UNITS[series.unit]
             marks = {
                 series.starts(c).run_id: "▲" if c.after > c.before else "▼"
                 for c in series.change_points

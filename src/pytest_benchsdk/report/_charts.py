@@ -26,7 +26,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from pytest_benchsdk._base.numbers import in_unit, quantity
+from pytest_benchsdk._base.numbers import change_of_values, quantity
 from pytest_benchsdk.report._content import RunReport, Series
 
 __all__ = ["LOG_RATIO", "MAX_POINTS", "Chart", "chart_text", "run_charts"]
@@ -468,7 +468,7 @@ def _history(report: RunReport, metric: str) -> Chart | None:
                 chart_text(
                     f"{c.participant} {c.statistic}: {c.change * 100:+.1f}% {c.direction} "
                     f"from this run ("
-                    f"{in_unit([c.before, c.after], unit, c.before).replace('/', ' → ')}, "
+                    f"{change_of_values(c.before, c.after, unit)}, "
                     f"p = {c.p_value:.2g})"
                 )
                 for c in drawn

@@ -45,7 +45,9 @@ from pytest_benchsdk._config.thresholds import (
     SUCCESS_RATE_KEY,
     Threshold,
     ThresholdVerdict,
+    closest_key,
     evaluate_threshold,
+    unmeasured_hint,
 )
 from pytest_benchsdk.records import ParticipantRecords, TaskRecord
 from pytest_benchsdk.results._build import config_catalog, participant_summary
@@ -131,22 +133,25 @@ def judge_thresholds(
             continue
         metric = next((m for m in part.metrics if m.key == threshold.metric), None)
         stats, unit = (None, "")
+        hint = None
         if threshold.metric not in (SUCCESS_RATE_KEY, SCORE_KEY):
             if metric is not None:
                 stats, unit = metric.stats, metric.unit
             elif threshold.metric == LATENCY:
                 stats, unit = part.latency, "ms"
-        verdicts.append(
-            evaluate_threshold(
-                threshold,
-                summary.name,
-                stats=stats,
-                success_rate=part.passed / part.ran,
-                score=score,
-                unit=unit,
-                scale=None if stats is None else row_scale([stats.median, stats.p95, stats.p99]),
-            )
+            else:
+                measured = [LATENCY, *(m.key for m in part.metrics if m.key != LATENCY)]
+                hint = f"{summary.name} {unmeasured_hint(threshold.metric, measured)}"
+        verdict = evaluate_threshold(
+            threshold,
+            summary.name,
+            stats=stats,
+            success_rate=part.passed / part.ran,
+            score=score,
+            unit=unit,
+            scale=None if stats is None else row_scale([stats.median, stats.p95, stats.p99]),
         )
+        verdicts.append(verdict if hint is None else attrs.evolve(verdict, hint=hint))
     return verdicts
 
 
@@ -383,13 +388,17 @@ def analyse(
     note: str | None = None
     usage_error: str | None = None
     current = {name: recs for name, recs in by_name.items() if recs}
+    unmeasured = _unmeasured_thresholds(verdicts, participants, spec)
+    if unmeasured is not None:
+        usage_error = unmeasured
     if baseline is not None and compare_on:
         # Checked whether or not there is a baseline yet: the first run says it too.
         try:
             check_compare_on(compare_on, current, spec)
         except CompareOnError as exc:
-            usage_error = f"--bench-compare-on: {exc}"
-            baseline = f"nothing compared: {usage_error}"
+            problem = f"--bench-compare-on: {exc}"
+            usage_error = problem if usage_error is None else f"{usage_error}\n{problem}"
+            baseline = f"nothing compared: {problem}"
     if isinstance(baseline, str):
         note = baseline
     elif baseline is not None:
@@ -412,6 +421,37 @@ def analyse(
         errors=tuple(errors),
         usage_error=usage_error,
     )
+
+
+def _unmeasured_thresholds(
+    verdicts: Sequence[ThresholdVerdict],
+    participants: Sequence[ParticipantSummary],
+    spec: ScoringSpec | None,
+) -> str | None:
+    """A usage error for thresholds on a key that no participant measured (a misspelt key:
+    ``latncy_ms``), naming the closest key and the keys there are; None when every judged
+    key was measured by someone (a participant that measured nothing fails its own item)."""
+    if not any(p.ran for p in participants):
+        return None
+    there = [LATENCY]
+    for participant in participants:
+        there += [m.key for m in participant.metrics if m.key not in there]
+    there += [m.name for m in (spec.metrics if spec is not None else ()) if m.name not in there]
+    special = {SUCCESS_RATE_KEY, SCORE_KEY, LATENCY}
+    unknown = sorted(
+        {v.threshold.metric for v in verdicts if v.skipped is None} - special - set(there)
+    )
+    if not unknown:
+        return None
+    lines = []
+    for key in unknown:
+        closest = closest_key(key, there)
+        guess = f" (did you mean {closest}?)" if closest is not None else ""
+        lines.append(
+            f"threshold on {key}: no participant measured {key}{guess}; the keys there are: "
+            + ", ".join(there)
+        )
+    return "\n".join(lines)
 
 
 def _values(

@@ -67,11 +67,7 @@ def knobs_of(schedule: BenchmarkSchedule) -> Knobs:
     """The knobs a schedule runs with."""
     resolved, config = schedule.resolved, schedule.config
     phases = tuple(
-        (
-            p.name,
-            resolved.phase_iterations if resolved.phase_iterations is not None else p.iterations,
-        )
-        for p in config.phases or ()
+        (p.name, resolved.phase_count(p.name, p.iterations)) for p in config.phases or ()
     )
     return Knobs(
         iterations=len(schedule.slots),
@@ -81,6 +77,7 @@ def knobs_of(schedule: BenchmarkSchedule) -> Knobs:
         warmup=resolved.warmup,
         phases=phases,
         providers=resolved.providers,
+        phases_sized=bool(resolved.phase_counts),
         phase_warmup=tuple(
             (str(entry.phase), entry.count, entry.source)
             for entry in schedule.warmup_plan

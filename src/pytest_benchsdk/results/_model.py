@@ -624,6 +624,9 @@ class Knobs:
     phases: tuple[tuple[str, int], ...] = ()
     providers: tuple[str, ...] | None = None
     phase_warmup: tuple[tuple[str, int, str], ...] = ()
+    #: The phases were sized on the command line (``--bench-phase-iterations``): the knobs
+    #: line says each phase's size.
+    phases_sized: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -635,6 +638,7 @@ class Knobs:
             "phases": [{"name": n, "iterations": i} for n, i in self.phases],
             "providers": None if self.providers is None else list(self.providers),
             "phaseWarmup": [{"phase": p, "count": c, "source": s} for p, c, s in self.phase_warmup],
+            "phasesSized": self.phases_sized,
         }
 
     @classmethod
@@ -652,6 +656,7 @@ class Knobs:
                 (str(w["phase"]), int(w["count"]), str(w["source"]))
                 for w in data.get("phaseWarmup") or ()
             ),
+            phases_sized=bool(data.get("phasesSized", False)),
         )
 
 
