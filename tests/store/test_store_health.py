@@ -10,9 +10,7 @@ can be read into a new file. A run still ``running`` whose process is certainly 
 
 from __future__ import annotations
 
-import hashlib
 import os
-import random
 import signal
 import socket
 import sqlite3
@@ -24,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.damage import PAGE, damage, digest
 from helpers.store_processes import ENV
 from pytest_benchsdk.records import TaskRecord
 from pytest_benchsdk.store import (
@@ -36,8 +35,6 @@ from pytest_benchsdk.store import (
     recover_store,
 )
 from pytest_benchsdk.store._owner import current_owner, owner_gone
-
-PAGE = 4096
 
 
 def _begin(store: ResultStore, slug: str = "demo", participants: tuple[str, ...] = ("p",)) -> str:
@@ -63,22 +60,6 @@ def _filled(path: Path, records: int = 3000) -> str:
     return run_id
 
 
-def _damage(
-    path: Path, *, length: int = 16 * PAGE, start: int | None = None, seed: int = 32
-) -> None:
-    """Random bytes over the middle of the file (from ``start``), on page boundaries; its
-    header page and schema stay intact."""
-    if start is None:
-        start = (path.stat().st_size // 2) // PAGE * PAGE
-    with open(path, "r+b") as file:
-        file.seek(start)
-        file.write(random.Random(seed).randbytes(length))
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 # --- a damaged store --------------------------------------------------------------------------
 
 
@@ -88,8 +69,8 @@ def test_a_damaged_store_is_refused_when_opened_and_left_as_it_was(
 ) -> None:
     path = tmp_path / "s.sqlite3"
     _filled(path)
-    _damage(path)
-    before = _digest(path)
+    damage(path)
+    before = digest(path)
     with pytest.raises(StoreCorruptError) as caught:
         ResultStore(path, read_only=read_only)
     message = str(caught.value)
@@ -98,7 +79,7 @@ def test_a_damaged_store_is_refused_when_opened_and_left_as_it_was(
     assert f"pytest-benchsdk --store {path} store check" in message
     assert f"pytest-benchsdk --store {path} store recover -o NEW.sqlite3" in message
     assert "\n" not in message
-    assert _digest(path) == before
+    assert digest(path) == before
 
 
 def test_damage_met_by_a_statement_stops_every_later_write_and_the_journal_keeps_records(
@@ -115,13 +96,13 @@ def test_damage_met_by_a_statement_stops_every_later_write_and_the_journal_keeps
     conn = store._db._conn
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.execute("PRAGMA shrink_memory")
-    _damage(path, start=4 * PAGE, length=(path.stat().st_size // PAGE - 8) * PAGE)
+    damage(path, start=4 * PAGE, length=(path.stat().st_size // PAGE - 8) * PAGE)
     for i in range(1, 6):
         store.add_record(run_id, "p", TaskRecord(task_index=i, status="success"), [f"l{i}"])
     with pytest.raises(StoreCorruptError):
         store.save_analysis(run_id, "warnings", [])  # commits the group first: meets the damage
     assert store.damaged is not None
-    damaged = _digest(path)
+    damaged = digest(path)
     wal = Path(f"{path}-wal")
     wal_before = wal.read_bytes() if wal.exists() else b""
     # Every later write is refused without touching the file; records go to the journal.
@@ -132,7 +113,7 @@ def test_damage_met_by_a_statement_stops_every_later_write_and_the_journal_keeps
     journal = store.journal_path
     assert journal is not None
     store.close()
-    assert _digest(path) == damaged
+    assert digest(path) == damaged
     assert (wal.read_bytes() if wal.exists() else b"") == wal_before
     assert Path(journal).exists()  # kept for recover
     # The next open finds the damage too, and leaves the journal alone.
@@ -154,12 +135,12 @@ def test_check_store_runs_sqlites_integrity_check(tmp_path: Path) -> None:
     healthy = check_store(path)
     assert healthy.ok
     assert (healthy.schema, healthy.runs) == (_connection.SCHEMA_VERSION, 1)
-    _damage(path)
-    before = _digest(path)
+    damage(path)
+    before = digest(path)
     found = check_store(path)
     assert not found.ok
     assert found.problems
-    assert _digest(path) == before
+    assert digest(path) == before
     with pytest.raises(StoreError, match="no results store"):
         check_store(tmp_path / "missing.sqlite3")
 
@@ -167,11 +148,11 @@ def test_check_store_runs_sqlites_integrity_check(tmp_path: Path) -> None:
 def test_recover_copies_what_can_be_read_into_a_new_file(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     run_id = _filled(path)
-    _damage(path)
-    before = _digest(path)
+    damage(path)
+    before = digest(path)
     target = tmp_path / "new.sqlite3"
     done = recover_store(path, target)
-    assert _digest(path) == before  # never in place
+    assert digest(path) == before  # never in place
     assert done.copied["runs"] == 1
     assert 0 < done.copied["records"] < 3000
     assert done.damaged_parts  # the damaged pages were skipped, not the rest of the table
@@ -189,7 +170,7 @@ def test_recover_copies_what_can_be_read_into_a_new_file(tmp_path: Path) -> None
     for wrong in (target, path):
         with pytest.raises(StoreError, match="recover"):
             recover_store(path, wrong)
-    assert _digest(path) == before
+    assert digest(path) == before
 
 
 def test_recover_rebuilds_a_run_whose_own_row_is_lost(tmp_path: Path) -> None:
@@ -219,7 +200,8 @@ def test_recover_rebuilds_a_run_whose_own_row_is_lost(tmp_path: Path) -> None:
 WRITER = textwrap.dedent(
     """
     import sys, time
-    from helpers.store_processes import ENV
+    from helpers.damage import PAGE, damage, digest
+from helpers.store_processes import ENV
     from pytest_benchsdk.records import TaskRecord
     from pytest_benchsdk.store import ResultStore
 
