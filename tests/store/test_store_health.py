@@ -200,8 +200,7 @@ def test_recover_rebuilds_a_run_whose_own_row_is_lost(tmp_path: Path) -> None:
 WRITER = textwrap.dedent(
     """
     import sys, time
-    from helpers.damage import PAGE, damage, digest
-from helpers.store_processes import ENV
+    from helpers.store_processes import ENV
     from pytest_benchsdk.records import TaskRecord
     from pytest_benchsdk.store import ResultStore
 
