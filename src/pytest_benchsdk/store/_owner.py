@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import os
 import socket
+import sys
 from pathlib import Path
 
 __all__ = ["current_owner", "owner_gone"]
@@ -86,8 +87,8 @@ def owner_gone(owner: str | None) -> bool:
     if namespace and here_namespace and namespace != here_namespace:
         return False  # another container's process ids mean nothing here
     pid = int(pid_text)
-    if pid <= 0:
-        return False
+    if pid <= 0 or sys.platform == "win32":
+        return False  # (Windows: os.kill(pid, 0) would not just look, it would signal)
     if _PROC.joinpath("self", "stat").exists():
         found = _stat(pid)
         if found is None:
