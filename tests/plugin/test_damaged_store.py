@@ -116,8 +116,10 @@ def test_a_store_damaged_while_the_session_runs_keeps_the_sessions_records(
     assert f"Interrupted: benchsdk: the results store {path} is damaged (see the ERROR" in output
     (journal,) = path.parent.glob(f"{path.name}-journal-*")
     assert journal.stat().st_size > 0
+    # (Mostly a group commit meets the damage while iterations still run; on a machine too
+    # loaded for the group's timer, the session end's commit does.)
     ran = int(result.parseoutcomes()["passed"])
-    assert 1 < ran < 600
+    assert 1 <= ran <= 600
     # Every command says the same line of the damaged store ...
     runs = _cli(pytester.path, "runs")
     assert runs.returncode == 2
