@@ -113,13 +113,16 @@ def test_a_store_damaged_while_the_session_runs_keeps_the_sessions_records(
     # Not stored, and nobody pressed Ctrl-C.
     assert "Results stored in" not in output
     assert "Ctrl-C" not in output
-    assert f"Interrupted: benchsdk: the results store {path} is damaged (see the ERROR" in output
     (journal,) = path.parent.glob(f"{path.name}-journal-*")
     assert journal.stat().st_size > 0
     # (Mostly a group commit meets the damage while iterations still run; on a machine too
     # loaded for the group's timer, the session end's commit does.)
     ran = int(result.parseoutcomes()["passed"])
     assert 1 <= ran <= 600
+    if ran < 600:  # stopped while it ran: pytest's banner points at the line
+        assert f"Interrupted: benchsdk: the results store {path} is damaged (see the ERROR" in (
+            output
+        )
     # Every command says the same line of the damaged store ...
     runs = _cli(pytester.path, "runs")
     assert runs.returncode == 2
