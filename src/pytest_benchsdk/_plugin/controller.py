@@ -325,7 +325,8 @@ class ControllerPlugin:
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         give_every_frame_a_line(excinfo.value)
         # Before pytest formats the traceback (slow: a second Ctrl-C used to land there).
-        if self.runs:
+        # A store that failed stopped the session (said in its own line), not a Ctrl-C.
+        if self.runs and self.session.store_broken is None:
             self._write(STOPPING_LINE)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

@@ -60,6 +60,8 @@ class ResubmitPlugin:
         except StoreError as exc:
             write(f"benchsdk: cannot resubmit: {exc}")
             return False
+        for line in store.abandoned_lines():
+            write(f"benchsdk: {line}")
         with store:
             pending = resubmit_candidates(store, rejected=self.options.resubmit_rejected)
             if not pending:

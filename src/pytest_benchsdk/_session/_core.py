@@ -50,7 +50,7 @@ from pytest_benchsdk.results import (
     save_baseline,
     save_summary,
 )
-from pytest_benchsdk.store import ResultStore, StoreError
+from pytest_benchsdk.store import ResultStore, StoreCorruptError, StoreError
 
 if TYPE_CHECKING:
     from pytest_benchsdk._session._link import PlatformLink
@@ -173,6 +173,8 @@ class BenchSession:
         self._finished: set[str] = set()
         #: Why the store stopped taking writes (a full disk, say); the session stops then.
         self.store_broken: str | None = None
+        #: The store was found damaged (it takes no more writes; the journal keeps records).
+        self.store_damaged = False
         #: A KeyboardInterrupt during the session end: skip the user's hooks still to come.
         self.stopping = False
         #: Failures at the session end that belong to no one benchmark (the JSON file).
@@ -228,8 +230,11 @@ class BenchSession:
                     # Records commit in groups behind a journal (store/_journal.py).
                     self.store = ResultStore(path, group_records=True)
                 except StoreError as exc:
-                    # Before any iteration runs: a usage error, not a crash.
+                    # Before any iteration runs: a usage error, not a crash (a damaged store
+                    # included: nothing of this session is in it yet).
                     raise SessionUsageError(self.options.store_problem(str(exc))) from None
+                for line in self.store.abandoned_lines():
+                    self._write(f"benchsdk: {line}")
         return self.store
 
     def _write(self, line: str) -> None:
@@ -363,6 +368,7 @@ class BenchSession:
             return
         if self.store_broken is not None:
             run.add(payload)
+            self._journal_only(run, payload)
             return
         if self.store is not None and run.local_run_id is not None:
             try:
@@ -417,6 +423,21 @@ class BenchSession:
         except Exception as exc:  # a full disk, an I/O error: stop, keep what committed
             self._store_failed(exc)
 
+    def _journal_only(self, run: BenchmarkRun, payload: RecordPayload) -> None:
+        """A record that came after the store was found damaged: into the store's journal
+        (all a damaged store takes), so ``store recover`` finds it."""
+        store, run_id = self.store, run.local_run_id
+        if store is None or store.damaged is None or run_id is None:
+            return
+        with contextlib.suppress(Exception):
+            store.add_record(
+                run_id,
+                payload.participant,
+                payload.record,
+                log_lines=[text for _, text in payload.log],
+                wire=payload.wire,
+            )
+
     def add_error(self, run: BenchmarkRun, message: str) -> None:
         message = self.secrets_of(run).text(message)
         if message not in run.errors:
@@ -425,13 +446,27 @@ class BenchSession:
     def _store_failed(self, exc: BaseException) -> None:
         """The store stopped taking writes: end the session (what was committed stays)."""
         path = self.store.path if self.store is not None else self.options.store_path
-        self.store_broken = (
-            f"the results store {path} failed: {describe(exc)}; the records committed "
-            "before stay in it, the run is marked interrupted"
-        )
+        if isinstance(exc, StoreCorruptError):
+            journal = self.store.journal_path if self.store is not None else None
+            kept = (
+                f"; this session's records it had not committed yet are kept in {journal}, "
+                "which `store recover` reads too"
+                if journal is not None
+                else ""
+            )
+            self.store_broken = f"{exc}{kept}; the session stops"
+            self.store_damaged = True
+        else:
+            self.store_broken = (
+                f"the results store {path} failed: {describe(exc)}; the records committed "
+                "before stay in it, the run is marked interrupted"
+            )
         self._write(f"benchsdk: ERROR {self.store_broken}")
         if self.hooks.store_broken is not None:
-            self.hooks.store_broken(f"benchsdk: {self.store_broken}")
+            reason = self.store_broken
+            if self.store_damaged:  # its line above is long: pytest's banner only points at it
+                reason = f"the results store {path} is damaged (see the ERROR line above)"
+            self.hooks.store_broken(f"benchsdk: {reason}")
 
     # -- the end -----------------------------------------------------------------------------
 
@@ -670,6 +705,10 @@ class BenchSession:
         run_id = run.local_run_id
         if store is None or run_id is None or run_id in self._finished:
             return
+        if store.damaged is not None:
+            # Never written to again (said once, by _store_failed); the next open of a copy
+            # that `store recover` made finds the run's process gone and marks it interrupted.
+            return
         try:
             store.finish_run(run_id, state)
             self._finished.add(run_id)
@@ -747,6 +786,7 @@ class BenchSession:
                 self.options,
                 verbose=verbose,
                 json_written=self.json_written,
+                stored=not self.store_damaged,
             )
         ]
         if self.markdown_written:

@@ -43,8 +43,10 @@ def section_lines(
     *,
     verbose: int = 0,
     json_written: bool = True,
+    stored: bool = True,
 ) -> list[str]:
-    """The ``benchmarks`` section: each run's summary, then where the results went."""
+    """The ``benchmarks`` section: each run's summary, then where the results went
+    (``stored``: False when the store was found damaged, whose line says where they are)."""
     runs = list(runs)
     lines: list[str] = []
     for run in runs:
@@ -67,7 +69,7 @@ def section_lines(
             )
         lines.append("")
     store = options.store_path
-    if store is not None and any(run.local_run_id for run in runs):
+    if stored and store is not None and any(run.local_run_id for run in runs):
         lines.append(f"Results stored in {store}")
     if options.json_path is not None and json_written:
         lines.append(f"Results written to {options.json_path}")

@@ -4,10 +4,12 @@ run's summary, write an HTML report, follow a benchmark's history and its change
 baselines. Three more commands hand over to their own modules, imported only when they run:
 ``platform`` (upstream ``bench``'s platform commands, :mod:`pytest_benchsdk.cli._platform`),
 ``run`` (upstream ``bench run``: a bench file without pytest, :mod:`pytest_benchsdk.runner`) and
-``init`` (a starter project, :mod:`pytest_benchsdk.cli._scaffold`).
+``init`` (a starter project, :mod:`pytest_benchsdk.cli._scaffold`). ``store check`` and
+``store recover`` check a store and salvage a damaged one into a new file.
 
-Exit status: 0 on success, 1 when ``compare --fail-on-regression`` finds a regression, 2 for a
-usage error (bad arguments, no store, an unknown run id).
+Exit status: 0 on success, 1 when ``compare --fail-on-regression`` finds a regression or
+``store check`` finds damage, 2 for a usage error (bad arguments, no store, an unknown run id)
+and for a store that cannot be used (a damaged one included: one line says so and what to do).
 """
 
 from __future__ import annotations
@@ -31,8 +33,11 @@ from pytest_benchsdk.cli._store import (
     cmd_report,
     cmd_runs,
     cmd_show,
+    cmd_store_check,
+    cmd_store_recover,
 )
 from pytest_benchsdk.results import DEFAULT_HISTORY_LIMIT
+from pytest_benchsdk.store import StoreError
 
 __all__ = ["build_parser", "main"]
 
@@ -49,6 +54,8 @@ examples:
   pytest-benchsdk show 81be07
   pytest-benchsdk history demo --participant e2b --metric tti_ms
   pytest-benchsdk baseline set main 81be07
+  pytest-benchsdk store check
+  pytest-benchsdk store recover -o recovered.sqlite3
   pytest-benchsdk platform runs list my-benchmark --json
   pytest-benchsdk run bench_sandbox.py --iterations 5 --dry-run
   pytest-benchsdk init my-benchmarks
@@ -202,6 +209,31 @@ def build_parser() -> argparse.ArgumentParser:
     removing.add_argument("name", metavar="NAME")
     removing.add_argument("--benchmark", metavar="SLUG", help="only this benchmark's NAME")
     removing.set_defaults(handler=cmd_baseline_rm)
+
+    store = command(
+        "store",
+        "the store file itself: check it with SQLite's integrity check, or salvage what can "
+        "be read of a damaged one into a new file",
+        "pytest-benchsdk store check\n"
+        "  pytest-benchsdk --store .benchmarks/benchsdk.sqlite3 store recover -o recovered.sqlite3",
+    )
+    store_actions = store.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    store_actions.required = True
+    checking = store_actions.add_parser(
+        "check",
+        help="SQLite's integrity check of the store (reads only): exit status 0 when it is "
+        "healthy, 1 when it is damaged",
+    )
+    checking.set_defaults(handler=cmd_store_check)
+    recovering = store_actions.add_parser(
+        "recover",
+        help="copy what can be read of the store (and of the journals beside it) into a NEW "
+        "file; the store itself is only read",
+    )
+    recovering.add_argument(
+        "-o", "--output", required=True, metavar="NEW", help="the new store (must not exist)"
+    )
+    recovering.set_defaults(handler=cmd_store_recover)
     # Listed for --help only: main() hands these to their own parsers before argparse runs.
     commands.add_parser(
         "platform",
@@ -244,7 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         namespace = parser.parse_args(args)
         result: int = namespace.handler(namespace)
-    except UsageError as exc:
+    except (UsageError, StoreError) as exc:
+        # StoreError: the store failed under a command (found damaged by a read, say).
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     except SystemExit as exc:  # --help, --version

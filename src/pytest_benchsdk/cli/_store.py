@@ -1,5 +1,5 @@
 """The store commands of ``pytest-benchsdk``: ``runs``, ``export``, ``merge``, ``compare``,
-``show``, ``report``, ``history`` and ``baseline``. Each parses nothing (the parser is
+``show``, ``report``, ``history``, ``baseline`` and ``store``. Each parses nothing (the parser is
 :func:`pytest_benchsdk.cli.build_parser`'s), opens the store, calls the results package and
 prints; :class:`UsageError` is exit status 2."""
 
@@ -9,6 +9,7 @@ import argparse
 import csv
 import io
 import json
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -51,6 +52,8 @@ from pytest_benchsdk.store import (
     StoredRun,
     StoreError,
     StoreReadOnlyError,
+    check_store,
+    recover_store,
 )
 
 _REPORT_MISSING = "report needs plotly: pip install 'pytest-benchsdk[report]'"
@@ -69,12 +72,16 @@ def _open_store(path: str, *, create: bool = False) -> ResultStore:
     if not create and not Path(path).is_file():
         raise UsageError(f"no results store at {path} (--store PATH; default {DEFAULT_STORE})")
     try:
-        return ResultStore(path)
+        store = ResultStore(path)
     except StoreReadOnlyError as exc:
         if create:
             raise UsageError(str(exc)) from None
     except StoreError as exc:
         raise UsageError(str(exc)) from None
+    else:
+        for line in store.abandoned_lines():
+            print(f"pytest-benchsdk: note: {line}", file=sys.stderr)
+        return store
     try:
         store = ResultStore(path, read_only=True)
     except StoreError as exc:
@@ -443,6 +450,76 @@ def cmd_baseline_rm(args: argparse.Namespace) -> int:
         which = f" of benchmark {args.benchmark}" if args.benchmark else ""
         raise UsageError(f"no baseline {args.name}{which} in {args.store}")
     print(f"removed baseline {args.name} ({gone} benchmark(s))")
+    return 0
+
+
+# --- store check / recover ------------------------------------------------------------------------
+
+
+def _need_file(path: str) -> Path:
+    if not Path(path).is_file():
+        raise UsageError(f"no results store at {path} (--store PATH; default {DEFAULT_STORE})")
+    return Path(path)
+
+
+def cmd_store_check(args: argparse.Namespace) -> int:
+    path = _need_file(args.store)
+    try:
+        found = check_store(path)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    if found.ok:
+        runs = f", {found.runs} run(s)" if found.runs is not None else ""
+        print(
+            f"{path}: ok (SQLite's integrity check found no problem; schema {found.schema}{runs})"
+        )
+        if found.journals:
+            print(
+                f"  {len(found.journals)} journal(s) beside it hold records not committed yet: "
+                "the next session or command that opens the store for writing commits them"
+            )
+        return 0
+    print(f"{path}: damaged (SQLite's integrity check):")
+    for problem in found.problems:
+        print(f"  {terminal_text(problem)}")
+    journals = f" and the {len(found.journals)} journal(s) beside it" if found.journals else ""
+    print(
+        "Nothing more is written to it. Copy what can be read of it"
+        f"{journals} into a new file:\n"
+        f"  pytest-benchsdk --store {shlex.quote(str(path))} store recover -o NEW.sqlite3"
+    )
+    return 1
+
+
+def cmd_store_recover(args: argparse.Namespace) -> int:
+    source, target = _need_file(args.store), Path(args.output)
+    try:
+        done = recover_store(source, target)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"Recovered what could be read of {source} into {target} ({source} is left as it was):")
+    for name, count in done.copied.items():
+        parts = done.damaged_parts.get(name)
+        lost = f"; {parts} damaged part(s) could not be read" if parts else ""
+        print(f"  {name}: {count:,} row(s){lost}")
+    for name, problem in done.unreadable.items():
+        print(f"  {name}: could not be read ({terminal_text(problem)})")
+    if done.journals:
+        print(
+            f"  {done.journal_records:,} record(s) not committed to {source} yet, from "
+            f"{done.journals} journal(s) beside it"
+        )
+    if done.rebuilt_runs:
+        print(
+            f"  {done.rebuilt_runs} run(s) whose own row could not be read, rebuilt from their "
+            "records (benchmark 'unknown', status interrupted)"
+        )
+    new = shlex.quote(str(target))
+    print(
+        f"Use it: pytest-benchsdk --store {new} runs, or pytest --bench --bench-store {new}.\n"
+        f"To use it in place of {source}: move {source} and its -wal and -shm files away, "
+        f"then move {target} to {source}."
+    )
     return 0
 
 

@@ -10,8 +10,14 @@ and per-run state writes are synced to disk (``synchronous = FULL`` for their co
 writes are not (``NORMAL``): a power cut can drop only records no batch was queued for yet.
 
 A file that is not a results store (an SQLite database of another application) is refused
-before anything is written to it. ``ResultStore(path, read_only=True)`` reads a store without
-writing anything, also when the file or its directory cannot be written.
+before anything is written to it. A damaged store (SQLite finds it malformed: SQLite's
+``quick_check`` when it is opened, or the first statement that meets the damage) raises
+:class:`StoreCorruptError` and is never written to again; :func:`check_store` runs SQLite's
+``integrity_check`` on one, :func:`recover_store` copies what can be read of it into a new
+file. A run still ``running`` whose process is gone (killed) is marked ``interrupted`` by the
+next writable open (``runs.session_id`` names the process; :attr:`ResultStore.abandoned`).
+``ResultStore(path, read_only=True)`` reads a store without writing anything, also when the
+file or its directory cannot be written.
 
 Concurrency: one :class:`ResultStore` may be used from several threads (pytest's main thread and
 the platform sender thread) — a lock serialises them. Several processes may share one file
@@ -49,12 +55,20 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`):
 
 Code: :mod:`._connection` opens the file and runs the transactions (and defines the errors),
 :mod:`._schema` creates and migrates the tables, :mod:`._results` holds :class:`ResultStore` with
-every query, :mod:`._journal` keeps the grouped records' journal and replays orphaned ones.
+every query, :mod:`._journal` keeps the grouped records' journal and replays orphaned ones,
+:mod:`._owner` tells whether a run's process is gone, :mod:`._health` checks and salvages a
+damaged file.
 Only the names in ``__all__`` here are public.
 """
 
 from pytest_benchsdk._base.public import publish
-from pytest_benchsdk.store._connection import StoreError, StoreReadOnlyError, UnknownRunError
+from pytest_benchsdk.store._connection import (
+    StoreCorruptError,
+    StoreError,
+    StoreReadOnlyError,
+    UnknownRunError,
+)
+from pytest_benchsdk.store._health import StoreCheck, StoreRecovery, check_store, recover_store
 from pytest_benchsdk.store._results import (
     OUTBOX_STATES,
     RUN_STATUSES,
@@ -74,10 +88,15 @@ __all__ = [
     "OutboxEntry",
     "OutboxTarget",
     "ResultStore",
+    "StoreCheck",
+    "StoreCorruptError",
     "StoreError",
     "StoreReadOnlyError",
+    "StoreRecovery",
     "StoredRun",
     "UnknownRunError",
+    "check_store",
+    "recover_store",
 ]
 
 # Name this package as the home of what it re-exports (reprs, tracebacks, pickles, docs).

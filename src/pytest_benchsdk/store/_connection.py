@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import sqlite3
 import threading
 import time
@@ -29,9 +30,11 @@ __all__ = [
     "BUSY_TIMEOUT_S",
     "JSON",
     "StoreConnection",
+    "StoreCorruptError",
     "StoreError",
     "StoreReadOnlyError",
     "UnknownRunError",
+    "corruption",
     "dump_json",
     "load_json",
     "now_iso",
@@ -51,6 +54,103 @@ class StoreError(Exception):
 class StoreReadOnlyError(StoreError):
     """The store file, or its directory, cannot be written: a session cannot use it, the read
     commands open it with ``ResultStore(path, read_only=True)``."""
+
+
+class StoreCorruptError(StoreError):
+    """The store file is damaged: SQLite finds it malformed (found when it is opened, or by
+    the first statement that meets the damage). Nothing more is written to it; the message
+    says how to check it and how to salvage what can be read into a new file."""
+
+    def __init__(self, path: str | os.PathLike[str], detail: str) -> None:
+        self.path = Path(path)
+        self.detail = detail
+        super().__init__(damaged_line(self.path, detail))
+
+    def __reduce__(self) -> tuple[type[StoreCorruptError], tuple[Path, str]]:
+        return type(self), (self.path, self.detail)
+
+
+def damaged_line(path: Path, detail: str) -> str:
+    """The one line every part of the project says about a damaged store (the session, each
+    CLI command): what is wrong and what to do."""
+    store = shlex.quote(str(path))
+    return (
+        f"the results store {path} is damaged (SQLite: {detail}): nothing more is written to "
+        f"it. See what is wrong with `pytest-benchsdk --store {store} store check`; salvage "
+        f"what can be read into a new file with `pytest-benchsdk --store {store} store "
+        "recover -o NEW.sqlite3`"
+    )
+
+
+#: SQLite's primary result codes for a damaged file: SQLITE_CORRUPT and SQLITE_NOTADB.
+_DAMAGE_CODES = frozenset({11, 26})
+
+
+def corruption(exc: BaseException) -> str | None:
+    """SQLite's message when ``exc`` says the database file is damaged, else None."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return None
+    text = str(exc)
+    # sqlite_errorcode: Python 3.11+; the messages are SQLite's own for these codes.
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in _DAMAGE_CODES:
+        return text
+    if "malformed" in text or "not a database" in text:
+        return text
+    return None
+
+
+#: A store up to this size (with its -wal file) is checked whole when it is opened: SQLite's
+#: quick_check reads every page, about 0.1 s per 100 MiB from the page cache. A larger one has
+#: every table but the records and the log lines checked; those are checked as they are read
+#: (the first statement that meets the damage).
+FULL_CHECK_BYTES = 64 * 1024 * 1024
+_LARGE_TABLES = ("records", "log_lines")
+
+
+def _store_bytes(path: Path) -> int:
+    total = 0
+    for name in (path, Path(f"{path}-wal")):
+        with contextlib.suppress(OSError):
+            total += name.stat().st_size
+    return total
+
+
+def check_health(conn: sqlite3.Connection, path: Path) -> None:
+    """Raise :class:`StoreCorruptError` when SQLite's ``quick_check`` finds the open store
+    damaged (the whole file, or all but its large tables; see :data:`FULL_CHECK_BYTES`).
+    Reads only."""
+    try:
+        if _store_bytes(path) <= FULL_CHECK_BYTES:
+            problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)")]
+        elif sqlite3.sqlite_version_info >= (3, 33, 0):  # quick_check(TABLE) is 3.33's
+            tables = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%'"
+                )
+                if row[0] not in _LARGE_TABLES
+            ]
+            problems = [
+                row[0] for table in tables for row in conn.execute(f'PRAGMA quick_check("{table}")')
+            ]
+        else:
+            return
+    except sqlite3.DatabaseError as exc:
+        detail = corruption(exc)
+        if detail is None:
+            raise
+        raise StoreCorruptError(path, detail) from exc
+    found = [
+        line.strip()
+        for text in problems
+        if text != "ok"
+        for line in str(text).splitlines()
+        if line.strip() and not line.startswith("***")
+    ]
+    if found:
+        raise StoreCorruptError(path, f"database disk image is malformed: {found[0]}")
 
 
 class UnknownRunError(StoreError, KeyError):
@@ -214,6 +314,8 @@ class StoreConnection:
         #: Set when a read-only store had to be read without its write-ahead log.
         self.read_only_note: str | None = None
         self.read_only = read_only
+        #: SQLite's message once a statement found the file damaged: no write is tried then.
+        self.damaged: str | None = None
         if read_only:
             self._conn = self._open_read_only(busy_timeout_s)
             return
@@ -246,12 +348,18 @@ class StoreConnection:
         except SchemaTooNewError as exc:
             self._conn.close()
             raise StoreError(f"{self.path}: {exc}") from exc
+        except StoreCorruptError:
+            self._conn.close()
+            raise
         except _ForeignDatabase as exc:
             self._conn.close()
             raise StoreError(f"cannot use results store {self.path}: {exc}") from None
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             text = str(exc)
+            if corruption(exc) is not None and "not a database" not in text:
+                # (A file that is not a database at all is not a damaged store: below.)
+                raise StoreCorruptError(self.path, text) from exc
             error = StoreError
             if "locked" in text or "busy" in text:
                 hint = f"another process kept it locked for more than {busy_timeout_s:g} s"
@@ -271,6 +379,8 @@ class StoreConnection:
         foreign = _foreign_reason(self._conn)
         if foreign is not None:
             raise _ForeignDatabase(foreign)
+        # Before the first write: a damaged file is never written to as if it were healthy.
+        check_health(self._conn, self.path)
         self._conn.execute("PRAGMA journal_mode = WAL")
         migrate(self._conn)
 
@@ -315,6 +425,11 @@ class StoreConnection:
                 break
             assert conn is not None
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            check_health(conn, self.path)
+        except StoreCorruptError:
+            if conn is not None:
+                conn.close()
+            raise
         except _ForeignDatabase as exc:
             if conn is not None:
                 conn.close()
@@ -322,6 +437,8 @@ class StoreConnection:
         except sqlite3.DatabaseError as exc:
             if conn is not None:
                 conn.close()
+            if corruption(exc) is not None and "not a database" not in str(exc):
+                raise StoreCorruptError(self.path, str(exc)) from exc
             raise StoreError(
                 f"cannot use results store {self.path}: {exc} (is it a pytest-benchsdk store?)"
             ) from exc
@@ -352,23 +469,43 @@ class StoreConnection:
         with self._lock:
             self._conn.close()
 
+    def _refuse_if_damaged(self) -> None:
+        if self.damaged is not None:
+            raise StoreCorruptError(self.path, self.damaged)
+
+    def _damage(self, exc: sqlite3.DatabaseError) -> None:
+        """Raise :class:`StoreCorruptError` (and refuse every later write) when ``exc`` says
+        the file is damaged; else return (the caller re-raises ``exc``)."""
+        detail = corruption(exc)
+        if detail is not None:
+            self.damaged = detail
+            raise StoreCorruptError(self.path, detail) from exc
+
     @contextmanager
     def write(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
         """One committed write transaction, holding the thread lock and SQLite's write lock.
 
         ``durable``: the commit is on disk when this returns, also across an OS crash or a
         power cut (``synchronous = FULL`` for this commit: the WAL is synced, and with it every
-        commit before). Other commits survive the process dying but not the OS."""
+        commit before). Other commits survive the process dying but not the OS.
+
+        A store found damaged (:class:`StoreCorruptError`, by this write or an earlier
+        statement) is not written to again."""
         with self._lock:
-            if durable:
-                self._conn.execute("PRAGMA synchronous = FULL")
+            self._refuse_if_damaged()
             try:
-                with self._transaction() as conn:
-                    yield conn
-            finally:
                 if durable:
-                    with contextlib.suppress(sqlite3.Error):
-                        self._conn.execute("PRAGMA synchronous = NORMAL")
+                    self._conn.execute("PRAGMA synchronous = FULL")
+                try:
+                    with self._transaction() as conn:
+                        yield conn
+                finally:
+                    if durable:
+                        with contextlib.suppress(sqlite3.Error):
+                            self._conn.execute("PRAGMA synchronous = NORMAL")
+            except sqlite3.DatabaseError as exc:
+                self._damage(exc)
+                raise
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -398,9 +535,19 @@ class StoreConnection:
         this returns, with a quarter of the statements of :meth:`write` (no BEGIN/COMMIT).
         A failed statement leaves no transaction open."""
         with self._lock:
-            self._conn.execute(sql, params)
+            self._refuse_if_damaged()
+            try:
+                self._conn.execute(sql, params)
+            except sqlite3.DatabaseError as exc:
+                self._damage(exc)
+                raise
 
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        """All rows of one query, read under the thread lock."""
+        """All rows of one query, read under the thread lock (also once the store was found
+        damaged: a read changes nothing, and what is not damaged can still be read)."""
         with self._lock:
-            return self._conn.execute(sql, params).fetchall()
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.DatabaseError as exc:
+                self._damage(exc)
+                raise

@@ -44,7 +44,14 @@ from pytest_benchsdk.store._connection import compact_json, now_iso
 if sys.platform != "win32":
     import fcntl
 
-__all__ = ["JOURNAL_INFIX", "GroupTimer", "RecordJournal", "RecordRow", "replay_journals"]
+__all__ = [
+    "JOURNAL_INFIX",
+    "GroupTimer",
+    "RecordJournal",
+    "RecordRow",
+    "journal_lines",
+    "replay_journals",
+]
 
 #: A journal's name: the store file's name, this infix, a random token.
 JOURNAL_INFIX: Final = "-journal-"
@@ -139,11 +146,14 @@ class RecordJournal:
     def close(self, *, keep: bool) -> None:
         """Release the journal; ``keep``: leave the file (records not committed) for the next
         open of the store to replay."""
+        if self._fd < 0:
+            return  # closed already (a second close must not close a reused descriptor)
         if not keep:
             with contextlib.suppress(OSError):
                 self.path.unlink()
         with contextlib.suppress(OSError):
             os.close(self._fd)
+        self._fd = -1
 
 
 def _orphans(store_path: Path) -> list[Path]:
@@ -155,7 +165,7 @@ def _orphans(store_path: Path) -> list[Path]:
     return sorted(store_path.parent / name for name in names if name.startswith(prefix))
 
 
-def _lines(data: bytes) -> list[list[Any]]:
+def journal_lines(data: bytes) -> list[list[Any]]:
     """The journal's lines as ``[run_id, participant, task_index, status, wire, received_at,
     log_lines]``; a torn last line (its ``add_record`` never returned) is left out."""
     out = []
@@ -199,7 +209,7 @@ def replay_journals(
             except OSError:
                 continue  # a live session's journal
             with open(fd, "rb", closefd=False) as file:
-                lines = _lines(file.read())
+                lines = journal_lines(file.read())
             replayed += _replay(lines, write, upsert, log_insert)
             with contextlib.suppress(OSError):
                 path.unlink()

@@ -30,6 +30,7 @@ from pytest_benchsdk.store._connection import (
     BUSY_TIMEOUT_S,
     JSON,
     StoreConnection,
+    StoreCorruptError,
     UnknownRunError,
     compact_json,
     dump_json,
@@ -37,6 +38,7 @@ from pytest_benchsdk.store._connection import (
     now_iso,
 )
 from pytest_benchsdk.store._journal import GroupTimer, RecordJournal, replay_journals
+from pytest_benchsdk.store._owner import current_owner, owner_gone
 
 __all__ = [
     "OUTBOX_STATES",
@@ -54,7 +56,9 @@ RUN_STATUSES = ("passed", "failed", "interrupted")
 
 @attrs.frozen
 class StoredRun:
-    """One run as kept in the store. ``status`` is ``"running"`` until :meth:`finish_run`."""
+    """One run as kept in the store. ``status`` is ``"running"`` until :meth:`finish_run`
+    (or until a later open of the store finds its ``session_id``'s process gone: then
+    ``"interrupted"``)."""
 
     run_id: str
     benchmark_slug: str
@@ -244,11 +248,16 @@ class ResultStore:
         # Commits a group that no later record completes (the benchmark went quiet), so other
         # readers of the store see every record within GROUP_SECONDS of its journal line.
         self._group_timer: GroupTimer | None = None
+        #: Runs this open found ``running`` with their process gone, and marked
+        #: ``interrupted`` (:meth:`abandoned_lines` says so).
+        self.abandoned: tuple[StoredRun, ...] = ()
         if read_only:
             return
         try:
             # Records a killed session had journalled but not committed yet.
             replay_journals(self.path, self._in_transaction, _UPSERT_RECORD, _INSERT_LOG_LINE)
+            # Runs whose session was killed before it could say how they ended.
+            self.abandoned = self._interrupt_abandoned_runs()
             if group_records:
                 self._journal = RecordJournal.open(self.path)
         except BaseException:
@@ -260,6 +269,25 @@ class ResultStore:
         """Opened with ``read_only=True``: nothing was or will be written (every write method
         raises). For reading stores on a read-only file or directory."""
         return self._db.read_only
+
+    @property
+    def damaged(self) -> str | None:
+        """SQLite's message once a statement found the file damaged (every write then raises
+        :class:`StoreCorruptError`; grouped records stay in the journal), else ``None``."""
+        return self._db.damaged
+
+    @property
+    def journal_path(self) -> os.PathLike[str] | None:
+        """The file that journals the records not committed yet (``group_records=True``)."""
+        return self._journal.path if self._journal is not None else None
+
+    def abandoned_lines(self) -> list[str]:
+        """One line per run this open marked ``interrupted`` (:attr:`abandoned`)."""
+        return [
+            f"run {run.run_id} ({run.benchmark_slug}) was left running by a session that is "
+            f"gone: marked interrupted, with the {run.record_count} record(s) it holds"
+            for run in self.abandoned
+        ]
 
     @property
     def read_only_note(self) -> str | None:
@@ -275,9 +303,13 @@ class ResultStore:
             timer.close()
         journal = self._journal
         if journal is not None:
-            with contextlib.suppress(Exception):  # then it stays for the next open
-                self._commit_group(journal)
-                journal.close(keep=False)
+            if self._db.damaged is None:
+                with contextlib.suppress(Exception):  # then it stays for the next open
+                    self._commit_group(journal)
+            if self._journal is journal:  # (a commit that failed but for damage closed it)
+                # Records a damaged store could not take stay in the journal, for
+                # `pytest-benchsdk store recover`.
+                journal.close(keep=bool(journal.rows))
             self._journal = None
         self._db.close()
 
@@ -339,6 +371,10 @@ class ResultStore:
                     conn.executemany(_UPSERT_RECORD, journal.rows)
                     if journal.logs:
                         conn.executemany(_INSERT_LOG_LINE, journal.logs)
+            except StoreCorruptError:
+                # The journal stays open (and locked): it keeps this group and every record
+                # still to come, as the store takes no more writes.
+                raise
             except BaseException:
                 # A full disk, say: the group stays in its journal for the next open of the
                 # store, and the writes still to come (the run's status) no longer wait on it.
@@ -372,8 +408,12 @@ class ResultStore:
         """Record a new run (status ``"running"``) and return its local run id (uuid4 hex).
 
         *participants* is the run's declared order, used by :meth:`participant_records`;
-        *run_key* the ``--bench-run-key`` it was started with.
+        *run_key* the ``--bench-run-key`` it was started with. *session_id* defaults to this
+        process (``host|pid|start|boot|pidns``): once that process is gone, the next writable
+        open of the store marks the run ``interrupted`` if it is still ``running``.
         """
+        if session_id is None:
+            session_id = current_owner()
         run_id = uuid.uuid4().hex
         with self._write() as conn:
             conn.execute(
@@ -396,6 +436,25 @@ class ResultStore:
                 ),
             )
         return run_id
+
+    def _interrupt_abandoned_runs(self) -> tuple[StoredRun, ...]:
+        """Mark ``interrupted`` every run still ``running`` whose process is certainly gone
+        (killed before its session could say how the run ended); their records stay. A run
+        of a live session, here or in another process, container or host, is left alone."""
+        rows = self._db.read("SELECT run_id, session_id FROM runs WHERE status = 'running'")
+        gone = [run_id for run_id, owner in rows if owner_gone(owner)]
+        if not gone:
+            return ()
+        with self._db.write() as conn:
+            for run_id in gone:
+                # It ended when its last record came, as far as the store can tell.
+                conn.execute(
+                    "UPDATE runs SET status = 'interrupted', finished_at = COALESCE("
+                    "(SELECT MAX(received_at) FROM records WHERE records.run_id = runs.run_id),"
+                    " started_at) WHERE run_id = ? AND status = 'running'",
+                    (run_id,),
+                )
+        return tuple(self.get_run(run_id) for run_id in gone)
 
     def finish_run(self, run_id: str, status: str) -> None:
         """Set the final status (one of :data:`RUN_STATUSES`) and the finish time."""
@@ -512,6 +571,12 @@ class ResultStore:
             now_iso(),
         )
         journal = self._journal
+        if journal is not None and self._db.damaged is not None:
+            # Nothing is written to a damaged store: the journal keeps the record (and the
+            # store refuses a run it cannot name, as a commit would).
+            with self._db.lock:
+                journal.append(row, log_lines)
+            return
         try:
             if journal is not None:
                 with self._db.lock:
