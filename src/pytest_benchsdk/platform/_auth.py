@@ -33,7 +33,13 @@ from typing import Any
 import attrs
 import httpx
 
-from pytest_benchsdk.platform._errors import AuthError
+from pytest_benchsdk._base.redact import redact_url
+from pytest_benchsdk.platform._client import Answer, max_answer_bytes, read_answer
+from pytest_benchsdk.platform._errors import (
+    AnswerTooLargeError,
+    AuthError,
+    PlatformConnectionError,
+)
 
 __all__ = [
     "DEFAULT_PLATFORM_URL",
@@ -257,10 +263,9 @@ def _refresh(
         "client_id": _str(creds.get("clientId")) or OAUTH_CLIENT_ID,
     }
     try:
-        with httpx.Client(timeout=_REFRESH_TIMEOUT, transport=transport) as http:
-            response = http.post(auth_base_url + "/oauth2/token", data=form)
+        response = _form_post_answer(auth_base_url + "/oauth2/token", form, transport)
         data = response.json() if response.is_success else None
-    except (httpx.HTTPError, ValueError):
+    except (PlatformConnectionError, ValueError):
         data = None
     access = _str(data.get("access_token")) if isinstance(data, dict) else None
     if data is None or access is None:
@@ -372,19 +377,27 @@ class DeviceFlowError(Exception):
         self.code = code
 
 
-def _form_post(
+def _form_post_answer(
     url: str, form: Mapping[str, str], transport: httpx.BaseTransport | None
-) -> httpx.Response:
+) -> Answer:
+    """POST a form and read the answer within the client's answer cap."""
+    with httpx.Client(timeout=_REFRESH_TIMEOUT, transport=transport) as http:
+        request = http.build_request("POST", url, data=dict(form))
+        return read_answer(http, request, what=f"POST {redact_url(url)}", limit=max_answer_bytes())
+
+
+def _form_post(url: str, form: Mapping[str, str], transport: httpx.BaseTransport | None) -> Answer:
     try:
-        with httpx.Client(timeout=_REFRESH_TIMEOUT, transport=transport) as http:
-            return http.post(url, data=dict(form))
-    except httpx.HTTPError as exc:
-        raise DeviceFlowError(
-            "server_error", f"Cannot reach {url}: {type(exc).__name__}: {exc}"
-        ) from None
+        return _form_post_answer(url, form, transport)
+    except AnswerTooLargeError as exc:
+        raise DeviceFlowError("server_error", str(exc)) from None
+    except PlatformConnectionError as exc:
+        what = f"POST {redact_url(url)}: "
+        reason = str(exc).removeprefix(what)
+        raise DeviceFlowError("server_error", f"Cannot reach {redact_url(url)}: {reason}") from None
 
 
-def _error_of(response: httpx.Response) -> tuple[str, str]:
+def _error_of(response: Answer) -> tuple[str, str]:
     try:
         body = response.json()
     except ValueError:
@@ -397,7 +410,7 @@ def _error_of(response: httpx.Response) -> tuple[str, str]:
     return code, description
 
 
-def _json_object(response: httpx.Response, what: str) -> dict[str, Any]:
+def _json_object(response: Answer, what: str) -> dict[str, Any]:
     try:
         data = response.json()
     except ValueError:

@@ -21,6 +21,7 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from pytest_benchsdk._base.redact import redact_url
 from pytest_benchsdk.platform._client import BenchmarkClient
 from pytest_benchsdk.platform._errors import (
     BenchmarkApiError,
@@ -107,8 +108,9 @@ def _attempt(store: OutboxStore, entry: OutboxEntryLike) -> _Attempt:
 
 
 def dashboard_url(api_base_url: str, org_slug: str | None, slug: str, run_id: str) -> str:
-    """Upstream's dashboard URL: API base without ``/api/v1``, then org/benchmarks/slug/runs/id."""
-    root = api_base_url.rstrip("/")
+    """Upstream's dashboard URL: API base without ``/api/v1``, then org/benchmarks/slug/runs/id
+    (a URL for people: any ``user:password@`` of the base is replaced by ``***@``)."""
+    root = redact_url(api_base_url).rstrip("/")
     if root.endswith("/api/v1"):
         root = root[: -len("/api/v1")]
     return f"{root}/{org_slug}/benchmarks/{slug}/runs/{run_id}"
