@@ -40,6 +40,7 @@ __all__ = [
     "participant_secrets",
     "redact",
     "redact_url",
+    "without_userinfo",
 ]
 
 #: What a secret's value is replaced with wherever the plugin writes text.
@@ -213,3 +214,10 @@ def redact_url(text: str) -> str:
     if "@" not in text or "://" not in text:
         return text
     return _USERINFO.sub(rf"\g<1>{REDACTED}@", text)
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` with its userinfo removed: ``http://u:p@host/x`` → ``http://host/x``."""
+    if "@" not in url:
+        return url
+    return _USERINFO.sub(r"\g<1>", url, count=1)

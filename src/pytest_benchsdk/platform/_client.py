@@ -31,7 +31,7 @@ from urllib.parse import quote
 
 import httpx
 
-from pytest_benchsdk._base.redact import Redactor, redact_url
+from pytest_benchsdk._base.redact import Redactor, redact_url, without_userinfo
 from pytest_benchsdk.platform._errors import (
     AnswerTooLargeError,
     AuthError,
@@ -301,7 +301,9 @@ class BenchmarkClient:
         )
         if not bearer:
             raise AuthError(_MISSING_CREDENTIALS)
-        self.base_url = (base_url or DEFAULT_API_BASE_URL).rstrip("/")
+        # A user:password@ in the URL would make httpx send it as Basic auth in place of the
+        # bearer (a sure 401), and it would end up in every message and stored URL: dropped.
+        self.base_url = without_userinfo(base_url or DEFAULT_API_BASE_URL).rstrip("/")
         self.org_slug = org_slug
         self.org_id = org_id
         self._bearer = bearer
