@@ -128,8 +128,10 @@ class RetryPolicy:
 class DeliverySummary:
     """What happened to the outbox: ``sent`` in this session, ``unsent`` still queued,
     ``rejected`` messages (permanently refused), ``stopped`` why delivery stopped early,
-    ``blocked`` entries dropped because an entry they needed was rejected (e.g. the batches of
-    a participant whose worker could not be claimed).
+    ``blocked`` entries dropped because an entry they needed did not give them what they need
+    (e.g. the batches of a participant whose worker could not be claimed), and
+    ``blocked_lines``: one line per such needed entry, naming it, why it is not done, and the
+    uploads that wait for it.
     """
 
     sent: int = 0
@@ -147,14 +149,17 @@ class DeliverySummary:
     #: line per run saying how many and why.
     outstanding: int = 0
     outstanding_lines: tuple[str, ...] = ()
+    blocked_lines: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         """Everything that was queued has been delivered (or is being delivered by another
-        process right now), and no stored record is left outside the platform."""
+        process right now), nothing queued was dropped, and no stored record is left outside
+        the platform."""
         return (
             self.unsent == 0
             and not self.rejected
+            and self.blocked == 0
             and len(self.skipped) == self.busy
             and self.outstanding == 0
         )
@@ -173,11 +178,7 @@ class DeliverySummary:
                 "Rejected uploads stay in the local store; once the cause is fixed, send them "
                 f"again with: {RESUBMIT_REJECTED_COMMAND}"
             )
-        if self.blocked:
-            out.append(
-                f"{self.blocked} dependent platform upload(s) were not sent because of the "
-                "rejection(s) above; the results stay in the local store."
-            )
+        out.extend(self.blocked_lines)
         if self.unsent:
             where = f" in {store_path}" if store_path else " in the local results store"
             out.append(
@@ -226,6 +227,8 @@ class Sender:
         self._sent = 0
         self._rejected: list[str] = []
         self._blocked = 0
+        # (needed entry, why it is not done) -> the labels of the uploads waiting for it
+        self._blocked_by: dict[tuple[str, str], list[str]] = {}
         self._stopped: str | None = None
         self._credentials_refused: str | None = None
         self._failures = 0
@@ -364,7 +367,21 @@ class Sender:
             stopped=self._stopped,
             blocked=self._blocked,
             unknown=tuple(self._parked.values()),
+            blocked_lines=tuple(self._blocked_lines()),
         )
+
+    def _blocked_lines(self) -> list[str]:
+        lines = []
+        for (needs, why), labels in self._blocked_by.items():
+            shown = ", ".join(labels[:5]) + (
+                f" and {len(labels) - 5} more" if len(labels) > 5 else ""
+            )
+            lines.append(
+                f"{len(labels)} dependent platform upload(s) were not sent ({shown}): they "
+                f"need {needs}, which {why}. They stay in the local store; once the cause is "
+                f"fixed, send them again with: {RESUBMIT_REJECTED_COMMAND}"
+            )
+        return lines
 
     # -- loop -------------------------------------------------------------------------------
 
@@ -468,6 +485,7 @@ class Sender:
         except Blocked as exc:
             self.store.outbox_mark_failed(entry.id, str(exc), permanent=True)
             self._blocked += 1
+            self._blocked_by.setdefault((exc.needs, exc.why), []).append(kind_label(entry))
             return
         except Reject as exc:
             self._reject(entry, str(exc))
