@@ -412,7 +412,7 @@ class BenchmarkClient:
         except ValueError:
             raise PlatformConnectionError(
                 self.redact(
-                    f"Benchmark API returned invalid JSON for {method} {path} "
+                    f"{method} {path}: Benchmark API returned invalid JSON "
                     f"({answer.status_code}, {len(answer.content)} bytes): the answer was cut "
                     "off or is not JSON"
                 )
