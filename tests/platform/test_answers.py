@@ -34,9 +34,9 @@ def test_an_answer_over_the_cap_is_refused(
     loopback_platform: LoopbackPlatform, declared: bool
 ) -> None:
     loopback_platform.fault("list_benchmarks", huge=64 * MIB, declare_length=declared)
-    with _client(loopback_platform, max_answer_bytes=MIB) as client:
-        with pytest.raises(AnswerTooLargeError) as caught:
-            client.list_benchmarks()
+    client = _client(loopback_platform, max_answer_bytes=MIB)
+    with client, pytest.raises(AnswerTooLargeError) as caught:
+        client.list_benchmarks()
     assert str(caught.value) == (
         "GET /benchmarks: the platform's answer (200) is larger than 1 MiB, the most this "
         "client reads (BENCHSDK_MAX_ANSWER_MB); it was not read. Raise BENCHSDK_MAX_ANSWER_MB "
@@ -53,7 +53,7 @@ def test_the_cap_is_set_in_mib_by_the_environment(loopback_platform: LoopbackPla
         loopback_platform.fault("get_benchmark", huge=MIB // 2 - 1)
         assert client.get_benchmark("x") is None  # {"x": "aaa…"}: read whole, no benchmark
         loopback_platform.fault("get_benchmark", huge=MIB // 2 + 1)
-        with pytest.raises(AnswerTooLargeError, match="larger than 0.5 MiB"):
+        with pytest.raises(AnswerTooLargeError, match=r"larger than 0\.5 MiB"):
             client.get_benchmark("x")
     for value in ("", "  ", "many", "-3", "0", "nan", "inf"):
         assert max_answer_bytes({"BENCHSDK_MAX_ANSWER_MB": value}) == DEFAULT_MAX_ANSWER_BYTES
@@ -66,13 +66,13 @@ def test_every_answer_the_client_reads_is_capped(loopback_platform: LoopbackPlat
     server = loopback_platform
     with _client(server, max_answer_bytes=MIB) as client:
         server.fault("me", huge=4 * MIB, declare_length=False)
-        with pytest.raises(AnswerTooLargeError, match="^GET /me: "):
+        with pytest.raises(AnswerTooLargeError, match=r"^GET /me: "):
             client.get_me()
         server.fault("create_run", huge=4 * MIB, status=500, declare_length=False)
         with pytest.raises(AnswerTooLargeError, match=r"answer \(500\) is larger"):
             client.create_run("x", {})
         server.fault("download", huge=4 * MIB, declare_length=False)
-        with pytest.raises(AnswerTooLargeError, match="^GET <download url>: "):
+        with pytest.raises(AnswerTooLargeError, match=r"^GET <download url>: "):
             client.download_artifact(server.root_url + "/_download/nothing")
 
 
@@ -84,9 +84,9 @@ def test_a_cut_off_2xx_answer_is_a_connection_fault_not_a_rejection(
     loopback_platform: LoopbackPlatform, declared: bool
 ) -> None:
     loopback_platform.fault("upsert_benchmark", cut_off=12, declare_length=declared)
-    with _client(loopback_platform) as client:
-        with pytest.raises(PlatformConnectionError) as caught:
-            client.upsert_benchmark("demo", {"name": "Demo"})
+    client = _client(loopback_platform)
+    with client, pytest.raises(PlatformConnectionError) as caught:
+        client.upsert_benchmark("demo", {"name": "Demo"})
     assert not isinstance(caught.value, BenchmarkApiError)
     assert str(caught.value).startswith("PUT /benchmarks/demo: ")
     assert "cut off" in str(caught.value)

@@ -32,7 +32,8 @@ def _killed_at_its_pool_claim(pytester: pytest.Pytester, server: LoopbackPlatfor
     """A worker-pool session SIGKILLed while its first claim is on the wire: the platform
     applies the claim (its worker is taken), the answer never comes back."""
     pytester.makepyfile(bench_x=E2E_BENCH)
-    proc = _spawn(pytester, *bench_args(server, "--bench-run-key", "k1", "--bench-worker-pool", "1"))
+    pool = ("--bench-run-key", "k1", "--bench-worker-pool", "1")
+    proc = _spawn(pytester, *bench_args(server, *pool))
 
     def kill(_request: object) -> None:
         with contextlib.suppress(ProcessLookupError):
