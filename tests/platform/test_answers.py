@@ -4,6 +4,7 @@ holding it (``huge``) and cuts 2xx answers off after N bytes (``cut_off``)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -192,3 +193,29 @@ def test_a_256_mib_answer_leaves_memory_bounded(
     assert session_mib < 256, session_mib
     assert command_mib < 256, command_mib
     print(json.dumps({"session_peak_mib": session_mib, "command_peak_mib": command_mib}))
+
+
+def test_a_gzipped_artifact_is_inflated_within_the_cap(loopback_platform: LoopbackPlatform) -> None:
+    """A few KiB of gzip can hold gigabytes: the download of a gzipped log stops inflating it
+    at the cap. A log within the cap reads as before."""
+    with _client(loopback_platform, max_answer_bytes=MIB) as client:
+        client.upsert_benchmark("demo", {"name": "Demo"})
+        created_run = client.create_run(
+            "demo", {"totalTasks": 1, "workerCount": 1, "participants": ["p1"]}
+        )
+        run_id = str(created_run["run"]["id"])
+        client.plan_workers("demo", run_id, "p1")
+        claimed = client.claim_worker("demo", run_id, "p1", {"processKind": "process"})
+        assert claimed is not None
+        worker, attempt = str(claimed["workerId"]), str(claimed["attemptId"])
+        ids = []
+        for body in (b"line\n" * 1000, b"\n" * (64 * MIB)):
+            created = client.upload_artifact(
+                "demo", run_id, worker, attempt_id=attempt, kind="coordinator.log",
+                body=gzip.compress(body), content_type="application/gzip", name="worker.log",
+            )  # fmt: skip
+            ids.append(str(created.get("artifactId") or created["artifact"]["id"]))
+        assert client.download_worker_artifact("demo", run_id, worker, ids[0]) == "line\n" * 1000
+        inflates = r"^GET <download url>: the artifact inflates"
+        with pytest.raises(AnswerTooLargeError, match=inflates):
+            client.download_worker_artifact("demo", run_id, worker, ids[1])

@@ -128,13 +128,44 @@ def is_gzip_content_type(content_type: str | None) -> bool:
     return bool(content_type) and "gzip" in str(content_type).lower()
 
 
-def decode_artifact_body(content: bytes, content_type: str | None, *, decompress: bool) -> str:
+def decode_artifact_body(
+    content: bytes, content_type: str | None, *, decompress: bool, limit: int | None = None
+) -> str:
     """An artifact's text: gunzipped when its type says gzip (or ``decompress``), the raw
-    bytes when they do not gunzip, decoded as UTF-8 (bad bytes replaced, as TextDecoder)."""
+    bytes when they do not gunzip, decoded as UTF-8 (bad bytes replaced, as TextDecoder).
+
+    ``limit``: the most bytes the gunzipped text may have; a larger one (a few KiB of gzip can
+    hold gigabytes) raises :class:`AnswerTooLargeError` without being inflated further."""
     if is_gzip_content_type(content_type) or decompress:
-        with contextlib.suppress(OSError, EOFError, zlib.error):
-            content = gzip.decompress(content)
+        if limit is not None:
+            content = _gunzip_within(content, limit)
+        else:
+            with contextlib.suppress(OSError, EOFError, zlib.error):
+                content = gzip.decompress(content)
     return content.decode("utf-8", "replace")
+
+
+def _gunzip_within(content: bytes, limit: int) -> bytes:
+    """``content`` gunzipped (every member, as :func:`gzip.decompress`), at most ``limit``
+    bytes of it; ``content`` itself when it is not gzip."""
+    out = bytearray()
+    rest = content
+    try:
+        while rest:
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            out += inflater.decompress(rest, limit + 1 - len(out))
+            if len(out) > limit or inflater.unconsumed_tail:
+                raise AnswerTooLargeError(
+                    f"the artifact inflates to more than {_size_text(limit)}, the most this "
+                    f"client reads ({MAX_ANSWER_ENV}); raise {MAX_ANSWER_ENV} if it is expected",
+                    limit=limit,
+                )
+            if not inflater.eof:
+                raise EOFError("a gzip member ends early")
+            rest = inflater.unused_data.lstrip(b"\0")
+    except (OSError, EOFError, zlib.error):
+        return content
+    return bytes(out)
 
 
 def _parse_retry_after(value: str | None) -> float | None:
@@ -275,8 +306,8 @@ class BenchmarkClient:
     ``BENCHMARKS_PLATFORM_API_KEY``; none raises :class:`AuthError` with upstream's message.
     ``transport`` lets tests and embedders plug an httpx transport. ``max_answer_bytes`` caps
     every answer's body (default: ``BENCHSDK_MAX_ANSWER_MB`` of ``env``, else 8 MiB). The client
-    is thread-safe
-    (httpx.Client is) and should be closed with :meth:`close` or used as a context manager.
+    is thread-safe (httpx.Client is) and should be closed with :meth:`close` or used as a
+    context manager.
     """
 
     def __init__(
@@ -805,7 +836,12 @@ class BenchmarkClient:
                 path="<download url>",
             )
         declared = content_type or answer.headers.get("content-type")
-        return decode_artifact_body(answer.content, declared, decompress=decompress)
+        try:
+            return decode_artifact_body(
+                answer.content, declared, decompress=decompress, limit=self.max_answer_bytes
+            )
+        except AnswerTooLargeError as exc:
+            raise AnswerTooLargeError(f"GET <download url>: {exc}", limit=exc.limit) from None
 
     def download_worker_artifact(
         self, slug: str, run_id: str, worker_id: str, artifact_id: str
