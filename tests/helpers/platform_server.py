@@ -30,8 +30,7 @@ Every request is recorded (:attr:`LoopbackPlatform.requests`). Faults are inject
 with :meth:`LoopbackPlatform.fault`: a status (5xx, 429 with ``Retry-After``, 401, 404, 409…),
 a delay, a dropped connection, an answer of any size (``huge``: streamed, never held in
 memory), or a 2xx answer cut off after N bytes (``cut_off``), for the next N matching requests
-or forever. Nothing here
-touches a real network: the server binds 127.0.0.1 on an ephemeral port.
+or forever. Nothing here touches a real network: the server binds 127.0.0.1 on an ephemeral port.
 """
 
 from __future__ import annotations
@@ -45,6 +44,7 @@ import re
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -93,7 +93,9 @@ class Fault:
     ``delay`` sleeps before handling (then the fault's status, or the normal answer).
     ``huge`` answers (``status`` or 200) with a JSON body of that many bytes, written in
     chunks; ``declare_length`` says whether its ``Content-Length`` is sent (without it the
-    body ends when the connection closes, so only reading it tells its size).
+    body ends when the connection closes, so only reading it tells its size); ``encoding``
+    (``gzip``, ``deflate`` or ``raw-deflate``: deflate without its zlib header, as many
+    servers send it) compresses it on the way, with that ``Content-Encoding``.
     ``cut_off`` handles the request (state changes happen), then sends its 2xx answer's first
     ``cut_off`` bytes and closes the connection: with ``declare_length`` the full
     ``Content-Length`` is announced (the body ends early), without it the body ends at the
@@ -115,6 +117,7 @@ class Fault:
     drop_after: bool = False
     body: Any = None
     huge: int = 0
+    encoding: str | None = None
     cut_off: int | None = None
     declare_length: bool = True
     skip: int = 0
@@ -1314,7 +1317,9 @@ def _make_handler(platform: LoopbackPlatform) -> type[BaseHTTPRequestHandler]:
                         self.connection.shutdown(socket.SHUT_RDWR)
                     return
                 if fault.huge:
-                    self._huge(rec, fault.status or 200, fault.huge, fault.declare_length)
+                    self._huge(
+                        rec, fault.status or 200, fault.huge, fault.declare_length, fault.encoding
+                    )
                     return
                 if fault.cut_off is not None:
                     status, payload = self._dispatch(rec)
@@ -1380,25 +1385,43 @@ def _make_handler(platform: LoopbackPlatform) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def _huge(self, rec: RecordedRequest, status: int, size: int, declare: bool) -> None:
-            # A JSON object {"x": "aaaa…"} of exactly ``size`` bytes, written 64 KiB at a time.
+        def _huge(
+            self,
+            rec: RecordedRequest,
+            status: int,
+            size: int,
+            declare: bool,
+            encoding: str | None,
+        ) -> None:
+            # A JSON object {"x": "aaaa…"} of exactly ``size`` bytes, written 64 KiB at a time
+            # (compressed on the way with an ``encoding``: then no Content-Length).
             rec.status = status
             self.close_connection = True
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
-            if declare:
+            if declare and encoding is None:
                 self.send_header("Content-Length", str(size))
+            if encoding is not None:
+                self.send_header("Content-Encoding", encoding.removeprefix("raw-"))
             self.send_header("Connection", "close")
             self.end_headers()
+            wbits = {"gzip": 31, "deflate": 15, "raw-deflate": -15}.get(encoding or "", 0)
+            squeeze = zlib.compressobj(9, zlib.DEFLATED, wbits) if wbits else None
+
+            def write(data: bytes) -> None:
+                self.wfile.write(squeeze.compress(data) if squeeze is not None else data)
+
             head, tail = b'{"x": "', b'"}'
             block = b"a" * 65536
             left = size - len(head) - len(tail)
             with contextlib.suppress(OSError):  # the client stops reading: broken pipe
-                self.wfile.write(head)
+                write(head)
                 while left > 0:
-                    self.wfile.write(block[: min(left, len(block))])
+                    write(block[: min(left, len(block))])
                     left -= len(block)
-                self.wfile.write(tail)
+                write(tail)
+                if squeeze is not None:
+                    self.wfile.write(squeeze.flush())
                 self.wfile.flush()
 
         def _cut_off(

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +220,24 @@ def test_a_gzipped_artifact_is_inflated_within_the_cap(loopback_platform: Loopba
         inflates = r"^GET <download url>: the artifact inflates"
         with pytest.raises(AnswerTooLargeError, match=inflates):
             client.download_worker_artifact("demo", run_id, worker, ids[1])
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "raw-deflate"])
+def test_a_compressed_answer_is_inflated_within_the_cap(
+    loopback_platform: LoopbackPlatform, encoding: str
+) -> None:
+    """64 KiB of gzip can inflate to 64 MiB: httpx inflates each network read whole, the
+    client inflates no more than the cap allows. The memory the refusal took is measured
+    (tracemalloc: every bytes object the inflating allocates)."""
+    with _client(loopback_platform, max_answer_bytes=MIB) as client:
+        loopback_platform.fault("get_benchmark", huge=MIB - 1, encoding=encoding)
+        assert client.get_benchmark("x") is None  # read whole: {"x": "aaa…"}
+        loopback_platform.fault("get_benchmark", huge=256 * MIB, encoding=encoding)
+        tracemalloc.start()
+        try:
+            with pytest.raises(AnswerTooLargeError, match=r"larger than 1 MiB"):
+                client.get_benchmark("x")
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak < 8 * MIB, peak / MIB
