@@ -117,3 +117,14 @@ def test_platform_commands_never_print_a_password(
     captured = capsys.readouterr()
     assert status == 1
     assert PASSWORD not in captured.out + captured.err
+
+
+def test_a_usage_error_about_the_url_never_prints_its_password(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_x=E2E_BENCH)
+    result = pytester.runpytest_inprocess(
+        "--bench", "--bench-base-url", f"http://ada:{PASSWORD}@127.0.0.1:notaport"
+    )
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4, text
+    assert '--bench-base-url has an invalid port (got "http://***@127.0.0.1:notaport")' in text
+    assert PASSWORD not in text
