@@ -28,8 +28,9 @@ running, else ``closing`` (with ``closeAfterMs``) or ``closed``.
 
 Every request is recorded (:attr:`LoopbackPlatform.requests`). Faults are injected per route
 with :meth:`LoopbackPlatform.fault`: a status (5xx, 429 with ``Retry-After``, 401, 404, 409…),
-a delay, or a dropped connection, for the next N matching requests or forever. Nothing here
-touches a real network: the server binds 127.0.0.1 on an ephemeral port.
+a delay, a dropped connection, an answer of any size (``huge``: streamed, never held in
+memory), or a 2xx answer cut off after N bytes (``cut_off``), for the next N matching requests
+or forever. Nothing here touches a real network: the server binds 127.0.0.1 on an ephemeral port.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import re
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -89,6 +91,15 @@ class Fault:
     ``drop_after`` handles the request (state changes happen) and then closes the connection
     without answering, as when the answer is lost on the way back;
     ``delay`` sleeps before handling (then the fault's status, or the normal answer).
+    ``huge`` answers (``status`` or 200) with a JSON body of that many bytes, written in
+    chunks; ``declare_length`` says whether its ``Content-Length`` is sent (without it the
+    body ends when the connection closes, so only reading it tells its size); ``encoding``
+    (``gzip``, ``deflate`` or ``raw-deflate``: deflate without its zlib header, as many
+    servers send it) compresses it on the way, with that ``Content-Encoding``.
+    ``cut_off`` handles the request (state changes happen), then sends its 2xx answer's first
+    ``cut_off`` bytes and closes the connection: with ``declare_length`` the full
+    ``Content-Length`` is announced (the body ends early), without it the body ends at the
+    close (a short, invalid JSON text).
     ``times`` is how many requests are affected (``None`` = all), after the first ``skip``
     matching requests, which are answered normally.
     ``call`` is called with the recorded request when the fault strikes: after handling with
@@ -105,6 +116,10 @@ class Fault:
     drop: bool = False
     drop_after: bool = False
     body: Any = None
+    huge: int = 0
+    encoding: str | None = None
+    cut_off: int | None = None
+    declare_length: bool = True
     skip: int = 0
     call: Callable[[RecordedRequest], None] | None = None
     hits: int = 0
@@ -305,16 +320,19 @@ class LoopbackPlatform:
         expires_in: float = 900,
         approve_after: int | None = None,
         script: tuple[str, ...] = (),
+        verification_uri: str | None = None,
     ) -> None:
         """How the device login answers from now on: the ``interval`` and ``expires_in`` it
         hands out, the poll at which a code approves itself (``None``: only :meth:`approve`),
-        and error codes answered to a code's first polls (``slow_down``, ``access_denied`` …)."""
+        error codes answered to a code's first polls (``slow_down``, ``access_denied`` …), and
+        the verification address it sends the user to (default: its own ``/device``)."""
         with self.lock:
             self.device_settings = {
                 "interval": interval,
                 "expires_in": expires_in,
                 "approve_after": approve_after,
                 "script": list(script),
+                "verification_uri": verification_uri,
             }
 
     def approve(self, user_code: str) -> None:
@@ -1061,11 +1079,12 @@ class LoopbackPlatform:
                 "approved": False,
                 "denied": False,
             }
+        page = settings.get("verification_uri") or f"{self.root_url}/device"
         return 200, {
             "device_code": device,
             "user_code": user_code,
-            "verification_uri": f"{self.root_url}/device",
-            "verification_uri_complete": f"{self.root_url}/device?user_code={user_code}",
+            "verification_uri": page,
+            "verification_uri_complete": f"{page}?user_code={user_code}",
             "expires_in": settings["expires_in"],
             "interval": settings["interval"],
         }
@@ -1297,6 +1316,15 @@ def _make_handler(platform: LoopbackPlatform) -> type[BaseHTTPRequestHandler]:
                     with contextlib.suppress(OSError):
                         self.connection.shutdown(socket.SHUT_RDWR)
                     return
+                if fault.huge:
+                    self._huge(
+                        rec, fault.status or 200, fault.huge, fault.declare_length, fault.encoding
+                    )
+                    return
+                if fault.cut_off is not None:
+                    status, payload = self._dispatch(rec)
+                    self._cut_off(rec, status, payload, fault.cut_off, fault.declare_length)
+                    return
                 if fault.status is not None:
                     extra = {"Retry-After": fault.retry_after} if fault.retry_after else {}
                     payload = (
@@ -1356,6 +1384,62 @@ def _make_handler(platform: LoopbackPlatform) -> type[BaseHTTPRequestHandler]:
                 self.send_header(key, value)
             self.end_headers()
             self.wfile.write(data)
+
+        def _huge(
+            self,
+            rec: RecordedRequest,
+            status: int,
+            size: int,
+            declare: bool,
+            encoding: str | None,
+        ) -> None:
+            # A JSON object {"x": "aaaa…"} of exactly ``size`` bytes, written 64 KiB at a time
+            # (compressed on the way with an ``encoding``: then no Content-Length).
+            rec.status = status
+            self.close_connection = True
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            if declare and encoding is None:
+                self.send_header("Content-Length", str(size))
+            if encoding is not None:
+                self.send_header("Content-Encoding", encoding.removeprefix("raw-"))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            wbits = {"gzip": 31, "deflate": 15, "raw-deflate": -15}.get(encoding or "", 0)
+            squeeze = zlib.compressobj(9, zlib.DEFLATED, wbits) if wbits else None
+
+            def write(data: bytes) -> None:
+                self.wfile.write(squeeze.compress(data) if squeeze is not None else data)
+
+            head, tail = b'{"x": "', b'"}'
+            block = b"a" * 65536
+            left = size - len(head) - len(tail)
+            with contextlib.suppress(OSError):  # the client stops reading: broken pipe
+                write(head)
+                while left > 0:
+                    write(block[: min(left, len(block))])
+                    left -= len(block)
+                write(tail)
+                if squeeze is not None:
+                    self.wfile.write(squeeze.flush())
+                self.wfile.flush()
+
+        def _cut_off(
+            self, rec: RecordedRequest, status: int, payload: Any, keep: int, declare: bool
+        ) -> None:
+            rec.status = status
+            data = b"" if payload is None else json.dumps(payload).encode()
+            self.close_connection = True
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            if declare:
+                self.send_header("Content-Length", str(len(data)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                self.wfile.write(data[:keep])
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
 
         do_GET = do_PUT = do_POST = do_PATCH = do_DELETE = _serve
 

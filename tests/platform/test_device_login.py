@@ -4,15 +4,20 @@ it waits are asserted without waiting them; every request is real."""
 
 from __future__ import annotations
 
+import errno
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from helpers.platform_server import LoopbackPlatform
+from pytest_benchsdk import cli
 from pytest_benchsdk.platform._auth import (
     DEVICE_SCOPE,
     DeviceFlowError,
+    check_verification_address,
     clear_credentials,
     credentials_path,
     load_credentials,
@@ -186,3 +191,111 @@ def test_a_saved_device_login_is_used_and_refreshed(
     assert auth.source == "saved"
     assert auth.token != token["access_token"]
     assert load_credentials(tmp_path)["token"] == auth.token  # type: ignore[index]
+
+
+# -- the sign-in address (issue 32, item 9) ----------------------------------------------------
+
+
+def test_a_sign_in_address_that_is_not_https_is_refused(
+    loopback_platform: LoopbackPlatform,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The probe's case: the platform sends the user to ``http://evil.example/device``. The
+    login stops before showing the code: the user never signs in on a page in clear."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    loopback_platform.device_flow(approve_after=1, verification_uri="http://evil.example/device")
+    status = cli.main(["platform", "auth", "login", "--base-url", loopback_platform.root_url])
+    captured = capsys.readouterr()
+    assert status == 1
+    assert captured.out == ""
+    assert captured.err == (
+        "The platform sent the sign-in address "
+        "'http://evil.example/device?user_code=WDJB-0001', which is not https: refused (a "
+        "page that travels in clear can be read and changed on its way, and you would sign in "
+        "on it). Log in against an https platform URL, or a loopback one for local "
+        "development.\n"
+    )
+    assert loopback_platform.calls("oauth_token") == []
+    assert not credentials_path(tmp_path).exists()
+
+
+def test_which_sign_in_addresses_are_shown() -> None:
+    platform = "https://platform.example.com"
+    for fine in (
+        "https://platform.example.com/device?user_code=A",
+        "https://login.example.org/device",
+        "http://127.0.0.1:8080/device",
+        "http://127.9.9.9/device",
+        "http://localhost:3000/device",
+        "http://[::1]:3000/device",
+    ):
+        assert check_verification_address(fine, platform) is None, fine
+    for refused in (
+        "http://evil.example/device",
+        "http://localhost.evil.example/device",
+        "http://10.0.0.1/device",
+        "javascript:alert(1)",
+        "ftp://platform.example.com/device",
+        "https:///device",
+        "",
+        "http://[::1/device",
+    ):
+        with pytest.raises(DeviceFlowError, match="not https: refused") as caught:
+            check_verification_address(refused, platform)
+        assert caught.value.code == "insecure_verification_uri"
+    # Plain http on the very host of the plain-http platform URL the user chose: a warning.
+    warning = check_verification_address(
+        "http://bench.internal/device", "http://bench.internal:8080"
+    )
+    assert warning is not None
+    assert warning.startswith("Warning: the sign-in address http://bench.internal/device is not")
+    with pytest.raises(DeviceFlowError):
+        check_verification_address("http://other.internal/device", "http://bench.internal")
+    # A password in the address is never repeated.
+    with pytest.raises(DeviceFlowError) as caught:
+        check_verification_address("http://u:secret-pw@evil.example/d", platform)
+    assert "secret-pw" not in str(caught.value)
+
+
+# -- the credentials file is written whole or not at all (issue 32, item 3) ---------------------
+
+_SAVE_UNDER_A_SIZE_LIMIT = """
+import resource, signal, sys
+from pytest_benchsdk.platform._auth import save_credentials
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an over-limit write fails with EFBIG instead
+resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))
+try:
+    save_credentials({"token": "tok_" + "n" * 4000, "kind": "oauth"}, sys.argv[1])
+except OSError as exc:
+    print("failed", exc.errno)
+"""
+
+
+def test_a_credentials_write_that_fails_leaves_the_old_login_and_no_fragment(
+    tmp_path: Path,
+) -> None:
+    path = save_credentials({"token": "tok_old_abcdef", "kind": "oauth"}, tmp_path)
+    before = path.read_bytes()
+    done = subprocess.run(
+        [sys.executable, "-c", _SAVE_UNDER_A_SIZE_LIMIT, str(tmp_path)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert done.stdout.split() == ["failed", str(errno.EFBIG)], done.stderr
+    assert path.read_bytes() == before
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    # No half-written file with half a token beside it.
+    assert sorted(p.name for p in path.parent.iterdir()) == ["credentials.json"]
+
+
+def test_a_new_credentials_file_is_never_readable_by_others(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c",
+         "import os, sys; os.umask(0); "
+         "from pytest_benchsdk.platform._auth import save_credentials; "
+         "save_credentials({'token': 'tok_umask_abcdef'}, sys.argv[1])", str(tmp_path)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE(credentials_path(tmp_path).stat().st_mode) == 0o600

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import secrets
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -29,14 +30,22 @@ def creation_problem(path: Path) -> str | None:
     return None
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str, *, mode: int | None = None) -> None:
     """Write ``text`` to ``path`` so that a reader sees the old file or the whole new one,
-    never a fragment: written next to it (``.NAME.partial``), flushed to disk, then moved in
-    place. On any failure (a full disk, a file-size limit, Ctrl-C) the partial file is
-    removed, the old file stays as it was, and the error goes on to the caller."""
-    partial = path.with_name(f".{path.name}.partial")
+    never a fragment: written next to it (``.NAME.<pid>-<random>.partial``), flushed to disk,
+    then moved in place. On any failure (a full disk, a file-size limit, Ctrl-C) the partial file is
+    removed, the old file stays as it was, and the error goes on to the caller. ``mode``
+    (e.g. ``0o600`` for credentials) is the new file's mode from its creation on, whatever
+    the umask, so no other user can read it even for a moment."""
+    # One partial file per writer: two processes refreshing the same login at once must not
+    # write into (or move) each other's half-written file.
+    partial = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.partial")
     try:
-        with open(partial, "w", encoding="utf-8") as handle:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        fd = os.open(partial, flags, 0o666 if mode is None else mode)
+        if mode is not None:
+            os.fchmod(fd, mode)  # the umask may have taken bits away; never adds any
+        with open(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())

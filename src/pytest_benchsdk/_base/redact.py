@@ -11,6 +11,10 @@ What is a secret: the value of every environment variable a participant lists in
 token). Values shorter than :data:`MIN_SECRET_LENGTH` are not secrets here: replacing ``1`` or
 ``true`` everywhere would garble every record, and no real key is that short.
 
+A URL's userinfo (``http://user:password@host/…``) is a secret too, whoever typed it:
+:func:`redact_url` replaces it with ``***`` in any text, wherever the project stores a URL (the
+outbox's platform, the dashboard URL) or prints one (messages, errors, logs).
+
 How: a :class:`Redactor` replaces each secret with :data:`REDACTED` in every form it takes in
 text that is already serialised (as is, JSON-escaped with and without ``ensure_ascii``, and
 Python's ``repr``/``ascii``, also one level inside another: a JSON string in a repr), so a
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -34,6 +39,8 @@ __all__ = [
     "credential_secrets",
     "participant_secrets",
     "redact",
+    "redact_url",
+    "without_userinfo",
 ]
 
 #: What a secret's value is replaced with wherever the plugin writes text.
@@ -193,3 +200,24 @@ def credential_secrets(
     if isinstance(saved, dict):
         values.extend(v for k in _SAVED_SECRET_FIELDS if isinstance(v := saved.get(k), str))
     return values
+
+
+# scheme://userinfo@ : the userinfo runs to the authority's last "@" (as urllib and httpx split
+# it), so a password holding an unescaped "@" is replaced whole.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s\"'<>]*@")
+
+
+def redact_url(text: str) -> str:
+    """``text`` with the userinfo of every URL in it (``user:password@``) replaced by
+    ``***@``: ``http://u:p@host/x`` → ``http://***@host/x``. Works on a bare URL and on a
+    message holding URLs; text without ``://`` and ``@`` is returned as it is."""
+    if "@" not in text or "://" not in text:
+        return text
+    return _USERINFO.sub(rf"\g<1>{REDACTED}@", text)
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` with its userinfo removed: ``http://u:p@host/x`` → ``http://host/x``."""
+    if "@" not in url:
+        return url
+    return _USERINFO.sub(r"\g<1>", url, count=1)

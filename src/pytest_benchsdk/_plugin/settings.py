@@ -21,6 +21,7 @@ from pytest_benchsdk._base.defaults import (
     DEFAULT_STORE,
     DEFAULT_UPLOAD_TIMEOUT_S,
 )
+from pytest_benchsdk._base.redact import redact_url
 from pytest_benchsdk._config.thresholds import parse_cli_thresholds
 from pytest_benchsdk._engine.flag_values import (
     parse_group_by,
@@ -297,12 +298,14 @@ def _base_url(raw: object) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(
             f"--bench-base-url expects an http(s) URL with a host, like "
-            f'https://platform.computesdk.com (got "{value}")'
+            f'https://platform.computesdk.com (got "{redact_url(value)}")'
         )
     try:
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number
     except ValueError:
-        raise ValueError(f'--bench-base-url has an invalid port (got "{value}")') from None
+        raise ValueError(
+            f'--bench-base-url has an invalid port (got "{redact_url(value)}")'
+        ) from None
     return value
 
 

@@ -22,6 +22,7 @@ error message is fixed text.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import stat
@@ -29,11 +30,19 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 import httpx
 
-from pytest_benchsdk.platform._errors import AuthError
+from pytest_benchsdk._base.files import write_atomically
+from pytest_benchsdk._base.redact import redact_url
+from pytest_benchsdk.platform._client import Answer, max_answer_bytes, read_answer
+from pytest_benchsdk.platform._errors import (
+    AnswerTooLargeError,
+    AuthError,
+    PlatformConnectionError,
+)
 
 __all__ = [
     "DEFAULT_PLATFORM_URL",
@@ -42,6 +51,7 @@ __all__ = [
     "OAUTH_CLIENT_ID",
     "CliAuth",
     "DeviceFlowError",
+    "check_verification_address",
     "clear_credentials",
     "credentials_path",
     "get_api_base_url",
@@ -175,14 +185,10 @@ def _write_credentials(path: Path, data: Mapping[str, Any]) -> None:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         # mkdir's mode is masked by the umask; the directory holds secrets.
         os.chmod(directory, 0o700)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        # Undefined fields are left out, as JSON.stringify does.
-        json.dump({k: v for k, v in data.items() if v is not None}, handle, indent=2)
-        handle.write("\n")
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    # Undefined fields are left out, as JSON.stringify does. Written whole or not at all: a
+    # full disk or a kill mid-write leaves the old login as it was.
+    text = json.dumps({k: v for k, v in data.items() if v is not None}, indent=2) + "\n"
+    write_atomically(path, text, mode=0o600)
 
 
 def _directory(home: str | os.PathLike[str] | None) -> Path:
@@ -257,10 +263,9 @@ def _refresh(
         "client_id": _str(creds.get("clientId")) or OAUTH_CLIENT_ID,
     }
     try:
-        with httpx.Client(timeout=_REFRESH_TIMEOUT, transport=transport) as http:
-            response = http.post(auth_base_url + "/oauth2/token", data=form)
+        response = _form_post_answer(auth_base_url + "/oauth2/token", form, transport)
         data = response.json() if response.is_success else None
-    except (httpx.HTTPError, ValueError):
+    except (PlatformConnectionError, ValueError):
         data = None
     access = _str(data.get("access_token")) if isinstance(data, dict) else None
     if data is None or access is None:
@@ -372,19 +377,27 @@ class DeviceFlowError(Exception):
         self.code = code
 
 
-def _form_post(
+def _form_post_answer(
     url: str, form: Mapping[str, str], transport: httpx.BaseTransport | None
-) -> httpx.Response:
+) -> Answer:
+    """POST a form and read the answer within the client's answer cap."""
+    with httpx.Client(timeout=_REFRESH_TIMEOUT, transport=transport) as http:
+        request = http.build_request("POST", url, data=dict(form))
+        return read_answer(http, request, what=f"POST {redact_url(url)}", limit=max_answer_bytes())
+
+
+def _form_post(url: str, form: Mapping[str, str], transport: httpx.BaseTransport | None) -> Answer:
     try:
-        with httpx.Client(timeout=_REFRESH_TIMEOUT, transport=transport) as http:
-            return http.post(url, data=dict(form))
-    except httpx.HTTPError as exc:
-        raise DeviceFlowError(
-            "server_error", f"Cannot reach {url}: {type(exc).__name__}: {exc}"
-        ) from None
+        return _form_post_answer(url, form, transport)
+    except AnswerTooLargeError as exc:
+        raise DeviceFlowError("server_error", str(exc)) from None
+    except PlatformConnectionError as exc:
+        what = f"POST {redact_url(url)}: "
+        reason = str(exc).removeprefix(what)
+        raise DeviceFlowError("server_error", f"Cannot reach {redact_url(url)}: {reason}") from None
 
 
-def _error_of(response: httpx.Response) -> tuple[str, str]:
+def _error_of(response: Answer) -> tuple[str, str]:
     try:
         body = response.json()
     except ValueError:
@@ -397,7 +410,7 @@ def _error_of(response: httpx.Response) -> tuple[str, str]:
     return code, description
 
 
-def _json_object(response: httpx.Response, what: str) -> dict[str, Any]:
+def _json_object(response: Answer, what: str) -> dict[str, Any]:
     try:
         data = response.json()
     except ValueError:
@@ -456,6 +469,49 @@ def _exchange(
     if not _str(data.get("access_token")):
         raise DeviceFlowError("server_error", "The token answer has no access_token.")
     return data
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_verification_address(address: str, platform_url: str) -> str | None:
+    """Judge the address the device login sends the user to (where they sign in and enter the
+    code). ``https``, or ``http`` on a loopback host (local development): fine, ``None``. Plain
+    ``http`` on the very host of an ``http`` platform URL the user chose: a warning (returned)
+    — they chose plain http for that host already. Anything else (plain ``http`` elsewhere,
+    any other scheme) is refused with :class:`DeviceFlowError`: a page that travels in clear
+    can be read and changed on its way, and the user would sign in on it."""
+    shown = redact_url(address)
+    try:
+        split, platform = urlsplit(address), urlsplit(platform_url)
+        host, platform_host = (split.hostname or ""), (platform.hostname or "")
+    except ValueError:  # an unparseable address (a bad IPv6 literal …): refused below
+        split = platform = urlsplit("")
+        host = platform_host = ""
+    scheme = split.scheme.lower()
+    if host and scheme == "https":
+        return None
+    if host and scheme == "http" and _is_loopback(host):
+        return None
+    if host and scheme == "http" and platform.scheme.lower() == "http" and platform_host == host:
+        return (
+            f"Warning: the sign-in address {shown} is not https, like the platform URL you "
+            "gave: what you type there can be read on its way. Sign in only on a network you "
+            "trust."
+        )
+    raise DeviceFlowError(
+        "insecure_verification_uri",
+        f"The platform sent the sign-in address {shown!r}, which is not https: refused (a "
+        "page that travels in clear can be read and changed on its way, and you would sign "
+        "in on it). Log in against an https platform URL, or a loopback one for local "
+        "development.",
+    )
 
 
 def poll_device_token(

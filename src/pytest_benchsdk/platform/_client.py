@@ -6,8 +6,14 @@ segment encoding; non-2xx answers raise :class:`BenchmarkApiError` with upstream
 
 Differences from upstream, on purpose: every request has an explicit :class:`httpx.Timeout`
 (upstream has none), and transport failures (refused connection, timeout, dropped connection) raise
-:class:`PlatformConnectionError` whose text never contains the credentials. Retries live in the
-delivery layer (:mod:`._delivery`), not here, exactly like upstream keeps its client retry-free.
+:class:`PlatformConnectionError` whose text never contains the credentials. Every answer is
+read as a stream and capped (:func:`read_answer`, :data:`DEFAULT_MAX_ANSWER_BYTES`, env
+``BENCHSDK_MAX_ANSWER_MB``): a larger one raises :class:`AnswerTooLargeError` without being
+read further, so a hostile or broken platform cannot fill the memory of a session. A 2xx
+answer whose body was cut off (it ended early, or is not JSON) raises
+:class:`PlatformConnectionError` too: it is a transient fault, not a verdict on what was sent.
+Retries live in the delivery layer (:mod:`._delivery`), not here, exactly like upstream keeps
+its client retry-free.
 """
 
 from __future__ import annotations
@@ -19,25 +25,35 @@ import json
 import os
 import time
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
-from pytest_benchsdk._base.redact import Redactor
-from pytest_benchsdk.platform._errors import AuthError, BenchmarkApiError, PlatformConnectionError
+from pytest_benchsdk._base.redact import Redactor, redact_url, without_userinfo
+from pytest_benchsdk.platform._errors import (
+    AnswerTooLargeError,
+    AuthError,
+    BenchmarkApiError,
+    PlatformConnectionError,
+)
 
 __all__ = [
     "DEFAULT_API_BASE_URL",
+    "DEFAULT_MAX_ANSWER_BYTES",
     "DEFAULT_TIMEOUT",
+    "MAX_ANSWER_ENV",
     "MAX_BATCH_RECORDS",
     "MAX_HEARTBEAT_SAMPLES",
     "MAX_RECORD_STEPS",
+    "Answer",
     "BenchmarkClient",
     "decode_artifact_body",
     "encode_segment",
     "form_query",
+    "max_answer_bytes",
+    "read_answer",
 ]
 
 DEFAULT_API_BASE_URL = "https://platform.computesdk.com/api/v1"
@@ -46,6 +62,13 @@ DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 MAX_BATCH_RECORDS = 5000
 MAX_RECORD_STEPS = 100
 MAX_HEARTBEAT_SAMPLES = 20
+#: The largest answer body (decoded bytes) the client reads. The platform's largest answers
+#: (a run's iterations, a worker log) stay well below it; a session that met a 256 MiB answer
+#: without a cap grew to over 1 GiB.
+DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
+#: The environment variable that sets the cap, in MiB (``BENCHSDK_MAX_ANSWER_MB=64``).
+MAX_ANSWER_ENV = "BENCHSDK_MAX_ANSWER_MB"
+_MIB = 1024 * 1024
 
 _MISSING_CREDENTIALS = (
     "A platform API key or OAuth token is required. Set BENCHMARKS_PLATFORM_API_KEY or "
@@ -105,13 +128,44 @@ def is_gzip_content_type(content_type: str | None) -> bool:
     return bool(content_type) and "gzip" in str(content_type).lower()
 
 
-def decode_artifact_body(content: bytes, content_type: str | None, *, decompress: bool) -> str:
+def decode_artifact_body(
+    content: bytes, content_type: str | None, *, decompress: bool, limit: int | None = None
+) -> str:
     """An artifact's text: gunzipped when its type says gzip (or ``decompress``), the raw
-    bytes when they do not gunzip, decoded as UTF-8 (bad bytes replaced, as TextDecoder)."""
+    bytes when they do not gunzip, decoded as UTF-8 (bad bytes replaced, as TextDecoder).
+
+    ``limit``: the most bytes the gunzipped text may have; a larger one (a few KiB of gzip can
+    hold gigabytes) raises :class:`AnswerTooLargeError` without being inflated further."""
     if is_gzip_content_type(content_type) or decompress:
-        with contextlib.suppress(OSError, EOFError, zlib.error):
-            content = gzip.decompress(content)
+        if limit is not None:
+            content = _gunzip_within(content, limit)
+        else:
+            with contextlib.suppress(OSError, EOFError, zlib.error):
+                content = gzip.decompress(content)
     return content.decode("utf-8", "replace")
+
+
+def _gunzip_within(content: bytes, limit: int) -> bytes:
+    """``content`` gunzipped (every member, as :func:`gzip.decompress`), at most ``limit``
+    bytes of it; ``content`` itself when it is not gzip."""
+    out = bytearray()
+    rest = content
+    try:
+        while rest:
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            out += inflater.decompress(rest, limit + 1 - len(out))
+            if len(out) > limit or inflater.unconsumed_tail:
+                raise AnswerTooLargeError(
+                    f"the artifact inflates to more than {_size_text(limit)}, the most this "
+                    f"client reads ({MAX_ANSWER_ENV}); raise {MAX_ANSWER_ENV} if it is expected",
+                    limit=limit,
+                )
+            if not inflater.eof:
+                raise EOFError("a gzip member ends early")
+            rest = inflater.unused_data.lstrip(b"\0")
+    except (OSError, EOFError, zlib.error):
+        return content
+    return bytes(out)
 
 
 def _parse_retry_after(value: str | None) -> float | None:
@@ -129,6 +183,147 @@ def _parse_retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+def max_answer_bytes(env: Mapping[str, str] | None = None) -> int:
+    """The answer cap in bytes: ``BENCHSDK_MAX_ANSWER_MB`` (a positive number of MiB, ``0.5``
+    allowed) else :data:`DEFAULT_MAX_ANSWER_BYTES`. Unset, empty, non-numeric or non-positive
+    means the default, as upstream treats its ``BENCHMARK_*`` variables."""
+    environ = os.environ if env is None else env
+    text = (environ.get(MAX_ANSWER_ENV) or "").strip()
+    try:
+        megabytes = float(text)
+    except ValueError:
+        return DEFAULT_MAX_ANSWER_BYTES
+    if not megabytes > 0 or megabytes == float("inf"):
+        return DEFAULT_MAX_ANSWER_BYTES
+    return max(1, int(megabytes * _MIB))
+
+
+def _size_text(limit: int) -> str:
+    return f"{limit / _MIB:g} MiB" if limit >= _MIB // 16 else f"{limit} bytes"
+
+
+class Answer:
+    """An answer read whole (within the cap): status, headers and the decoded body bytes."""
+
+    __slots__ = ("content", "headers", "reason_phrase", "status_code")
+
+    def __init__(
+        self, status_code: int, reason_phrase: str, headers: httpx.Headers, content: bytes
+    ) -> None:
+        self.status_code = status_code
+        self.reason_phrase = reason_phrase
+        self.headers = headers
+        self.content = content
+
+    @property
+    def is_success(self) -> bool:
+        """A 2xx status."""
+        return 200 <= self.status_code < 300
+
+    @property
+    def text(self) -> str:
+        """The body as UTF-8 text (bad bytes replaced)."""
+        return self.content.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        """The body parsed as JSON (``ValueError`` when it is not)."""
+        return json.loads(self.content)
+
+
+_INFLATABLE = ("gzip", "x-gzip", "deflate")
+
+
+class _Inflater:
+    """One ``gzip`` or ``deflate`` content encoding, inflated at most a given size at a time
+    (httpx's own decoders inflate each read whole)."""
+
+    def __init__(self, encoding: str) -> None:
+        gzipped = encoding in ("gzip", "x-gzip")
+        self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS if gzipped else zlib.MAX_WBITS)
+        self._first = encoding == "deflate"
+
+    def inflate(self, data: bytes, room: int) -> bytes:
+        """What ``data`` inflates to, at most ``room + 1`` bytes (one more than fits says it
+        does not fit)."""
+        try:
+            out = self._zlib.decompress(data, max(room, 0) + 1)
+        except zlib.error as exc:
+            if not self._first:
+                raise httpx.DecodingError(str(exc)) from None
+            # "deflate" as many servers send it: raw, without the zlib header (as httpx does).
+            self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+            self._first = False
+            return self.inflate(data, room)
+        self._first = False
+        if self._zlib.unconsumed_tail:
+            return out + b"\0"  # more than the room: the caller refuses it
+        return out
+
+
+def read_answer(
+    http: httpx.Client,
+    request: httpx.Request,
+    *,
+    what: str,
+    limit: int,
+    redact: Callable[[str], str] = str,
+) -> Answer:
+    """Send ``request`` and read its answer as a stream, never more than ``limit`` decoded
+    bytes of body (:class:`AnswerTooLargeError` beyond: a declared ``Content-Length`` over the
+    cap is refused before reading, a body that grows past it is dropped at that point).
+
+    No answer, or a body that ended before its end (cut off), raises
+    :class:`PlatformConnectionError`; ``what`` (``POST /benchmarks/x/runs``) names the
+    request in messages, which go through ``redact``.
+    """
+    try:
+        response = http.send(request, stream=True)
+    except httpx.HTTPError as exc:
+        raise PlatformConnectionError(
+            redact(f"{what}: {type(exc).__name__}: {exc}"),
+            timeout=isinstance(exc, httpx.TimeoutException),
+        ) from None
+    too_large = AnswerTooLargeError(
+        redact(
+            f"{what}: the platform's answer ({response.status_code}) is larger than "
+            f"{_size_text(limit)}, the most this client reads ({MAX_ANSWER_ENV}); it was not "
+            f"read. Raise {MAX_ANSWER_ENV} if an answer this large is expected"
+        ),
+        limit=limit,
+    )
+    body = bytearray()
+    try:
+        declared = response.headers.get("content-length", "")
+        encodings = [
+            value.strip().lower()
+            for value in response.headers.get_list("content-encoding", split_commas=True)
+            if value.strip().lower() not in ("", "identity")
+        ]
+        if not encodings and declared.strip().isdigit() and int(declared) > limit:
+            raise too_large
+        inflatable = len(encodings) == 1 and encodings[0] in _INFLATABLE
+        inflater = _Inflater(encodings[0]) if inflatable else None
+        # httpx would inflate each network read whole (64 KiB of gzip can be 64 MiB): a
+        # single gzip or deflate layer is inflated here, never past the cap.
+        chunks = response.iter_raw() if inflater is not None else response.iter_bytes()
+        for raw in chunks:
+            chunk = inflater.inflate(raw, limit - len(body)) if inflater is not None else raw
+            if len(body) + len(chunk) > limit:
+                raise too_large
+            body += chunk
+    except httpx.HTTPError as exc:
+        raise PlatformConnectionError(
+            redact(
+                f"{what}: the answer ({response.status_code}) was cut off after {len(body)} "
+                f"bytes: {type(exc).__name__}: {exc}"
+            ),
+            timeout=isinstance(exc, httpx.TimeoutException),
+        ) from None
+    finally:
+        response.close()
+    return Answer(response.status_code, response.reason_phrase, response.headers, bytes(body))
+
+
 def _items(data: Any, *legacy: str) -> list[Any]:
     if not isinstance(data, dict):
         return []
@@ -139,14 +334,20 @@ def _items(data: Any, *legacy: str) -> list[Any]:
     return []
 
 
+def _env_max_answer(environ: Mapping[str, str]) -> int:
+    return max_answer_bytes(environ)
+
+
 class BenchmarkClient:
     """The platform REST client (upstream ``createBenchmarkClient``), synchronous, over httpx.
 
     ``base_url`` is the API base (``…/api/v1``); trailing slashes are trimmed. The bearer is
     ``token`` > ``api_key`` > env ``BENCHMARKS_PLATFORM_TOKEN`` > env
     ``BENCHMARKS_PLATFORM_API_KEY``; none raises :class:`AuthError` with upstream's message.
-    ``transport`` lets tests and embedders plug an httpx transport. The client is thread-safe
-    (httpx.Client is) and should be closed with :meth:`close` or used as a context manager.
+    ``transport`` lets tests and embedders plug an httpx transport. ``max_answer_bytes`` caps
+    every answer's body (default: ``BENCHSDK_MAX_ANSWER_MB`` of ``env``, else 8 MiB). The client
+    is thread-safe (httpx.Client is) and should be closed with :meth:`close` or used as a
+    context manager.
     """
 
     def __init__(
@@ -160,6 +361,7 @@ class BenchmarkClient:
         timeout: httpx.Timeout | float | None = None,
         transport: httpx.BaseTransport | None = None,
         env: Mapping[str, str] | None = None,
+        max_answer_bytes: int | None = None,
     ) -> None:
         environ = os.environ if env is None else env
         bearer = (
@@ -170,11 +372,17 @@ class BenchmarkClient:
         )
         if not bearer:
             raise AuthError(_MISSING_CREDENTIALS)
-        self.base_url = (base_url or DEFAULT_API_BASE_URL).rstrip("/")
+        # A user:password@ in the URL would make httpx send it as Basic auth in place of the
+        # bearer (a sure 401), and it would end up in every message and stored URL: dropped.
+        self.base_url = without_userinfo(base_url or DEFAULT_API_BASE_URL).rstrip("/")
         self.org_slug = org_slug
         self.org_id = org_id
         self._bearer = bearer
         self._redactor = Redactor((bearer,))
+        #: The most bytes of one answer's body this client reads (see :func:`read_answer`).
+        self.max_answer_bytes = (
+            max_answer_bytes if max_answer_bytes is not None else _env_max_answer(environ)
+        )
         if timeout is None:
             self.timeout = DEFAULT_TIMEOUT
         elif isinstance(timeout, httpx.Timeout):
@@ -201,8 +409,9 @@ class BenchmarkClient:
         return (self._bearer,)
 
     def redact(self, text: str) -> str:
-        """``text`` with the credentials (in every escaped form) replaced by ``***``."""
-        return self._redactor.text(text)
+        """``text`` with the credentials (in every escaped form) and the userinfo of every URL
+        (``user:password@``) replaced by ``***``."""
+        return redact_url(self._redactor.text(text))
 
     def close(self) -> None:
         """Close the underlying connections."""
@@ -216,7 +425,7 @@ class BenchmarkClient:
         self.close()
 
     def __repr__(self) -> str:
-        return f"BenchmarkClient(base_url={self.base_url!r})"
+        return f"BenchmarkClient(base_url={redact_url(self.base_url)!r})"
 
     def path(self, *segments: str) -> str:
         """``/seg/seg…`` with every segment ``encodeURIComponent``-encoded."""
@@ -237,36 +446,47 @@ class BenchmarkClient:
         """
         url = self.base_url + path
         content = None if body is None else json.dumps(body, ensure_ascii=False).encode()
-        try:
-            response = self._http.request(
-                method, url, content=content, timeout=timeout or self.timeout
-            )
-        except httpx.HTTPError as exc:
-            raise PlatformConnectionError(
-                self.redact(f"{method} {path}: {type(exc).__name__}: {exc}"),
-                timeout=isinstance(exc, httpx.TimeoutException),
-            ) from None
-        text = response.text
-        if not response.is_success:
+        request = self._http.build_request(
+            method, url, content=content, timeout=timeout or self.timeout
+        )
+        answer = self._read(request, f"{method} {path}")
+        if not answer.is_success:
             raise BenchmarkApiError(
-                response.status_code,
-                self.redact(text),
-                status_text=response.reason_phrase,
+                answer.status_code,
+                self.redact(answer.text),
+                status_text=answer.reason_phrase,
                 method=method,
                 path=path,
-                retry_after=_parse_retry_after(response.headers.get("retry-after")),
+                retry_after=_parse_retry_after(answer.headers.get("retry-after")),
             )
-        if not text:
+        return self._parsed(answer, method, path)
+
+    def _read(
+        self, request: httpx.Request, what: str, *, http: httpx.Client | None = None
+    ) -> Answer:
+        return read_answer(
+            http or self._http,
+            request,
+            what=what,
+            limit=self.max_answer_bytes,
+            redact=self.redact,
+        )
+
+    def _parsed(self, answer: Answer, method: str, path: str) -> Any:
+        """A 2xx answer's JSON (``{}`` when empty). A body that is not JSON was cut off on its
+        way (a proxy, a dropped connection without a length) far more often than the platform
+        meant it: a transient fault, asked again, never a verdict on what was sent."""
+        if not answer.content:
             return {}
         try:
-            return json.loads(text)
+            return answer.json()
         except ValueError:
-            raise BenchmarkApiError(
-                response.status_code,
-                self.redact(text[:2000]),
-                message=f"Benchmark API returned invalid JSON for {method} {path}",
-                method=method,
-                path=path,
+            raise PlatformConnectionError(
+                self.redact(
+                    f"{method} {path}: Benchmark API returned invalid JSON "
+                    f"({answer.status_code}, {len(answer.content)} bytes): the answer was cut "
+                    "off or is not JSON"
+                )
             ) from None
 
     def _run(self, slug: str, run_id: str, *rest: str) -> str:
@@ -309,32 +529,17 @@ class BenchmarkClient:
         for name in ("X-Org-Slug", "X-Organization-Id", "Content-Type"):
             request.headers.pop(name, None)
         request.headers.update(headers)
-        try:
-            response = self._http.send(request)
-        except httpx.HTTPError as exc:
-            raise PlatformConnectionError(
-                self.redact(f"{method} {path}: {type(exc).__name__}: {exc}"),
-                timeout=isinstance(exc, httpx.TimeoutException),
-            ) from None
-        if not response.is_success:
+        answer = self._read(request, f"{method} {path}")
+        if not answer.is_success:
             raise BenchmarkApiError(
-                response.status_code,
-                self.redact(response.text),
-                message=f"{failure}: {response.status_code} {response.reason_phrase}".rstrip(),
-                status_text=response.reason_phrase,
+                answer.status_code,
+                self.redact(answer.text),
+                message=f"{failure}: {answer.status_code} {answer.reason_phrase}".rstrip(),
+                status_text=answer.reason_phrase,
                 method=method,
                 path=path,
             )
-        try:
-            return json.loads(response.text) if response.text else {}
-        except ValueError:
-            raise BenchmarkApiError(
-                response.status_code,
-                self.redact(response.text[:2000]),
-                message=f"Benchmark API returned invalid JSON for {method} {path}",
-                method=method,
-                path=path,
-            ) from None
+        return self._parsed(answer, method, path)
 
     def get_me(self) -> JSON:
         """``GET /me`` → ``{user, activeOrganizationId, organizations}``."""
@@ -658,24 +863,25 @@ class BenchmarkClient:
     ) -> str:
         """The text behind a presigned download URL (``GET`` without the Authorization header),
         gunzipped when the content type (given, else the response's) says gzip."""
-        try:
-            response = self._upload.get(url)
-        except httpx.HTTPError as exc:
-            raise PlatformConnectionError(
-                self.redact(f"GET <download url>: {type(exc).__name__}: {exc}"),
-                timeout=isinstance(exc, httpx.TimeoutException),
-            ) from None
-        if not response.is_success:
+        answer = self._read(
+            self._upload.build_request("GET", url), "GET <download url>", http=self._upload
+        )
+        if not answer.is_success:
             raise BenchmarkApiError(
-                response.status_code,
-                self.redact(response.text),
-                message=f"Artifact download failed with {response.status_code}",
-                status_text=response.reason_phrase,
+                answer.status_code,
+                self.redact(answer.text),
+                message=f"Artifact download failed with {answer.status_code}",
+                status_text=answer.reason_phrase,
                 method="GET",
                 path="<download url>",
             )
-        declared = content_type or response.headers.get("content-type")
-        return decode_artifact_body(response.content, declared, decompress=decompress)
+        declared = content_type or answer.headers.get("content-type")
+        try:
+            return decode_artifact_body(
+                answer.content, declared, decompress=decompress, limit=self.max_answer_bytes
+            )
+        except AnswerTooLargeError as exc:
+            raise AnswerTooLargeError(f"GET <download url>: {exc}", limit=exc.limit) from None
 
     def download_worker_artifact(
         self, slug: str, run_id: str, worker_id: str, artifact_id: str
@@ -691,24 +897,19 @@ class BenchmarkClient:
 
     def upload_presigned(self, url: str, content: bytes, content_type: str) -> None:
         """``PUT <uploadUrl>`` with the raw body and no Authorization header."""
-        try:
-            response = self._upload.put(
-                url, content=content, headers={"Content-Type": content_type}
-            )
-        except httpx.HTTPError as exc:
-            raise PlatformConnectionError(
-                self.redact(f"PUT <upload url>: {type(exc).__name__}: {exc}"),
-                timeout=isinstance(exc, httpx.TimeoutException),
-            ) from None
-        if not response.is_success:
+        request = self._upload.build_request(
+            "PUT", url, content=content, headers={"Content-Type": content_type}
+        )
+        answer = self._read(request, "PUT <upload url>", http=self._upload)
+        if not answer.is_success:
             raise BenchmarkApiError(
-                response.status_code,
-                self.redact(response.text),
-                message=f"Benchmark artifact upload failed with {response.status_code}",
-                status_text=response.reason_phrase,
+                answer.status_code,
+                self.redact(answer.text),
+                message=f"Benchmark artifact upload failed with {answer.status_code}",
+                status_text=answer.reason_phrase,
                 method="PUT",
                 path="<upload url>",
-                retry_after=_parse_retry_after(response.headers.get("retry-after")),
+                retry_after=_parse_retry_after(answer.headers.get("retry-after")),
             )
 
     def upload_artifact(

@@ -9,14 +9,16 @@ worker and attempt ids) names that entry as ``depends_on`` and reads the id from
 per-run state when it is sent, so the whole lifecycle can be replayed later by
 :func:`resubmit`, also when nothing ever reached the platform.
 
-Failures: connection errors, timeouts, 429 and 5xx are retried with exponential backoff and
-jitter (``Retry-After`` honoured); after ``RetryPolicy.offline_after_s`` without any success
-the sender stops for this session (everything stays in the outbox). 401/403 stop the session's
-delivery too (fix the credentials, then resubmit). A 404 is no verdict on the data (the run or
-worker is unknown to *this* platform: a wrong URL, another org): the entry stays queued and the
-run is put aside for the session. Other 4xx reject the entry with the platform's message; a
-rejected entry stays in the store (``ResultStore.outbox_entries(run_id, "rejected")``) and
-``--bench-resubmit --bench-resubmit-rejected`` sends it again.
+Failures: connection errors, timeouts, 2xx answers cut off on their way, 429 and 5xx are retried
+with exponential backoff and jitter (``Retry-After`` honoured); an answer larger than the
+client's cap stops delivery for the session (asking again would get it again); after
+``RetryPolicy.offline_after_s`` without any success the sender stops for this session
+(everything stays in the outbox). 401/403 stop the session's delivery too (fix the credentials,
+then resubmit). A 404 is no verdict on the data (the run or worker is unknown to *this*
+platform: a wrong URL, another org): the entry stays queued and the run is put aside for the
+session. Other 4xx reject the entry with the platform's message; a rejected entry stays in the
+store (``ResultStore.outbox_entries(run_id, "rejected")``) and ``--bench-resubmit --bench-
+resubmit-rejected`` sends it again.
 
 One process delivers a run at a time: the sender holds the run's *delivery lease* in the store
 (:meth:`pytest_benchsdk.store.ResultStore.outbox_lease`), renewed while it runs and given back
@@ -41,8 +43,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
+from pytest_benchsdk._base.redact import redact_url
 from pytest_benchsdk.platform._client import BenchmarkClient
 from pytest_benchsdk.platform._errors import (
+    AnswerTooLargeError,
     BenchmarkApiError,
     PlatformConnectionError,
     platform_message,
@@ -124,8 +128,10 @@ class RetryPolicy:
 class DeliverySummary:
     """What happened to the outbox: ``sent`` in this session, ``unsent`` still queued,
     ``rejected`` messages (permanently refused), ``stopped`` why delivery stopped early,
-    ``blocked`` entries dropped because an entry they needed was rejected (e.g. the batches of
-    a participant whose worker could not be claimed).
+    ``blocked`` entries dropped because an entry they needed did not give them what they need
+    (e.g. the batches of a participant whose worker could not be claimed), and
+    ``blocked_lines``: one line per such needed entry, naming it, why it is not done, and the
+    uploads that wait for it.
     """
 
     sent: int = 0
@@ -143,14 +149,17 @@ class DeliverySummary:
     #: line per run saying how many and why.
     outstanding: int = 0
     outstanding_lines: tuple[str, ...] = ()
+    blocked_lines: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         """Everything that was queued has been delivered (or is being delivered by another
-        process right now), and no stored record is left outside the platform."""
+        process right now), nothing queued was dropped, and no stored record is left outside
+        the platform."""
         return (
             self.unsent == 0
             and not self.rejected
+            and self.blocked == 0
             and len(self.skipped) == self.busy
             and self.outstanding == 0
         )
@@ -169,11 +178,7 @@ class DeliverySummary:
                 "Rejected uploads stay in the local store; once the cause is fixed, send them "
                 f"again with: {RESUBMIT_REJECTED_COMMAND}"
             )
-        if self.blocked:
-            out.append(
-                f"{self.blocked} dependent platform upload(s) were not sent because of the "
-                "rejection(s) above; the results stay in the local store."
-            )
+        out.extend(self.blocked_lines)
         if self.unsent:
             where = f" in {store_path}" if store_path else " in the local results store"
             out.append(
@@ -222,6 +227,8 @@ class Sender:
         self._sent = 0
         self._rejected: list[str] = []
         self._blocked = 0
+        # (needed entry, why it is not done) -> the labels of the uploads waiting for it
+        self._blocked_by: dict[tuple[str, str], list[str]] = {}
         self._stopped: str | None = None
         self._credentials_refused: str | None = None
         self._failures = 0
@@ -360,7 +367,21 @@ class Sender:
             stopped=self._stopped,
             blocked=self._blocked,
             unknown=tuple(self._parked.values()),
+            blocked_lines=tuple(self._blocked_lines()),
         )
+
+    def _blocked_lines(self) -> list[str]:
+        lines = []
+        for (needs, why), labels in self._blocked_by.items():
+            shown = ", ".join(labels[:5]) + (
+                f" and {len(labels) - 5} more" if len(labels) > 5 else ""
+            )
+            lines.append(
+                f"{len(labels)} dependent platform upload(s) were not sent ({shown}): they "
+                f"need {needs}, which {why}. They stay in the local store; once the cause is "
+                f"fixed, send them again with: {RESUBMIT_REJECTED_COMMAND}"
+            )
+        return lines
 
     # -- loop -------------------------------------------------------------------------------
 
@@ -464,6 +485,7 @@ class Sender:
         except Blocked as exc:
             self.store.outbox_mark_failed(entry.id, str(exc), permanent=True)
             self._blocked += 1
+            self._blocked_by.setdefault((exc.needs, exc.why), []).append(kind_label(entry))
             return
         except Reject as exc:
             self._reject(entry, str(exc))
@@ -484,6 +506,14 @@ class Sender:
             else:
                 self._reject(entry, message)
             return
+        except AnswerTooLargeError as exc:
+            # Asking again gets the same answer: stop, keep the entry queued for a resubmit
+            # (with a higher cap, or once the platform is fixed).
+            message = f"{kind_label(entry)}: {exc}"
+            self.store.outbox_mark_failed(entry.id, message)
+            raise _Stop(
+                f"{message}; the uploads stay queued, send them with {RESUBMIT_COMMAND}"
+            ) from None
         except PlatformConnectionError as exc:
             self._transient(entry, f"{kind_label(entry)}: {exc}", None)
             return
@@ -501,8 +531,8 @@ class Sender:
         aside for the rest of this delivery."""
         self.store.outbox_mark_failed(entry.id, message)
         note = (
-            f"Platform at {self.client.base_url} answered 404 ({message}); the run's uploads "
-            "stay queued. Is this the platform the run was reported to? Send them with "
+            f"Platform at {redact_url(self.client.base_url)} answered 404 ({message}); the run's "
+            "uploads stay queued. Is this the platform the run was reported to? Send them with "
             f"{RESUBMIT_COMMAND} --bench-base-url <the right platform URL>"
         )
         self._parked[entry.run_id] = note
@@ -581,7 +611,12 @@ def outstanding_lines(
 
 
 def _same_platform(stored: str | None, current: str | None) -> bool:
-    return stored is None or current is None or stored.rstrip("/") == current.rstrip("/")
+    # URLs are compared without their userinfo (stored without it since issue 32, 5).
+    return (
+        stored is None
+        or current is None
+        or redact_url(stored).rstrip("/") == redact_url(current).rstrip("/")
+    )
 
 
 def _retarget(store: OutboxStore, run_id: str) -> None:
@@ -645,8 +680,10 @@ def resubmit(
             _same_platform(stored_url, client.base_url) and _same_platform(stored_org, current_org)
         ):
             if not other_platform:
-                where = str(stored_url) + (f" (org {stored_org})" if stored_org else "")
-                here = client.base_url + (f" (org {current_org})" if current_org else "")
+                where = redact_url(str(stored_url)) + (f" (org {stored_org})" if stored_org else "")
+                here = redact_url(client.base_url) + (
+                    f" (org {current_org})" if current_org else ""
+                )
                 skipped.append(
                     f"Run {run_id} was reported to {where}, not {here}: not sent. Pass "
                     f"--bench-base-url for that platform, or {OTHER_PLATFORM_OPTION} to send "
@@ -655,7 +692,7 @@ def resubmit(
                 store.outbox_release(run_id, holder)
                 continue
             _retarget(store, run_id)
-        store.outbox_set_target(run_id, client.base_url, current_org)
+        store.outbox_set_target(run_id, redact_url(client.base_url), current_org)
         if rejected:
             store.outbox_reset(run_id, ("rejected",))
         if run_id in unfinished:

@@ -12,6 +12,7 @@ import json
 from pytest_benchsdk._base.redact import redact
 
 __all__ = [
+    "AnswerTooLargeError",
     "AuthError",
     "BenchmarkApiError",
     "PlatformConnectionError",
@@ -25,7 +26,8 @@ class AuthError(Exception):
 
 
 class PlatformConnectionError(Exception):
-    """No HTTP answer arrived: refused or dropped connection, DNS failure, or timeout.
+    """No usable HTTP answer arrived: refused or dropped connection, DNS failure, timeout, or
+    a 2xx answer whose body was cut off (it ended early, or is not the JSON it should be).
 
     Always transient for the delivery layer. The message is already redacted.
     """
@@ -33,6 +35,16 @@ class PlatformConnectionError(Exception):
     def __init__(self, message: str, *, timeout: bool = False) -> None:
         super().__init__(message)
         self.timeout = timeout
+
+
+class AnswerTooLargeError(PlatformConnectionError):
+    """The platform's answer is larger than the client's cap (``BENCHSDK_MAX_ANSWER_MB``); it
+    was not read past the cap. Asking again would get the same answer, so the delivery layer
+    stops for the session instead of retrying (the uploads stay queued)."""
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class BenchmarkApiError(Exception):

@@ -21,6 +21,7 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from pytest_benchsdk._base.redact import redact_url
 from pytest_benchsdk.platform._client import BenchmarkClient
 from pytest_benchsdk.platform._errors import (
     BenchmarkApiError,
@@ -51,7 +52,16 @@ class Reject(Exception):
 
 
 class Blocked(Reject):
-    """An entry this one needs was rejected, so this one cannot be sent either."""
+    """An entry this one needs did not produce what this one needs (it was rejected, or the
+    platform answered it without a worker), so this one cannot be sent either.
+
+    ``needs`` names that entry (``claim e2b``), ``why`` says what became of it, for people.
+    """
+
+    def __init__(self, entry: OutboxEntryLike, needs: str, why: str) -> None:
+        super().__init__(f"{kind_label(entry)}: not sent because it needs {needs}, which {why}")
+        self.needs = needs
+        self.why = why
 
 
 def kind_label(entry: OutboxEntryLike) -> str:
@@ -64,10 +74,26 @@ def kind_label(entry: OutboxEntryLike) -> str:
     return label
 
 
+def _fate(store: OutboxStore, key: str) -> tuple[str, str]:
+    """How messages name the entry ``key`` and what became of it (it was not what its
+    dependants needed)."""
+    needed = store.outbox_get(key)
+    if needed is None:
+        return key.partition("/")[2] or key, "was never queued"
+    label = kind_label(needed)
+    error = needed.last_error
+    if needed.state == "rejected":
+        return label, f"was rejected ({error})" if error else "was rejected"
+    if needed.state == "sent":
+        return label, "was answered without what they need"
+    return label, "is not sent yet"
+
+
 def _platform_run_id(store: OutboxStore, entry: OutboxEntryLike) -> str:
     run = store.state_get(entry.run_id, STATE_RUN)
     if not isinstance(run, dict) or not run.get("id"):
-        raise Blocked(f"{kind_label(entry)}: not sent because the platform run was never created")
+        needs, why = _fate(store, f"{entry.run_id}/run")
+        raise Blocked(entry, needs, f"{why}: the platform run was never created")
     return str(run["id"])
 
 
@@ -75,10 +101,22 @@ def _assignment(store: OutboxStore, entry: OutboxEntryLike) -> dict[str, Any]:
     participant = entry.payload["participant"]
     assignment = store.state_get(entry.run_id, worker_state_key(participant))
     if not isinstance(assignment, dict) or not assignment.get("workerId"):
-        raise Blocked(
-            f"{kind_label(entry)}: not sent because no platform worker was claimed for "
-            f"{participant}"
-        )
+        key = f"{entry.run_id}/claim/{participant}"
+        claim = store.outbox_get(key)
+        if claim is not None and claim.state == "sent":
+            # A pool with no pending worker left when a resubmit claimed again. Other processes
+            # took them all, or this run's first claim did: the platform applied it after the
+            # session that sent it had died, and its answer (the attempt id) is lost.
+            raise Blocked(
+                entry,
+                kind_label(claim),
+                f"got no worker: the platform's pool had no pending worker left for "
+                f"{participant} (other processes took them, or the platform applied this "
+                "run's first claim after the session that sent it had died; that worker then "
+                "stays running on the platform until the platform gives up on it)",
+            )
+        needs, why = _fate(store, key)
+        raise Blocked(entry, needs, f"{why}: no platform worker was claimed for {participant}")
     return assignment
 
 
@@ -107,8 +145,9 @@ def _attempt(store: OutboxStore, entry: OutboxEntryLike) -> _Attempt:
 
 
 def dashboard_url(api_base_url: str, org_slug: str | None, slug: str, run_id: str) -> str:
-    """Upstream's dashboard URL: API base without ``/api/v1``, then org/benchmarks/slug/runs/id."""
-    root = api_base_url.rstrip("/")
+    """Upstream's dashboard URL: API base without ``/api/v1``, then org/benchmarks/slug/runs/id
+    (a URL for people: any ``user:password@`` of the base is replaced by ``***@``)."""
+    root = redact_url(api_base_url).rstrip("/")
     if root.endswith("/api/v1"):
         root = root[: -len("/api/v1")]
     return f"{root}/{org_slug}/benchmarks/{slug}/runs/{run_id}"

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from pytest_benchsdk._base.modes import DRY_RUN_LINE, LOCAL_ONLY_LINE
+from pytest_benchsdk._base.redact import redact_url
 from pytest_benchsdk.platform._auth import resolve_auth
 from pytest_benchsdk.platform._client import BenchmarkClient
 from pytest_benchsdk.platform._connect import client_for
@@ -228,7 +229,7 @@ class PlatformUploader:
             return upload
         client = sender.client
         org = client.org_slug or client.org_id
-        self.store.outbox_set_target(local_run_id, client.base_url, org)
+        self.store.outbox_set_target(local_run_id, redact_url(client.base_url), org)
         sender.add_run(local_run_id)
         run_entry = upload.queue_run_creation(
             name=name,

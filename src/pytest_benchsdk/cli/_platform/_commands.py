@@ -19,11 +19,13 @@ from typing import Any
 import attrs
 
 from pytest_benchsdk._base.files import write_atomically
+from pytest_benchsdk._base.redact import without_userinfo
 from pytest_benchsdk.cli._platform._argv import GlobalArgs, UsageError, parse_subcommand_options
 from pytest_benchsdk.cli._platform._output import js_stringify, print_data
 from pytest_benchsdk.platform._auth import (
     OAUTH_CLIENT_ID,
     CliAuth,
+    check_verification_address,
     clear_credentials,
     get_api_base_url,
     get_auth_base_url,
@@ -179,8 +181,12 @@ def auth_login(session: Session) -> None:
     root = get_platform_base_url(session.base_url, session.env)
     auth_base, resource = get_auth_base_url(root), get_api_base_url(root)
     code = request_device_code(auth_base, resource=resource)
+    address = str(code.get("verification_uri_complete") or code.get("verification_uri") or "")
+    warning = check_verification_address(address, root)
+    if warning:
+        session.err(warning)
     session.out("To sign in, visit:")
-    session.out(str(code.get("verification_uri_complete") or code.get("verification_uri") or ""))
+    session.out(address)
     session.out(f"User code: {code['user_code']}")
     interval = code.get("interval")
     expires_in = code.get("expires_in")
@@ -195,7 +201,8 @@ def auth_login(session: Session) -> None:
     )
     now = _now_ms()
     credentials: dict[str, Any] = {
-        "baseUrl": root,
+        # Its user:password@ (if any) is never sent; kept out of the file too.
+        "baseUrl": without_userinfo(root),
         "token": token["access_token"],
         "refreshToken": token.get("refresh_token"),
         "tokenExpiresAt": _expiry(now, token.get("expires_in")),
@@ -285,7 +292,7 @@ def org_use(session: Session, slug: str) -> None:
     save_credentials(
         {
             **credentials,
-            "baseUrl": auth.base_url,
+            "baseUrl": without_userinfo(auth.base_url),
             "token": token,
             "refreshToken": auth.refresh_token,
             "tokenExpiresAt": expires,
