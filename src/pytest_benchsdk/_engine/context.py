@@ -763,8 +763,9 @@ async def run_task_async(
 ) -> IterationOutcome:
     """Run ``invoke(ctx)`` in the running event loop (awaiting what it returns) and build its
     record. Like :func:`run_task`: only cancellation and Ctrl-C propagate; every other
-    exception becomes an error record; the latency is the call and the await alone. With ``ctx.process_cpu_time`` the process's CPU time in the call and the
-    await is the record's ``cpu_ms``."""
+    exception becomes an error record; the latency is the call and the await alone. With
+    ``ctx.process_cpu_time`` the process's CPU time in the call and the await is the record's
+    ``cpu_ms``."""
     token = ACTIVE_STEP.set(None)
     current_token = _CURRENT.set(ctx)
     monotonic = ctx.clock.monotonic
