@@ -15,10 +15,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import NoReturn, TextIO, cast
 
 from pytest_benchsdk._base.defaults import DEFAULT_STORE
 from pytest_benchsdk._views.exports import EXPORT_FORMATS
+from pytest_benchsdk._views.text import TerminalStream
 from pytest_benchsdk.cli._store import (
     UsageError,
     cmd_baseline_list,
@@ -224,7 +225,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status. What it writes to a terminal has its
+    control characters escaped (a name in the store may hold an escape sequence); a pipe or
+    a file gets the data as it is."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = (_for_terminal(stream) for stream in streams)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _for_terminal(stream: TextIO) -> TextIO:
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):  # no such method, or a closed stream
+        terminal = False
+    if not terminal:
+        return stream
+    return cast(TextIO, TerminalStream(stream))
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     # Three commands with their own parsers, imported only when they run: ``platform`` and
     # ``run`` (upstream bench's commands, which parse their argv as upstream does) and ``init``.
