@@ -13,9 +13,10 @@ usage error (bad arguments, no store, an unknown run id).
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
-from collections.abc import Sequence
-from typing import NoReturn, TextIO, cast
+from collections.abc import Callable, Sequence
+from typing import NoReturn, ParamSpec, TextIO, cast
 
 from pytest_benchsdk._base.defaults import DEFAULT_STORE
 from pytest_benchsdk._views.exports import EXPORT_FORMATS
@@ -224,16 +225,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status. What it writes to a terminal has its
-    control characters escaped (a name in the store may hold an escape sequence); a pipe or
-    a file gets the data as it is."""
-    streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = (_for_terminal(stream) for stream in streams)
-    try:
-        return _main(argv)
-    finally:
-        sys.stdout, sys.stderr = streams
+_P = ParamSpec("_P")
+
+
+def _escaping_terminal_output(command: Callable[_P, int]) -> Callable[_P, int]:
+    """``command`` with what it writes to a terminal escaped: a name in the store may hold an
+    escape sequence (see :class:`~pytest_benchsdk._views.text.TerminalStream`); a pipe or a
+    file gets the data as it is."""
+
+    @functools.wraps(command)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> int:
+        streams = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = (_for_terminal(stream) for stream in streams)
+        try:
+            return command(*args, **kwargs)
+        finally:
+            sys.stdout, sys.stderr = streams
+
+    return run
 
 
 def _for_terminal(stream: TextIO) -> TextIO:
@@ -241,12 +250,12 @@ def _for_terminal(stream: TextIO) -> TextIO:
         terminal = stream.isatty()
     except (AttributeError, ValueError):  # no such method, or a closed stream
         terminal = False
-    if not terminal:
-        return stream
-    return cast(TextIO, TerminalStream(stream))
+    return cast(TextIO, TerminalStream(stream)) if terminal else stream
 
 
-def _main(argv: Sequence[str] | None) -> int:
+@_escaping_terminal_output
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
     # Three commands with their own parsers, imported only when they run: ``platform`` and
     # ``run`` (upstream bench's commands, which parse their argv as upstream does) and ``init``.
