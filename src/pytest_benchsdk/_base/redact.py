@@ -217,6 +217,7 @@ class LogRedaction:
         self._redactor = redactor
         self._previous: Callable[..., logging.LogRecord] | None = None
         self._active = False
+        self._last = Redactor()
 
     def install(self) -> None:
         if self._active:
@@ -240,9 +241,9 @@ class LogRedaction:
         record = self._previous(*args, **kwargs)
         if self._active:
             try:
-                redactor = self._redactor()
-            except Exception:  # a half-built session: the record stays as it is
-                return record
+                redactor = self._last = self._redactor()
+            except Exception:  # the files changing on another thread: the last secrets known
+                redactor = self._last
             if redactor:
                 _redact_record(record, redactor)
         return record
