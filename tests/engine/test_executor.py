@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pytest_benchsdk._base.ctrlc import ctrl_c_interrupt
 from pytest_benchsdk.context import IterationOutcome, TaskContext, TaskError
 from pytest_benchsdk.executor import (
     Executor,
@@ -299,7 +300,10 @@ def test_errors_and_base_exceptions_are_outcomes_interrupts_fail_the_future(
         pass
 
     def interrupted(ctx: TaskContext) -> None:
-        raise KeyboardInterrupt
+        raise ctrl_c_interrupt()  # what the plugin's handler raises on Ctrl-C
+
+    def own_interrupt(ctx: TaskContext) -> None:
+        raise KeyboardInterrupt("the task's own")
 
     def failing(ctx: TaskContext) -> None:
         raise TaskError("boom", code="probe_failed")
@@ -312,6 +316,7 @@ def test_errors_and_base_exceptions_are_outcomes_interrupts_fail_the_future(
             spec(0, failing, is_async=False),
             spec(1, skipping, is_async=False),
             spec(2, interrupted, is_async=False),
+            spec(3, own_interrupt, is_async=False),
         ],
         concurrency=2,
     )
@@ -326,7 +331,11 @@ def test_errors_and_base_exceptions_are_outcomes_interrupts_fail_the_future(
     assert isinstance(skipped.error, Skip)
     assert skipped.record.error_code == "Skip"
     assert skipped.record.data == {"errorMessage": "skip me"}
-    # ... but KeyboardInterrupt keeps its meaning: no record, the waiter gets it.
+    # ... so is a task's own KeyboardInterrupt (issue 32) ...
+    own = futures[("p", 3)].result(timeout=WAIT)
+    assert isinstance(own.error, KeyboardInterrupt)
+    assert own.record.error_code == "KeyboardInterrupt"
+    # ... but a Ctrl-C keeps its meaning: no record, the waiter gets it.
     with pytest.raises(KeyboardInterrupt):
         futures[("p", 2)].result(timeout=WAIT)
 

@@ -342,7 +342,9 @@ def test_base_exceptions_in_async_tasks_leave_records() -> None:
         asyncio.run(run_task_async(ctx, cancelled))
 
 
-def test_keyboard_interrupt_keeps_what_finished(pytester: pytest.Pytester) -> None:
+def test_a_tasks_own_keyboard_interrupt_fails_only_its_iteration(
+    pytester: pytest.Pytester,
+) -> None:
     pytester.makepyfile(
         bench_x=bench(
             'participants=[Participant("p1")], iterations=3',
@@ -356,10 +358,14 @@ def test_keyboard_interrupt_keeps_what_finished(pytester: pytest.Pytester) -> No
         )
     )
     result = pytester.runpytest_subprocess("--bench", "--bench-dry-run")
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     (run,) = stored_runs(store_path(pytester))
     records = stored_records(store_path(pytester), run.run_id)
-    assert [(r["taskIndex"], r["status"]) for r in records["p1"]] == [(0, "success")]
+    assert [(r["taskIndex"], r["status"]) for r in records["p1"]] == [
+        (0, "success"),
+        (1, "error"),
+        (2, "success"),
+    ]
 
 
 # --- #9 the participant's repr shows no extra values ------------------------------------------

@@ -219,9 +219,13 @@ NO_LINE = bench(
             offset = next(s for s, _e, line in frame.f_code.co_lines() if line is None)
             tb = types.TracebackType(None, frame, offset, -1)
             assert tb.tb_lineno is None, "this Python gives every instruction a line"
-            raise KeyboardInterrupt().with_traceback(tb)
+            # (Marked as the plugin's Ctrl-C handler marks it: a task's own would fail only
+            # its iteration.)
+            raise ctrl_c_interrupt().with_traceback(tb)
     """,
-    prelude="import sys\nimport types\n",
+    prelude=(
+        "import sys\nimport types\n\nfrom pytest_benchsdk._base.ctrlc import ctrl_c_interrupt\n"
+    ),
 )
 
 

@@ -6,6 +6,7 @@ platform received."""
 from __future__ import annotations
 
 import json
+import logging
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 from helpers.e2e import bench_args, use_platform
 from helpers.platform_server import API_KEY, LoopbackPlatform
 from helpers.sessions import bench, store_path, stored_runs
-from pytest_benchsdk._base.redact import Redactor, credential_secrets
+from pytest_benchsdk._base.redact import LogRedaction, Redactor, credential_secrets
 from pytest_benchsdk.cli import main
 
 #: A participant secret that JSON and repr write differently: a quote, a backslash and a
@@ -232,3 +233,93 @@ def test_a_record_is_turned_into_its_wire_form_once_on_its_way(
     result.assert_outcomes(passed=1, failed=1)
     assert json.loads((pytester.path / "to_wire.json").read_text()) == {"to_wire": 2}
     assert len(server.records()) == 2
+
+
+# -- issue 32, item 4: every logging handler ---------------------------------------------------
+
+LOGGING_BENCH = bench(
+    'participants=[Participant("p", required_env_vars=["PSECRET"])], iterations=2',
+    """
+    import logging
+
+    @define_task
+    def task(participant, task_index, measure):
+        secret, key = os.environ["PSECRET"], os.environ["BENCHMARKS_PLATFORM_API_KEY"]
+        logging.warning("calling with %s and %s", secret, key)
+        logging.getLogger("client").error(f"inline {secret!r} {json.dumps({'k': key})}")
+        try:
+            raise ValueError(f"refused {key}")
+        except ValueError:
+            logging.getLogger("client").exception("the call failed")
+        measure(value=task_index)
+    """,
+    prelude="import json, os\n",
+)
+
+#: A handler of the user's own, added before the session starts (a conftest's).
+OWN_HANDLER = """
+import logging
+
+
+def pytest_configure(config):
+    handler = logging.FileHandler("own.log")
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    logging.getLogger().addHandler(handler)
+"""
+
+
+def test_secrets_are_redacted_in_the_live_log_and_every_logging_handler(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest's live log (``log_cli``), its captured-log sections (``-rA``), ``--log-file``
+    and a handler of the user's own receive the records redacted: a participant's secret in
+    a quote-and-accent form and the platform key, in the message, its arguments and the
+    exception text."""
+    monkeypatch.setenv("PSECRET", AWKWARD)
+    monkeypatch.setenv("BENCHMARKS_PLATFORM_API_KEY", API_KEY)
+    pytester.makepyfile(bench_logs=LOGGING_BENCH)
+    pytester.makeconftest(OWN_HANDLER)
+    result = pytester.runpytest_subprocess(
+        "--bench", "--bench-dry-run", "-p", "no:cacheprovider", "-rA",
+        "-o", "log_cli=true", "-o", "log_cli_level=INFO", "--log-file=file.log",
+    )  # fmt: skip
+    result.assert_outcomes(passed=2)
+    terminal = result.stdout.str() + result.stderr.str()
+    files = {name: (pytester.path / name).read_text() for name in ("file.log", "own.log")}
+    assert "calling with *** and ***" in terminal  # the live log is on, and redacted
+    assert "ValueError: refused ***" in terminal
+    for name, text in files.items():
+        assert "calling with *** and ***" in text, name
+        assert "ValueError: refused ***" in text, name
+    for secret in (AWKWARD, API_KEY):
+        assert_absent(secret, [terminal], "the terminal")
+        for name, text in files.items():
+            assert_absent(secret, [text], name)
+
+
+def test_log_redaction_is_installed_for_a_session_and_removed_after(
+    pytester: pytest.Pytester,
+) -> None:
+    """In the process that ran the session (a program calling ``pytest.main()``), the record
+    factory that was there before is back once the session is over, and a factory another
+    library set on top of it meanwhile keeps working (the redaction passes records through)."""
+    before = logging.getLogRecordFactory()
+    pytester.makepyfile(bench_logs=LOGGING_BENCH)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("PSECRET", AWKWARD)
+        monkeypatch.setenv("BENCHMARKS_PLATFORM_API_KEY", API_KEY)
+        result = pytester.runpytest_inprocess(
+            "--bench", "--bench-dry-run", "-p", "no:cacheprovider"
+        )
+    result.assert_outcomes(passed=2)
+    assert logging.getLogRecordFactory() is before
+    record = logging.LogRecord("x", logging.WARNING, "f", 1, "key %s", (API_KEY,), None)
+    assert API_KEY in record.getMessage()
+    redaction = LogRedaction(lambda: Redactor([API_KEY]))
+    redaction.install()
+    try:
+        made = logging.getLogger("x").makeRecord("x", 30, "f", 1, "key %s", (API_KEY,), None)
+        assert made.getMessage() == "key ***"
+    finally:
+        redaction.uninstall()
+    assert logging.getLogRecordFactory() is before

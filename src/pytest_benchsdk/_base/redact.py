@@ -20,14 +20,19 @@ text that is already serialised (as is, JSON-escaped with and without ``ensure_a
 Python's ``repr``/``ascii``, also one level inside another: a JSON string in a repr), so a
 secret holding ``"``, ``\\`` or a non-ASCII letter does not slip through a ``data:`` line, a
 ``--showlocals`` repr or a log line's JSON meta.
+
+While a bench session runs, :class:`LogRedaction` also redacts every :mod:`logging` record as
+it is made (a record factory), so no handler (pytest's live log, its captured-log sections, a
+``--log-file``, a handler a conftest adds) ever receives a secret.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +40,7 @@ __all__ = [
     "CREDENTIAL_ENV_VARS",
     "MIN_SECRET_LENGTH",
     "REDACTED",
+    "LogRedaction",
     "Redactor",
     "credential_secrets",
     "participant_secrets",
@@ -221,3 +227,70 @@ def without_userinfo(url: str) -> str:
     if "@" not in url:
         return url
     return _USERINFO.sub(r"\g<1>", url, count=1)
+
+
+class LogRedaction:
+    """Redacts every :mod:`logging` record made while installed, whatever handler gets it.
+
+    A record factory rather than a filter on handlers: pytest adds its live-log and capture
+    handlers around each test phase, and a conftest or a task may add its own at any time;
+    every record of every logger is made by the factory, before any handler sees it. A
+    record holding a secret (in its message with its arguments, its exception or its stack)
+    gets the redacted text as its message and no arguments, and its traceback text redacted
+    (``exc_text``, which formatters use as it is). ``redactor`` is asked at each record, so
+    secrets learnt later (a bench file collected, a token refreshed) are covered too.
+    """
+
+    def __init__(self, redactor: Callable[[], Redactor]) -> None:
+        self._redactor = redactor
+        self._previous: Callable[..., logging.LogRecord] | None = None
+        self._active = False
+        self._last = Redactor()
+
+    def install(self) -> None:
+        if self._active:
+            return
+        previous = logging.getLogRecordFactory()
+        self._previous = previous
+        self._active = True
+        logging.setLogRecordFactory(self._make)
+
+    def uninstall(self) -> None:
+        """Stop redacting; the previous factory is put back unless another one was set on top
+        of this one since (which then keeps calling this one: it passes records through)."""
+        if not self._active:
+            return
+        self._active = False
+        if logging.getLogRecordFactory() == self._make and self._previous is not None:
+            logging.setLogRecordFactory(self._previous)
+
+    def _make(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        assert self._previous is not None
+        record = self._previous(*args, **kwargs)
+        if self._active:
+            try:
+                redactor = self._last = self._redactor()
+            except Exception:  # the files changing on another thread: the last secrets known
+                redactor = self._last
+            if redactor:
+                _redact_record(record, redactor)
+        return record
+
+
+def _redact_record(record: logging.LogRecord, redactor: Redactor) -> None:
+    try:
+        message = record.getMessage()
+    except Exception:  # a bad format: logging reports it when a handler formats the record
+        message = None
+    if message is not None and redactor.found_in((message,)):
+        record.msg, record.args = redactor.text(message), None
+    if record.exc_info and not record.exc_text:
+        text = _FORMATTER.formatException(record.exc_info)
+        if redactor.found_in((text,)):
+            record.exc_text = redactor.text(text)
+    if record.stack_info and redactor.found_in((record.stack_info,)):
+        record.stack_info = redactor.text(record.stack_info)
+
+
+#: Formats a record's exception as every standard formatter does (``exc_text`` is its cache).
+_FORMATTER = logging.Formatter()

@@ -17,6 +17,7 @@ import attrs
 
 from pytest_benchsdk._base.clock import CLOCK, Clock
 from pytest_benchsdk._base.coordination import StepCoordination
+from pytest_benchsdk._base.ctrlc import is_ctrl_c
 from pytest_benchsdk._base.js import JSONConversionError, is_number, to_json_value
 from pytest_benchsdk._base.numbers import is_finite
 from pytest_benchsdk._engine.steps import (
@@ -687,15 +688,17 @@ def _message_of(error: BaseException) -> str:
 
 
 def stops_the_run(error: BaseException) -> bool:
-    """Whether ``error`` stops the run instead of failing one iteration: Ctrl-C
-    (``KeyboardInterrupt``) and the executor's cancellation (``asyncio.CancelledError``).
+    """Whether ``error`` stops the run instead of failing one iteration: Ctrl-C (see
+    :func:`~pytest_benchsdk._base.ctrlc.is_ctrl_c`) and the executor's cancellation
+    (``asyncio.CancelledError``).
 
-    Every other exception a task raises, ``BaseException`` s included (``SystemExit``,
-    ``GeneratorExit``, pytest's ``fail``/``skip`` outcomes, custom ones), ends the iteration
-    with an error record whose ``errorCode`` is the class name (or its ``code``) and whose
-    ``data.errorMessage`` is ``str(error)``; the outcome keeps the exception for the caller.
+    Every other exception a task raises, ``BaseException`` s included (its own
+    ``KeyboardInterrupt``, ``SystemExit``, ``GeneratorExit``, pytest's ``fail``/``skip``
+    outcomes, custom ones), ends the iteration with an error record whose ``errorCode`` is the
+    class name (or its ``code``) and whose ``data.errorMessage`` is ``str(error)``; the outcome
+    keeps the exception for the caller.
     """
-    return isinstance(error, (KeyboardInterrupt, asyncio.CancelledError))
+    return isinstance(error, asyncio.CancelledError) or is_ctrl_c(error)
 
 
 def _prepared(invoke: Callable[[TaskContext], object], ctx: TaskContext) -> Callable[[], object]:
@@ -713,8 +716,7 @@ def run_task(ctx: TaskContext, invoke: Callable[[TaskContext], object]) -> Itera
 
     An awaitable returned by ``invoke`` is run on ``ctx.loop`` (or ``asyncio.run``). Every
     exception the task raises becomes an error record, ``BaseException`` s included, except
-    ``KeyboardInterrupt`` and cancellation (see :func:`stops_the_run`), which propagate
-    without a record.
+    Ctrl-C and cancellation (see :func:`stops_the_run`), which propagate without a record.
 
     The latency is the call alone: the clock is read right before ``invoke`` and right after
     it returns (or after the awaitable it returned has finished). If ``invoke`` has a
@@ -760,10 +762,10 @@ async def run_task_async(
     ctx: TaskContext, invoke: Callable[[TaskContext], object]
 ) -> IterationOutcome:
     """Run ``invoke(ctx)`` in the running event loop (awaiting what it returns) and build its
-    record. Like :func:`run_task`: only ``asyncio.CancelledError`` and ``KeyboardInterrupt``
-    propagate; every other exception becomes an error record; the latency is the call and
-    the await alone. With ``ctx.process_cpu_time`` the process's CPU time in the call and the
-    await is the record's ``cpu_ms``."""
+    record. Like :func:`run_task`: only cancellation and Ctrl-C propagate; every other
+    exception becomes an error record; the latency is the call and the await alone. With
+    ``ctx.process_cpu_time`` the process's CPU time in the call and the await is the record's
+    ``cpu_ms``."""
     token = ACTIVE_STEP.set(None)
     current_token = _CURRENT.set(ctx)
     monotonic = ctx.clock.monotonic

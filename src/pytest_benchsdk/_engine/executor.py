@@ -266,7 +266,15 @@ class Executor:
         asyncio.set_event_loop(loop)
         loop.call_soon(ready.set)
         try:
-            loop.run_forever()
+            while True:
+                try:
+                    loop.run_forever()
+                    break
+                except (KeyboardInterrupt, SystemExit):
+                    # asyncio re-raises these out of the loop when a task of benchmark code
+                    # (a step's own task) raises one; that task's awaiter already has it, and
+                    # every other iteration on the loop goes on.
+                    continue
         finally:
             try:
                 loop.run_until_complete(loop.shutdown_asyncgens())
@@ -640,11 +648,15 @@ class Executor:
             if threading.current_thread() is thread:
                 loop.stop()  # called from a callback on the loop: stop after this iteration
                 return []
-            try:
-                drained = asyncio.run_coroutine_threadsafe(_drain(loop, timeout), loop)
-                drained.result(max(0.0, deadline - time.monotonic()) + 0.5)
-            except (cf.TimeoutError, cf.CancelledError, RuntimeError):
-                pass
+            if thread.is_alive() and not loop.is_closed():
+                drain = _drain(loop, timeout)
+                try:
+                    drained = asyncio.run_coroutine_threadsafe(drain, loop)
+                except RuntimeError:  # the loop closed meanwhile
+                    drain.close()  # never started: no "never awaited" warning
+                else:
+                    with contextlib.suppress(cf.TimeoutError, cf.CancelledError, RuntimeError):
+                        drained.result(max(0.0, deadline - time.monotonic()) + 0.5)
             with contextlib.suppress(RuntimeError):  # already closed
                 loop.call_soon_threadsafe(loop.stop)
             thread.join(max(0.0, deadline - time.monotonic()))

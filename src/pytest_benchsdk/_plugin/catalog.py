@@ -56,7 +56,9 @@ class Catalog:
         self.link: ParticipantLink | None = None
         #: Each bench file's secrets, computed once (the participants' env values and the
         #: platform credentials, also what the platform resolved).
-        self.secrets = SessionSecrets(self.environ, options.api_key, self._participants_of)
+        self.secrets = SessionSecrets(
+            self.environ, options.api_key, self._participants_of, lambda: tuple(self.files)
+        )
         self._file_keys: dict[str, str] = {}
         self._node_file_keys: dict[str, str] = {}
 

@@ -11,7 +11,7 @@ selected, pytest's hooks as the session's hooks, the exit status and the termina
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,12 @@ from pytest_benchsdk._plugin.catalog import Catalog
 from pytest_benchsdk._plugin.comparison import check_ref
 from pytest_benchsdk._plugin.execution import WORKEROUTPUT_KEY, attached_payload
 from pytest_benchsdk._plugin.failures import count_session_failures
-from pytest_benchsdk._plugin.interrupts import STOPPING_LINE, CtrlC, give_every_frame_a_line
+from pytest_benchsdk._plugin.interrupts import (
+    NOT_CTRL_C_LINE,
+    STOPPING_LINE,
+    CtrlC,
+    give_every_frame_a_line,
+)
 from pytest_benchsdk._plugin.nodes import BenchModule
 from pytest_benchsdk._plugin.terminal import verbose_detail
 from pytest_benchsdk._plugin.thresholds import threshold_item_names
@@ -97,6 +102,7 @@ class ControllerPlugin:
         self._failed_iterations = 0
         self._recorded_line: str | None = None
         self._ctrl_c = CtrlC()
+        self._ctrl_c.on_deferred = self._stop_after_the_item
         # --bench-compare's REF, resolved when the session starts.
         self._compare_ref: CompareRef | None = None
 
@@ -319,15 +325,47 @@ class ControllerPlugin:
             return "passed", ".", (f"PASSED {detail}", {"green": True})
         return None
 
+    # -- Ctrl-C between an item's phases (see .interrupts) ------------------------------------
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
+        self._ctrl_c.in_protocol = True
+        try:
+            return (yield)
+        finally:
+            self._ctrl_c.in_protocol = False
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        with self._ctrl_c.phase():
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        with self._ctrl_c.phase():
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
+        with self._ctrl_c.phase():
+            return (yield)
+
+    def _stop_after_the_item(self) -> None:
+        if self._session is not None:
+            self._session.shouldstop = "Ctrl-C"
+
     # -- session end -------------------------------------------------------------------------
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         give_every_frame_a_line(excinfo.value)
         # Before pytest formats the traceback (slow: a second Ctrl-C used to land there).
-        # A store that failed stopped the session (said in its own line), not a Ctrl-C.
+        # Only a Ctrl-C is called one: pytest stops on any KeyboardInterrupt (a fixture's or a
+        # hook's own too; a task's own fails its iteration instead), and a store that failed
+        # stopped the session (said in its own line).
         if self.runs and self.session.store_broken is None:
-            self._write(STOPPING_LINE)
+            pressed = self._ctrl_c.pressed or not self._ctrl_c.counting
+            self._write(STOPPING_LINE if pressed else NOT_CTRL_C_LINE)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Finish every run (the session's :meth:`~BenchSession.finish`), then the exit

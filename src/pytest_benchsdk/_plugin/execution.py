@@ -19,7 +19,7 @@ from typing import Final
 
 import pytest
 
-from pytest_benchsdk._base.redact import Redactor
+from pytest_benchsdk._base.redact import LogRedaction, Redactor
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._plugin.catalog import Catalog
 from pytest_benchsdk._plugin.currenttest import KeepCurrentTest
@@ -62,6 +62,13 @@ class RunnerPlugin:
         self._heap = FrozenHeap()
         self._heap.install(config)
         self._current_test = KeepCurrentTest()
+        # Every log record made while the session runs (pytest's live log, --log-file, any
+        # handler) is redacted as it is made, with the secrets of every bench file known.
+        self._log_redaction = LogRedaction(Catalog.of(config).secrets.every_file)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self) -> None:
+        self._log_redaction.install()
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -151,6 +158,7 @@ class RunnerPlugin:
             runtime.shutdown()
         self._heap.release()
         self._current_test.uninstall()
+        self._log_redaction.uninstall()
 
 
 #: Measured metrics an iteration's junitxml properties carry at most (a task may measure

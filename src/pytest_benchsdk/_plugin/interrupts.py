@@ -20,18 +20,30 @@ kill the process with the signal instead of the session's exit status).
 from __future__ import annotations
 
 import atexit
+import contextlib
+import os
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from types import CodeType, FrameType, TracebackType
 from typing import Any, Final
 
-__all__ = ["STOPPING_LINE", "CtrlC", "give_every_frame_a_line"]
+from pytest_benchsdk._base.ctrlc import ctrl_c_interrupt, marking
+
+__all__ = ["NOT_CTRL_C_LINE", "STOPPED_LINE", "STOPPING_LINE", "CtrlC", "give_every_frame_a_line"]
 
 #: What the session prints on the first Ctrl-C (tests wait for it before pressing again).
 STOPPING_LINE: Final = (
     "benchsdk: Ctrl-C: stopping; what ran is kept and stored as interrupted (a second Ctrl-C "
     "is ignored while that happens, a third stops at once)"
+)
+
+#: What the session prints when a ``KeyboardInterrupt`` nobody pressed Ctrl-C for (a fixture's
+#: or a hook's own) stops it.
+NOT_CTRL_C_LINE: Final = (
+    "benchsdk: stopping on a KeyboardInterrupt that was raised, not a Ctrl-C; what ran is kept "
+    "and stored as interrupted"
 )
 
 
@@ -42,6 +54,26 @@ class CtrlC:
         self.presses = 0
         self._previous: Any = None
         self._installed = False
+        #: An item's run protocol is under way in this process, and one of its phases
+        #: (setup, call, teardown: where benchmark and fixture code runs).
+        self.in_protocol = False
+        self.in_phase = False
+        #: A first press landed between two phases, in pytest's own bookkeeping.
+        self.deferred = False
+        #: Told of a deferred press: the session stops after the item (``shouldstop``).
+        self.on_deferred: Callable[[], None] | None = None
+
+    @contextlib.contextmanager
+    def phase(self) -> Iterator[None]:
+        """Around one phase of an item: a press deferred before it is raised as it starts."""
+        if self.deferred:
+            self.deferred = False
+            raise ctrl_c_interrupt()
+        self.in_phase = True
+        try:
+            yield
+        finally:
+            self.in_phase = False
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -50,11 +82,13 @@ class CtrlC:
             return
         self._previous = signal.signal(signal.SIGINT, self._handle)
         self._installed = True
+        marking(True)
 
     def restore(self) -> None:
         if self._installed and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, self._previous)
             self._installed = False
+            marking(False)
 
     def release(self) -> None:
         """pytest is done with the session: hand the handler back, unless the session stops on
@@ -72,14 +106,49 @@ class CtrlC:
     def pressed(self) -> bool:
         return self.presses > 0
 
+    @property
+    def counting(self) -> bool:
+        """Whether presses are counted here (else another handler has Ctrl-C)."""
+        return self._installed
+
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         __tracebackhide__ = True  # pytest shows where the user's code was, not this frame
         self.presses += 1
+        if self.presses == 1 and self.in_protocol and not self.in_phase:
+            # Between an item's phases the main thread is in pytest's own bookkeeping
+            # (reports, the capture and log handlers being swapped): a KeyboardInterrupt
+            # there leaves it half done (a capture generator that fails when collected, a
+            # report never made). The press takes effect at the next phase's start, or
+            # when the item is done, whichever comes first.
+            self.deferred = True
+            if self.on_deferred is not None:
+                self.on_deferred()
+            return
         if self.presses == 2:
             return  # the session is stopping: let it store what ran and say so
         if self.presses > 2:
-            self.restore()
-        raise KeyboardInterrupt
+            _stop_at_once()
+        raise ctrl_c_interrupt()
+
+
+#: What the session prints on the third Ctrl-C, just before the process ends.
+STOPPED_LINE: Final = (
+    "benchsdk: third Ctrl-C: stopping at once; what is stored stays stored, and a run left "
+    "unfinished is marked interrupted the next time the store is opened"
+)
+
+
+def _stop_at_once() -> None:
+    """End the process now, as Python's own Ctrl-C would (killed by SIGINT: status 130 in a
+    shell), with one line instead of a traceback from wherever the press landed, and no
+    ``finally`` or ``atexit`` code of anyone's run on the way out."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    with contextlib.suppress(Exception):
+        os.write(2, f"\n{STOPPED_LINE}\n".encode())
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
 
 
 #: pytest's command-line entry points (pytest 8: ``console_main``; 9: ``_console_main``).

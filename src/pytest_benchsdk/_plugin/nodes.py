@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import traceback
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
+from _pytest.outcomes import OutcomeException
 
 from pytest_benchsdk._config.models import BenchmarkConfigError
 from pytest_benchsdk._engine.benchfile import (
@@ -32,6 +34,39 @@ from pytest_benchsdk._plugin.thresholds import threshold_items
 from pytest_benchsdk._views.text import message_text
 
 __all__ = ["BenchItem", "BenchModule"]
+
+
+def _ends_a_program(error: BaseException) -> bool:
+    """``KeyboardInterrupt``, ``SystemExit``, ``GeneratorExit`` and the like from a task: not
+    an ``Exception``, and none of pytest's own outcomes (``skip``, ``fail``, ``exit`` …)."""
+    return not isinstance(error, (Exception, OutcomeException))
+
+
+class TaskExit(Exception):
+    """A task raised a ``KeyboardInterrupt``, ``SystemExit`` or ``GeneratorExit`` of its own:
+    its iteration failed, and that is all. Re-raised as it is, the first would stop pytest's
+    session (as if Ctrl-C had been pressed) and the others would show pytest's and the
+    executor's frames; the item fails with one line instead."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
+        self.error = error
+
+    def line(self, rootpath: Path) -> str:
+        """``FILE:LINE: the task raised NAME: MESSAGE (...)``, where the task raised it."""
+        where = ""
+        frames = traceback.extract_tb(self.error.__traceback__)
+        if frames:
+            last = frames[-1]
+            path = Path(last.filename)
+            with contextlib.suppress(ValueError):
+                path = path.relative_to(rootpath)
+            where = f"{path}:{last.lineno}: "
+        name = type(self.error).__name__
+        return message_text(
+            f"{where}the task raised {self}: its iteration failed (a task's own {name} fails "
+            "only its iteration; it does not stop the session)"
+        )
 
 
 class BenchModule(pytest.Module):
@@ -204,6 +239,8 @@ class BenchItem(LoadgroupNodeId, pytest.Function):
         # exception, BaseExceptions included, fails the item and keeps its error record.
         self.bench_outcome = None if isinstance(error, pytest.skip.Exception) else outcome
         if error is not None:
+            if _ends_a_program(error):
+                raise TaskExit(error) from None
             raise error
 
     def repr_failure(  # type: ignore[override]
@@ -211,6 +248,8 @@ class BenchItem(LoadgroupNodeId, pytest.Function):
     ) -> str | TerminalRepr:
         if isinstance(excinfo.value, SideFailure):
             return message_text(excinfo.value)
+        if isinstance(excinfo.value, TaskExit):
+            return excinfo.value.line(self.config.rootpath)
         if is_task_error(excinfo.value):
             # A TaskError is the task's own verdict: show it as upstream prints it, with its
             # control characters escaped (a code or message may carry terminal sequences).

@@ -25,9 +25,12 @@ class SessionSecrets:
         environ: Mapping[str, str],
         api_key: str | None,
         participants_of: Callable[[str], Sequence[Participant] | None],
+        file_keys: Callable[[], Iterable[str]] = tuple,
     ) -> None:
         self.environ = environ
         self._participants_of = participants_of
+        self._file_keys = file_keys
+        self._every_file: tuple[frozenset[str], Redactor] | None = None
         self._redactors: dict[str, Redactor] = {}
         self._credentials = Redactor(credential_secrets(environ, os.environ, api_key=api_key))
 
@@ -43,9 +46,24 @@ class SessionSecrets:
                 self._redactors[file_key] = redactor
         return redactor
 
+    def every_file(self) -> Redactor:
+        """The secrets of every bench file known now (what a log record, which belongs to no
+        one file, is redacted with); recomputed only when the files or the credentials
+        change."""
+        keys = frozenset(self._file_keys())
+        cached = self._every_file
+        if cached is not None and cached[0] == keys:
+            return cached[1]
+        redactor = self._credentials
+        for key in sorted(keys):
+            redactor = redactor.union(self.redactor(key).secrets)
+        self._every_file = (keys, redactor)
+        return redactor
+
     def add(self, values: Iterable[str]) -> None:
         """More secrets for every bench file (what the platform layer resolved)."""
         credentials = self._credentials.union(values)
         if credentials is not self._credentials:
             self._credentials = credentials
             self._redactors.clear()
+            self._every_file = None

@@ -12,7 +12,7 @@ import math
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Final
+from typing import Any, Final, TextIO
 
 from pytest_benchsdk._analysis.baseline import BaselineComparison, MetricComparison
 from pytest_benchsdk._analysis.changepoints import ChangePoint, fewest_runs
@@ -45,6 +45,7 @@ from pytest_benchsdk.results import (
 
 __all__ = [
     "MAX_NAME_WIDTH",
+    "TerminalStream",
     "change_point_text",
     "comparison_legend",
     "comparison_lines",
@@ -60,6 +61,7 @@ __all__ = [
     "stats_cell",
     "summary_lines",
     "table",
+    "terminal_data",
     "terminal_text",
     "threshold_lines",
     "title_line",
@@ -82,6 +84,37 @@ def terminal_text(text: object) -> str:
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+def terminal_data(text: str) -> str:
+    """Data (a CSV, JSON, a listing) for a terminal: its line structure is kept (``\n``,
+    ``\r\n``, tabs) and every other character that is not printable is written as a Python
+    escape (an escape sequence in a stored name reaches the terminal as ``\x1b[31m``)."""
+    if text.isprintable():
+        return text
+    kept: list[str] = []
+    for index, ch in enumerate(text):
+        if ch.isprintable() or ch in "\n\t" or (ch == "\r" and text[index + 1 : index + 2] == "\n"):
+            kept.append(ch)
+        else:
+            kept.append(ascii(ch)[1:-1])
+    return "".join(kept)
+
+
+class TerminalStream:
+    """A text stream for a terminal: what is written goes through :func:`terminal_data`
+    (every other attribute is the stream's own). The CLI writes through it when its output
+    is a terminal; a pipe or a file gets the data exactly as it is."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(terminal_data(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 def message_text(text: object) -> str:

@@ -15,12 +15,14 @@ and for a store that cannot be used (a damaged one included: one line says so an
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import NoReturn, ParamSpec, TextIO, cast
 
 from pytest_benchsdk._base.defaults import DEFAULT_STORE
 from pytest_benchsdk._views.exports import EXPORT_FORMATS
+from pytest_benchsdk._views.text import TerminalStream
 from pytest_benchsdk.cli._store import (
     UsageError,
     cmd_baseline_list,
@@ -255,6 +257,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_P = ParamSpec("_P")
+
+
+def _escaping_terminal_output(command: Callable[_P, int]) -> Callable[_P, int]:
+    """``command`` with what it writes to a terminal escaped: a name in the store may hold an
+    escape sequence (see :class:`~pytest_benchsdk._views.text.TerminalStream`); a pipe or a
+    file gets the data as it is."""
+
+    @functools.wraps(command)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> int:
+        streams = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = (_for_terminal(stream) for stream in streams)
+        try:
+            return command(*args, **kwargs)
+        finally:
+            sys.stdout, sys.stderr = streams
+
+    return run
+
+
+def _for_terminal(stream: TextIO) -> TextIO:
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):  # no such method, or a closed stream
+        terminal = False
+    return cast(TextIO, TerminalStream(stream)) if terminal else stream
+
+
+@_escaping_terminal_output
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
