@@ -113,7 +113,7 @@ def test_messages_are_rounded_and_times_scaled_with_the_limit() -> None:
     assert breach.message() == "json: dumps_ms p95 = 93.5 ms, threshold < 30 ms: breached"
     tiny = evaluate_threshold(parse_threshold("step_ms", "median < 0.02"), "p",
                               stats=SampleStats.of([0.0112]), unit="ms")  # fmt: skip
-    assert tiny.message() == "p: step_ms median = 11.2 µs, threshold < 0.02 ms: ok"
+    assert tiny.message() == "p: step_ms median = 11.2 µs, threshold < 20 µs: ok"
 
 
 def _summary(records: list[TaskRecord]):  # type: ignore[no-untyped-def]

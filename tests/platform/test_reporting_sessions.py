@@ -403,7 +403,7 @@ def test_strict_upload_fails_the_session_with_a_distinct_message(
     else:
         pytester.makeini("[pytest]\nbench_strict_upload = true\n")
     result = pytester.runpytest_inprocess(*args)
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=4, errors=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [f"* platform upload(s) not delivered; *Send them later with: {RESUBMIT}", STRICT_MESSAGE]
