@@ -245,7 +245,8 @@ def _distribution(
             marker = {"color": colour, "size": 11, "symbol": "diamond", "opacity": opacity}
             figure.add_scatter(
                 x=[value], y=[1.0], mode="markers", name=entry, legendgroup=group,
-                legendgrouptitle={"text": group if entry != name else ""}, marker=marker, row=1, col=1,
+                legendgrouptitle={"text": group if entry != name else ""}, marker=marker,
+                row=1, col=1,
                 hovertemplate=f"%{{x}}{chart_text(label_unit)}, all {n:,} samples"
                 f"<extra>{name}</extra>",
             )  # fmt: skip
