@@ -14,6 +14,12 @@ Scales: a distribution chart whose participants' medians differ by more than
 :data:`LOG_RATIO` times opens on a logarithmic value axis; every distribution chart (and the
 steps chart) has plotly's own buttons to switch between linear and log.
 
+Not drawn: a metric whose every sample is one value (a sentence says it), and a metric whose
+series are exactly another's, sample for sample (drawn once under both names,
+:func:`same_data`); near-equal data is different data and keeps its chart.
+
+Legends never scroll: a figure is as tall as its legend needs.
+
 Sizes: a strip plot shows at most :data:`STRIP_BUDGET` samples in all (evenly spaced in
 record order when there are more, and the chart says so); an ECDF at most :data:`MAX_POINTS`
 steps (evenly spaced quantiles, the minimum and maximum kept); the timeline at most
