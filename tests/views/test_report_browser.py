@@ -131,6 +131,7 @@ def test_the_report_renders_every_chart_offline_without_console_errors(
 
     plots = rendered_plots(seen.dom)
     assert [p.chart for p in plots] == [
+        "glance",
         "dist-latency_ms",
         "dist-value",
         "dist-cpu_ms",
@@ -156,7 +157,10 @@ def test_the_report_renders_every_chart_offline_without_console_errors(
         assert f"{name} · baseline" in by_chart["dist-value"].texts
         assert name in by_chart["steps"].texts
         assert name in by_chart["timeline"].texts
-        assert f"{name} median" in by_chart["history-value"].texts
+        assert name in by_chart["history-value"].texts
+        assert name in by_chart["glance"].texts
+    # One legend entry per participant in the history, the line styles said once.
+    assert {"median (solid)", "p95 (dotted)"} <= set(by_chart["history-value"].texts)
     # The steps' legend: the display labels, in display order.
     texts = by_chart["steps"].texts
     assert texts.index("Run the command") < texts.index("Create the sandbox")
@@ -198,7 +202,7 @@ def test_charts_below_the_fold_wait_until_they_are_scrolled_to(
     drawn = [p.chart for p in first if p.rendered]
     # The page was interactive with the charts on screen drawn, the history far below not.
     assert drawn
-    assert drawn[0] == "dist-latency_ms"
+    assert drawn[0] == "glance"
     assert {"history-latency_ms", "history-value"}.isdisjoint(drawn)
     assert all(p.rendered and p.traces == p.expected_traces for p in last)
 

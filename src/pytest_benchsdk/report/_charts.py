@@ -594,7 +594,7 @@ def _history(report: RunReport, metric: str) -> Chart | None:
         figure.add_scatter(
             x=[labels[c.run_id] for c in drawn],
             y=[_round(getattr(at[(c.run_id, c.participant)], c.statistic)) for c in drawn],
-            mode="markers", name="change point",
+            mode="markers", name="change point (pytest-benchsdk history)",
             marker={"symbol": "diamond", "size": 13, "color": "rgba(0,0,0,0)",
                     "line": {"width": 2, "color": "#6e40c9"}},
             text=[

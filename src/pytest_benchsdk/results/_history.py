@@ -332,6 +332,12 @@ def run_history(
     if not window:
         return None
     reasons = _left_out_reasons(every, anchor, setup, len(earlier), beyond, window)
+    if until is None and "newer" in reasons:
+        # The history ends with the newest complete run: every newer one is not complete.
+        newer = reasons.pop("newer")
+        reasons["not complete"] = reasons.get("not complete", 0) + newer
+        order = ("another setup", "not complete", "beyond the limit")
+        reasons = {reason: reasons[reason] for reason in order if reason in reasons}
     summaries = [stored_summary(store, run) for run in window]
     found: dict[tuple[str, str | None, str, str], tuple[_Metric, list[SeriesPoint]]] = {}
     for run, summary in zip(window, summaries, strict=True):
