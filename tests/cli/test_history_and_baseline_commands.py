@@ -15,6 +15,7 @@ from helpers.report_pages import figures
 from helpers.sessions import bench, store_path, stored_runs
 from pytest_benchsdk import ResultStore
 from pytest_benchsdk.cli import main
+from pytest_benchsdk.results import HISTORY_RULE
 
 SCORED = (
     '{"metrics": [{"key": "value", "unit": "ms", "ceiling": 100, '
@@ -68,7 +69,12 @@ def test_history_names_the_run_where_a_change_starts(
         "Demo (demo): 9 complete run(s), oldest first (dry runs; iterations=20, concurrency=1, "
         "staggerDelayMs=0, groupBy=participant)"
     )
-    assert lines[1].startswith("  1 other run(s) left out: partial, interrupted")
+    # The rule, as the HTML report states it too (issue 33), then what it left out and why.
+    assert " ".join(" ".join(lines[1:3]).split()) == f"Kept: {HISTORY_RULE}."
+    del lines[1:3]
+    assert lines[1] == (
+        "  1 other run(s) left out: 1 not complete (partial, interrupted or unfinished)"
+    )
     assert lines[2] == "  p1"
     assert lines[3].split() == ["run", "started", "value", "median", "value", "p95"]
     table = lines[4:13]
@@ -99,6 +105,11 @@ def test_history_keeps_the_participants_and_metrics_asked_for(
     assert code == 0, out
     lines = out.splitlines()
     assert "6 complete run(s)" in lines[0]
+    del lines[1:3]  # the rule
+    assert lines[1] == (
+        "  4 other run(s) left out: 1 not complete (partial, interrupted or unfinished), 3 older "
+        "than the limit"
+    )
     assert lines[2] == (
         "  Too few runs for change points: a change needs 8 runs at least to stand out from "
         "shuffling at 5 %."

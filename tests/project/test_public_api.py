@@ -302,6 +302,7 @@ MODULE_APIS: dict[str, list[str]] = {
     ],
     "results": [
         "DEFAULT_HISTORY_LIMIT",
+        "HISTORY_RULE",
         "LATENCY",
         "LATEST",
         "STATUS_REASONS",

@@ -4,6 +4,7 @@ the file, the offline guarantee as far as the text goes, the option's glue and e
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -144,7 +145,7 @@ def test_history_of_three_runs_marks_the_regression_and_highlights_this_run(
     layout = history["layout"]
     assert layout["xaxis"]["categoryarray"] == ["#1", "#2", "#3"]
     assert layout["xaxis"]["tickangle"] == 0
-    median = next(t for t in history["data"] if t["name"] == "alpha median")
+    median = next(t for t in history["data"] if t["name"] == "alpha" and t["showlegend"])
     assert median["x"] == ["#1", "#2", "#3"]
     assert all(run.run_id[:8] in when for run, when in zip(runs, median["customdata"], strict=True))
     assert (layout["shapes"][0]["x0"], layout["shapes"][0]["x1"]) == (1.5, 2.5)
@@ -153,8 +154,13 @@ def test_history_of_three_runs_marks_the_regression_and_highlights_this_run(
     assert layout["legend"]["x"] > 1
     marks = next(t for t in history["data"] if "regressed ▲" in t["name"])
     assert any("value median regressed" in text for text in marks["text"])
-    # Three participants x median and p95, plus the verdict markers.
-    assert 'data-chart="history-value" data-traces="7"' in text
+    # The latency was compared and did not change: no mark on its history (a mark is the
+    # charted metric's verdict, not any verdict of the participant).
+    latency = figures(text)["history-latency_ms"]["data"]
+    assert not [t for t in latency if "regressed ▲" in t["name"]]
+    # Three participants x median and p95, the two line styles' legend entries, the verdict
+    # markers.
+    assert 'data-chart="history-value" data-traces="9"' in text
     # The stored comparison's table.
     comparison = text[text.index("Baseline comparison") : text.index(">Warnings<")]
     assert runs[1].run_id in comparison
@@ -171,7 +177,7 @@ def test_history_limit_and_several_runs_in_one_file(pytester: pytest.Pytester) -
     assert text.count('<section class="run"') == 2
     assert text.index(runs[2].run_id) < text.index(f'data-run-id="{runs[0].run_id}"')
     first = text[: text.index(f'data-run-id="{runs[0].run_id}"')]
-    assert "last 2 stored run(s)" in first
+    assert "over 2 comparable run(s)" in first
     history = figures(first)["history-value"]
     assert history["layout"]["xaxis"]["categoryarray"] == ["#2", "#3"]
     assert runs[0].run_id[:8] not in json.dumps(history)
@@ -227,7 +233,7 @@ def test_log_axes_steps_labels_constants_and_the_relative_summary(
     # linear/log buttons (plotly's own updatemenus), the active one first.
     value = charts["dist-value"]["layout"]
     assert value["xaxis"]["type"] == value["xaxis2"]["type"] == "log"
-    for key in ("dist-latency_ms", "dist-value", "dist-retries"):
+    for key in ("dist-latency_ms", "dist-value"):
         (menu,) = charts[key]["layout"]["updatemenus"]
         labels = [b["label"] for b in menu["buttons"]]
         assert labels == ["linear axis", "log axis"], key
@@ -241,11 +247,10 @@ def test_log_axes_steps_labels_constants_and_the_relative_summary(
         charts["dist-value"]["layout"]["title"]
     )
 
-    # A metric whose every sample is the same is one point per participant, said in the caption.
-    retries = charts["dist-retries"]["data"]
-    assert {t["mode"] for t in retries if t["type"] == "scatter"} == {"markers"}
-    assert not [t for t in retries if t["type"] == "box"]
-    assert "Every sample of sqlite-mem, keepalive, new-client is 2.00: drawn as one point." in text
+    # A metric whose every sample is the same gets a sentence, not a chart (no axis ticking
+    # 1.999…2.001 around one value).
+    assert "dist-retries" not in charts
+    assert "retries: constant, every sample of every participant is 2.00 (no chart)." in text
 
     # Steps: the medians side by side, one bar trace per step, display labels in display order.
     steps = charts["steps"]
@@ -289,17 +294,23 @@ def test_a_stored_baseline_is_drawn_beside_each_participant(
     runs = stored_runs(store_path(pytester))
     text = (pytester.path / "report.html").read_text(encoding="utf-8")
     data = figures(text)["dist-value"]["data"]
-    ecdf = [t["name"] for t in data if t["type"] == "scatter"]
+    ecdf = [(t["legendgroup"], t["name"]) for t in data if t["type"] == "scatter"]
+    # The legend groups each participant's series under its name.
     assert ecdf == [
-        "sqlite-mem",
-        "sqlite-mem · baseline",
-        "keepalive",
-        "keepalive · baseline",
-        "new-client",
-        "new-client · baseline",
+        ("sqlite-mem", "this run"),
+        ("sqlite-mem", "baseline"),
+        ("keepalive", "this run"),
+        ("keepalive", "baseline"),
+        ("new-client", "this run"),
+        ("new-client", "baseline"),
     ]
-    baseline = next(t for t in data if t["name"] == "keepalive · baseline")
-    current = next(t for t in data if t["name"] == "keepalive" and t["type"] == "scatter")
+    scatter = [t for t in data if t["type"] == "scatter"]
+    baseline = next(
+        t for t in scatter if t["legendgroup"] == "keepalive" and t["name"] == "baseline"
+    )
+    current = next(
+        t for t in scatter if t["legendgroup"] == "keepalive" and t["name"] == "this run"
+    )
     assert baseline["line"]["dash"] == "dot"
     assert baseline["line"]["color"] == current["line"]["color"]
     # The baseline's samples: 1.3 times smaller than this run's.
@@ -329,7 +340,9 @@ def test_every_string_a_chart_draws_is_plain_text_to_plotly(pytester: pytest.Pyt
     _run(pytester, "--bench-html", "report.html")
     text = (pytester.path / "report.html").read_text(encoding="utf-8")
     found = figure_list(text)
-    assert len(found) == 10  # cpu_ms's distribution and history among them
+    # The glance chart, cpu_ms's distribution and history among them; the hostile metric holds
+    # exactly v's samples: one chart for both, titled with both labels.
+    assert len(found) == 9
     # Our own markup only: the names' tags, TeX and templates are written as entities.
     ours = re.compile(r"<br>|</?extra>|%\{[a-z0-9.\[\]]+\}")
     for key, _, figure in found:
@@ -500,7 +513,7 @@ def test_bench_html_with_no_store_renders_from_a_temporary_store(
     result.stdout.no_fnmatch_line("Results stored in*")
     assert not store_path(pytester).exists()
     text = (pytester.path / "r.html").read_text(encoding="utf-8")
-    assert "last 1 stored run(s)" in text
+    assert "over 1 comparable run(s)" in text
     assert 'data-chart="dist-value"' in text
 
 
@@ -527,3 +540,142 @@ def test_a_report_that_cannot_be_written_is_a_session_error_not_a_crash(
     )
     result.stdout.no_fnmatch_line("Report written to*")
     assert (pytester.path / "r.json").exists()
+
+
+# --- issue 33: one history rule; the report at a glance ---------------------------------------
+
+
+def test_the_history_keeps_the_runs_pytest_benchsdk_history_keeps(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three full runs, one with fewer providers (another setup), one partial (-k), one full:
+    the report's history and ``pytest-benchsdk history`` hold the same four runs, state the
+    same rule, and say the same about the two they left out."""
+    from pytest_benchsdk.cli import main
+    from pytest_benchsdk.results import HISTORY_RULE
+
+    pytester.makepyfile(bench_phased=PHASED)
+    for _ in range(3):
+        _run(pytester)
+    _run(pytester, "--bench-provider", "alpha,beta")
+    _run(pytester, "-k", "alpha")
+    _run(pytester, "--bench-html", "report.html")
+    runs = stored_runs(store_path(pytester))
+    assert len(runs) == 6
+    text = (pytester.path / "report.html").read_text(encoding="utf-8")
+    history = figures(text)["history-value"]
+    # Runs #4 (two providers) and #5 (partial) are not drawn; every line has a point per run.
+    assert history["layout"]["xaxis"]["categoryarray"] == ["#1", "#2", "#3", "#6"]
+    lines = [t for t in history["data"] if t.get("mode") == "lines+markers"]
+    assert len(lines) == 6
+    assert all(len(t["y"]) == 4 and None not in t["y"] for t in lines)
+    kept = [r.run_id for i, r in enumerate(runs) if i not in (3, 4)]
+    drawn = json.dumps(history)
+    assert all(run_id[:8] in drawn for run_id in kept)
+    assert runs[3].run_id[:8] not in drawn
+    assert runs[4].run_id[:8] not in drawn
+    left_out = "2 other run(s) left out: 1 with another setup, 1 not complete"
+    note = re.search(r'<p class="muted history-rule">([^<]*)</p>', text)
+    assert note is not None
+    assert html.unescape(note.group(1)).count(HISTORY_RULE) == 1
+    assert left_out in note.group(1)
+
+    code = main(["--store", str(store_path(pytester)), "history", "phased"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "4 complete run(s)" in out
+    assert " ".join(HISTORY_RULE.split()) in " ".join(out.split())
+    assert left_out in out
+    shown = re.findall(r"^\s{4}([0-9a-f]{12})…", out, flags=re.MULTILINE)
+    assert set(shown) == {run_id[:12] for run_id in kept}
+
+
+def test_a_partial_run_says_it_is_not_in_its_own_history(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_phased=PHASED)
+    _run(pytester)
+    _run(pytester, "-k", "alpha", "--bench-html", "report.html")
+    text = html.unescape((pytester.path / "report.html").read_text(encoding="utf-8"))
+    assert "This run is not in it: it ran a subset of the benchmark (-k, a node id, --lf)." in text
+    assert figures(text)["history-value"]["layout"]["xaxis"]["categoryarray"] == ["#1"]
+
+
+#: Six participants, phases, a higher-is-better scored metric; the task's latency is returned
+#: as the measured ``request_ms`` (exactly the same samples), ``near_ms`` is the latency plus a
+#: few µs (not the same samples), ``payload`` is always 1024.
+AT_A_GLANCE = bench(
+    "participants=[" + ", ".join(f'Participant("p{n}")' for n in range(6)) + "],\n"
+    'phases=[Phase("cold", 2), Phase("warm", 4)],\n'
+    'display={"metrics": [{"key": "mbps", "label": "Throughput", "unit": "MB/s",\n'
+    '                      "direction": "higher-better"},\n'
+    '                     {"key": "request_ms", "label": "request", "unit": "ms"}]},\n'
+    'scoring={"metrics": [{"key": "mbps", "ceiling": 1000, "higher_is_better": True,\n'
+    '                      "weights": {"median": 0.6, "p95": 0.25, "p99": 0.15}}]}',
+    """
+    import random
+
+    @define_task
+    def task(participant, task_index, measure):
+        rng = random.Random(task_index * 31 + int(participant.name[1:]))
+        ms = (1 + int(participant.name[1:])) * rng.lognormvariate(0, 0.1)
+        measure(mbps=100 / ms, request_ms=ms, near_ms=ms + 0.005, payload=1024)
+        return {"latency_ms": ms}
+    """,
+    slug="glance6",
+    name="At a glance",
+)
+
+
+def test_the_report_opens_with_the_scores_and_draws_each_dataset_once(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(bench_glance=AT_A_GLANCE)
+    _run(pytester, "--bench-html", "report.html")
+    text = (pytester.path / "report.html").read_text(encoding="utf-8")
+    charts = figures(text)
+    # The scores as a chart, before the first table: best first, with their intervals.
+    assert text.index('data-chart="glance"') < text.index("<table")
+    (bars,) = charts["glance"]["data"]
+    assert bars["y"] == ["p0", "p1", "p2", "p3", "p4", "p5"]
+    assert bars["x"] == sorted(bars["x"], reverse=True)
+    assert len(bars["error_x"]["array"]) == 6
+    # request_ms holds exactly the latency's samples: one chart, titled with both; near_ms
+    # is a few µs off: its own chart (only an exact duplicate is skipped).
+    assert "dist-request_ms" not in charts
+    assert "history-request_ms" not in charts
+    assert "latency = request (ms)" in json.dumps(charts["dist-latency_ms"]["layout"]["title"])
+    assert "request holds exactly the same samples as latency" in text
+    assert "dist-near_ms" in charts
+    # A constant metric: a sentence, no chart (in the distributions and in the history).
+    assert "dist-payload" not in charts
+    assert "history-payload" not in charts
+    assert "payload: constant, every sample of every participant is 1024 (no chart)." in text
+    assert "payload: constant, 1024 in every run (no chart)." in text
+    # 12 series in the ECDF: the legend groups them under 6 names, and the figure is tall
+    # enough for every legend line.
+    ecdf = [t for t in charts["dist-mbps"]["data"] if t["type"] == "scatter"]
+    assert {t["legendgroup"] for t in ecdf} == {f"p{n}" for n in range(6)}
+    assert {t["name"] for t in ecdf} == {"cold", "warm"}
+    assert charts["dist-mbps"]["layout"]["height"] >= 84 + 60 + 19 * (12 + 6)
+
+
+def test_an_unscored_report_opens_with_the_relative_latency(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        bench_plain=bench(
+            'participants=[Participant("fast"), Participant("slow")]',
+            """
+            import time
+
+            @define_task
+            def task(participant):
+                time.sleep(0.001 if participant.name == "fast" else 0.02)
+            """,
+            slug="plain",
+            name="Plain",
+        )
+    )
+    _run(pytester, "--bench-html", "report.html")
+    text = (pytester.path / "report.html").read_text(encoding="utf-8")
+    (bars,) = figures(text)["glance"]["data"]
+    assert bars["y"] == ["fast", "slow"]
+    assert bars["x"][0] == 1
+    assert bars["x"][1] > 2

@@ -131,6 +131,7 @@ def test_the_report_renders_every_chart_offline_without_console_errors(
 
     plots = rendered_plots(seen.dom)
     assert [p.chart for p in plots] == [
+        "glance",
         "dist-latency_ms",
         "dist-value",
         "dist-cpu_ms",
@@ -156,7 +157,10 @@ def test_the_report_renders_every_chart_offline_without_console_errors(
         assert f"{name} · baseline" in by_chart["dist-value"].texts
         assert name in by_chart["steps"].texts
         assert name in by_chart["timeline"].texts
-        assert f"{name} median" in by_chart["history-value"].texts
+        assert name in by_chart["history-value"].texts
+        assert name in by_chart["glance"].texts
+    # One legend entry per participant in the history, the line styles said once.
+    assert {"median (solid)", "p95 (dotted)"} <= set(by_chart["history-value"].texts)
     # The steps' legend: the display labels, in display order.
     texts = by_chart["steps"].texts
     assert texts.index("Run the command") < texts.index("Create the sandbox")
@@ -198,7 +202,7 @@ def test_charts_below_the_fold_wait_until_they_are_scrolled_to(
     drawn = [p.chart for p in first if p.rendered]
     # The page was interactive with the charts on screen drawn, the history far below not.
     assert drawn
-    assert drawn[0] == "dist-latency_ms"
+    assert drawn[0] == "glance"
     assert {"history-latency_ms", "history-value"}.isdisjoint(drawn)
     assert all(p.rendered and p.traces == p.expected_traces for p in last)
 
@@ -310,3 +314,35 @@ def test_hostile_names_render_as_text_and_an_injected_script_does_not_run(
     assert refused
     assert len(refused) == len(seen.console), seen.console
     assert run.run_id in seen.dom
+
+
+def test_fourteen_participants_read_without_hovering_and_no_legend_scrolls(
+    tmp_path: Path,
+) -> None:
+    """14 participants over 11 runs (issue 33): the page opens with the at-a-glance chart, and
+    no legend (the distributions', the history's) needs a scroll bar: plotly draws one, with
+    a height, inside a legend taller than its plot area. The screenshot is kept for people to
+    look at (``report-14.png`` in the test's directory)."""
+    store = tmp_path / "store.sqlite3"
+    names = [f"provider-{n:02d}" for n in range(14)]
+    ids = write_runs(store, runs=11, participants=names)
+    page = tmp_path / "report.html"
+    with ResultStore(store) as opened:
+        write_report(opened, [ids[-1]], page)
+    with chromium_page(window=TALL) as browser:
+        browser.open(page)
+        browser.wait_for(RENDERED)
+        dom, console = browser.dom(), tuple(browser.console)
+        browser.screenshot(tmp_path / "report-14.png")
+    assert console == ()
+    figures_in_order = re.findall(r'<figure class="chart" data-chart="([^"]+)"', dom)
+    assert figures_in_order[0] == "glance"
+    glance = _figure_dom(dom, "glance")
+    assert all(name in glance for name in names)
+    for chart in ("dist-latency_ms", "dist-value", "history-latency_ms", "history-value"):
+        figure = _figure_dom(dom, chart)
+        entries = re.findall(r'<g class="traces"[^>]*>', figure.split('<g class="legend"')[1])
+        assert len(entries) >= 14, chart
+        heights = re.findall(r'<rect class="scrollbar"[^>]*height="([\d.]+)"', figure)
+        assert heights, chart
+        assert all(float(h) == 0 for h in heights), (chart, heights)

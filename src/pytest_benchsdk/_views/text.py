@@ -30,6 +30,7 @@ from pytest_benchsdk._base.numbers import (
     stat_triple,
 )
 from pytest_benchsdk.results import (
+    HISTORY_RULE,
     HistorySeries,
     Knobs,
     MetricSummary,
@@ -692,11 +693,12 @@ def history_lines(history: RunHistory) -> list[str]:
         f"{terminal_text(history.benchmark_name)} ({history.benchmark_slug}): "
         f"{len(history.runs)} complete run(s), oldest first ({kind}; {knobs})"
     ]
-    if history.left_out:
-        lines.append(
-            f"  {history.left_out} other run(s) left out: partial, interrupted, unfinished, with "
-            "another setup, or older than the limit"
-        )
+    lines.extend("  " + line for line in _wrapped(f"Kept: {HISTORY_RULE}."))
+    left_out = history.left_out_line()
+    if left_out:
+        lines.append(f"  {left_out}")
+    if history.anchor_left_out:
+        lines.append(f"  The run it ends with is not in it: {history.anchor_left_out}")
     enough = fewest_runs()
     if len(history.runs) < enough:
         lines.append(

@@ -14,6 +14,12 @@ Scales: a distribution chart whose participants' medians differ by more than
 :data:`LOG_RATIO` times opens on a logarithmic value axis; every distribution chart (and the
 steps chart) has plotly's own buttons to switch between linear and log.
 
+Not drawn: a metric whose every sample is one value (a sentence says it), and a metric whose
+series are exactly another's, sample for sample (drawn once under both names,
+:func:`same_data`); near-equal data is different data and keeps its chart.
+
+Legends never scroll: a figure is as tall as its legend needs.
+
 Sizes: a strip plot shows at most :data:`STRIP_BUDGET` samples in all (evenly spaced in
 record order when there are more, and the chart says so); an ECDF at most :data:`MAX_POINTS`
 steps (evenly spaced quantiles, the minimum and maximum kept); the timeline at most
@@ -192,7 +198,9 @@ def _with_buttons(
     return layout
 
 
-def _distribution(report: RunReport, metric: str, unit: str) -> Chart | None:
+def _distribution(
+    report: RunReport, metric: str, unit: str, duplicates: dict[str, str]
+) -> Chart | None:
     """ECDF (left) and box + strip of every sample (right), one trace pair per series; with a
     stored baseline, each participant's baseline series beside its own (dotted, lighter). A
     series whose samples are all equal is one point, said in the caption."""
@@ -217,11 +225,21 @@ def _distribution(report: RunReport, metric: str, unit: str) -> Chart | None:
     constant: dict[float, list[str]] = {}
     per_series = min(MAX_POINTS, max(MIN_STRIP_POINTS, STRIP_BUDGET // len(series)))
     label = report.labels.get(metric, metric)
+    also = [report.labels.get(k, k) for k, of in duplicates.items() if of == metric]
+    if also:
+        label = " = ".join([label, *also])
     label_unit = f" ({unit})" if unit else ""
     axis_title = chart_text(f"{label}{label_unit}")
+    counts = {p: sum(1 for s in series if s.participant == p) for p in report.participants}
     for s in series:
         colour = _colour(report, s.participant)
         name = chart_text(s.label)
+        # The legend groups each participant's series under its name (one entry per phase
+        # or baseline): 14 series read as 7 names, not 14 colour-and-dash pairs.
+        group = chart_text(s.participant)
+        entry = name
+        if counts.get(s.participant, 0) > 1:
+            entry = chart_text("baseline" if s.baseline else (s.phase or "this run"))
         ordered = sorted(s.values)
         n = len(ordered)
         opacity = 0.55 if s.baseline else 1.0
@@ -232,13 +250,14 @@ def _distribution(report: RunReport, metric: str, unit: str) -> Chart | None:
             value = _round(ordered[0])
             marker = {"color": colour, "size": 11, "symbol": "diamond", "opacity": opacity}
             figure.add_scatter(
-                x=[value], y=[1.0], mode="markers", name=name, legendgroup=name,
-                marker=marker, row=1, col=1,
+                x=[value], y=[1.0], mode="markers", name=entry, legendgroup=group,
+                legendgrouptitle={"text": group if entry != name else ""}, marker=marker,
+                row=1, col=1,
                 hovertemplate=f"%{{x}}{chart_text(label_unit)}, all {n:,} samples"
                 f"<extra>{name}</extra>",
             )  # fmt: skip
             figure.add_scatter(
-                x=[value], y=[name], mode="markers", name=name, legendgroup=name,
+                x=[value], y=[name], mode="markers", name=name, legendgroup=group,
                 showlegend=False, marker=marker, row=1, col=2, hoverinfo="x",
             )  # fmt: skip
             continue
@@ -246,7 +265,8 @@ def _distribution(report: RunReport, metric: str, unit: str) -> Chart | None:
         xs = [_round(ordered[int(i)]) for i in indices]
         ys = [_round((int(i) + 1) / n) for i in indices]
         figure.add_scatter(
-            x=xs, y=ys, mode="lines", name=name, legendgroup=name, opacity=opacity,
+            x=xs, y=ys, mode="lines", name=entry, legendgroup=group,
+            legendgrouptitle={"text": group if entry != name else ""}, opacity=opacity,
             line={"shape": "hv", "color": colour,
                   "dash": "dot" if s.baseline else _dash(report, s.phase)},
             row=1, col=1,
@@ -256,7 +276,7 @@ def _distribution(report: RunReport, metric: str, unit: str) -> Chart | None:
         if len(shown) < n:
             thinned.append(f"{s.label}: {len(shown):,} of {n:,}")
         figure.add_box(
-            x=[_round(v) for v in shown], name=name, legendgroup=name, showlegend=False,
+            x=[_round(v) for v in shown], name=name, legendgroup=group, showlegend=False,
             boxpoints="all", jitter=0.4, pointpos=-1.7,
             marker={"size": 4, "opacity": 0.35 if s.baseline else 0.6},
             line={"color": colour}, fillcolor="rgba(0,0,0,0)", orientation="h",
@@ -278,26 +298,121 @@ def _distribution(report: RunReport, metric: str, unit: str) -> Chart | None:
             + "; ".join(thinned)
             + "): the ECDF uses every sample, the box is of the samples shown."
         )
+    if also:
+        notes.append(
+            f"{', '.join(also)} holds exactly the same samples as {label.split(' = ')[0]} "
+            "(every participant and phase, sample for sample): drawn once."
+        )
     spread = _spread([s.values for s in current])
     log = spread > LOG_RATIO
     if log:
         notes.append(
             f"Log axis: the medians differ {spread:.0f}× (the buttons switch to a linear axis)."
         )
+    # Tall enough for every strip row and every legend line (a group title and its entries,
+    # about 19 px each): the legend never scrolls.
+    groups = len({s.participant for s in series})
     figure.update_layout(
         **_with_buttons(
             f"{axis_title}: distribution per participant",
-            max(440, 84 + 40 * len(series)),
+            max(440, 84 + 40 * len(series), 84 + 60 + 19 * (len(series) + groups) + 22 * groups),
             ("xaxis", "xaxis2"),
             log,
             _decades(v for s in series for v in s.values),
+            legend={
+                "orientation": "v",
+                "x": 1.02,
+                "xanchor": "left",
+                "y": 1,
+                "yanchor": "top",
+                "groupclick": "toggleitem",
+                "tracegroupgap": 6,
+            },
         )
     )
+    _legend_room(figure, [s.participant for s in series])
     figure.update_xaxes(title_text=axis_title, row=1, col=1)
     figure.update_yaxes(title_text="share of samples ≤ x", range=[0, 1.05], row=1, col=1)
     figure.update_xaxes(title_text=axis_title, row=1, col=2)
     figure.update_yaxes(autorange="reversed", type="category", row=1, col=2)
     return Chart(f"dist-{metric}", f"{label}{label_unit}", figure, " ".join(notes))
+
+
+def _legend_room(figure: Any, names: Iterable[str]) -> None:
+    """A right margin that holds a legend beside the plot and, right of it, the modebar (which
+    would otherwise sit on the legend's entries)."""
+    # About 2 % of the plot's width before the legend, 50 px of line sample, 7 px a
+    # character, 40 px for the upright modebar.
+    widest = max((len(name) for name in names), default=8)
+    figure.update_layout(margin={"r": 120 + 7 * max(widest, 8)})
+
+
+def _glance(report: RunReport) -> Chart | None:
+    """The run at a glance, before any table: the scores of the ranking (best at the top,
+    with their intervals) when the run is scored; else each participant's median latency as
+    a multiple of the fastest one's."""
+    import plotly.graph_objects as go
+
+    figure = go.Figure()
+    scores = report.summary.scores
+    ranked = [e for e in scores.ranking if e.rank is not None] if scores is not None else []
+    if ranked:
+        names = [chart_text(e.participant) for e in ranked]
+        values = [e.row.composite_score for e in ranked]
+        low = [e.uncertainty.low if e.uncertainty else None for e in ranked]
+        high = [e.uncertainty.high if e.uncertainty else None for e in ranked]
+        ranks = [f"{e.rank}{'=' if e.tied_with_above else ''}" for e in ranked]
+        with_interval = all(v is not None for v in (*low, *high))
+        error = None
+        if with_interval:
+            error = {
+                "type": "data", "symmetric": False, "color": "#24292f", "thickness": 1.5,
+                "array": [h - v for h, v in zip(high, values, strict=True)],  # type: ignore[operator]
+                "arrayminus": [v - lo for lo, v in zip(low, values, strict=True)],  # type: ignore[operator]
+            }  # fmt: skip
+        figure.add_bar(
+            y=names, x=values, orientation="h", error_x=error,
+            marker={"color": [_colour(report, e.participant) for e in ranked]},
+            text=[f"#{r}  {v:.2f}" for r, v in zip(ranks, values, strict=True)],
+            textposition="inside", insidetextanchor="start",
+            hovertemplate="%{y}: score %{x}<extra></extra>",
+        )  # fmt: skip
+        figure.update_xaxes(title_text="score (0–100, higher is better)", range=[0, 100])
+        title = "At a glance: score per participant (best first)"
+        note = "Score: upstream's composite, 0–100."
+        if with_interval and scores is not None and scores.level is not None:
+            note += f" Whiskers: the {scores.level:.0%} interval."
+        if scores is not None and scores.has_ties:
+            note += " n= : tied with the participant above (their intervals overlap)."
+    else:
+        medians = [
+            (p.name, p.latency.median)
+            for p in report.summary.ran_participants
+            if p.latency is not None and math.isfinite(p.latency.median) and p.latency.median > 0
+        ]
+        if not medians:
+            return None
+        medians.sort(key=lambda item: item[1])
+        fastest = medians[0][1]
+        figure.add_bar(
+            y=[chart_text(name) for name, _ in medians],
+            x=[_round(m / fastest) for _, m in medians],
+            orientation="h",
+            marker={"color": [_colour(report, name) for name, _ in medians]},
+            text=[f"{m / fastest:.2f}×  ({quantity(m, 'ms')})" for _, m in medians],
+            textposition="inside", insidetextanchor="start",
+            hovertemplate="%{y}: %{x}× the fastest median latency<extra></extra>",
+        )  # fmt: skip
+        figure.update_xaxes(title_text="median latency, × the fastest (lower is better)")
+        title = "At a glance: median latency relative to the fastest (fastest first)"
+        note = "Not scored: the bars compare median latencies."
+    count = len(figure.data[0].y)
+    figure.update_layout(
+        **_layout(title, max(180, 90 + 34 * count), showlegend=False,
+                  margin={"l": 20, "r": 20, "t": 50, "b": 50}),
+    )  # fmt: skip
+    figure.update_yaxes(autorange="reversed", automargin=True, type="category")
+    return Chart("glance", "At a glance", figure, note)
 
 
 def _dash(report: RunReport, phase: str | None) -> str:
@@ -405,10 +520,14 @@ def _timeline(report: RunReport) -> Chart | None:
 
 
 def _history(report: RunReport, metric: str) -> Chart | None:
+    """A metric's median and p95 per participant over the history's runs (the comparable
+    ones: :data:`~pytest_benchsdk.results.HISTORY_RULE`), the change points
+    ``pytest-benchsdk history`` finds, and the runs whose stored comparison judged this metric
+    regressed or improved."""
     import plotly.graph_objects as go
 
     history = [p for p in report.history if p.metric == metric]
-    if not history:
+    if not history or history_constant(report, metric) is not None:
         return None
     # Short labels that fit 30 runs side by side unrotated: each run's number among the
     # benchmark's stored runs; the hover gives its start and id.
@@ -423,33 +542,47 @@ def _history(report: RunReport, metric: str) -> Chart | None:
     order = [labels[r.run_id] for r in report.history_runs]
     unit = history[0].unit
     figure = go.Figure()
+    entries = 0
     for participant in report.participants:
-        points = [p for p in history if p.participant == participant]
-        if not points:
+        by_run = {p.run_id: p for p in history if p.participant == participant}
+        if not by_run:
             continue
         colour = _colour(report, participant)
         name = chart_text(participant)
         for stat, dash in (("median", "solid"), ("p95", "dot")):
+            # One point per run of the history, None where the participant has no value: the
+            # line breaks there instead of joining runs across a gap.
+            ys = [
+                _round(getattr(by_run[r.run_id], stat)) if r.run_id in by_run else None
+                for r in report.history_runs
+            ]
             figure.add_scatter(
-                x=[labels[p.run_id] for p in points],
-                y=[_round(getattr(p, stat)) for p in points],
-                customdata=[when[p.run_id] for p in points],
-                mode="lines+markers", name=f"{name} {stat}", legendgroup=name,
-                line={"color": colour, "dash": dash},
+                x=order, y=ys, customdata=[when[r.run_id] for r in report.history_runs],
+                mode="lines+markers", name=name, legendgroup=name, showlegend=stat == "median",
+                connectgaps=False, line={"color": colour, "dash": dash},
                 hovertemplate=f"%{{x}} (%{{customdata}}): %{{y}} {chart_text(unit)}"
                 f"<extra>{name} {stat}</extra>",
             )  # fmt: skip
+        entries += 1
+    # The line styles, once (a legend of one entry per participant, not two).
+    for stat, dash in (("median", "solid"), ("p95", "dot")):
+        figure.add_scatter(
+            x=[None], y=[None], mode="lines",
+            name=f"{stat} ({'solid' if dash == 'solid' else 'dotted'})",
+            line={"color": "#57606a", "dash": dash}, hoverinfo="skip",
+        )  # fmt: skip
+        entries += 1
     marked = [p for p in history if p.verdicts]
     if marked:
         regressed = [any("regressed" in v for v in p.verdicts) for p in marked]
         figure.add_scatter(
             x=[labels[p.run_id] for p in marked], y=[_round(p.median) for p in marked],
-            mode="markers", name="stored comparison: regressed ▲ / improved ▼",
+            mode="markers", name="compared: regressed ▲ / improved ▼",
             marker={
                 "symbol": ["triangle-up" if r else "triangle-down" for r in regressed],
                 "size": 14, "color": ["#d62728" if r else "#2ca02c" for r in regressed],
             },
-            text=[chart_text(f"{p.participant}: {', '.join(p.verdicts)}") for p in marked],
+            text=[chart_text("; ".join(p.verdicts)) for p in marked],
             hovertemplate="%{text}<extra></extra>",
         )  # fmt: skip
     shapes = []
@@ -496,16 +629,28 @@ def _history(report: RunReport, metric: str) -> Chart | None:
     label = report.labels.get(metric, metric)
     label_unit = f" ({unit})" if unit else ""
     axis_title = chart_text(f"{label}{label_unit}")
+    entries += bool(marked) + bool(changes)
     figure.update_layout(
         **_layout(
-            f"{axis_title}: median and p95 across the last {len(order)} stored run(s) "
+            f"{axis_title}: median and p95 over {len(order)} comparable run(s) "
             "(this run highlighted)",
+            # Every legend line (about 20 px, and the gap after each participant's group) fits
+            # beside the plot area (the height less 120 px of margins): it never scrolls.
+            height=max(420, 150 + 26 * entries),
             shapes=shapes,
             # The legend beside the plot (plotly makes room for it): never over the axis.
-            legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
+            legend={
+                "orientation": "v",
+                "x": 1.02,
+                "xanchor": "left",
+                "y": 1,
+                "yanchor": "top",
+                "tracegroupgap": 4,
+            },
             margin={"l": 60, "r": 20, "t": 60, "b": 60},
         )
     )
+    _legend_room(figure, [*report.participants, "compared: regressed ▲ / improved ▼"])
     figure.update_xaxes(
         title_text="run (stored runs of this benchmark, numbered from the oldest; hover for "
         "the date)",
@@ -515,21 +660,70 @@ def _history(report: RunReport, metric: str) -> Chart | None:
     return Chart(f"history-{metric}", f"History of {label}", figure)
 
 
+_Drawn = tuple[tuple[str, str | None, bool, tuple[float, ...]], ...]
+
+
+def _drawn_series(report: RunReport, metric: str) -> _Drawn:
+    """What a metric's distribution chart would draw: every series with its samples in record
+    order (the baseline's too)."""
+    return tuple(
+        (s.participant, s.phase, s.baseline, s.values)
+        for s in (*report.samples.get(metric, ()), *report.baseline.get(metric, ()))
+        if s.values
+    )
+
+
+def history_constant(report: RunReport, metric: str) -> float | None:
+    """The one value a metric's median and p95 have in every run of the history, or None."""
+    values = {v for p in report.history if p.metric == metric for v in (p.median, p.p95)}
+    return next(iter(values)) if len(values) == 1 else None
+
+
+def constant_value(report: RunReport, metric: str) -> float | None:
+    """The one value of a metric every sample of every series has (this run's and the
+    baseline's), or None when the samples differ or there are none."""
+    values = {v for _, _, _, samples in _drawn_series(report, metric) for v in samples}
+    return next(iter(values)) if len(values) == 1 else None
+
+
+def same_data(report: RunReport) -> dict[str, str]:
+    """metric key -> the earlier metric (latency first, then in the report's order) whose
+    series are exactly the same: the same participants and phases with the same samples in
+    the same order. Only an exact duplicate: a metric measured around the same call but not
+    equal sample for sample (``request_ms`` a few µs off the latency) is its own chart."""
+    seen: dict[_Drawn, str] = {}
+    out: dict[str, str] = {}
+    for metric in report.metrics:
+        drawn = _drawn_series(report, metric)
+        if not drawn:
+            continue
+        if drawn in seen:
+            out[metric] = seen[drawn]
+        else:
+            seen[drawn] = metric
+    return out
+
+
 def run_charts(report: RunReport) -> dict[str, list[Chart]]:
-    """The figures of one run by section: ``distributions``, ``steps``, ``timeline``,
-    ``history``."""
+    """The figures of one run by section: ``glance``, ``distributions``, ``steps``,
+    ``timeline``, ``history``. A metric whose samples are all one value, or exactly another
+    metric's (:func:`same_data`), gets no distribution chart (the page says so)."""
+    duplicates = same_data(report)
     distributions = [
         chart
         for name, unit in report.metrics.items()
-        if (chart := _distribution(report, name, unit)) is not None
+        if name not in duplicates and constant_value(report, name) is None
+        if (chart := _distribution(report, name, unit, duplicates)) is not None
     ]
     return {
+        "glance": [c for c in (_glance(report),) if c is not None],
         "distributions": distributions,
         "steps": [c for c in (_steps(report),) if c is not None],
         "timeline": [c for c in (_timeline(report),) if c is not None],
         "history": [
             chart
             for name in dict.fromkeys([*report.metrics, *(p.metric for p in report.history)])
+            if name not in duplicates
             if (chart := _history(report, name)) is not None
         ],
     }

@@ -34,6 +34,7 @@ __all__ = [
     "MAX_CODES",
     "HistoryChange",
     "HistoryPoint",
+    "HistoryWindow",
     "RunReport",
     "Series",
     "StepStats",
@@ -147,6 +148,10 @@ class RunReport:
     baseline_note: str | None = None
     #: The change points of the history's series (complete runs up to this one).
     changes: tuple[HistoryChange, ...] = ()
+    #: What the history left out and why (None: nothing).
+    history_left_out: str | None = None
+    #: Why this run is not in its own history (None: it is).
+    history_run_left_out: str | None = None
 
     @property
     def steps(self) -> tuple[StepStats, ...]:
@@ -175,53 +180,94 @@ class RunReport:
         return tuple(sorted(first, key=lambda label: (order[label], first[label])))
 
 
-def _verdicts(summary: RunSummary) -> dict[str, list[str]]:
-    """participant -> its comparison's ``regressed``/``improved`` rows, as text."""
-    out: dict[str, list[str]] = {}
+def _verdicts(summary: RunSummary) -> dict[tuple[str, str], list[str]]:
+    """(participant, metric key) -> its comparison's ``regressed``/``improved`` rows of that
+    metric, as text: a metric the comparison did not compare gets no mark."""
+    out: dict[tuple[str, str], list[str]] = {}
     for row in summary.comparison.rows if summary.comparison is not None else ():
         if row.judged and row.verdict in ("regressed", "improved"):
-            out.setdefault(row.participant, []).append(
-                f"{row.metric} {row.statistic} {row.verdict}"
+            out.setdefault((row.participant, row.metric), []).append(
+                f"{row.subject} {row.metric} {row.statistic} {row.verdict}"
             )
     return out
 
 
-def _history(
-    store: ResultStore, run: StoredRun, metrics: Sequence[str], limit: int
-) -> tuple[tuple[HistoryPoint, ...], tuple[StoredRun, ...], dict[str, int]]:
-    """Up to ``limit`` runs of the benchmark ending with ``run``, oldest first, and per run and
-    participant the median/p95 of the latency and each metric, from each run's summary; and
-    each run's number among the benchmark's stored runs (1: the oldest)."""
+@attrs.frozen
+class HistoryWindow:
+    """The history the report draws: the runs ``pytest-benchsdk history`` keeps for this run
+    (:func:`~pytest_benchsdk.results.run_history`, ending with it), each run's median/p95
+    per participant and metric, the change points, and what was left out."""
+
+    points: tuple[HistoryPoint, ...] = ()
+    runs: tuple[StoredRun, ...] = ()
+    #: run id -> its number among the benchmark's stored runs (1: the oldest).
+    numbers: Mapping[str, int] = attrs.Factory(dict)
+    changes: tuple[HistoryChange, ...] = ()
+    #: ``3 other run(s) left out: …`` (None: nothing left out).
+    left_out: str | None = None
+    #: Why this run is not in its own history (None: it is).
+    run_left_out: str | None = None
+
+
+def _history(store: ResultStore, run: StoredRun, limit: int) -> HistoryWindow:
+    """The history :func:`~pytest_benchsdk.results.run_history` gives for ``run`` (one rule
+    for every view: :data:`~pytest_benchsdk.results.HISTORY_RULE`), as the report draws it:
+    each participant's whole run (the phases' series are in ``pytest-benchsdk history``)."""
     if limit <= 0:
-        return (), (), {}
-    runs = store.list_runs(limit=100_000, benchmark_slug=run.benchmark_slug)
-    ids = [r.run_id for r in runs]
+        return HistoryWindow()
+    found = run_history(store, run.benchmark_slug, until=run.run_id, limit=limit)
+    if found is None:
+        return HistoryWindow()
+    ids = [r.run_id for r in store.list_runs(limit=100_000, benchmark_slug=run.benchmark_slug)]
     numbers = {run_id: len(ids) - index for index, run_id in enumerate(ids)}
-    start = ids.index(run.run_id) if run.run_id in ids else 0
-    window = list(reversed(runs[start : start + limit]))
-    points: list[HistoryPoint] = []
-    for past in window:
-        summary = stored_summary(store, past)
-        verdicts = _verdicts(summary)
-        for p in summary.ran_participants:
-            facts = [(LATENCY, "ms", p.latency)]
-            facts += [(m.key, m.unit, m.stats) for m in p.metrics if m.key in metrics]
-            for key, unit, stats in facts:
-                if stats is None:
-                    continue
-                points.append(
-                    HistoryPoint(
-                        past.run_id,
-                        past.started_at,
-                        p.name,
-                        key,
-                        unit,
-                        stats.median,
-                        stats.p95,
-                        tuple(verdicts.get(p.name, ())),
-                    )
-                )
-    return tuple(points), tuple(window), {r.run_id: numbers[r.run_id] for r in window}
+    verdicts = {r.run_id: _verdicts(stored_summary(store, r)) for r in found.runs}
+    started = {r.run_id: r.started_at for r in found.runs}
+    values: dict[tuple[str, str, str], dict[str, float]] = {}
+    units: dict[str, str] = {}
+    for series in found.series:
+        if series.phase is not None:
+            continue
+        units[series.metric] = series.unit
+        for point in series.points:
+            key = (point.run_id, series.participant, series.metric)
+            values.setdefault(key, {})[series.statistic] = point.value
+    points = tuple(
+        HistoryPoint(
+            run_id,
+            started[run_id],
+            participant,
+            metric,
+            units[metric],
+            stats.get("median", float("nan")),
+            stats.get("p95", float("nan")),
+            tuple(verdicts[run_id].get((participant, metric), ())),
+        )
+        for (run_id, participant, metric), stats in values.items()
+    )
+    changes = tuple(
+        HistoryChange(
+            series.participant,
+            series.metric,
+            series.statistic,
+            series.starts(change).run_id,
+            change.change,
+            series.direction(change),
+            change.before,
+            change.after,
+            change.p_value,
+        )
+        for series in found.series
+        if series.phase is None
+        for change in series.change_points
+    )
+    return HistoryWindow(
+        points,
+        found.runs,
+        {r.run_id: numbers.get(r.run_id, 0) for r in found.runs},
+        changes,
+        found.left_out_line(),
+        found.anchor_left_out,
+    )
 
 
 def _series(
@@ -278,31 +324,6 @@ def _baseline(
     return {key: tuple(found) for key, found in series.items()}, None
 
 
-def _changes(store: ResultStore, run: StoredRun) -> tuple[HistoryChange, ...]:
-    """The change points ``pytest-benchsdk history`` finds in the complete runs up to ``run``."""
-    found = run_history(store, run.benchmark_slug, until=run.run_id)
-    if found is None:
-        return ()
-    return tuple(
-        HistoryChange(
-            series.participant,
-            series.metric,
-            series.statistic,
-            series.starts(change).run_id,
-            change.change,
-            series.direction(change),
-            change.before,
-            change.after,
-            change.p_value,
-        )
-        for series in found.series
-        # The history chart draws each participant's whole run: its phases' series are in
-        # ``pytest-benchsdk history``.
-        if series.phase is None
-        for change in series.change_points
-    )
-
-
 def load_run(store: ResultStore, run_id: str, *, history: int) -> RunReport:
     """Read one run: its summary, the samples behind it and its baseline's."""
     run = store.get_run(run_id)
@@ -322,10 +343,12 @@ def load_run(store: ResultStore, run_id: str, *, history: int) -> RunReport:
     timeline = tuple(
         TimelineBar(name, index, start - t0, end - t0, ok) for name, index, start, end, ok in spans
     )
-    points, window, numbers = _history(store, run, list(metrics), history)
+    past = _history(store, run, history)
     baseline, baseline_note = _baseline(store, summary, list(metrics))
     return RunReport(
-        changes=_changes(store, run) if history > 0 else (),
+        changes=past.changes,
+        history_left_out=past.left_out,
+        history_run_left_out=past.run_left_out,
         run=run,
         summary=summary,
         participants=tuple(p.name for p in summary.ran_participants),
@@ -334,9 +357,9 @@ def load_run(store: ResultStore, run_id: str, *, history: int) -> RunReport:
         labels=labels,
         samples={key: tuple(series) for key, series in samples.items()},
         timeline=timeline,
-        history=points,
-        history_runs=tuple(window),
-        history_numbers=numbers,
+        history=past.points,
+        history_runs=past.runs,
+        history_numbers=past.numbers,
         baseline=baseline,
         baseline_note=baseline_note,
     )

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_benchsdk._base.files import write_atomically
-from pytest_benchsdk._base.numbers import change_text, in_unit
+from pytest_benchsdk._base.numbers import change_text, in_unit, quantity
 from pytest_benchsdk._views.text import (
     comparison_legend,
     detectable_cell,
@@ -43,9 +43,15 @@ from pytest_benchsdk._views.text import (
     score_rows,
     stats_cell,
 )
-from pytest_benchsdk.report._charts import Chart, run_charts
+from pytest_benchsdk.report._charts import (
+    Chart,
+    constant_value,
+    history_constant,
+    run_charts,
+    same_data,
+)
 from pytest_benchsdk.report._content import MAX_CODES, RunReport, load_run
-from pytest_benchsdk.results import FailureGroup, SampleStats
+from pytest_benchsdk.results import HISTORY_RULE, FailureGroup, SampleStats
 from pytest_benchsdk.store import ResultStore
 
 #: First messages listed per error code.
@@ -487,18 +493,51 @@ def _warnings(report: RunReport) -> str:
 
 
 def _history_note(report: RunReport) -> str:
+    """Which runs the history holds (the one rule ``pytest-benchsdk history`` follows too),
+    what it left out, and the marks."""
     marked = sorted({p.run_id for p in report.history if p.verdicts})
     n = len(report.history_runs)
     text = (
-        f"{n} stored run(s) of {report.summary.benchmark_slug}, oldest first: each run's "
-        "median and p95 as its summary printed them."
+        f"{n} run(s) of {report.summary.benchmark_slug}, oldest first, numbered among all its "
+        f"stored runs: each run's median and p95 as its summary printed them. Kept: "
+        f"{HISTORY_RULE} (the runs pytest-benchsdk history shows)."
     )
+    if report.history_left_out:
+        text += f" {report.history_left_out}."
+    if report.history_run_left_out:
+        text += f" This run is not in it: {report.history_run_left_out}."
     if marked:
         text += (
-            f" {len(marked)} run(s) had a regressed/improved verdict in their stored comparison "
-            "(triangles)."
+            f" {len(marked)} run(s) had a regressed/improved verdict on the charted metric in "
+            "their stored comparison (triangles)."
         )
-    return f'<p class="muted">{_e(text)}</p>'
+    out = f'<p class="muted history-rule">{_e(text)}</p>'
+    for key in dict.fromkeys(p.metric for p in report.history):
+        value = history_constant(report, key)
+        if value is not None:
+            unit = report.metrics.get(key, "")
+            label = report.labels.get(key, key)
+            line = f"{label}: constant, {quantity(value, unit)} in every run (no chart)."
+            out += f'<p class="muted constant">{_e(line)}</p>'
+    return out
+
+
+def _not_charted(report: RunReport) -> str:
+    """The metrics with no distribution chart: one value throughout, or exactly another
+    metric's samples."""
+    lines = []
+    duplicates = same_data(report)
+    for key, unit in report.metrics.items():
+        label = report.labels.get(key, key)
+        if key in duplicates:
+            continue
+        value = constant_value(report, key)
+        if value is not None:
+            lines.append(
+                f"{label}: constant, every sample of every participant is "
+                f"{quantity(value, unit)} (no chart)."
+            )
+    return "".join(f'<p class="muted constant">{_e(line)}</p>' for line in lines)
 
 
 def _section(report: RunReport, figures: _Figures) -> str:
@@ -509,6 +548,7 @@ def _section(report: RunReport, figures: _Figures) -> str:
         f'<h2>{_e(summary.benchmark_name)} <span class="muted">({_e(summary.benchmark_slug)}) · '
         f"run {_e(run.run_id[:12])} · {_e(summary.started_at or run.started_at)} · "
         f'<span class="status">{_e(summary.status.text())}</span></span></h2>',
+        *(figures.html(c) for c in charts["glance"]),
         '<h3 id="scores-' + _e(run.run_id) + '">Ranked scores</h3>',
         _scores(report),
         _relative(report),
@@ -523,6 +563,7 @@ def _section(report: RunReport, figures: _Figures) -> str:
         parts.append(f'<p class="muted">One series per participant and phase ({phases}).</p>')
     if report.baseline_note:
         parts.append(f'<p class="muted">Baseline: {_e(report.baseline_note)}.</p>')
+    parts.append(_not_charted(report))
     parts += [figures.html(c) for c in charts["distributions"]] or [
         '<p class="muted">No passing iteration.</p>'
     ]
@@ -539,7 +580,10 @@ def _section(report: RunReport, figures: _Figures) -> str:
     if charts["history"]:
         parts += [_history_note(report), *(figures.html(c) for c in charts["history"])]
     else:
-        parts.append('<p class="muted">No history.</p>')
+        why = f": {report.history_run_left_out}" if report.history_run_left_out else ""
+        parts.append(
+            f'<p class="muted history-rule">No history{_e(why)}. Kept: {_e(HISTORY_RULE)}.</p>'
+        )
     parts += [
         "<h3>Run setup</h3>",
         _setup(report),

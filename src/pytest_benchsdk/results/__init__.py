@@ -56,6 +56,7 @@ from pytest_benchsdk.results._build import (
 )
 from pytest_benchsdk.results._history import (
     DEFAULT_HISTORY_LIMIT,
+    HISTORY_RULE,
     HistorySeries,
     RunHistory,
     RunSetup,
@@ -99,6 +100,7 @@ from pytest_benchsdk.results._stored import (
 
 __all__ = [
     "DEFAULT_HISTORY_LIMIT",
+    "HISTORY_RULE",
     "LATENCY",
     "LATEST",
     "STATUS_REASONS",

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_HISTORY_LIMIT",
+    "HISTORY_RULE",
     "HISTORY_STATISTICS",
     "HistorySeries",
     "RunHistory",
@@ -49,6 +50,12 @@ HISTORY_STATISTICS: Final = ("median", "p95")
 #: Change points smaller than this (relative) are not reported: the comparisons' default
 #: noise threshold.
 DEFAULT_MIN_CHANGE: Final = DEFAULT_NOISE_THRESHOLD
+#: Which runs a history holds, as every view of it (``pytest-benchsdk history``, the HTML
+#: report) states it.
+HISTORY_RULE: Final = (
+    "only comparable runs: complete (every planned iteration selected and recorded) and with "
+    "the same setup (benchmark, knobs, providers, warm-up, dry run or not)"
+)
 # Runs read from the store when looking for complete ones, newest first.
 _SCAN_LIMIT: Final = 100_000
 
@@ -202,6 +209,27 @@ class RunHistory:
     runs: tuple[StoredRun, ...]
     series: tuple[HistorySeries, ...]
     left_out: int = 0
+    #: Why the ``left_out`` runs are (reason -> how many, in the order :meth:`left_out_line`
+    #: lists them): ``another setup``, ``not complete``, ``beyond the limit``, ``newer``.
+    left_out_reasons: Mapping[str, int] = attrs.field(factory=dict)
+    #: The run the history ends with, when it is not in it itself (why: its
+    #: :attr:`~pytest_benchsdk.results.RunStatus.incomplete`).
+    anchor_left_out: str | None = None
+
+    def left_out_line(self) -> str | None:
+        """What the history left out and why, for people (None: nothing):
+        ``5 other run(s) left out: 3 with another setup, 1 not complete (partial,
+        interrupted or unfinished), 1 newer than this run``."""
+        if not self.left_out:
+            return None
+        words = {
+            "another setup": "with another setup",
+            "not complete": "not complete (partial, interrupted or unfinished)",
+            "beyond the limit": "older than the limit",
+            "newer": "newer than the run it ends with",
+        }
+        parts = [f"{n} {words.get(reason, reason)}" for reason, n in self.left_out_reasons.items()]
+        return f"{self.left_out} other run(s) left out: " + ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -211,6 +239,7 @@ class RunHistory:
             "dryRun": self.dry_run,
             "runs": [{"runId": r.run_id, "startedAt": r.started_at} for r in self.runs],
             "leftOut": self.left_out,
+            "leftOutReasons": dict(self.left_out_reasons),
             "series": [s.to_json() for s in self.series],
         }
 
@@ -293,12 +322,22 @@ def run_history(
         return None
     setup = RunSetup.of(anchor)
     window: list[StoredRun] = []
-    if _is_complete(anchor, stored_status(store, anchor)):
+    anchor_status = stored_status(store, anchor)
+    if _is_complete(anchor, anchor_status):
         window.append(anchor)
-    window += [run for run, _ in complete_runs(store, setup, before=anchor.run_id, limit=limit)]
+    earlier = [run for run, _ in complete_runs(store, setup, before=anchor.run_id)]
+    window += earlier
+    beyond = max(0, len(window) - limit)
     window = list(reversed(window[:limit]))
     if not window:
         return None
+    reasons = _left_out_reasons(every, anchor, setup, len(earlier), beyond, window)
+    if until is None and "newer" in reasons:
+        # The history ends with the newest complete run: every newer one is not complete.
+        newer = reasons.pop("newer")
+        reasons["not complete"] = reasons.get("not complete", 0) + newer
+        order = ("another setup", "not complete", "beyond the limit")
+        reasons = {reason: reasons[reason] for reason in order if reason in reasons}
     summaries = [stored_summary(store, run) for run in window]
     found: dict[tuple[str, str | None, str, str], tuple[_Metric, list[SeriesPoint]]] = {}
     for run, summary in zip(window, summaries, strict=True):
@@ -333,5 +372,33 @@ def run_history(
         dry_run=anchor.dry_run,
         runs=tuple(window),
         series=tuple(series),
-        left_out=len(every) - len(window),
+        left_out=sum(reasons.values()),
+        left_out_reasons=reasons,
+        anchor_left_out=None if window[-1].run_id == anchor.run_id else anchor_status.incomplete,
     )
+
+
+def _left_out_reasons(
+    every: Sequence[StoredRun],
+    anchor: StoredRun,
+    setup: RunSetup,
+    complete_earlier: int,
+    beyond: int,
+    window: Sequence[StoredRun],
+) -> dict[str, int]:
+    """Why each of the benchmark's stored runs (``every``, newest first) is not in ``window``:
+    newer than ``anchor``, another setup, not complete, or beyond the limit (reasons with no
+    run left out)."""
+    ids = [run.run_id for run in every]
+    at = ids.index(anchor.run_id) if anchor.run_id in ids else 0
+    older = every[at + 1 :]
+    same = sum(1 for run in older if setup.matches(run))
+    in_window = {run.run_id for run in window}
+    anchor_incomplete = anchor.run_id in ids and anchor.run_id not in in_window
+    reasons = {
+        "another setup": len(older) - same,
+        "not complete": same - complete_earlier + anchor_incomplete,
+        "beyond the limit": beyond,
+        "newer": at,
+    }
+    return {reason: n for reason, n in reasons.items() if n > 0}
