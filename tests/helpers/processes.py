@@ -9,19 +9,39 @@ environment: their own work at start-up or at the end is not what these tests ar
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-__all__ = ["OTHER_PLUGINS", "Session"]
+__all__ = ["OTHER_PLUGINS", "Session", "sigint_as_in_a_terminal"]
 
 #: Plugins of the test environment that a signalled session does not need.
 OTHER_PLUGINS = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:anyio")
+
+
+@contextlib.contextmanager
+def sigint_as_in_a_terminal() -> Iterator[None]:
+    """Children started meanwhile (``pytester.runpytest_subprocess``) get SIGINT's default, as
+    in a terminal, also when this test process inherited it ignored (a shell's background
+    job): a Ctrl-C a test sends its session must reach it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class Session:

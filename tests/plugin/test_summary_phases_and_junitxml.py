@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 import pytest
 
+from helpers.processes import sigint_as_in_a_terminal
 from helpers.sessions import (
     bench,
     read_json,
@@ -341,9 +342,10 @@ def test_an_interrupted_session_shows_done_of_planned(
         )
     )
     # A subprocess: in process, the KeyboardInterrupt would reach this session too.
-    result = pytester.runpytest_subprocess(
-        "--bench", "--bench-dry-run", "-p", "no:cacheprovider", *args
-    )
+    with sigint_as_in_a_terminal():
+        result = pytester.runpytest_subprocess(
+            "--bench", "--bench-dry-run", "-p", "no:cacheprovider", *args
+        )
     section = _section(result)
     status = next(line for line in section if "status: " in line)
     assert status.endswith(f"status: interrupted ({done} of 10 iterations ran)")

@@ -97,3 +97,26 @@ def test_a_keyboard_interrupt_a_fixture_raises_is_not_called_a_ctrl_c(
     (run,) = stored_runs(store_path(pytester))
     assert run.status == "interrupted"
     assert run.record_count == 1
+
+
+def test_with_sigint_ignored_a_keyboard_interrupt_is_the_tasks_own(
+    pytester: pytest.Pytester,
+) -> None:
+    """Started as a shell's background job (or under nohup) the session cannot get a Ctrl-C:
+    SIGINT is ignored, the plugin installs no handler, and a task's own KeyboardInterrupt on
+    the main thread still fails only its iteration."""
+    import signal
+    import subprocess
+    import sys
+
+    pytester.makepyfile(bench_exits=_exits_bench("sync", 1))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--bench", "--bench-dry-run", "-p", "no:cacheprovider"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        check=False,
+    )
+    assert proc.returncode == pytest.ExitCode.TESTS_FAILED, proc.stdout + proc.stderr
+    assert "Ctrl-C" not in proc.stdout, proc.stdout

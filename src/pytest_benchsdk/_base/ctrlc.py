@@ -7,14 +7,17 @@ made by :func:`ctrl_c_interrupt`, marked as a Ctrl-C's, and says so with :func:`
 :func:`is_ctrl_c` then decides: a marked one is a Ctrl-C; one raised on any other thread than
 the main one never is (Python runs signal handlers on the main thread only); an unmarked one
 on the main thread is a Ctrl-C only when no marking handler is installed (an IDE's or a
-program's own handler: nothing tells the two apart there, and stopping is the safe side).
+program's own handler: nothing tells the two apart there, and stopping is the safe side) and
+a Ctrl-C can arrive at all (:func:`ctrl_c_can_arrive`: not while SIGINT is ignored, as in a
+background job or under ``nohup``).
 """
 
 from __future__ import annotations
 
+import signal
 import threading
 
-__all__ = ["ctrl_c_interrupt", "is_ctrl_c", "marking"]
+__all__ = ["ctrl_c_can_arrive", "ctrl_c_interrupt", "is_ctrl_c", "marking"]
 
 #: The attribute a Ctrl-C's ``KeyboardInterrupt`` carries.
 _MARK = "_benchsdk_ctrl_c"
@@ -49,4 +52,14 @@ def is_ctrl_c(error: BaseException) -> bool:
         chained = chained.__context__
     if threading.current_thread() is not threading.main_thread():
         return False
-    return _marking == 0
+    return _marking == 0 and ctrl_c_can_arrive()
+
+
+def ctrl_c_can_arrive() -> bool:
+    """Whether a Ctrl-C can reach this process as a ``KeyboardInterrupt``: not while SIGINT is
+    ignored (a process started in the background by a shell, under ``nohup``, or by a parent
+    that ignores it inherits that), so then a ``KeyboardInterrupt`` is always code's own."""
+    try:
+        return signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+    except ValueError:  # no signal module state here (an embedded interpreter)
+        return True

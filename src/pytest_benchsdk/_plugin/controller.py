@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_benchsdk._base.ctrlc import ctrl_c_can_arrive
 from pytest_benchsdk._engine.benchfile import BenchFile, item_name
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule
@@ -364,7 +365,9 @@ class ControllerPlugin:
         # hook's own too; a task's own fails its iteration instead), and a store that failed
         # stopped the session (said in its own line).
         if self.runs and self.session.store_broken is None:
-            pressed = self._ctrl_c.pressed or not self._ctrl_c.counting
+            pressed = self._ctrl_c.pressed or (
+                not self._ctrl_c.counting and ctrl_c_can_arrive()
+            )
             self._write(STOPPING_LINE if pressed else NOT_CTRL_C_LINE)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
