@@ -73,6 +73,7 @@ def parse_cli_args(
     providers: list[str] = []
     custom: dict[str, str] = {}
     unknown: list[str] = []
+    seen: set[str] = set()
     tokens = list(argv)
     index = 0
     while index < len(tokens):
@@ -80,6 +81,7 @@ def parse_cli_args(
         index += 1
         flag, eq, inline = token.partition("=")
         if flag in _VALUE_FLAGS:
+            seen.add(flag)
             value, index = _flag_value(tokens, index, eq, inline)
             _set(fields, providers, flag, value)
         elif flag in ("--no-ingest", "--dry-run") and not eq:
@@ -96,7 +98,8 @@ def parse_cli_args(
                 index += 1
     if unknown:
         raise ValueError(f"Unknown flag(s): {', '.join(unknown)}")
-    if providers:
+    if "--provider" in seen:
+        # Upstream: `--provider ''` selects nobody (`[]`), not everybody.
         fields["providers"] = tuple(providers)
     if fields.get("worker_pool") is not None and not fields.get("run_key"):
         raise ValueError("--worker-pool requires --run-key")

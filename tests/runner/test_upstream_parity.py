@@ -1,0 +1,205 @@
+"""Issue 34: the programmatic runs and ``pytest-benchsdk run`` as upstream's ``bench run``:
+the per-task console lines, ``--provider ''``, ``check``, ``run_benchmark_worker``'s ``write=``
+/ ``store=``. In-process runs of real tasks, real subprocesses of the command, and the loopback
+platform for the ingest paths."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.platform_server import API_KEY, LoopbackPlatform
+from pytest_benchsdk import (
+    NoAvailableParticipantsError,
+    Participant,
+    TaskError,
+    define_benchmark_config,
+    parse_cli_args,
+    run_benchmark,
+)
+
+RULE = "=" * 70
+
+
+def _config(**fields: object) -> object:
+    base: dict[str, object] = {
+        "benchmark_slug": "parity",
+        "benchmark_name": "Parity",
+        "participants": [Participant("a"), Participant("b")],
+        "iterations": 2,
+    }
+    base.update(fields)
+    return define_benchmark_config(**base)
+
+
+def _probing_task(participant: Participant, task_index: int, measure: object) -> None:
+    if participant.name == "a" and task_index == 1:
+        raise TaskError("probe went bad", code="probe_failed")
+    measure(ms=10 + task_index)  # type: ignore[operator]
+
+
+def _without_cpu(line: str) -> str:
+    # cpu_ms is measured; the rest of a success line is the task's own data.
+    return line.split(',"cpu_ms"')[0]
+
+
+def test_participant_mode_prints_upstreams_per_task_lines() -> None:
+    lines: list[str] = []
+    run_benchmark(_config(), _probing_task, ["--dry-run"], store=None, write=lines.append)
+    start = lines.index(RULE)
+    end = lines.index("All done. No platform run created.")
+    assert [_without_cpu(line) for line in lines[start - 1 : end]] == [
+        "",
+        RULE,
+        "  Participant: a",
+        RULE,
+        '  [a] Task 1/2: success {"ms":10',
+        "  [a] Task 2/2: FAILED — probe_failed: probe went bad",
+        "  Done: 1/2 succeeded.",
+        "",
+        RULE,
+        "  Participant: b",
+        RULE,
+        '  [b] Task 1/2: success {"ms":10',
+        '  [b] Task 2/2: success {"ms":11',
+        "  Done: 2/2 succeeded.",
+        "",
+    ]
+
+
+def test_round_mode_prints_upstreams_interleaving_and_done_lines() -> None:
+    lines: list[str] = []
+    run_benchmark(
+        _config(),
+        _probing_task,
+        ["--dry-run", "--group-by", "round"],
+        store=None,
+        write=lines.append,
+    )
+    start = lines.index("Interleaving 2 participant(s), 2 round(s) each.")
+    end = lines.index("All done. No platform run created.")
+    assert [_without_cpu(line) for line in lines[start:end]] == [
+        "Interleaving 2 participant(s), 2 round(s) each.",
+        "",
+        '  [a] Task 1/2: success {"ms":10',
+        '  [b] Task 1/2: success {"ms":10',
+        "  [a] Task 2/2: FAILED — probe_failed: probe went bad",
+        '  [b] Task 2/2: success {"ms":11',
+        "  a: done (with errors).",
+        "  b: done.",
+        "",
+    ]
+
+
+def test_a_failure_without_code_or_message_is_upstreams_unknown_error() -> None:
+    def task() -> None:
+        raise TaskError("", code="")
+
+    lines: list[str] = []
+    run_benchmark(
+        _config(participants=["a"], iterations=1),
+        task,
+        ["--dry-run"],
+        store=None,
+        write=lines.append,
+    )
+    assert "  [a] Task 1/1: FAILED — unknown error" in lines
+
+
+def test_the_per_task_lines_while_reporting_to_the_platform(
+    loopback_platform: LoopbackPlatform, tmp_path: Path
+) -> None:
+    lines: list[str] = []
+    result = run_benchmark(
+        _config(),
+        _probing_task,
+        [],
+        base_url=loopback_platform.root_url,
+        api_key=API_KEY,
+        store=tmp_path / "s.sqlite3",
+        write=lines.append,
+    )
+    assert result.run_id.startswith("run_")
+    assert "  [a] Task 2/2: FAILED — probe_failed: probe went bad" in lines
+    assert "  Done: 1/2 succeeded." in lines
+    assert "  Done: 2/2 succeeded." in lines
+    assert lines.count("  Participant: a") == 1
+    failed = [r for p, r in loopback_platform.records(result.run_id) if r["status"] != "success"]
+    assert [(r["taskIndex"], r["errorCode"]) for r in failed] == [(1, "probe_failed")]
+
+
+# -- --provider '' -------------------------------------------------------------------------------
+
+
+def test_an_empty_provider_selects_nobody_as_upstream() -> None:
+    assert parse_cli_args(["--provider", ""], env={}).providers == ()
+    assert parse_cli_args(["--provider=,"], env={}).providers == ()
+    assert parse_cli_args([], env={}).providers is None
+    ran: list[int] = []
+    lines: list[str] = []
+    with pytest.raises(NoAvailableParticipantsError) as info:
+        run_benchmark(
+            _config(),
+            lambda task_index: ran.append(task_index),
+            ["--provider", "", "--dry-run"],
+            store=None,
+            write=lines.append,
+        )
+    assert info.value.skipped == ()
+    assert ran == []
+    assert lines == []
+
+
+BENCH_FILE = """\
+from pytest_benchsdk import Participant, TaskError, define_benchmark_config, define_task
+
+config = define_benchmark_config(
+    benchmark_slug="cli-parity",
+    benchmark_name="CLI parity",
+    participants=[Participant("a"), Participant("b")],
+    iterations=2,
+)
+
+
+@define_task
+def task(participant, task_index, measure):
+    if participant.name == "a" and task_index == 1:
+        raise TaskError("probe went bad", code="probe_failed")
+    measure(ms=1 + task_index)
+"""
+
+
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "bench_parity.py").write_text(BENCH_FILE)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_benchsdk", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=dict(os.environ),
+        timeout=120,
+    )
+
+
+def test_the_run_command_prints_the_code_and_message_of_a_failed_task(tmp_path: Path) -> None:
+    done = _cli(tmp_path, "run", "bench_parity.py", "--dry-run", "--no-store")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert "  Participant: a" in out
+    assert "  [a] Task 2/2: FAILED — probe_failed: probe went bad" in out
+    assert "  Done: 1/2 succeeded." in out
+    assert "  Done: 2/2 succeeded." in out
+
+
+def test_the_run_command_with_an_empty_provider_runs_nobody_and_exits_0(tmp_path: Path) -> None:
+    done = _cli(tmp_path, "run", "bench_parity.py", "--provider", "", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "No participants have their required env vars set \u2014 nothing to run."
+    ]
+    assert not (tmp_path / ".benchmarks").exists()
