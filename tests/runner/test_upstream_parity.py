@@ -203,3 +203,177 @@ def test_the_run_command_with_an_empty_provider_runs_nobody_and_exits_0(tmp_path
         "No participants have their required env vars set \u2014 nothing to run."
     ]
     assert not (tmp_path / ".benchmarks").exists()
+
+
+# -- check ---------------------------------------------------------------------------------------
+
+CHECK_FILE = """\
+from pytest_benchsdk import Participant, define_benchmark_config, define_task
+
+def on_score(lower_is_better, higher_is_better):
+    return {"metrics": []}  # upstream: "scoring spec needs at least one metric"
+
+config = define_benchmark_config(
+    benchmark_slug="check-me",
+    benchmark_name="Check me",
+    participants=[Participant("a"), Participant("keyed", required_env_vars=["CHECK_KEY"])],
+    iterations=2,
+    custom_cli_flags=["--region"],
+    on_score=on_score if __import__("os").environ.get("BAD_SCORING") else None,
+)
+
+
+@define_task
+def task(participant, measure):
+    raise AssertionError("a check runs no iteration")
+"""
+
+
+def _check(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "bench_check.py").write_text(CHECK_FILE)
+    environ = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("BENCHMARKS_PLATFORM_", "BENCHSDK_")) and k != "CHECK_KEY"
+    }
+    environ["HOME"] = str(tmp_path)  # no saved credentials
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_benchsdk", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**environ, **env},
+        timeout=120,
+    )
+
+
+CHECK_REPORT = """\
+{
+  "file": "bench_check.py",
+  "benchmarkSlug": "check-me",
+  "apiOk": true,
+  "envOk": true,
+  "participants": {
+    "requested": [
+      "a",
+      "keyed"
+    ],
+    "available": [
+      "a"
+    ],
+    "skipped": [
+      {
+        "name": "keyed",
+        "missing": [
+          "CHECK_KEY"
+        ]
+      }
+    ]
+  }
+}
+"""
+
+
+def test_check_prints_upstreams_report_in_a_dry_run(tmp_path: Path) -> None:
+    done = _check(tmp_path, "check", "bench_check.py", "--dry-run", "--region", "eu")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == CHECK_REPORT
+    assert not (tmp_path / ".benchmarks").exists()
+
+
+def test_run_check_and_validate_are_check(tmp_path: Path) -> None:
+    for flag in ("--check", "--validate"):
+        done = _check(tmp_path, "run", "bench_check.py", flag, "--dry-run", "--store", "x.db")
+        assert (done.returncode, done.stderr) == (0, ""), flag
+        assert done.stdout == CHECK_REPORT
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_check_lists_one_benchmark_on_the_platform(
+    loopback_platform: LoopbackPlatform, tmp_path: Path
+) -> None:
+    done = _check(
+        tmp_path,
+        "check",
+        "bench_check.py",
+        "--base-url",
+        loopback_platform.root_url,
+        f"--api-key={API_KEY}",
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == CHECK_REPORT
+    (listed,) = loopback_platform.calls("list_benchmarks")
+    assert listed.query == {"limit": ["1"]}
+    assert listed.headers["authorization"] == f"Bearer {API_KEY}"
+
+
+def test_check_fails_when_the_platform_refuses(
+    loopback_platform: LoopbackPlatform, tmp_path: Path
+) -> None:
+    loopback_platform.fault("list_benchmarks", status=403, body={"error": "nope"})
+    done = _check(
+        tmp_path,
+        "check",
+        "bench_check.py",
+        "--base-url",
+        loopback_platform.root_url,
+        "--api-key",
+        API_KEY,
+    )
+    assert done.returncode == 1
+    assert '"apiOk": false' in done.stdout
+    warning, failed = done.stderr.splitlines()
+    assert warning.startswith("[benchsdk] API connectivity check failed: ")
+    assert "403" in warning
+    assert failed == (
+        "Benchmark failed: Error: Benchmark check failed. See warnings above for details."
+    )
+    assert API_KEY not in done.stdout + done.stderr
+
+
+def test_check_without_credentials_fails_with_upstreams_warnings(tmp_path: Path) -> None:
+    done = _check(tmp_path, "check", "bench_check.py")
+    assert done.returncode == 1
+    assert '"apiOk": false,\n  "envOk": false,' in done.stdout
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("[benchsdk] API connectivity check failed: No credentials found.")
+    assert lines[1:] == [
+        "[benchsdk] BENCHMARKS_PLATFORM_API_KEY or BENCHMARKS_PLATFORM_TOKEN is not set",
+        "Benchmark failed: Error: Benchmark check failed. See warnings above for details.",
+    ]
+
+
+def test_check_fails_on_bad_scoring_and_on_no_available_participant(tmp_path: Path) -> None:
+    done = _check(tmp_path, "check", "bench_check.py", "--dry-run", BAD_SCORING="1")
+    assert done.returncode == 1
+    assert '"scoringOk": false' in done.stdout
+    assert done.stderr.startswith("[benchsdk] Scoring validation failed: ")
+    done = _check(tmp_path, "check", "bench_check.py", "--dry-run", "--provider", "keyed")
+    assert done.returncode == 1
+    assert '"available": [],' in done.stdout
+    assert done.stderr.endswith("Benchmark check failed. See warnings above for details.\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("--provider", "zz"),
+            "Benchmark failed: ValueError: Participant selection failed: "
+            "Unknown participant(s): zz. Available: a, keyed",
+        ),
+        (
+            ("--shape", "big"),
+            'Benchmark failed: UnknownShapeError: Unknown --shape "big": '
+            "this benchmark declares no shapes.",
+        ),
+        (("--wat",), "Benchmark failed: ValueError: Unknown flag(s): --wat"),
+    ],
+)
+def test_check_rejects_what_upstream_rejects(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    done = _check(tmp_path, "check", "bench_check.py", "--dry-run", *args)
+    assert done.returncode == 1
+    assert (done.stdout, done.stderr) == ("", message + "\n")

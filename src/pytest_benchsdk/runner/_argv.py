@@ -27,8 +27,9 @@ USAGE = (
     ' [--worker-pool N]\n      [--benchmark slug] [--name "My benchmark"]\n'
     "      [--iterations N] [--concurrency N] [--stagger-delay-ms N]"
     " [--group-by participant|round]\n"
-    "      [--close-after-ms N] [--no-ingest | --dry-run] [--base-url <url>] [--api-key <key>]\n"
-    "      [--store PATH | --no-store]"
+    "      [--close-after-ms N] [--no-ingest | --dry-run] [--check] [--base-url <url>]\n"
+    "      [--api-key <key>] [--store PATH | --no-store]\n"
+    "  pytest-benchsdk check <bench_file.py> [--base-url <url>] [--api-key <key>]"
 )
 
 
