@@ -377,3 +377,30 @@ def test_check_rejects_what_upstream_rejects(
     done = _check(tmp_path, "check", "bench_check.py", "--dry-run", *args)
     assert done.returncode == 1
     assert (done.stdout, done.stderr) == ("", message + "\n")
+
+
+# -- round mode's system metrics -----------------------------------------------------------------
+
+
+def test_two_rounds_give_upstreams_four_metrics_lines(
+    loopback_platform: LoopbackPlatform, tmp_path: Path
+) -> None:
+    result = run_benchmark(
+        _config(),
+        _probing_task,
+        ["--group-by", "round"],
+        base_url=loopback_platform.root_url,
+        api_key=API_KEY,
+        store=tmp_path / "s.sqlite3",
+        write=lambda line: None,
+        # No periodic sample within the test: only upstream's per-round ones.
+        env={**os.environ, "BENCHMARK_METRICS_INTERVAL_MS": "600000"},
+    )
+    (metrics,) = [
+        a
+        for a in loopback_platform.uploaded_artifacts(result.run_id)
+        if a["kind"] == "system-metrics"
+    ]
+    assert metrics["metadata"]["scope"] == "shared-process"
+    # One baseline, one per round, one final.
+    assert len(metrics["content"].splitlines()) == 4
