@@ -404,3 +404,52 @@ def test_two_rounds_give_upstreams_four_metrics_lines(
     assert metrics["metadata"]["scope"] == "shared-process"
     # One baseline, one per round, one final.
     assert len(metrics["content"].splitlines()) == 4
+
+
+# -- run_benchmark_worker's write= / store= --------------------------------------------------------
+
+
+def test_run_benchmark_worker_takes_write_and_store(
+    loopback_platform: LoopbackPlatform,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import inspect
+
+    from pytest_benchsdk import run_benchmark_worker
+    from pytest_benchsdk.store import ResultStore
+
+    parameters = inspect.signature(run_benchmark_worker).parameters
+    assert {"write", "store", "env"} <= set(parameters)
+    monkeypatch.chdir(tmp_path)
+    lines: list[str] = []
+    store = tmp_path / "kept" / "w.sqlite3"
+    store.parent.mkdir()
+    result = run_benchmark_worker(
+        benchmark_slug="sandbox-pool",
+        participant="solo",
+        task=lambda task_index, measure: measure(ms=task_index),
+        iterations=2,
+        run_key="ci-123",
+        worker_pool=3,
+        close_after_ms=86_400_000,
+        store=store,
+        write=lines.append,
+        base_url=loopback_platform.root_url,
+        api_key=API_KEY,
+    )
+    assert capsys.readouterr().out == ""
+    assert not (tmp_path / ".benchmarks").exists()
+    assert "  [solo] Task 1/2: success" in [_without_cpu(line).split(" {")[0] for line in lines]
+    with ResultStore(store) as kept:
+        (run,) = kept.list_runs()
+        (records,) = kept.participant_records(run.run_id)
+    assert len(records.records) == 2
+    # Upstream's own test of runBenchmarkWorker (reference §9.3).
+    (create,) = loopback_platform.calls("create_run")
+    assert create.json["runKey"] == "ci-123"
+    assert create.json["config"]["closeAfterMs"] == 86_400_000
+    (participant,) = [c.json for c in loopback_platform.calls("upsert_participant")]
+    assert participant == {"totalTasks": 6, "workerCount": 3}
+    assert len(loopback_platform.records(result.run_id)) == 2

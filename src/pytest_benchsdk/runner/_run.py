@@ -374,12 +374,17 @@ def run_benchmark_worker(
     stagger_delay_ms: float | None = None,
     group_by: str | None = None,
     no_ingest: bool = False,
+    store: str | os.PathLike[str] | object | None = _DEFAULT,
+    write: Callable[[str], None] | None = None,
+    env: Mapping[str, str] | None = None,
     **run_options: Any,
 ) -> BenchmarkRunResult:
     """Upstream ``runBenchmarkWorker(options)``: a one-participant benchmark built with
     :func:`~pytest_benchsdk.define_benchmark_config` and run by :func:`run_benchmark` with
     ``--run-key``, ``--worker-pool``, ``--close-after-ms`` and ``--dry-run`` (``no_ingest``)
-    as given. ``run_options`` go to :func:`run_benchmark` (``store``, ``env``, ``write`` …)."""
+    as given. ``store``, ``write`` and ``env`` are :func:`run_benchmark`'s (``store=None``:
+    no results store; ``write=lambda line: None``: silence); ``run_options`` go to it too
+    (``base_url``, ``api_key``, ``org``, ``file``)."""
     if isinstance(participant, str):
         participant = Participant(participant)
     elif isinstance(participant, Mapping):
@@ -406,4 +411,4 @@ def run_benchmark_worker(
         argv += ["--close-after-ms", str(close_after_ms)]
     if no_ingest:
         argv.append("--dry-run")
-    return run_benchmark(config, task, argv, **run_options)
+    return run_benchmark(config, task, argv, store=store, write=write, env=env, **run_options)
