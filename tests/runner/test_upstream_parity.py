@@ -453,3 +453,103 @@ def test_run_benchmark_worker_takes_write_and_store(
     (participant,) = [c.json for c in loopback_platform.calls("upsert_participant")]
     assert participant == {"totalTasks": 6, "workerCount": 3}
     assert len(loopback_platform.records(result.run_id)) == 2
+
+
+# -- run_worker: on_finish's client and upload_artifact, the log and metrics artifacts ----------
+
+
+def _planned_worker_run(client: object, tasks: int) -> str:
+    client.upsert_benchmark("qd", {"name": "Queue driven"})  # type: ignore[attr-defined]
+    run = client.create_run("qd", {"config": {"iterations": tasks}})  # type: ignore[attr-defined]
+    run_id = str(run["run"]["id"]) if "run" in run else str(run["id"])
+    client.upsert_participant(  # type: ignore[attr-defined]
+        "qd", run_id, "p1", {"totalTasks": tasks, "workerCount": 1}
+    )
+    client.plan_workers(  # type: ignore[attr-defined]
+        "qd", run_id, "p1", {"workerCount": 1, "targetConcurrency": 1}
+    )
+    return run_id
+
+
+def test_on_finish_gets_the_client_and_uploads_its_own_artifact(
+    loopback_platform: LoopbackPlatform, platform_client: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_benchsdk import run_worker
+
+    monkeypatch.delenv("BENCHMARK_LOG_LEVEL", raising=False)
+    monkeypatch.delenv("BENCHMARK_LOG_COMPRESSION", raising=False)
+    run_id = _planned_worker_run(platform_client, tasks=3)
+    seen: dict[str, object] = {}
+
+    def on_finish(info: dict[str, object]) -> None:
+        seen.update(info)
+        upload = info["upload_artifact"]
+        upload(kind="report", body="hello", content_type="text/plain", name="r.txt")  # type: ignore[operator]
+
+    def task(task_index: int, measure: object, log: object) -> None:
+        log(f"debug {task_index}", {"level": "debug"})  # type: ignore[operator]
+        log(f"info {task_index}")  # type: ignore[operator]
+        measure(ms=task_index)  # type: ignore[operator]
+
+    result = run_worker(
+        platform_client,  # type: ignore[arg-type]
+        benchmark_slug="qd",
+        run_id=run_id,
+        participant_slug="p1",
+        task=task,
+        on_finish=on_finish,
+        max_log_lines=2,
+        metrics_interval_ms=600_000,
+    )
+    assert result.status == "completed"
+    assert seen["client"] is platform_client
+    assert set(seen) == {"assignment", "records", "status", "client", "upload_artifact"}
+    artifacts = {a["kind"]: a for a in loopback_platform.uploaded_artifacts(run_id)}
+    assert set(artifacts) == {"report", "coordinator.log", "system-metrics"}
+    assert artifacts["report"]["content"] in ("hello", b"hello")
+    log = artifacts["coordinator.log"]
+    assert (log["name"], log["contentType"]) == ("worker.log", "text/plain")
+    text = log["content"] if isinstance(log["content"], str) else log["content"].decode()
+    lines = text.splitlines()
+    # The debug lines are under the default level; two lines at most, then the note.
+    assert [line.split("] ", 2)[-1] for line in lines[:2]] == ["info 0", "info 1"]
+    assert lines[2:] == ["... (worker log truncated)"]
+    metrics = artifacts["system-metrics"]
+    assert (metrics["name"], metrics["contentType"]) == ("metrics.jsonl", "application/x-ndjson")
+    body = (
+        metrics["content"] if isinstance(metrics["content"], str) else metrics["content"].decode()
+    )
+    assert len(body.splitlines()) == 2  # a baseline and a final sample
+
+
+def test_run_worker_gzips_its_log_and_rejects_a_negative_metrics_interval(
+    loopback_platform: LoopbackPlatform, platform_client: object
+) -> None:
+    import gzip
+
+    from pytest_benchsdk import run_worker
+
+    with pytest.raises(ValueError) as info:
+        run_worker(
+            platform_client,  # type: ignore[arg-type]
+            benchmark_slug="qd",
+            run_id="r",
+            participant_slug="p1",
+            task=lambda: None,
+            metrics_interval_ms=-1,
+        )
+    assert str(info.value) == "Benchmark metricsIntervalMs must be a non-negative integer."
+    run_id = _planned_worker_run(platform_client, tasks=1)
+    run_worker(
+        platform_client,  # type: ignore[arg-type]
+        benchmark_slug="qd",
+        run_id=run_id,
+        participant_slug="p1",
+        task=lambda log: log("zipped"),
+        log_compression="gzip",
+        metrics_interval_ms=0,
+    )
+    (log,) = loopback_platform.uploaded_artifacts(run_id)
+    assert log["contentType"] == "application/gzip"
+    raw = log["content"] if isinstance(log["content"], bytes) else log["content"].encode("latin-1")
+    assert gzip.decompress(raw).decode().rstrip("\n").endswith("zipped")

@@ -1,13 +1,14 @@
 """Upstream's ``runWorker(client, options)``: the loop of a queue-driven worker.
 Claim one worker of a platform run, run the claimed task indices with the plugin's executor
 (the same pool, stagger and step context as every run), send the records in batches with
-heartbeats, then complete or fail the worker. (Upstream also uploads the worker's log and
-system metrics as artifacts; this loop does not: use :meth:`BenchmarkReporter.upload_artifact`
-from ``on_finish`` where they are wanted.)"""
+heartbeats, then complete or fail the worker, and upload the worker's log (``worker.log``) and
+system metrics (``metrics.jsonl``) as artifacts, as upstream does."""
 
 from __future__ import annotations
 
+import gzip
 import inspect
+import os
 import socket
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -17,8 +18,9 @@ import attrs
 from pytest_benchsdk._config.models import Participant
 from pytest_benchsdk._engine.executor import Executor, GroupPlan, IterationSpec
 from pytest_benchsdk._engine.plans import context_call
-from pytest_benchsdk.platform import BenchmarkClient, BenchmarkReporter
-from pytest_benchsdk.records import TaskRecord
+from pytest_benchsdk.platform import BenchmarkClient, BenchmarkReporter, SystemMetricsCollector
+from pytest_benchsdk.platform._metrics import samples_to_ndjson
+from pytest_benchsdk.records import LOG_LEVELS, TaskRecord
 
 __all__ = ["WorkerResult", "run_worker"]
 
@@ -33,6 +35,21 @@ class WorkerResult:
     assignment: Mapping[str, Any] | None
     records: tuple[TaskRecord, ...] = ()
     status: str = "completed"
+
+
+def _non_negative(name: str, value: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"Benchmark {name} must be a non-negative integer.")
+    return value
+
+
+def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
+    # Upstream's worker: missing/empty → default; non-integer or negative → default.
+    try:
+        value = int((env.get(name) or "").strip())
+    except ValueError:
+        return default
+    return value if value >= 0 else default
 
 
 def _positive(name: str, value: int) -> int:
@@ -55,20 +72,42 @@ def run_worker(
     batch_size: int = 1000,
     on_result: Callable[[TaskRecord], object] | None = None,
     on_finish: Callable[[Mapping[str, Any]], object] | None = None,
+    log_level: str | None = None,
+    max_log_lines: int | None = None,
+    log_compression: str | bool | None = None,
+    metrics_interval_ms: int | None = None,
 ) -> WorkerResult:
     """Claim a worker of ``participant_slug`` in run ``run_id`` and run its task range
     (upstream ``runWorker``): ``task`` takes the context parameters a bench file's task takes
     (``participant``, ``phase``, ``task_index``, ``step``, ``measure``, ``log``, ``bench``).
     Concurrency is the option, else the assignment's ``targetConcurrency``. Each record goes to
     ``on_result`` and the platform (batches of ``batch_size``, at most 5000); then
-    ``on_finish({assignment, records, status})``, and the worker is completed, or failed with
-    ``One or more tasks failed`` when a task failed. Nothing to claim: ``assignment`` None and
-    no further request. Upstream's messages for bad options (``ValueError``)."""
+    ``on_finish({assignment, records, status, client, upload_artifact})`` (``upload_artifact``:
+    the worker's :meth:`BenchmarkReporter.upload_artifact`), and the worker is completed, or
+    failed with ``One or more tasks failed`` when a task failed. Last, the worker's ``log()``
+    lines at or above ``log_level`` (default ``BENCHMARK_LOG_LEVEL``, else ``info``; at most
+    ``max_log_lines``, default ``BENCHMARK_LOG_MAX_LINES``, else 100000) are uploaded as
+    ``worker.log`` (gzipped with ``log_compression="gzip"``, default
+    ``BENCHMARK_LOG_COMPRESSION``), and the system metrics sampled every
+    ``metrics_interval_ms`` (default ``BENCHMARK_METRICS_INTERVAL_MS``, else 30000; 0: none)
+    as ``metrics.jsonl``. Nothing to claim: ``assignment`` None and no further request.
+    Upstream's messages for bad options (``ValueError``)."""
     if concurrency is not None:
         _positive("concurrency", concurrency)
     _positive("batchSize", batch_size)
     if batch_size > MAX_BATCH_SIZE:
         raise ValueError("Benchmark batchSize must be at most 5000.")
+    env = os.environ
+    if metrics_interval_ms is None:
+        metrics_interval_ms = _env_int(env, "BENCHMARK_METRICS_INTERVAL_MS", 30_000)
+    _non_negative("metricsIntervalMs", metrics_interval_ms)
+    level = (log_level or env.get("BENCHMARK_LOG_LEVEL") or "info").strip().lower()
+    level = level if level in LOG_LEVELS else "info"
+    if max_log_lines is None:
+        max_log_lines = _env_int(env, "BENCHMARK_LOG_MAX_LINES", 100_000)
+    if log_compression is None:
+        log_compression = (env.get("BENCHMARK_LOG_COMPRESSION") or "").strip().lower() == "gzip"
+    gzipped = log_compression is True or log_compression == "gzip"
     reporter = BenchmarkReporter.claim(
         benchmark_slug=benchmark_slug,
         run_id=run_id,
@@ -107,16 +146,32 @@ def run_worker(
         iterations=specs,
     )
     records: list[TaskRecord] = []
+    log_lines: list[str] = []
+    log_truncated = False
     errors = 0
     reporter.set_progress(done=0, in_flight=min(workers, count), errors=0)
     reporter.heartbeat()
+    collector = SystemMetricsCollector() if metrics_interval_ms > 0 else None
+    if collector is not None:
+        collector.sample()  # upstream's baseline
+        collector.start(metrics_interval_ms / 1000)
+    finish_info = {"client": reporter.client, "upload_artifact": reporter.upload_artifact}
     status = "completed"
     executor = Executor()
     try:
         futures = executor.start_group(plan)
         for spec in specs:
-            record = futures[spec.key].result().record
+            outcome = futures[spec.key].result()
+            record = outcome.record
             executor.release(plan.group_id, spec.key)
+            for line in outcome.logs:
+                line_level = line.level if line.level in LOG_LEVELS else "info"
+                if LOG_LEVELS.index(line_level) < LOG_LEVELS.index(level):
+                    continue
+                if len(log_lines) >= max_log_lines:
+                    log_truncated = True
+                    continue
+                log_lines.append(line.format())
             records.append(record)
             errors += record.status != "success"
             if on_result is not None:
@@ -130,15 +185,46 @@ def run_worker(
         status = "error"
         executor.cancel_all()
         if on_finish is not None:
-            _safe(on_finish, {"assignment": assignment, "records": records, "status": status})
+            _safe(
+                on_finish,
+                {"assignment": assignment, "records": records, "status": status, **finish_info},
+            )
         reporter.finish(True, exc if isinstance(exc, Exception) else None)
         raise
     finally:
         executor.shutdown()
+        _upload_log(reporter, log_lines, log_truncated, gzipped=gzipped)
+        if collector is not None:
+            collector.stop()
+            collector.sample()  # upstream's final sample
+            reporter.upload_artifact(
+                kind="system-metrics",
+                content_type="application/x-ndjson",
+                name="metrics.jsonl",
+                body=samples_to_ndjson(collector.samples),
+            )
     if on_finish is not None:
-        on_finish({"assignment": assignment, "records": tuple(records), "status": status})
+        on_finish(
+            {"assignment": assignment, "records": tuple(records), "status": status, **finish_info}
+        )
     reporter.finish(failed=bool(errors))
     return WorkerResult(assignment, tuple(records), status)
+
+
+def _upload_log(
+    reporter: BenchmarkReporter, lines: list[str], truncated: bool, *, gzipped: bool
+) -> None:
+    """The worker's ``log()`` lines as its ``worker.log`` artifact (upstream's
+    ``coordinator.log``), best effort."""
+    if not lines:
+        return
+    text = "\n".join([*lines, *(["... (worker log truncated)"] if truncated else [])]) + "\n"
+    reporter.upload_artifact(
+        kind="coordinator.log",
+        content_type="application/gzip" if gzipped else "text/plain",
+        name="worker.log",
+        body=gzip.compress(text.encode()) if gzipped else text,
+    )
 
 
 def _safe(action: Callable[[Mapping[str, Any]], object], value: Mapping[str, Any]) -> None:
