@@ -553,3 +553,118 @@ def test_run_worker_gzips_its_log_and_rejects_a_negative_metrics_interval(
     assert log["contentType"] == "application/gzip"
     raw = log["content"] if isinstance(log["content"], bytes) else log["content"].encode("latin-1")
     assert gzip.decompress(raw).decode().rstrip("\n").endswith("zipped")
+
+
+def test_run_worker_heartbeats_on_its_interval_while_a_task_runs(
+    loopback_platform: LoopbackPlatform, platform_client: object
+) -> None:
+    import time
+
+    from pytest_benchsdk import run_worker
+
+    run_id = _planned_worker_run(platform_client, tasks=1)
+    seen: list[int] = []
+
+    def task() -> None:
+        # Waits for two heartbeats the worker sends on its own while this task runs (an event,
+        # not a duration: the generous deadline only bounds a broken build).
+        start = len(loopback_platform.calls("heartbeat"))
+        deadline = time.monotonic() + 60
+        while len(loopback_platform.calls("heartbeat")) < start + 2:
+            assert time.monotonic() < deadline, "no periodic heartbeat"
+            time.sleep(0.01)
+        seen.append(len(loopback_platform.calls("heartbeat")) - start)
+
+    result = run_worker(
+        platform_client,  # type: ignore[arg-type]
+        benchmark_slug="qd",
+        run_id=run_id,
+        participant_slug="p1",
+        task=task,
+        heartbeat_interval_ms=20,
+        metrics_interval_ms=0,
+    )
+    assert result.status == "completed"
+    assert seen and seen[0] >= 2
+
+
+def test_run_worker_flushes_batches_and_logs_on_their_intervals(
+    loopback_platform: LoopbackPlatform, platform_client: object
+) -> None:
+    from pytest_benchsdk import run_worker
+
+    run_id = _planned_worker_run(platform_client, tasks=3)
+    result = run_worker(
+        platform_client,  # type: ignore[arg-type]
+        benchmark_slug="qd",
+        run_id=run_id,
+        participant_slug="p1",
+        task=lambda task_index, log: log(f"line {task_index}"),
+        flush_interval_ms=1,
+        log_flush_interval_ms=1,
+        metrics_interval_ms=0,
+    )
+    assert result.assignment is not None
+    batches = loopback_platform.events_for(str(result.assignment["workerId"]))
+    # A partial batch after each of the first two tasks, the last one final.
+    assert [(n, len(batches[n]["records"]), batches[n]["isFinal"]) for n in sorted(batches)] == [
+        (0, 1, False),
+        (1, 1, False),
+        (2, 1, True),
+    ]
+    logs = [a for a in loopback_platform.uploaded_artifacts(run_id) if a["name"] == "worker.log"]
+    texts = [a["content"] if isinstance(a["content"], str) else a["content"].decode() for a in logs]
+    assert [t.strip().rsplit(" ", 1)[-1] for t in texts] == ["0", "1", "2"]
+
+
+def test_run_worker_hands_telemetry_failures_to_on_telemetry_error(
+    loopback_platform: LoopbackPlatform,
+    platform_client: object,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pytest_benchsdk import run_worker
+    from pytest_benchsdk.platform import BenchmarkApiError
+
+    run_id = _planned_worker_run(platform_client, tasks=2)
+    loopback_platform.fault("heartbeat", status=500, times=None)
+    failures: list[tuple[type[BaseException], str]] = []
+    result = run_worker(
+        platform_client,  # type: ignore[arg-type]
+        benchmark_slug="qd",
+        run_id=run_id,
+        participant_slug="p1",
+        task=lambda measure: measure(ms=1),
+        metrics_interval_ms=0,
+        on_telemetry_error=lambda error, kind: failures.append((type(error), kind)),
+    )
+    assert result.status == "completed"
+    assert failures and set(failures) == {(BenchmarkApiError, "heartbeat")}
+    assert "telemetry failure" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ({"flush_interval_ms": 0}, "Benchmark flushIntervalMs must be a positive integer."),
+        ({"heartbeat_interval_ms": 0}, "Benchmark heartbeatIntervalMs must be a positive integer."),
+        (
+            {"log_flush_interval_ms": -1},
+            "Benchmark logFlushIntervalMs must be a non-negative integer.",
+        ),
+    ],
+)
+def test_run_worker_rejects_bad_intervals_with_upstreams_messages(
+    platform_client: object, option: dict[str, int], message: str
+) -> None:
+    from pytest_benchsdk import run_worker
+
+    with pytest.raises(ValueError) as info:
+        run_worker(
+            platform_client,  # type: ignore[arg-type]
+            benchmark_slug="qd",
+            run_id="r",
+            participant_slug="p1",
+            task=lambda: None,
+            **option,  # type: ignore[arg-type]
+        )
+    assert str(info.value) == message

@@ -10,6 +10,8 @@ import gzip
 import inspect
 import os
 import socket
+import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -76,6 +78,10 @@ def run_worker(
     max_log_lines: int | None = None,
     log_compression: str | bool | None = None,
     metrics_interval_ms: int | None = None,
+    flush_interval_ms: int = 30_000,
+    heartbeat_interval_ms: int = 30_000,
+    log_flush_interval_ms: int | None = None,
+    on_telemetry_error: Callable[[BaseException, str], object] | None = None,
 ) -> WorkerResult:
     """Claim a worker of ``participant_slug`` in run ``run_id`` and run its task range
     (upstream ``runWorker``): ``task`` takes the context parameters a bench file's task takes
@@ -90,14 +96,26 @@ def run_worker(
     ``worker.log`` (gzipped with ``log_compression="gzip"``, default
     ``BENCHMARK_LOG_COMPRESSION``), and the system metrics sampled every
     ``metrics_interval_ms`` (default ``BENCHMARK_METRICS_INTERVAL_MS``, else 30000; 0: none)
-    as ``metrics.jsonl``. Nothing to claim: ``assignment`` None and no further request.
-    Upstream's messages for bad options (``ValueError``)."""
+    as ``metrics.jsonl``. While the tasks run: a heartbeat every ``heartbeat_interval_ms``
+    (and after each task), the records queued so far sent when ``flush_interval_ms`` has
+    passed since the last batch, the new log lines uploaded every ``log_flush_interval_ms``
+    (default ``BENCHMARK_LOG_FLUSH_INTERVAL_MS``, else 0: only at the end) — both checked as
+    each task ends. A failed heartbeat, batch, artifact or finish calls
+    ``on_telemetry_error(error, kind)`` (``kind``: ``heartbeat``, ``flush``, ``artifact``,
+    ``finish``) instead of the ``[benchsdk] telemetry failure`` warning. Nothing to claim:
+    ``assignment`` None and no further request. Upstream's messages for bad options
+    (``ValueError``)."""
     if concurrency is not None:
         _positive("concurrency", concurrency)
     _positive("batchSize", batch_size)
     if batch_size > MAX_BATCH_SIZE:
         raise ValueError("Benchmark batchSize must be at most 5000.")
+    _positive("flushIntervalMs", flush_interval_ms)
+    _positive("heartbeatIntervalMs", heartbeat_interval_ms)
     env = os.environ
+    if log_flush_interval_ms is None:
+        log_flush_interval_ms = _env_int(env, "BENCHMARK_LOG_FLUSH_INTERVAL_MS", 0)
+    _non_negative("logFlushIntervalMs", log_flush_interval_ms)
     if metrics_interval_ms is None:
         metrics_interval_ms = _env_int(env, "BENCHMARK_METRICS_INTERVAL_MS", 30_000)
     _non_negative("metricsIntervalMs", metrics_interval_ms)
@@ -148,9 +166,19 @@ def run_worker(
     records: list[TaskRecord] = []
     log_lines: list[str] = []
     log_truncated = False
+    logged = 0
     errors = 0
+    reporter.on_telemetry_error = on_telemetry_error
     reporter.set_progress(done=0, in_flight=min(workers, count), errors=0)
     reporter.heartbeat()
+    # The reporter is used by this thread and by the periodic heartbeat's.
+    lock = threading.Lock()
+    stop = threading.Event()
+    beating = threading.Thread(
+        target=_beat, args=(reporter, lock, stop, heartbeat_interval_ms / 1000), daemon=True
+    )
+    beating.start()
+    last_flush = last_log_flush = time.monotonic()
     collector = SystemMetricsCollector() if metrics_interval_ms > 0 else None
     if collector is not None:
         collector.sample()  # upstream's baseline
@@ -168,21 +196,35 @@ def run_worker(
                 line_level = line.level if line.level in LOG_LEVELS else "info"
                 if LOG_LEVELS.index(line_level) < LOG_LEVELS.index(level):
                     continue
-                if len(log_lines) >= max_log_lines:
+                if logged >= max_log_lines:
                     log_truncated = True
                     continue
+                logged += 1
                 log_lines.append(line.format())
             records.append(record)
             errors += record.status != "success"
             if on_result is not None:
                 on_result(record)
-            reporter.record_result(record.to_wire())
             done = len(records)
-            reporter.set_progress(done=done, in_flight=min(workers, count - done), errors=errors)
-            reporter.heartbeat()
+            now = time.monotonic()
+            with lock:
+                reporter.record_result(record.to_wire())
+                if done < count and now - last_flush >= flush_interval_ms / 1000:
+                    reporter.flush(False)
+                    last_flush = now
+                if log_flush_interval_ms and now - last_log_flush >= log_flush_interval_ms / 1000:
+                    _upload_log(reporter, log_lines, False, gzipped=gzipped)
+                    log_lines = []
+                    last_log_flush = now
+                reporter.set_progress(
+                    done=done, in_flight=min(workers, count - done), errors=errors
+                )
+                reporter.heartbeat()
         status = "failed" if errors else "completed"
     except BaseException as exc:
         status = "error"
+        stop.set()
+        beating.join()
         executor.cancel_all()
         if on_finish is not None:
             _safe(
@@ -192,6 +234,8 @@ def run_worker(
         reporter.finish(True, exc if isinstance(exc, Exception) else None)
         raise
     finally:
+        stop.set()
+        beating.join()
         executor.shutdown()
         _upload_log(reporter, log_lines, log_truncated, gzipped=gzipped)
         if collector is not None:
@@ -209,6 +253,15 @@ def run_worker(
         )
     reporter.finish(failed=bool(errors))
     return WorkerResult(assignment, tuple(records), status)
+
+
+def _beat(
+    reporter: BenchmarkReporter, lock: threading.Lock, stop: threading.Event, interval_s: float
+) -> None:
+    """Upstream's heartbeat interval: the progress every ``interval_s`` while tasks run."""
+    while not stop.wait(interval_s):
+        with lock:
+            reporter.heartbeat()
 
 
 def _upload_log(
