@@ -668,3 +668,25 @@ def test_run_worker_rejects_bad_intervals_with_upstreams_messages(
             **option,  # type: ignore[arg-type]
         )
     assert str(info.value) == message
+
+
+def test_a_participant_whose_pool_is_full_gets_no_done_line(
+    loopback_platform: LoopbackPlatform, tmp_path: Path
+) -> None:
+    runs: list[list[str]] = []
+    for attempt in range(2):
+        lines: list[str] = []
+        run_benchmark(
+            _config(participants=["a"]),
+            lambda measure: measure(ms=1),
+            ["--run-key", "pool-1", "--worker-pool", "1"],
+            base_url=loopback_platform.root_url,
+            api_key=API_KEY,
+            store=tmp_path / f"s{attempt}.sqlite3",
+            write=lines.append,
+        )
+        runs.append(lines)
+    first, second = runs
+    assert "  Done: 2/2 succeeded." in first
+    assert "  Participant: a" in second
+    assert not any(line.startswith("  Done:") or "Task " in line for line in second)

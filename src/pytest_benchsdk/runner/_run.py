@@ -265,6 +265,8 @@ def _run_groups(
             if name not in refused:
                 progress.participant_starts(name)
                 refused[name] = session.admit(file_key, name)
+                if refused[name] is not None:
+                    progress.participant_refused(name)
             if refused[name] is None:
                 admitted.append(member)
         if not admitted:
@@ -321,6 +323,12 @@ class _ProgressLines:
         rule = "=" * 70
         for line in (rule, f"  Participant: {name}", rule):
             self._out(line)
+
+    def participant_refused(self, name: str) -> None:
+        """No iteration of ``name`` runs here (its pool had no worker left; the session said
+        so): no ``Done`` line, as upstream's runner without an assignment."""
+        if self._current == name:
+            self._current = None
 
     def result(self, name: str, wire: Mapping[str, Any]) -> None:
         self._done[name] = self._done.get(name, 0) + 1
