@@ -585,7 +585,8 @@ def test_run_worker_heartbeats_on_its_interval_while_a_task_runs(
         metrics_interval_ms=0,
     )
     assert result.status == "completed"
-    assert seen and seen[0] >= 2
+    assert seen
+    assert seen[0] >= 2
 
 
 def test_run_worker_flushes_batches_and_logs_on_their_intervals(
@@ -638,7 +639,8 @@ def test_run_worker_hands_telemetry_failures_to_on_telemetry_error(
         on_telemetry_error=lambda error, kind: failures.append((type(error), kind)),
     )
     assert result.status == "completed"
-    assert failures and set(failures) == {(BenchmarkApiError, "heartbeat")}
+    assert failures
+    assert set(failures) == {(BenchmarkApiError, "heartbeat")}
     assert "telemetry failure" not in capsys.readouterr().err
 
 
