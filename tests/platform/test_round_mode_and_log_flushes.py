@@ -64,6 +64,8 @@ def test_round_mode_uploads_one_shared_metrics_artifact_before_finishing(
 ) -> None:
     server = loopback_platform
     use_platform(monkeypatch)
+    # No periodic sample within the test (upstream's round mode samples per round only).
+    monkeypatch.setenv("BENCHMARK_METRICS_INTERVAL_MS", "600000")
     pytester.makepyfile(bench_x=ROUND_BENCH)
     pytester.runpytest_inprocess(*bench_args(server))
 
@@ -77,7 +79,8 @@ def test_round_mode_uploads_one_shared_metrics_artifact_before_finishing(
     assert metadata["scope"] == "shared-process"
     assert metadata["participants"] == ["p1", "p2"]
     assert metadata["sizeBytes"] == len(artifact["content"])
-    assert len(list(iter_lines(artifact["content"]))) >= 2  # a baseline and a final sample
+    # Upstream: one baseline, one sample per round (three here) and a final one.
+    assert len(list(iter_lines(artifact["content"]))) == 1 + 3 + 1
     logs = [a for a in server.uploaded_artifacts() if a["kind"] == "coordinator.log"]
     assert sorted(str(a["workerId"]) for a in logs) == sorted(
         str(workers[p]["id"]) for p in ("p1", "p2")

@@ -250,6 +250,12 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     commands.add_parser(
+        "check",
+        help="check a bench file without running it, as upstream bench check "
+        "(pytest-benchsdk check FILE --dry-run)",
+        add_help=False,
+    )
+    commands.add_parser(
         "init",
         help="write a starter benchmark project into DIR (pytest-benchsdk init --help)",
         add_help=False,
@@ -295,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_benchsdk.cli import _platform as platform_cli
 
         return platform_cli.main(args[1:])
-    if args[:1] == ["run"]:
+    if args[:1] in (["run"], ["check"]):
         from pytest_benchsdk import runner
 
         return runner.main(args)

@@ -81,6 +81,18 @@ class BenchmarkReporter:
         self._sequence = 0
         self._progress: dict[str, int] = {}
         self.finished = False
+        #: Upstream's ``onTelemetryError(error, kind)``: called instead of the warning when a
+        #: heartbeat, flush, artifact or finish fails (``kind`` says which).
+        self.on_telemetry_error: Callable[[BaseException, str], object] | None = None
+
+    def _telemetry_failed(self, kind: str, exc: BaseException) -> None:
+        if self.on_telemetry_error is not None:
+            try:
+                self.on_telemetry_error(exc, kind)
+                return
+            except Exception:  # a failing handler must not end the worker: warn instead
+                pass
+        self._warn(f"[benchsdk] telemetry failure ({kind}): {platform_message(exc)}")
 
     @classmethod
     def claim(
@@ -189,7 +201,7 @@ class BenchmarkReporter:
         try:
             self.client.heartbeat(self.benchmark_slug, self.run_id, self.worker_id, body)
         except Exception as exc:
-            self._warn(f"[benchsdk] telemetry failure (heartbeat): {platform_message(exc)}")
+            self._telemetry_failed("heartbeat", exc)
 
     def wait_for_step_ready(
         self,
@@ -239,7 +251,7 @@ class BenchmarkReporter:
             )
             return created
         except Exception as exc:
-            self._warn(f"[benchsdk] telemetry failure (artifact): {platform_message(exc)}")
+            self._telemetry_failed("artifact", exc)
             return None
 
     @property
@@ -268,7 +280,7 @@ class BenchmarkReporter:
                     },
                 )
             except Exception as exc:
-                self._warn(f"[benchsdk] telemetry failure (flush): {platform_message(exc)}")
+                self._telemetry_failed("flush", exc)
                 return False
             del self._pending[: len(batch)]
             self._sequence += 1
@@ -302,7 +314,7 @@ class BenchmarkReporter:
                     self.benchmark_slug, self.run_id, self.worker_id, self.attempt_id
                 )
         except Exception as exc:
-            self._warn(f"[benchsdk] telemetry failure (finish): {platform_message(exc)}")
+            self._telemetry_failed("finish", exc)
 
 
 def claim_benchmark_reporter(**kwargs: Any) -> BenchmarkReporter | None:

@@ -165,6 +165,9 @@ class RunUpload:
         #: Round mode: iterations per participant (upstream's ``schedule.length``).
         self.rounds = rounds
         self._shared_metrics_queued = False
+        self._round_baseline_taken = False
+        #: Round mode: the rounds whose metrics sample is taken (upstream: one per round).
+        self._rounds_sampled = 0
 
     # -- header -----------------------------------------------------------------------------
 
@@ -342,7 +345,10 @@ class RunUpload:
             collector = self._uploader.metrics
             if collector is not None:
                 part.metrics_from = len(collector.samples)
-                collector.sample()
+                # Round mode: one shared collector, one baseline (upstream's first reporter).
+                if not self.round_mode or not self._round_baseline_taken:
+                    collector.sample()
+                    self._round_baseline_taken = True
             part.heartbeat_due = True
         self._heartbeats.add(self, name)
         return claim_key
@@ -417,8 +423,26 @@ class RunUpload:
                     },
                     part.chain,
                 )
+                self._sample_finished_rounds()
             part.heartbeat_due = True
         self._heartbeats.poke()
+
+    def _sample_finished_rounds(self) -> None:
+        """Round mode: one metrics sample when a round is over, i.e. every participant this
+        process runs has its iteration of that round (upstream samples after each round)."""
+        collector = self._uploader.metrics
+        if collector is None:
+            return
+        running = [p for p in self._participants.values() if p.total > 0 and p.refused is None]
+        if not running:
+            return
+        rounds = max(p.total for p in running)
+        while self._rounds_sampled < rounds:
+            next_round = self._rounds_sampled + 1
+            if any(p.done < min(next_round, p.total) for p in running):
+                return
+            collector.sample()
+            self._rounds_sampled = next_round
 
     def log(self, name: str, line: str, level: str = "info") -> None:
         """One ``log()`` line (already formatted), kept if at or above ``BENCHMARK_LOG_LEVEL``;

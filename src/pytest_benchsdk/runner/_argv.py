@@ -27,8 +27,9 @@ USAGE = (
     ' [--worker-pool N]\n      [--benchmark slug] [--name "My benchmark"]\n'
     "      [--iterations N] [--concurrency N] [--stagger-delay-ms N]"
     " [--group-by participant|round]\n"
-    "      [--close-after-ms N] [--no-ingest | --dry-run] [--base-url <url>] [--api-key <key>]\n"
-    "      [--store PATH | --no-store]"
+    "      [--close-after-ms N] [--no-ingest | --dry-run] [--check] [--base-url <url>]\n"
+    "      [--api-key <key>] [--store PATH | --no-store]\n"
+    "  pytest-benchsdk check <bench_file.py> [--base-url <url>] [--api-key <key>]"
 )
 
 
@@ -73,6 +74,7 @@ def parse_cli_args(
     providers: list[str] = []
     custom: dict[str, str] = {}
     unknown: list[str] = []
+    seen: set[str] = set()
     tokens = list(argv)
     index = 0
     while index < len(tokens):
@@ -80,6 +82,7 @@ def parse_cli_args(
         index += 1
         flag, eq, inline = token.partition("=")
         if flag in _VALUE_FLAGS:
+            seen.add(flag)
             value, index = _flag_value(tokens, index, eq, inline)
             _set(fields, providers, flag, value)
         elif flag in ("--no-ingest", "--dry-run") and not eq:
@@ -96,7 +99,8 @@ def parse_cli_args(
                 index += 1
     if unknown:
         raise ValueError(f"Unknown flag(s): {', '.join(unknown)}")
-    if providers:
+    if "--provider" in seen:
+        # Upstream: `--provider ''` selects nobody (`[]`), not everybody.
         fields["providers"] = tuple(providers)
     if fields.get("worker_pool") is not None and not fields.get("run_key"):
         raise ValueError("--worker-pool requires --run-key")

@@ -1,5 +1,6 @@
 """``pytest-benchsdk run <bench_file.py> [upstream flags]`` (also ``python -m pytest_benchsdk
-run``): upstream ``bench run`` for a Python bench file, without pytest. Exit status as
+run``): upstream ``bench run`` for a Python bench file, without pytest; ``check <file>`` and
+``run <file> --check`` / ``--validate``: upstream ``bench check`` (:mod:`._check`). Exit status as
 upstream's: 0 on success and when no participant is available (its message on stdout), 1 for
 anything else (``Benchmark failed: <error>`` on stderr); ours adds 1 for a run that did not
 pass (a threshold, a warning rule, a failure of its session end) and 130 for Ctrl-C."""
@@ -17,6 +18,7 @@ from typing import Any
 
 from pytest_benchsdk._engine.schedule import NoAvailableParticipantsError
 from pytest_benchsdk.runner._argv import USAGE, split_platform_flags
+from pytest_benchsdk.runner._check import CHECK_FLAGS, CheckFailedError, run_check
 from pytest_benchsdk.runner._run import _DEFAULT, run_benchmark
 
 __all__ = ["main"]
@@ -66,9 +68,15 @@ def _import(path: Path) -> ModuleType:
 
 def _run(argv: Sequence[str]) -> int:
     command, *rest = list(argv) or [""]
-    if command != "run" or not rest or rest[0].startswith("-"):
+    if command not in ("run", "check") or not rest or rest[0].startswith("-"):
         raise ValueError(USAGE)
     file, *flags = rest
+    if command == "check" or any(flag in CHECK_FLAGS for flag in flags):
+        # Upstream: `bench run <file> --check|--validate …` is `bench check <file> …`. Ours:
+        # --store / --no-store are accepted and ignored (a check writes nothing).
+        _, flags = _split_store([flag for flag in flags if flag not in CHECK_FLAGS])
+        run_check(file, _import(Path(file)), flags)
+        return 0
     base_url, api_key, flags = split_platform_flags(flags)
     store, flags = _split_store(flags)
     path = Path(file)
@@ -97,7 +105,7 @@ def _run(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``run <file> [flags]``; the exit status (see the module)."""
+    """Run ``run <file> [flags]`` or ``check <file> [flags]``; the exit status (see the module)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[1:2] in (["--help"], ["-h"]):
         print(USAGE)
@@ -121,4 +129,6 @@ def _describe(exc: BaseException) -> str:
     name = type(exc).__name__
     if name == "TaskError":
         return str(exc)
+    if isinstance(exc, CheckFailedError):
+        return f"Error: {exc}"  # upstream's own words, byte for byte
     return f"{name}: {exc}" if str(exc) else name

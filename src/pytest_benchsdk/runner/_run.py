@@ -16,6 +16,7 @@ import attrs
 
 from pytest_benchsdk._analysis.scoring import ScoreResult
 from pytest_benchsdk._base.defaults import DEFAULT_STORE
+from pytest_benchsdk._base.js import js_json
 from pytest_benchsdk._config.models import BenchmarkConfig, Participant, define_benchmark_config
 from pytest_benchsdk._engine.benchfile import BenchIteration, load_bench_file
 from pytest_benchsdk._engine.executor import Executor
@@ -199,15 +200,15 @@ def run_benchmark(
         session.begin([run])
         executor = Executor()
         try:
-            _run_groups(session, executor, run.file_key, schedule, iterations, call)
+            _run_groups(session, executor, run.file_key, schedule, iterations, call, out)
         except KeyboardInterrupt:
             interrupted = True
         finally:
             executor.cancel_all()
             for line in executor.shutdown():
                 out(f"benchsdk: {line}")
-        out("")
         if interrupted:
+            out("")
             out(
                 "benchsdk: interrupted (KeyboardInterrupt): storing what ran, the run is marked "
                 "interrupted."
@@ -245,8 +246,10 @@ def _run_groups(
     schedule: Any,
     iterations: Sequence[BenchIteration],
     call: Callable[..., object],
+    out: Callable[[str], None],
 ) -> None:
-    """Run the iterations group by group, in run order, keeping each record as it comes."""
+    """Run the iterations group by group, in run order, keeping each record as it comes and
+    printing upstream's progress lines (:class:`_ProgressLines`)."""
     run = session.runs[file_key]
     groups: dict[str, list[BenchIteration]] = {}
     for iteration in iterations:
@@ -254,12 +257,16 @@ def _run_groups(
     refused: dict[str, str | None] = {}
     is_async = inspect.iscoroutinefunction(getattr(call, "task", call))
     link = session if session.platform is not None else None
+    progress = _ProgressLines(out, schedule.resolved.group_by, iterations)
     for group_id, members in groups.items():
         admitted = []
         for member in members:
             name = member.participant.name
             if name not in refused:
+                progress.participant_starts(name)
                 refused[name] = session.admit(file_key, name)
+                if refused[name] is not None:
+                    progress.participant_refused(name)
             if refused[name] is None:
                 admitted.append(member)
         if not admitted:
@@ -273,11 +280,92 @@ def _run_groups(
         )
         for member in admitted:
             outcome = run_planned(executor, plan, member.key)
-            session.keep(
-                RecordPayload.of(
-                    file_key, member.participant.name, outcome, session.secrets_of(run)
-                )
+            payload = RecordPayload.of(
+                file_key, member.participant.name, outcome, session.secrets_of(run)
             )
+            session.keep(payload)
+            if not member.slot.warmup:
+                progress.result(member.participant.name, payload.wire)
+    progress.end(refused)
+
+
+class _ProgressLines:
+    """Upstream ``runBenchmark``'s console lines while a run goes (reference §3.3):
+    participant mode, per participant a 70-character ``=`` rule, ``  Participant: <name>``,
+    a rule, a line per result and ``  Done: <ok>/<n> succeeded.``; round mode,
+    ``Interleaving <P> participant(s), <R> round(s) each.``, a line per result and
+    ``  <name>: done.`` (``done (with errors).``) at the end. Warm-ups print nothing."""
+
+    def __init__(
+        self, out: Callable[[str], None], group_by: str, iterations: Sequence[BenchIteration]
+    ) -> None:
+        self._out = out
+        self._round = group_by == "round"
+        self._totals: dict[str, int] = {}
+        for iteration in iterations:
+            if not iteration.slot.warmup:
+                name = iteration.participant.name
+                self._totals[name] = self._totals.get(name, 0) + 1
+        self._current: str | None = None
+        self._ok: dict[str, int] = {}
+        self._done: dict[str, int] = {}
+        out("")  # upstream's blank line after the knobs
+        if self._round and self._totals:
+            rounds = max(self._totals.values())
+            out(f"Interleaving {len(self._totals)} participant(s), {rounds} round(s) each.")
+            out("")
+
+    def participant_starts(self, name: str) -> None:
+        if self._round:
+            return
+        self._close_participant()
+        self._current = name
+        rule = "=" * 70
+        for line in (rule, f"  Participant: {name}", rule):
+            self._out(line)
+
+    def participant_refused(self, name: str) -> None:
+        """No iteration of ``name`` runs here (its pool had no worker left; the session said
+        so): no ``Done`` line, as upstream's runner without an assignment."""
+        if self._current == name:
+            self._current = None
+
+    def result(self, name: str, wire: Mapping[str, Any]) -> None:
+        self._done[name] = self._done.get(name, 0) + 1
+        head = f"  [{name}] Task {int(wire['taskIndex']) + 1}/{self._totals.get(name, 0)}:"
+        data = wire.get("data")
+        if wire.get("status") == "success":
+            self._ok[name] = self._ok.get(name, 0) + 1
+            shown = f" {js_json(data)}" if isinstance(data, Mapping) and data else ""
+            self._out(f"{head} success{shown}")
+            return
+        code = wire.get("errorCode") or "unknown error"
+        detail = None
+        if isinstance(data, Mapping):
+            detail = data.get("errorMessage")
+            if detail is None:
+                detail = data.get("error")
+        suffix = f": {detail}" if isinstance(detail, str) and detail else ""
+        self._out(f"{head} FAILED — {code}{suffix}")
+
+    def _close_participant(self) -> None:
+        name = self._current
+        if name is None:
+            return
+        self._current = None
+        self._out(f"  Done: {self._ok.get(name, 0)}/{self._done.get(name, 0)} succeeded.")
+        self._out("")
+
+    def end(self, refused: Mapping[str, str | None]) -> None:
+        if not self._round:
+            self._close_participant()
+            return
+        for name in self._totals:
+            if refused.get(name) is not None or name not in self._done:
+                continue
+            failed = self._ok.get(name, 0) < self._done[name]
+            self._out(f"  {name}: done{' (with errors)' if failed else ''}.")
+        self._out("")
 
 
 def run_benchmark_worker(
@@ -294,12 +382,17 @@ def run_benchmark_worker(
     stagger_delay_ms: float | None = None,
     group_by: str | None = None,
     no_ingest: bool = False,
+    store: str | os.PathLike[str] | object | None = _DEFAULT,
+    write: Callable[[str], None] | None = None,
+    env: Mapping[str, str] | None = None,
     **run_options: Any,
 ) -> BenchmarkRunResult:
     """Upstream ``runBenchmarkWorker(options)``: a one-participant benchmark built with
     :func:`~pytest_benchsdk.define_benchmark_config` and run by :func:`run_benchmark` with
     ``--run-key``, ``--worker-pool``, ``--close-after-ms`` and ``--dry-run`` (``no_ingest``)
-    as given. ``run_options`` go to :func:`run_benchmark` (``store``, ``env``, ``write`` …)."""
+    as given. ``store``, ``write`` and ``env`` are :func:`run_benchmark`'s (``store=None``:
+    no results store; ``write=lambda line: None``: silence); ``run_options`` go to it too
+    (``base_url``, ``api_key``, ``org``, ``file``)."""
     if isinstance(participant, str):
         participant = Participant(participant)
     elif isinstance(participant, Mapping):
@@ -326,4 +419,4 @@ def run_benchmark_worker(
         argv += ["--close-after-ms", str(close_after_ms)]
     if no_ingest:
         argv.append("--dry-run")
-    return run_benchmark(config, task, argv, **run_options)
+    return run_benchmark(config, task, argv, store=store, write=write, env=env, **run_options)

@@ -1,14 +1,17 @@
 """Upstream's ``runWorker(client, options)``: the loop of a queue-driven worker.
 Claim one worker of a platform run, run the claimed task indices with the plugin's executor
 (the same pool, stagger and step context as every run), send the records in batches with
-heartbeats, then complete or fail the worker. (Upstream also uploads the worker's log and
-system metrics as artifacts; this loop does not: use :meth:`BenchmarkReporter.upload_artifact`
-from ``on_finish`` where they are wanted.)"""
+heartbeats, then complete or fail the worker, and upload the worker's log (``worker.log``) and
+system metrics (``metrics.jsonl``) as artifacts, as upstream does."""
 
 from __future__ import annotations
 
+import gzip
 import inspect
+import os
 import socket
+import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -17,8 +20,9 @@ import attrs
 from pytest_benchsdk._config.models import Participant
 from pytest_benchsdk._engine.executor import Executor, GroupPlan, IterationSpec
 from pytest_benchsdk._engine.plans import context_call
-from pytest_benchsdk.platform import BenchmarkClient, BenchmarkReporter
-from pytest_benchsdk.records import TaskRecord
+from pytest_benchsdk.platform import BenchmarkClient, BenchmarkReporter, SystemMetricsCollector
+from pytest_benchsdk.platform._metrics import samples_to_ndjson
+from pytest_benchsdk.records import LOG_LEVELS, TaskRecord
 
 __all__ = ["WorkerResult", "run_worker"]
 
@@ -33,6 +37,21 @@ class WorkerResult:
     assignment: Mapping[str, Any] | None
     records: tuple[TaskRecord, ...] = ()
     status: str = "completed"
+
+
+def _non_negative(name: str, value: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"Benchmark {name} must be a non-negative integer.")
+    return value
+
+
+def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
+    # Upstream's worker: missing/empty → default; non-integer or negative → default.
+    try:
+        value = int((env.get(name) or "").strip())
+    except ValueError:
+        return default
+    return value if value >= 0 else default
 
 
 def _positive(name: str, value: int) -> int:
@@ -55,20 +74,58 @@ def run_worker(
     batch_size: int = 1000,
     on_result: Callable[[TaskRecord], object] | None = None,
     on_finish: Callable[[Mapping[str, Any]], object] | None = None,
+    log_level: str | None = None,
+    max_log_lines: int | None = None,
+    log_compression: str | bool | None = None,
+    metrics_interval_ms: int | None = None,
+    flush_interval_ms: int = 30_000,
+    heartbeat_interval_ms: int = 30_000,
+    log_flush_interval_ms: int | None = None,
+    on_telemetry_error: Callable[[BaseException, str], object] | None = None,
 ) -> WorkerResult:
     """Claim a worker of ``participant_slug`` in run ``run_id`` and run its task range
     (upstream ``runWorker``): ``task`` takes the context parameters a bench file's task takes
     (``participant``, ``phase``, ``task_index``, ``step``, ``measure``, ``log``, ``bench``).
     Concurrency is the option, else the assignment's ``targetConcurrency``. Each record goes to
     ``on_result`` and the platform (batches of ``batch_size``, at most 5000); then
-    ``on_finish({assignment, records, status})``, and the worker is completed, or failed with
-    ``One or more tasks failed`` when a task failed. Nothing to claim: ``assignment`` None and
-    no further request. Upstream's messages for bad options (``ValueError``)."""
+    ``on_finish({assignment, records, status, client, upload_artifact})`` (``upload_artifact``:
+    the worker's :meth:`BenchmarkReporter.upload_artifact`), and the worker is completed, or
+    failed with ``One or more tasks failed`` when a task failed. Last, the worker's ``log()``
+    lines at or above ``log_level`` (default ``BENCHMARK_LOG_LEVEL``, else ``info``; at most
+    ``max_log_lines``, default ``BENCHMARK_LOG_MAX_LINES``, else 100000) are uploaded as
+    ``worker.log`` (gzipped with ``log_compression="gzip"``, default
+    ``BENCHMARK_LOG_COMPRESSION``), and the system metrics sampled every
+    ``metrics_interval_ms`` (default ``BENCHMARK_METRICS_INTERVAL_MS``, else 30000; 0: none)
+    as ``metrics.jsonl``. While the tasks run: a heartbeat every ``heartbeat_interval_ms``
+    (and after each task), the records queued so far sent when ``flush_interval_ms`` has
+    passed since the last batch, the new log lines uploaded every ``log_flush_interval_ms``
+    (default ``BENCHMARK_LOG_FLUSH_INTERVAL_MS``, else 0: only at the end) — both checked as
+    each task ends. A failed heartbeat, batch, artifact or finish calls
+    ``on_telemetry_error(error, kind)`` (``kind``: ``heartbeat``, ``flush``, ``artifact``,
+    ``finish``) instead of the ``[benchsdk] telemetry failure`` warning. Nothing to claim:
+    ``assignment`` None and no further request. Upstream's messages for bad options
+    (``ValueError``)."""
     if concurrency is not None:
         _positive("concurrency", concurrency)
     _positive("batchSize", batch_size)
     if batch_size > MAX_BATCH_SIZE:
         raise ValueError("Benchmark batchSize must be at most 5000.")
+    _positive("flushIntervalMs", flush_interval_ms)
+    _positive("heartbeatIntervalMs", heartbeat_interval_ms)
+    env = os.environ
+    if log_flush_interval_ms is None:
+        log_flush_interval_ms = _env_int(env, "BENCHMARK_LOG_FLUSH_INTERVAL_MS", 0)
+    _non_negative("logFlushIntervalMs", log_flush_interval_ms)
+    if metrics_interval_ms is None:
+        metrics_interval_ms = _env_int(env, "BENCHMARK_METRICS_INTERVAL_MS", 30_000)
+    _non_negative("metricsIntervalMs", metrics_interval_ms)
+    level = (log_level or env.get("BENCHMARK_LOG_LEVEL") or "info").strip().lower()
+    level = level if level in LOG_LEVELS else "info"
+    if max_log_lines is None:
+        max_log_lines = _env_int(env, "BENCHMARK_LOG_MAX_LINES", 100_000)
+    if log_compression is None:
+        log_compression = (env.get("BENCHMARK_LOG_COMPRESSION") or "").strip().lower() == "gzip"
+    gzipped = log_compression is True or log_compression == "gzip"
     reporter = BenchmarkReporter.claim(
         benchmark_slug=benchmark_slug,
         run_id=run_id,
@@ -107,38 +164,120 @@ def run_worker(
         iterations=specs,
     )
     records: list[TaskRecord] = []
+    log_lines: list[str] = []
+    log_truncated = False
+    logged = 0
     errors = 0
+    reporter.on_telemetry_error = on_telemetry_error
     reporter.set_progress(done=0, in_flight=min(workers, count), errors=0)
     reporter.heartbeat()
+    # The reporter is used by this thread and by the periodic heartbeat's.
+    lock = threading.Lock()
+    stop = threading.Event()
+    beating = threading.Thread(
+        target=_beat, args=(reporter, lock, stop, heartbeat_interval_ms / 1000), daemon=True
+    )
+    beating.start()
+    last_flush = last_log_flush = time.monotonic()
+    collector = SystemMetricsCollector() if metrics_interval_ms > 0 else None
+    if collector is not None:
+        collector.sample()  # upstream's baseline
+        collector.start(metrics_interval_ms / 1000)
+    finish_info = {"client": reporter.client, "upload_artifact": reporter.upload_artifact}
     status = "completed"
     executor = Executor()
     try:
         futures = executor.start_group(plan)
         for spec in specs:
-            record = futures[spec.key].result().record
+            outcome = futures[spec.key].result()
+            record = outcome.record
             executor.release(plan.group_id, spec.key)
+            for line in outcome.logs:
+                line_level = line.level if line.level in LOG_LEVELS else "info"
+                if LOG_LEVELS.index(line_level) < LOG_LEVELS.index(level):
+                    continue
+                if logged >= max_log_lines:
+                    log_truncated = True
+                    continue
+                logged += 1
+                log_lines.append(line.format())
             records.append(record)
             errors += record.status != "success"
             if on_result is not None:
                 on_result(record)
-            reporter.record_result(record.to_wire())
             done = len(records)
-            reporter.set_progress(done=done, in_flight=min(workers, count - done), errors=errors)
-            reporter.heartbeat()
+            now = time.monotonic()
+            with lock:
+                reporter.record_result(record.to_wire())
+                if done < count and now - last_flush >= flush_interval_ms / 1000:
+                    reporter.flush(False)
+                    last_flush = now
+                if log_flush_interval_ms and now - last_log_flush >= log_flush_interval_ms / 1000:
+                    _upload_log(reporter, log_lines, False, gzipped=gzipped)
+                    log_lines = []
+                    last_log_flush = now
+                reporter.set_progress(
+                    done=done, in_flight=min(workers, count - done), errors=errors
+                )
+                reporter.heartbeat()
         status = "failed" if errors else "completed"
     except BaseException as exc:
         status = "error"
+        stop.set()
+        beating.join()
         executor.cancel_all()
         if on_finish is not None:
-            _safe(on_finish, {"assignment": assignment, "records": records, "status": status})
+            _safe(
+                on_finish,
+                {"assignment": assignment, "records": records, "status": status, **finish_info},
+            )
         reporter.finish(True, exc if isinstance(exc, Exception) else None)
         raise
     finally:
+        stop.set()
+        beating.join()
         executor.shutdown()
+        _upload_log(reporter, log_lines, log_truncated, gzipped=gzipped)
+        if collector is not None:
+            collector.stop()
+            collector.sample()  # upstream's final sample
+            reporter.upload_artifact(
+                kind="system-metrics",
+                content_type="application/x-ndjson",
+                name="metrics.jsonl",
+                body=samples_to_ndjson(collector.samples),
+            )
     if on_finish is not None:
-        on_finish({"assignment": assignment, "records": tuple(records), "status": status})
+        on_finish(
+            {"assignment": assignment, "records": tuple(records), "status": status, **finish_info}
+        )
     reporter.finish(failed=bool(errors))
     return WorkerResult(assignment, tuple(records), status)
+
+
+def _beat(
+    reporter: BenchmarkReporter, lock: threading.Lock, stop: threading.Event, interval_s: float
+) -> None:
+    """Upstream's heartbeat interval: the progress every ``interval_s`` while tasks run."""
+    while not stop.wait(interval_s):
+        with lock:
+            reporter.heartbeat()
+
+
+def _upload_log(
+    reporter: BenchmarkReporter, lines: list[str], truncated: bool, *, gzipped: bool
+) -> None:
+    """The worker's ``log()`` lines as its ``worker.log`` artifact (upstream's
+    ``coordinator.log``), best effort."""
+    if not lines:
+        return
+    text = "\n".join([*lines, *(["... (worker log truncated)"] if truncated else [])]) + "\n"
+    reporter.upload_artifact(
+        kind="coordinator.log",
+        content_type="application/gzip" if gzipped else "text/plain",
+        name="worker.log",
+        body=gzip.compress(text.encode()) if gzipped else text,
+    )
 
 
 def _safe(action: Callable[[Mapping[str, Any]], object], value: Mapping[str, Any]) -> None:
