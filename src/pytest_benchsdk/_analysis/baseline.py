@@ -52,7 +52,7 @@ from pytest_benchsdk._analysis.compare import (
 from pytest_benchsdk._analysis.scoring import ScoringSpec, metric_samples
 from pytest_benchsdk._analysis.stats import DEFAULT_TRIM, finite_samples
 from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
-from pytest_benchsdk._base.numbers import change_of_values, change_text
+from pytest_benchsdk._base.numbers import change_of_values, change_text, phase_subject
 from pytest_benchsdk.records import TaskRecord
 
 __all__ = [
@@ -312,7 +312,7 @@ class MetricComparison:
     @property
     def subject(self) -> str:
         """Who the row is about, as the views print it: ``e2b``, or ``e2b · cold``."""
-        return self.participant if self.phase is None else f"{self.participant} · {self.phase}"
+        return phase_subject(self.participant, self.phase)
 
     @property
     def verdict(self) -> str | None:

@@ -25,6 +25,7 @@ from pytest_benchsdk._base.numbers import (
     in_unit,
     is_time_unit,
     percent,
+    phase_subject,
     quantity,
     significant,
     stat_triple,
@@ -243,7 +244,13 @@ def _participant_rows(summary: RunSummary, with_ran: bool) -> list[list[str]]:
             continue
         parts = [(name_cell(p.name), p.ran, p.passed, p.planned, p.latency)]
         parts += [
-            (f"  phase={name_cell(ph.phase)}", ph.ran, ph.passed, ph.planned, ph.latency)
+            (
+                f"  {name_cell(phase_subject(p.name, ph.phase))}",
+                ph.ran,
+                ph.passed,
+                ph.planned,
+                ph.latency,
+            )
             for ph in p.phases
         ]
         for label, ran, passed, planned, latency in parts:
@@ -282,7 +289,7 @@ def _metric_rows(summary: RunSummary, limit: int | None) -> tuple[list[list[str]
                 if pm is not None:
                     rows.append(
                         [
-                            f"  phase={name_cell(ph.phase)}",
+                            f"  {name_cell(phase_subject(p.name, ph.phase))}",
                             label,
                             stats_cell(pm.stats, pm.unit),
                             str(pm.stats.count) if pm.stats is not None else "0",
@@ -360,7 +367,7 @@ def score_rows(table_: ScoreTable) -> list[list[str]]:
         for phase, row in entry.phase_rows:
             cells = [
                 "",
-                f"  phase={name_cell(phase)}",
+                f"  {name_cell(phase_subject(entry.participant, phase))}",
                 "-" if row.skipped else percent(row.success_rate),
             ]
             cells += _metric_cells(row, table_)

@@ -16,6 +16,7 @@ from typing import Final
 import attrs
 
 from pytest_benchsdk._analysis.scoring import ScoringSpec, metric_samples
+from pytest_benchsdk._base.numbers import phase_subject
 from pytest_benchsdk.records import ParticipantRecords
 from pytest_benchsdk.results import (
     LATENCY,
@@ -59,7 +60,7 @@ class Series:
     def label(self) -> str:
         if self.baseline:
             return f"{self.participant} · baseline"
-        return self.participant if self.phase is None else f"{self.participant} · {self.phase}"
+        return phase_subject(self.participant, self.phase)
 
 
 @attrs.frozen

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_benchsdk._base.files import write_atomically
-from pytest_benchsdk._base.numbers import change_text, in_unit
+from pytest_benchsdk._base.numbers import change_text, in_unit, phase_subject
 from pytest_benchsdk._views.text import (
     comparison_legend,
     detectable_cell,
@@ -303,7 +303,7 @@ def _participants(report: RunReport) -> str:
         for ph in p.phases:
             rows.append(
                 [
-                    _td(f"phase {ph.phase}"),
+                    _td(phase_subject(p.name, ph.phase)),
                     _td(f"{ph.passed}/{ph.ran}", num=True),
                     _td(f"{ph.ran}/{ph.planned}", num=True),
                     _stats_td(ph.latency, "ms"),
@@ -338,7 +338,7 @@ def _metrics(report: RunReport) -> str:
                     continue
                 rows.append(
                     [
-                        _td(f"phase {ph.phase}"),
+                        _td(phase_subject(p.name, ph.phase)),
                         _td(m.label),
                         _stats_td(pm.stats, pm.unit),
                         _td(pm.stats.count if pm.stats is not None else 0, num=True),

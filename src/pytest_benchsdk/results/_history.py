@@ -22,6 +22,7 @@ import attrs
 from pytest_benchsdk._analysis.baseline import HistoryKey, history_key
 from pytest_benchsdk._analysis.changepoints import ChangePoint, change_points
 from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
+from pytest_benchsdk._base.numbers import phase_subject
 from pytest_benchsdk.results._model import LATENCY, Knobs, RunStatus, RunSummary
 from pytest_benchsdk.results._stored import stored_status, stored_summary
 from pytest_benchsdk.store import ResultStore, StoredRun
@@ -151,7 +152,7 @@ class HistorySeries:
     @property
     def subject(self) -> str:
         """Who the series is about, as the views print it: ``e2b``, or ``e2b · cold``."""
-        return self.participant if self.phase is None else f"{self.participant} · {self.phase}"
+        return phase_subject(self.participant, self.phase)
 
     def starts(self, change: ChangePoint) -> SeriesPoint:
         """The run where ``change`` starts."""
