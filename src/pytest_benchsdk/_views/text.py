@@ -30,6 +30,7 @@ from pytest_benchsdk._base.numbers import (
     significant,
     stat_triple,
 )
+from pytest_benchsdk._base.percentiles import BEST_TAIL_NOTE
 from pytest_benchsdk.results import (
     HistorySeries,
     Knobs,
@@ -281,7 +282,7 @@ def _metric_rows(summary: RunSummary, limit: int | None) -> tuple[list[list[str]
             hidden += len(unscored) - limit
             unscored = unscored[:limit]
         for m in unscored:
-            label = name_cell(m.label)
+            label = name_cell(m.label) + (" ↑" if m.lower_is_better is False else "")
             count = str(m.stats.count) if m.stats is not None else "0"
             rows.append([name_cell(p.name), label, stats_cell(m.stats, m.unit), count])
             for ph in p.phases:
@@ -345,7 +346,10 @@ def score_rows(table_: ScoreTable) -> list[list[str]]:
     intervals, the interval and how often the participant keeps its rank; ``group_by`` rows
     and phase rows under their participant."""
     header = ["#", "participant", "success"]
-    header += [f"{name_cell(label)} med/p95/p99" for _, _, label in table_.metrics]
+    header += [
+        f"{name_cell(label)}{' ↑' if key in table_.higher_is_better else ''} med/p95/p99"
+        for key, _, label in table_.metrics
+    ]
     header.append("score")
     intervals = table_.level is not None
     if intervals:
@@ -512,7 +516,7 @@ def comparison_legend(comparison: BaselineComparison) -> str | None:
 def comparison_reasons(comparison: BaselineComparison) -> list[str]:
     """Why each puzzling ``unchanged`` row is one (its interval alone would not say so)."""
     return [
-        f"{row.subject} {row.metric} {row.statistic} is unchanged: {row.reason}"
+        f"{row.subject} {row.metric} {row.statistic_label} is unchanged: {row.reason}"
         for row in comparison.rows
         if row.reason
     ]
@@ -557,7 +561,7 @@ def comparison_lines(comparison: BaselineComparison | None, note: str | None) ->
                 [
                     name_cell(row.subject),
                     name_cell(row.metric),
-                    row.statistic,
+                    row.statistic_label,
                     "",
                     "",
                     "",
@@ -574,7 +578,7 @@ def comparison_lines(comparison: BaselineComparison | None, note: str | None) ->
             [
                 name_cell(row.subject),
                 name_cell(row.metric),
-                row.statistic,
+                row.statistic_label,
                 in_unit([c.baseline_statistic], unit, base),
                 in_unit([c.current_statistic], unit, base),
                 change_text(c.change),
@@ -636,6 +640,13 @@ def summary_lines(summary: RunSummary, *, verbose: int = 0) -> list[str]:
                     f"    ({hidden:,} more metrics not listed: -v lists them; --bench-json and "
                     "--bench-markdown have every one)"
                 )
+            # Said once, under the scores, when the scores table has such a metric too.
+            said_below = summary.scores is not None and bool(summary.scores.higher_is_better)
+            ran = summary.ran_participants
+            if not said_below and any(
+                m.lower_is_better is False for p in ran for m in _unscored(p)
+            ):
+                lines.append(f"    ({BEST_TAIL_NOTE})")
         # The implicit "task" step alone is the latency again: no table for it.
         named = any(s.name != "task" for p in summary.ran_participants for s in p.steps)
         if verbose > 0 and named:
@@ -652,6 +663,8 @@ def summary_lines(summary: RunSummary, *, verbose: int = 0) -> list[str]:
                 lines.append("    (n= : tied with the participant above: their intervals overlap)")
             if any(e.rank is None and not e.row.skipped for e in scores.ranking):
                 lines.append("    (- : no iteration passed, nothing to rank)")
+            if scores.higher_is_better:
+                lines.append(f"    ({BEST_TAIL_NOTE})")
         lines.extend(relative_lines(summary))
     lines.extend(threshold_lines(summary))
     lines.extend(warning_lines(summary.warnings))
@@ -715,7 +728,7 @@ def history_lines(history: RunHistory) -> list[str]:
         by_participant.setdefault(series.subject, []).append(series)
     for participant, group in by_participant.items():
         lines.append(f"  {name_cell(participant)}")
-        header = ["run", "started"] + [f"{name_cell(s.label)} {s.statistic}" for s in group]
+        header = ["run", "started"] + [f"{name_cell(s.label)} {s.statistic_label}" for s in group]
         columns: list[dict[str, str]] = []
         # Every time column in one display unit (never 1254 ns beside 0.750 µs): the one that
         # fits the largest column's median; other columns keep their own units.
@@ -746,7 +759,7 @@ def history_lines(history: RunHistory) -> list[str]:
             if any(cell != "-" for cell in cells):
                 rows.append([_short(run.run_id), _when(run.started_at), *cells])
         lines.extend(table(rows, indent="    "))
-        quiet = [f"{name_cell(s.label)} {s.statistic}" for s in group if not s.change_points]
+        quiet = [f"{name_cell(s.label)} {s.statistic_label}" for s in group if not s.change_points]
         found = [(s, c) for s in group for c in s.change_points]
         if found:
             lines.append("    Change points:")
@@ -754,7 +767,7 @@ def history_lines(history: RunHistory) -> list[str]:
                 lines.extend(
                     "    " + line
                     for line in _wrapped(
-                        f"  {name_cell(series.label)} {series.statistic}: "
+                        f"  {name_cell(series.label)} {series.statistic_label}: "
                         f"{change_point_text(series, change)}"
                     )
                 )

@@ -182,7 +182,7 @@ def _verdicts(summary: RunSummary) -> dict[str, list[str]]:
     for row in summary.comparison.rows if summary.comparison is not None else ():
         if row.judged and row.verdict in ("regressed", "improved"):
             out.setdefault(row.participant, []).append(
-                f"{row.metric} {row.statistic} {row.verdict}"
+                f"{row.metric} {row.statistic_label} {row.verdict}"
             )
     return out
 

@@ -23,6 +23,7 @@ from pytest_benchsdk._analysis.baseline import HistoryKey, history_key
 from pytest_benchsdk._analysis.changepoints import ChangePoint, change_points
 from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
 from pytest_benchsdk._base.numbers import phase_subject
+from pytest_benchsdk._base.percentiles import statistic_label
 from pytest_benchsdk.results._model import LATENCY, Knobs, RunStatus, RunSummary
 from pytest_benchsdk.results._stored import stored_status, stored_summary
 from pytest_benchsdk.store import ResultStore, StoredRun
@@ -148,6 +149,12 @@ class HistorySeries:
     @property
     def key(self) -> HistoryKey:
         return history_key(self.participant, self.metric, self.statistic, self.phase)
+
+    @property
+    def statistic_label(self) -> str:
+        """The statistic as the views name it: ``p95 (best 5 %)`` for a higher-is-better
+        metric's best tail, so that a change of it is not read as the worst tail's."""
+        return statistic_label(self.statistic, self.lower_is_better)
 
     @property
     def subject(self) -> str:
