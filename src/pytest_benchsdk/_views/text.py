@@ -642,9 +642,9 @@ def summary_lines(summary: RunSummary, *, verbose: int = 0) -> list[str]:
                 )
             # Said once, under the scores, when the scores table has such a metric too.
             said_below = summary.scores is not None and bool(summary.scores.higher_is_better)
-            ran = summary.ran_participants
+            participants_ran = summary.ran_participants
             if not said_below and any(
-                m.lower_is_better is False for p in ran for m in _unscored(p)
+                m.lower_is_better is False for p in participants_ran for m in _unscored(p)
             ):
                 lines.append(f"    ({BEST_TAIL_NOTE})")
         # The implicit "task" step alone is the latency again: no table for it.
