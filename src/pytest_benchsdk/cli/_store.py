@@ -75,7 +75,9 @@ def cli_store(given: str | None) -> StoreLocation:
     ini = None if given else find_inifile(here)
     if not given and ini is None:
         # As before the ini was read: the relative default, as messages print it.
-        return StoreLocation(Path(DEFAULT_STORE), f"the default, under {here}")
+        return StoreLocation(
+            Path(DEFAULT_STORE), f"the default: no pytest ini file in {here} or above sets one"
+        )
     return resolve_store(
         given,
         flag="--store",
