@@ -251,9 +251,10 @@ def test_on_score_spec_is_used(pytester: pytest.Pytester) -> None:
     assert _composites(run) == {"p1": 25, "p2": 50}
     result.stdout.fnmatch_lines(
         [
-            "    #  participant  success  rate med/p95/p99    score  95% interval  keeps rank",
+            "    #  participant  success  rate ↑ med/p95/p99  score  95% interval  keeps rank",
             "    1  p2           100%     60.0/60.0/60.0 ops  50.00  50.0–50.0     100%",
             "    2  p1           100%     30.0/30.0/30.0 ops  25.00  25.0–25.0     100%",
+            "    (↑ higher is better: p95 and p99 are its best 5 % and 1 % of samples *",
         ]
     )
 
