@@ -267,18 +267,18 @@ def test_the_unscored_metrics_have_phase_rows_in_every_view(pytester: pytest.Pyt
     result.stdout.fnmatch_lines(
         [
             "  Metrics (not scored):",
-            "    participant   metric  med/p95/p99 * n",
-            "    steady        cpu_ms  * 36",
-            "      phase=cold  cpu_ms  * 12",
-            "      phase=warm  cpu_ms  * 24",
+            "    participant *metric  med/p95/p99 * n",
+            "    steady *cpu_ms  * 36",
+            "      steady · cold  cpu_ms  * 12",
+            "      steady · warm  cpu_ms  * 24",
         ]
     )
     markdown = (pytester.path / "out.md").read_text()
     metrics = markdown[markdown.index("**Metrics (not scored)**") :]
-    assert re.search(r"\| ↳ phase `?cold`? \| `?cpu_ms`? \| .* \| 12 \|", metrics), metrics
-    assert re.search(r"\| ↳ phase `?warm`? \| `?cpu_ms`? \| .* \| 24 \|", metrics), metrics
+    assert re.search(r"\| ↳ `?steady · cold`? \| `?cpu_ms`? \| .* \| 12 \|", metrics), metrics
+    assert re.search(r"\| ↳ `?steady · warm`? \| `?cpu_ms`? \| .* \| 24 \|", metrics), metrics
     page = (pytester.path / "out.html").read_text()
     metrics_html = page[page.index("<h4>Metrics (not scored)</h4>") :]
     metrics_html = metrics_html[: metrics_html.index("</table>")]
-    assert re.search(r'<tr class="phase"><td>phase cold</td><td>cpu_ms</td>', metrics_html)
-    assert re.search(r'<tr class="phase"><td>phase warm</td><td>cpu_ms</td>', metrics_html)
+    assert re.search(r'<tr class="phase"><td>steady · cold</td><td>cpu_ms</td>', metrics_html)
+    assert re.search(r'<tr class="phase"><td>steady · warm</td><td>cpu_ms</td>', metrics_html)

@@ -251,9 +251,10 @@ def test_on_score_spec_is_used(pytester: pytest.Pytester) -> None:
     assert _composites(run) == {"p1": 25, "p2": 50}
     result.stdout.fnmatch_lines(
         [
-            "    #  participant  success  rate med/p95/p99    score  95% interval  keeps rank",
+            "    #  participant  success  rate ↑ med/p95/p99  score  95% interval  keeps rank",
             "    1  p2           100%     60.0/60.0/60.0 ops  50.00  50.0–50.0     100%",
             "    2  p1           100%     30.0/30.0/30.0 ops  25.00  25.0–25.0     100%",
+            "    (↑ higher is better: p95 and p99 are its best 5 % and 1 % of samples *",
         ]
     )
 
@@ -713,19 +714,19 @@ def test_scores_on_complete_and_json_read_the_stored_records(pytester: pytest.Py
     for result in (stored_result, memory_result):
         result.stdout.fnmatch_lines(
             [
-                "  participant   success  latency med/p95/p99",
-                "  p1            5/5      *",
-                "    phase=cold  2/2      *",
-                "    phase=warm  3/3      *",
-                "  p2            4/5      *",
-                "    phase=cold  2/2      *",
-                "    phase=warm  2/3      *",
+                "  participant *success  latency med/p95/p99",
+                "  p1   *5/5      *",
+                "    p1 · cold *2/2      *",
+                "    p1 · warm *3/3      *",
+                "  p2   *4/5      *",
+                "    p2 · cold *2/2      *",
+                "    p2 · warm *2/3      *",
                 "  Scores:",
-                "    #   participant   success  value med/p95/p99  score  95% interval*",
-                "    1   p1            100%     12.0/14.0/14.0 ms  87.20  *",
-                "          phase=cold  100%     10.5/11.0/11.0 ms",
-                "          phase=warm  100%     13.0/14.0/14.0 ms",
-                "    2=  p2            80%      11.5/14.0/14.0 ms  70.00  *",
+                "    #   participant *success  value med/p95/p99  score  95% interval*",
+                "    1   p1   *100%     12.0/14.0/14.0 ms  87.20  *",
+                "          p1 · cold *100%     10.5/11.0/11.0 ms",
+                "          p1 · warm *100%     13.0/14.0/14.0 ms",
+                "    2=  p2   *80%      11.5/14.0/14.0 ms  70.00  *",
             ]
         )
 

@@ -67,13 +67,13 @@ def test_phases_get_their_own_rows_under_each_participant(pytester: pytest.Pytes
     latency = [_cells(line) for line in section[start + 1 : start + 7]]
     assert [row[:2] for row in latency] == [
         ["fast", "5/5"],
-        ["phase=cold", "2/2"],
-        ["phase=warm", "3/3"],
+        ["fast · cold", "2/2"],
+        ["fast · warm", "3/3"],
         ["slow", "5/5"],
-        ["phase=cold", "2/2"],
-        ["phase=warm", "3/3"],
+        ["slow · cold", "2/2"],
+        ["slow · warm", "3/3"],
     ]
-    assert section[start + 2].startswith("    phase=cold")
+    assert section[start + 2].startswith("    fast · cold")
     # Scores: upstream's ranked rows unchanged; the phase rows carry the stats of that
     # phase's records alone and no score.
     scores_at = section.index("  Scores:")
@@ -82,11 +82,11 @@ def test_phases_get_their_own_rows_under_each_participant(pytester: pytest.Pytes
     composites = {r["provider"]: r["compositeScore"] for r in run_json["scores"]}
     assert rows == [
         ["1", "fast", "100%", "10.0/40.0/40.0 ms", f"{composites['fast']:.2f}"],
-        ["phase=cold", "100%", "40.0/40.0/40.0 ms"],
-        ["phase=warm", "100%", "10.0/10.0/10.0 ms"],
+        ["fast · cold", "100%", "40.0/40.0/40.0 ms"],
+        ["fast · warm", "100%", "10.0/10.0/10.0 ms"],
         ["2", "slow", "100%", "30.0/120/120 ms", f"{composites['slow']:.2f}"],
-        ["phase=cold", "100%", "120/120/120 ms"],
-        ["phase=warm", "100%", "30.0/30.0/30.0 ms"],
+        ["slow · cold", "100%", "120/120/120 ms"],
+        ["slow · warm", "100%", "30.0/30.0/30.0 ms"],
     ]
     # The composites are upstream's: score() on the same records gives the same numbers.
     weights = {"median": 0.6, "p95": 0.25, "p99": 0.15}

@@ -61,7 +61,7 @@ def _score_order_text(lines: list[str]) -> list[tuple[str, str]]:
         cells = re.split(r"\s{2,}", line.strip())
         if not line.startswith("    ") or line.startswith("    (") or len(cells) < 3:
             break
-        if not cells[0].startswith("phase="):
+        if " · " not in cells[0]:
             rows.append((cells[0], cells[1]))
     return rows
 
@@ -150,8 +150,8 @@ def test_threshold_verdicts_are_in_every_view_with_units(views: dict[str, Any]) 
     assert verdicts["warm-success_rate->=0.5/broken"]["outcome"] == "failed"
     # The threshold's p95 is the number the score table prints for json's cold phase.
     at = next(i for i, line in enumerate(views["terminal"]) if line.startswith("    2  json"))
-    cold_row = next(line for line in views["terminal"][at:] if "phase=cold" in line)
-    triple, unit = cold_row.split()[2], cold_row.split()[3]
+    cold_row = next(line for line in views["terminal"][at:] if "json · cold" in line)
+    triple, unit = cold_row.split()[4], cold_row.split()[5]
     assert f"p95 = {triple.split('/')[1]} {unit}" in message
     for lines in (views["terminal"], views["show"]):
         assert "  Thresholds: 6 passed, 6 failed, 4 skipped" in lines

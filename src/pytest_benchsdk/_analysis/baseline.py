@@ -52,7 +52,8 @@ from pytest_benchsdk._analysis.compare import (
 from pytest_benchsdk._analysis.scoring import ScoringSpec, metric_samples
 from pytest_benchsdk._analysis.stats import DEFAULT_TRIM, finite_samples
 from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
-from pytest_benchsdk._base.numbers import change_of_values, change_text
+from pytest_benchsdk._base.numbers import change_of_values, change_text, phase_subject
+from pytest_benchsdk._base.percentiles import statistic_label
 from pytest_benchsdk.records import TaskRecord
 
 __all__ = [
@@ -312,7 +313,7 @@ class MetricComparison:
     @property
     def subject(self) -> str:
         """Who the row is about, as the views print it: ``e2b``, or ``e2b · cold``."""
-        return self.participant if self.phase is None else f"{self.participant} · {self.phase}"
+        return phase_subject(self.participant, self.phase)
 
     @property
     def verdict(self) -> str | None:
@@ -380,10 +381,17 @@ class MetricComparison:
             )
         return None
 
+    @property
+    def statistic_label(self) -> str:
+        """The statistic as the views name it: ``p95 (best 5 %)`` for a higher-is-better
+        metric's best tail."""
+        lower = None if self.comparison is None else self.comparison.lower_is_better
+        return statistic_label(self.statistic, lower)
+
     def line(self) -> str:
         """One line for people: participant, metric, statistic, baseline → current, change
         and its interval, verdict."""
-        head = f"{self.subject} {self.metric} {self.statistic}"
+        head = f"{self.subject} {self.metric} {self.statistic_label}"
         c = self.comparison
         if c is None:
             return f"{head}: {self.note}"

@@ -301,8 +301,9 @@ def _p99_few_samples(values: Sequence[float], counts: bool) -> str | None:
         return None
     return (
         f"p99 comes from {n} sample(s); below {_P99_MIN_SAMPLES} the nearest-rank p99 is the "
-        f"largest sample, so one slow iteration decides it: run at least {_P99_MIN_SAMPLES} "
-        "iterations, or give p99 no weight (scoring) and judge p95 (thresholds)"
+        "largest sample, so one iteration decides it (the slowest; of a higher-is-better metric, "
+        f"the best): run at least {_P99_MIN_SAMPLES} iterations, or give p99 no weight "
+        "(scoring) and judge p95 (thresholds)"
     )
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "is_time_unit",
     "limit_in_unit",
     "percent",
+    "phase_subject",
     "quantity",
     "row_scale",
     "significant",
@@ -164,3 +165,10 @@ def change_text(change: float) -> str:
     if abs(change) >= 9.9995:
         return f"{change * 100:+.0f}%"
     return f"{change * 100:+.1f}%"
+
+
+def phase_subject(participant: str, phase: str | None) -> str:
+    """Who a row is about, in one form for every view and table: ``e2b``, or ``e2b · cold``
+    for one phase of it (a phase row under its participant too, so that the terminal, Markdown,
+    the report, comparisons, history and warnings all name a phase the same way)."""
+    return participant if phase is None else f"{participant} · {phase}"

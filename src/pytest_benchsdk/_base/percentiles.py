@@ -13,7 +13,30 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["median_positions", "nearest_rank", "percentile_index", "trimmed_range"]
+__all__ = [
+    "BEST_TAIL_NOTE",
+    "median_positions",
+    "nearest_rank",
+    "percentile_index",
+    "statistic_label",
+    "trimmed_range",
+]
+
+#: What the views say under a table with a higher-is-better metric (marked ``↑``).
+BEST_TAIL_NOTE = (
+    "↑ higher is better: p95 and p99 are its best 5 % and 1 % of samples (upstream's scoring), "
+    "not the worst"
+)
+
+
+def statistic_label(statistic: str, lower_is_better: bool | None) -> str:
+    """A statistic's name as the views print it: a higher-is-better metric's ``p95`` and
+    ``p99`` are its BEST samples (the percentiles count from the low end, and upstream's scoring
+    rewards a high p95 there), so they say so (``p95 (best 5 %)``); every other statistic is
+    its bare name. The numbers and the wire format keep upstream's names."""
+    if lower_is_better is False and statistic in ("p95", "p99"):
+        return f"{statistic} (best {100 - int(statistic[1:])} %)"
+    return statistic
 
 
 def percentile_index(p: int, m: int) -> int:

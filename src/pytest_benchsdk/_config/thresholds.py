@@ -36,6 +36,7 @@ import attrs
 
 from pytest_benchsdk._base.js import py_number
 from pytest_benchsdk._base.numbers import in_unit, is_time_unit, limit_in_unit
+from pytest_benchsdk._base.percentiles import statistic_label
 
 __all__ = [
     "LATENCY_KEY",
@@ -130,6 +131,9 @@ class ThresholdVerdict:
     #: For a metric the participant never measured: what it did measure, and the closest
     #: key (a misspelt key reads as a typo, not as a participant that measured nothing).
     hint: str | None = None
+    #: The metric's direction (None: unknown): a higher-is-better metric's p95/p99 are its
+    #: best tail, and the message says so.
+    lower_is_better: bool | None = None
 
     @property
     def outcome(self) -> str:
@@ -145,7 +149,8 @@ class ThresholdVerdict:
         ``memory: insert_ms p95 = 434 µs, threshold < 5000 µs: ok``)."""
         t = self.threshold
         who = self.participant if t.phase is None else f"{self.participant} · {t.phase}"
-        head = f"{who}: {t.metric}" + (f" {t.statistic}" if t.statistic else "")
+        statistic = statistic_label(t.statistic, self.lower_is_better) if t.statistic else ""
+        head = f"{who}: {t.metric}" + (f" {statistic}" if statistic else "")
         reference = self.observed if self.scale is None else self.scale
         limit = f"{t.op} {_limit_text(t.limit, self.unit, reference)}"
         if self.skipped is not None:
@@ -176,6 +181,7 @@ class ThresholdVerdict:
             "outcome": self.outcome,
             "skipped": self.skipped,
             "hint": self.hint,
+            "lowerIsBetter": self.lower_is_better,
             "message": self.message(),
         }
 
@@ -199,6 +205,7 @@ class ThresholdVerdict:
             skipped=data.get("skipped"),
             scale=data.get("scale"),
             hint=data.get("hint"),
+            lower_is_better=data.get("lowerIsBetter"),
         )
 
 

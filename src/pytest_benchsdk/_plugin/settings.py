@@ -18,10 +18,10 @@ from pytest_benchsdk._analysis.hygiene import WARNING_CODES
 from pytest_benchsdk._base.defaults import (
     DEFAULT_NOISE_THRESHOLD,
     DEFAULT_SCORE_RESAMPLES,
-    DEFAULT_STORE,
     DEFAULT_UPLOAD_TIMEOUT_S,
 )
 from pytest_benchsdk._base.redact import redact_url
+from pytest_benchsdk._base.storepath import IniFile, resolve_store
 from pytest_benchsdk._config.thresholds import parse_cli_thresholds
 from pytest_benchsdk._engine.flag_values import (
     parse_group_by,
@@ -84,16 +84,17 @@ class BenchOptions(SessionOptions):
         store_path: Path | None = None
         store_origin = "--bench-store"
         if not opt("bench_no_store"):
-            raw = opt("bench_store")
-            if not raw and config.getini("bench_store"):
-                raw = config.getini("bench_store")
-                store_origin = f"bench_store in {config.inipath or 'the ini file'}"
-            elif not raw:
-                raw = DEFAULT_STORE
-                store_origin = f"the default, {DEFAULT_STORE} under the rootdir"
-            store_path = Path(raw)
-            if not store_path.is_absolute():
-                store_path = config.rootpath / store_path
+            # The CLI finds the ini itself and resolves with the same rule (_base/storepath).
+            ini_dir = config.inipath.parent if config.inipath else config.rootpath
+            location = resolve_store(
+                opt("bench_store"),
+                flag="--bench-store",
+                given_base=config.rootpath,
+                ini=IniFile(ini_dir, config.inipath, str(config.getini("bench_store")).strip()),
+                rootdir=config.rootpath,
+                rootdir_words="the rootdir",
+            )
+            store_path, store_origin = location.path, location.origin
         json_path = _output_path(opt("bench_json"), "--bench-json")
         markdown_path = _output_path(opt("bench_markdown"), "--bench-markdown")
         html_path = _html_path(opt("bench_html"))

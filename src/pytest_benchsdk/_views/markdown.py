@@ -1,11 +1,11 @@
 """The session's runs as GitHub-flavoured Markdown (``--bench-markdown``), for CI job summaries.
 
-Per benchmark, from its :class:`~pytest_benchsdk.results.RunSummary`: knobs, status and the
-platform link, the participants' success and latency, the metrics that are not scored, the
-ranked scores with their intervals, the threshold verdicts, the baseline comparison and the
-run warnings. Compact tables only, so 20 participants stay far below GitHub's 1 MiB
-step-summary limit (and below 64 KB). Every text from a run is escaped: no HTML, no control
-character and no table syntax of a name reaches the page.
+Per benchmark, from its :class:`~pytest_benchsdk.results.RunSummary`, the verdict first:
+knobs, status and the platform link, the ranked scores with their intervals, the baseline
+comparison, the threshold verdicts; then the participants' success and latency, the metrics
+that are not scored and the run warnings. Compact tables only, so 20 participants stay far
+below GitHub's 1 MiB step-summary limit (and below 64 KB). Every text from a run is escaped:
+no HTML, no control character and no table syntax of a name reaches the page.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from pytest_benchsdk._base.numbers import change_text, in_unit
+from pytest_benchsdk._base.numbers import change_text, in_unit, phase_subject
+from pytest_benchsdk._base.percentiles import BEST_TAIL_NOTE
 from pytest_benchsdk._views.text import (
     comparison_legend,
     comparison_reasons,
@@ -64,7 +65,11 @@ def _participant_lines(summary: RunSummary) -> list[str]:
     for p in summary.ran_participants:
         rows.append([cell(p.name), f"{p.passed}/{p.ran}", stats_cell(p.latency, "ms")])
         rows += [
-            [f"↳ phase {cell(ph.phase)}", f"{ph.passed}/{ph.ran}", stats_cell(ph.latency, "ms")]
+            [
+                f"↳ {cell(phase_subject(p.name, ph.phase))}",
+                f"{ph.passed}/{ph.ran}",
+                stats_cell(ph.latency, "ms"),
+            ]
             for ph in p.phases
         ]
     return ["", *_table(["participant", "success", "latency med / p95 / p99"], rows)]
@@ -77,17 +82,22 @@ def _metric_lines(summary: RunSummary) -> list[str]:
             if m.scored:
                 continue
             count = str(m.stats.count if m.stats is not None else 0)
-            rows.append([cell(p.name), cell(m.label), stats_cell(m.stats, m.unit), count])
+            label = cell(m.label) + (" ↑" if m.lower_is_better is False else "")
+            rows.append([cell(p.name), label, stats_cell(m.stats, m.unit), count])
             for ph in p.phases:
                 pm = next((x for x in ph.metrics if x.key == m.key), None)
                 if pm is not None:
                     n = str(pm.stats.count if pm.stats is not None else 0)
-                    label = f"↳ phase {cell(ph.phase)}"
-                    rows.append([label, cell(m.label), stats_cell(pm.stats, pm.unit), n])
+                    label = f"↳ {cell(phase_subject(p.name, ph.phase))}"
+                    rows.append([label, rows[-1][1], stats_cell(pm.stats, pm.unit), n])
     if not rows:
         return []
     head = "**Metrics (not scored)**" if summary.scores is not None else "**Metrics**"
-    return ["", head, "", *_table(["participant", "metric", "med / p95 / p99", "n"], rows)]
+    lines = ["", head, "", *_table(["participant", "metric", "med / p95 / p99", "n"], rows)]
+    ran = summary.ran_participants
+    if any(m.lower_is_better is False and not m.scored for p in ran for m in p.metrics):
+        lines += ["", f"_{cell(BEST_TAIL_NOTE, 300)}_"]
+    return lines
 
 
 def _score_lines(scores: ScoreTable | None) -> list[str]:
@@ -103,6 +113,8 @@ def _score_lines(scores: ScoreTable | None) -> list[str]:
     lines += _table([cell(h, 200) for h in header], escaped)
     if scores.has_ties:
         lines += ["", "_n= : tied with the participant above (their intervals overlap)_"]
+    if scores.higher_is_better:
+        lines += ["", f"_{cell(BEST_TAIL_NOTE, 300)}_"]
     return lines
 
 
@@ -157,7 +169,7 @@ def _comparison_lines(summary: RunSummary) -> list[str]:
                 [
                     cell(row.subject),
                     cell(row.metric),
-                    row.statistic,
+                    row.statistic_label,
                     "",
                     "",
                     "",
@@ -175,7 +187,7 @@ def _comparison_lines(summary: RunSummary) -> list[str]:
             [
                 cell(row.subject),
                 cell(row.metric),
-                row.statistic,
+                row.statistic_label,
                 f"{in_unit([base], unit, base)} → {in_unit([c.current_statistic], unit, base)}",
                 change_text(c.change),
                 f"[{change_text(c.ci_low)}, {change_text(c.ci_high)}]",
@@ -242,15 +254,17 @@ def markdown_summary(summaries: Iterable[RunSummary]) -> str:
         if summary.dashboard_url:
             head += f" · [platform run]({cell(summary.dashboard_url, 500)})"
         lines.append(head)
+        # The verdict first (a job summary is read from the top): the ranking, the comparison
+        # and the thresholds, then the latency and the metrics that are not scored.
+        lines += _score_lines(summary.scores)
+        lines += _relative_lines(summary)
+        lines += _comparison_lines(summary)
+        lines += _threshold_lines(summary)
         if summary.ran_participants:
             lines += _participant_lines(summary)
             lines += _metric_lines(summary)
         else:
             lines += ["", "No participant ran."]
-        lines += _score_lines(summary.scores)
-        lines += _relative_lines(summary)
-        lines += _threshold_lines(summary)
-        lines += _comparison_lines(summary)
         lines += _warning_lines(summary)
         for p in summary.participants:
             if p.skipped is not None:

@@ -25,10 +25,12 @@ from pytest_benchsdk._base.numbers import (
     in_unit,
     is_time_unit,
     percent,
+    phase_subject,
     quantity,
     significant,
     stat_triple,
 )
+from pytest_benchsdk._base.percentiles import BEST_TAIL_NOTE
 from pytest_benchsdk.results import (
     HISTORY_RULE,
     HistorySeries,
@@ -244,7 +246,13 @@ def _participant_rows(summary: RunSummary, with_ran: bool) -> list[list[str]]:
             continue
         parts = [(name_cell(p.name), p.ran, p.passed, p.planned, p.latency)]
         parts += [
-            (f"  phase={name_cell(ph.phase)}", ph.ran, ph.passed, ph.planned, ph.latency)
+            (
+                f"  {name_cell(phase_subject(p.name, ph.phase))}",
+                ph.ran,
+                ph.passed,
+                ph.planned,
+                ph.latency,
+            )
             for ph in p.phases
         ]
         for label, ran, passed, planned, latency in parts:
@@ -275,7 +283,7 @@ def _metric_rows(summary: RunSummary, limit: int | None) -> tuple[list[list[str]
             hidden += len(unscored) - limit
             unscored = unscored[:limit]
         for m in unscored:
-            label = name_cell(m.label)
+            label = name_cell(m.label) + (" ↑" if m.lower_is_better is False else "")
             count = str(m.stats.count) if m.stats is not None else "0"
             rows.append([name_cell(p.name), label, stats_cell(m.stats, m.unit), count])
             for ph in p.phases:
@@ -283,7 +291,7 @@ def _metric_rows(summary: RunSummary, limit: int | None) -> tuple[list[list[str]
                 if pm is not None:
                     rows.append(
                         [
-                            f"  phase={name_cell(ph.phase)}",
+                            f"  {name_cell(phase_subject(p.name, ph.phase))}",
                             label,
                             stats_cell(pm.stats, pm.unit),
                             str(pm.stats.count) if pm.stats is not None else "0",
@@ -339,7 +347,10 @@ def score_rows(table_: ScoreTable) -> list[list[str]]:
     intervals, the interval and how often the participant keeps its rank; ``group_by`` rows
     and phase rows under their participant."""
     header = ["#", "participant", "success"]
-    header += [f"{name_cell(label)} med/p95/p99" for _, _, label in table_.metrics]
+    header += [
+        f"{name_cell(label)}{' ↑' if key in table_.higher_is_better else ''} med/p95/p99"
+        for key, _, label in table_.metrics
+    ]
     header.append("score")
     intervals = table_.level is not None
     if intervals:
@@ -361,7 +372,7 @@ def score_rows(table_: ScoreTable) -> list[list[str]]:
         for phase, row in entry.phase_rows:
             cells = [
                 "",
-                f"  phase={name_cell(phase)}",
+                f"  {name_cell(phase_subject(entry.participant, phase))}",
                 "-" if row.skipped else percent(row.success_rate),
             ]
             cells += _metric_cells(row, table_)
@@ -506,7 +517,7 @@ def comparison_legend(comparison: BaselineComparison) -> str | None:
 def comparison_reasons(comparison: BaselineComparison) -> list[str]:
     """Why each puzzling ``unchanged`` row is one (its interval alone would not say so)."""
     return [
-        f"{row.subject} {row.metric} {row.statistic} is unchanged: {row.reason}"
+        f"{row.subject} {row.metric} {row.statistic_label} is unchanged: {row.reason}"
         for row in comparison.rows
         if row.reason
     ]
@@ -551,7 +562,7 @@ def comparison_lines(comparison: BaselineComparison | None, note: str | None) ->
                 [
                     name_cell(row.subject),
                     name_cell(row.metric),
-                    row.statistic,
+                    row.statistic_label,
                     "",
                     "",
                     "",
@@ -568,7 +579,7 @@ def comparison_lines(comparison: BaselineComparison | None, note: str | None) ->
             [
                 name_cell(row.subject),
                 name_cell(row.metric),
-                row.statistic,
+                row.statistic_label,
                 in_unit([c.baseline_statistic], unit, base),
                 in_unit([c.current_statistic], unit, base),
                 change_text(c.change),
@@ -630,6 +641,13 @@ def summary_lines(summary: RunSummary, *, verbose: int = 0) -> list[str]:
                     f"    ({hidden:,} more metrics not listed: -v lists them; --bench-json and "
                     "--bench-markdown have every one)"
                 )
+            # Said once, under the scores, when the scores table has such a metric too.
+            said_below = summary.scores is not None and bool(summary.scores.higher_is_better)
+            participants_ran = summary.ran_participants
+            if not said_below and any(
+                m.lower_is_better is False for p in participants_ran for m in _unscored(p)
+            ):
+                lines.append(f"    ({BEST_TAIL_NOTE})")
         # The implicit "task" step alone is the latency again: no table for it.
         named = any(s.name != "task" for p in summary.ran_participants for s in p.steps)
         if verbose > 0 and named:
@@ -646,6 +664,8 @@ def summary_lines(summary: RunSummary, *, verbose: int = 0) -> list[str]:
                 lines.append("    (n= : tied with the participant above: their intervals overlap)")
             if any(e.rank is None and not e.row.skipped for e in scores.ranking):
                 lines.append("    (- : no iteration passed, nothing to rank)")
+            if scores.higher_is_better:
+                lines.append(f"    ({BEST_TAIL_NOTE})")
         lines.extend(relative_lines(summary))
     lines.extend(threshold_lines(summary))
     lines.extend(warning_lines(summary.warnings))
@@ -710,7 +730,7 @@ def history_lines(history: RunHistory) -> list[str]:
         by_participant.setdefault(series.subject, []).append(series)
     for participant, group in by_participant.items():
         lines.append(f"  {name_cell(participant)}")
-        header = ["run", "started"] + [f"{name_cell(s.label)} {s.statistic}" for s in group]
+        header = ["run", "started"] + [f"{name_cell(s.label)} {s.statistic_label}" for s in group]
         columns: list[dict[str, str]] = []
         # Every time column in one display unit (never 1254 ns beside 0.750 µs): the one that
         # fits the largest column's median; other columns keep their own units.
@@ -741,7 +761,7 @@ def history_lines(history: RunHistory) -> list[str]:
             if any(cell != "-" for cell in cells):
                 rows.append([_short(run.run_id), _when(run.started_at), *cells])
         lines.extend(table(rows, indent="    "))
-        quiet = [f"{name_cell(s.label)} {s.statistic}" for s in group if not s.change_points]
+        quiet = [f"{name_cell(s.label)} {s.statistic_label}" for s in group if not s.change_points]
         found = [(s, c) for s in group for c in s.change_points]
         if found:
             lines.append("    Change points:")
@@ -749,7 +769,7 @@ def history_lines(history: RunHistory) -> list[str]:
                 lines.extend(
                     "    " + line
                     for line in _wrapped(
-                        f"  {name_cell(series.label)} {series.statistic}: "
+                        f"  {name_cell(series.label)} {series.statistic_label}: "
                         f"{change_point_text(series, change)}"
                     )
                 )

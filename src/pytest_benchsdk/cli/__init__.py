@@ -25,6 +25,7 @@ from pytest_benchsdk._views.exports import EXPORT_FORMATS
 from pytest_benchsdk._views.text import TerminalStream
 from pytest_benchsdk.cli._store import (
     UsageError,
+    cli_store,
     cmd_baseline_list,
     cmd_baseline_rm,
     cmd_baseline_set,
@@ -44,6 +45,11 @@ from pytest_benchsdk.store import StoreError
 __all__ = ["build_parser", "main"]
 
 PROG = "pytest-benchsdk"
+
+STORE_HELP = (
+    "the results store (default: bench_store of the pytest ini file, else "
+    f"{DEFAULT_STORE} under the rootdir; see the docs' CLI reference)"
+)
 
 _EPILOG = """\
 examples:
@@ -79,23 +85,19 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--store",
-        default=DEFAULT_STORE,
-        metavar="PATH",
-        help=f"the results store (default: {DEFAULT_STORE})",
-    )
+    parser.add_argument("--store", default=None, metavar="PATH", help=STORE_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
 
     def command(name: str, help: str, epilog: str) -> argparse.ArgumentParser:
-        return commands.add_parser(
+        parser = commands.add_parser(
             name,
             help=help,
             description=help,
             epilog=f"example:\n  {epilog}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
+        return _with_store_option(parser)
 
     runs = command("runs", "list the stored runs, newest first", "pytest-benchsdk runs --limit 5")
     runs.add_argument("--benchmark", metavar="SLUG", help="only the runs of this benchmark")
@@ -194,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     actions.required = True
     listing = actions.add_parser("list", help="the names, per benchmark, and the runs they name")
     listing.add_argument("--benchmark", metavar="SLUG", help="only this benchmark's names")
-    listing.set_defaults(handler=cmd_baseline_list)
+    _with_store_option(listing).set_defaults(handler=cmd_baseline_list)
     setting = actions.add_parser(
         "set", help="let NAME stand for RUN among its benchmark's runs (moved if it named another)"
     )
@@ -206,11 +208,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="name RUN even when it is not complete (interrupted, a -k or node-id subset): "
         "comparisons with it see only what it ran",
     )
-    setting.set_defaults(handler=cmd_baseline_set)
+    _with_store_option(setting).set_defaults(handler=cmd_baseline_set)
     removing = actions.add_parser("rm", help="forget NAME (of every benchmark, or of one)")
     removing.add_argument("name", metavar="NAME")
     removing.add_argument("--benchmark", metavar="SLUG", help="only this benchmark's NAME")
-    removing.set_defaults(handler=cmd_baseline_rm)
+    _with_store_option(removing).set_defaults(handler=cmd_baseline_rm)
 
     store = command(
         "store",
@@ -226,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="SQLite's integrity check of the store (reads only): exit status 0 when it is "
         "healthy, 1 when it is damaged",
     )
-    checking.set_defaults(handler=cmd_store_check)
+    _with_store_option(checking).set_defaults(handler=cmd_store_check)
     recovering = store_actions.add_parser(
         "recover",
         help="copy what can be read of the store (and of the journals beside it) into a NEW "
@@ -235,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     recovering.add_argument(
         "-o", "--output", required=True, metavar="NEW", help="the new store (must not exist)"
     )
-    recovering.set_defaults(handler=cmd_store_recover)
+    _with_store_option(recovering).set_defaults(handler=cmd_store_recover)
     # Listed for --help only: main() hands these to their own parsers before argparse runs.
     commands.add_parser(
         "platform",
@@ -259,6 +261,18 @@ def build_parser() -> argparse.ArgumentParser:
         "init",
         help="write a starter benchmark project into DIR (pytest-benchsdk init --help)",
         add_help=False,
+    )
+    return parser
+
+
+def _with_store_option(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``parser`` taking ``--store`` after its command too; SUPPRESS keeps one given before
+    the command when none is given after it."""
+    parser.add_argument(
+        "--store",
+        default=argparse.SUPPRESS,
+        metavar="PATH",
+        help="the results store, as --store before the command",
     )
     return parser
 
@@ -295,23 +309,35 @@ def _for_terminal(stream: TextIO) -> TextIO:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
+    # ``--store PATH`` before the command is accepted for every command, so that a shell
+    # alias with it works for all of them; ``platform`` and ``init`` use no store.
+    try:
+        store, after_store = _leading_store(args)
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
     # Three commands with their own parsers, imported only when they run: ``platform`` and
     # ``run`` (upstream bench's commands, which parse their argv as upstream does) and ``init``.
-    if args[:1] == ["platform"]:
+    if after_store[:1] == ["platform"]:
         from pytest_benchsdk.cli import _platform as platform_cli
 
-        return platform_cli.main(args[1:])
-    if args[:1] in (["run"], ["check"]):
+        return platform_cli.main(after_store[1:])
+    if after_store[:1] in (["run"], ["check"]):
         from pytest_benchsdk import runner
 
-        return runner.main(args)
-    if args[:1] == ["init"]:
+        # After the file, so that a --store after it (the more specific one) wins; ``check``
+        # stores nothing.
+        given = ["--store", store] if store is not None and after_store[0] == "run" else []
+        return runner.main([*after_store[:2], *given, *after_store[2:]])
+    if after_store[:1] == ["init"]:
         from pytest_benchsdk.cli import _scaffold
 
-        return _scaffold.main(args[1:])
+        return _scaffold.main(after_store[1:])
     parser = build_parser()
     try:
         namespace = parser.parse_args(args)
+        namespace.store_location = cli_store(namespace.store)
+        namespace.store = namespace.store or str(namespace.store_location.path)
         result: int = namespace.handler(namespace)
     except (UsageError, StoreError) as exc:
         # StoreError: the store failed under a command (found damaged by a read, say).
@@ -322,3 +348,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     return result
+
+
+def _leading_store(args: Sequence[str]) -> tuple[str | None, list[str]]:
+    """The ``--store PATH`` (or ``--store=PATH``) options before the command (the last one
+    wins) and the arguments after them."""
+    store: str | None = None
+    index = 0
+    while index < len(args):
+        flag, eq, inline = args[index].partition("=")
+        if flag != "--store":
+            break
+        if eq:
+            value, index = inline, index + 1
+        elif index + 1 < len(args):
+            value, index = args[index + 1], index + 2
+        else:
+            value, index = "", index + 1
+        if not value:
+            raise UsageError("argument --store: expected one argument")
+        store = value
+    return store, list(args[index:])

@@ -18,6 +18,7 @@ from typing import Any
 from pytest_benchsdk._base.defaults import DEFAULT_STORE
 from pytest_benchsdk._base.files import write_atomically
 from pytest_benchsdk._base.js import js_json
+from pytest_benchsdk._base.storepath import StoreLocation, find_inifile, resolve_store
 from pytest_benchsdk._views.exports import EXPORT_FORMATS, export_text, gab_entries
 from pytest_benchsdk._views.text import (
     comparison_lines,
@@ -66,11 +67,50 @@ class UsageError(Exception):
 # --- helpers -------------------------------------------------------------------------------------
 
 
-def _open_store(path: str, *, create: bool = False) -> ResultStore:
+def cli_store(given: str | None) -> StoreLocation:
+    """The commands' store: ``--store`` (relative to the current directory), else the
+    ``bench_store`` of the ini file pytest would use here, else the default under its rootdir,
+    by the plugin's own rule (:func:`~pytest_benchsdk._base.storepath.resolve_store`)."""
+    here = Path.cwd()
+    ini = None if given else find_inifile(here)
+    if not given and ini is None:
+        # As before the ini was read: the relative default, as messages print it.
+        return StoreLocation(
+            Path(DEFAULT_STORE), f"the default: no pytest ini file in {here} or above sets one"
+        )
+    return resolve_store(
+        given,
+        flag="--store",
+        given_base=here,
+        ini=ini,
+        rootdir=ini.directory if ini else here,
+        rootdir_words=f"the rootdir {ini.directory}" if ini else None,
+    )
+
+
+def _origin(args: argparse.Namespace) -> str | None:
+    location = getattr(args, "store_location", None)
+    return location.origin if isinstance(location, StoreLocation) else None
+
+
+def _missing(path: str, origin: str | None) -> UsageError:
+    if origin and origin != "--store":
+        return UsageError(
+            f"no results store at {path} (the path is {origin}; choose another with --store PATH)"
+        )
+    return UsageError(f"no results store at {path} (--store PATH; default {DEFAULT_STORE})")
+
+
+def _open_run_store(args: argparse.Namespace) -> ResultStore:
+    """The store the command line names (``args.store``)."""
+    return _open_store(args.store, origin=_origin(args))
+
+
+def _open_store(path: str, *, create: bool = False, origin: str | None = None) -> ResultStore:
     """The store at ``path``; one that cannot be written (a read-only file or directory) is
     opened for reading, unless it is to be written (``create``: merge's output)."""
     if not create and not Path(path).is_file():
-        raise UsageError(f"no results store at {path} (--store PATH; default {DEFAULT_STORE})")
+        raise _missing(path, origin)
     try:
         store = ResultStore(path)
     except StoreReadOnlyError as exc:
@@ -123,7 +163,7 @@ def _participant_list(names: Sequence[str], width: int = 40) -> str:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    with _open_store(args.store) as store:
+    with _open_run_store(args) as store:
         runs = store.list_runs(limit=args.limit, benchmark_slug=args.benchmark)
         statuses = {run.run_id: stored_status(store, run) for run in runs}
     if not runs:
@@ -202,7 +242,7 @@ def record_row(participant: str, record: TaskRecord) -> dict[str, str]:
 
 def cmd_export(args: argparse.Namespace) -> int:
     if args.format in EXPORT_FORMATS:
-        with _open_store(args.store) as store:
+        with _open_run_store(args) as store:
             run = resolve_run(store, args.run)
             summary = stored_summary(store, run)
         _write_text(export_text(args.format, [summary]), args.output)
@@ -213,7 +253,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         return 0
-    with _open_store(args.store) as store:
+    with _open_run_store(args) as store:
         run = resolve_run(store, args.run)
         participants = store.participant_records(run.run_id)
     if args.format == "json":
@@ -274,7 +314,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    with _open_store(args.store) as store:
+    with _open_run_store(args) as store:
         base = resolve_run(store, args.base)
         current = resolve_run(store, args.current)
         setup = RunSetup.of(current)
@@ -327,7 +367,7 @@ def show_lines(store: ResultStore, run: StoredRun, *, verbose: int = 0) -> list[
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    with _open_store(args.store) as store:
+    with _open_run_store(args) as store:
         run = resolve_run(store, args.run)
         print("\n".join(show_lines(store, run, verbose=args.verbose)))
     return 0
@@ -349,7 +389,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         from pytest_benchsdk.report import write_report  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         raise UsageError(_REPORT_MISSING) from None
-    with _open_store(args.store) as store:
+    with _open_run_store(args) as store:
         run_ids = [resolve_run(store, ref).run_id for ref in args.runs] or newest_per_benchmark(
             store
         )
@@ -369,7 +409,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_history(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageError(f"--limit expects an integer >= 1 (got {args.limit})")
-    with _open_store(args.store) as store:
+    with _open_run_store(args) as store:
         slugs = list(dict.fromkeys(run.benchmark_slug for run in store.list_runs(limit=1_000_000)))
         if args.benchmark is not None:
             if args.benchmark not in slugs:
@@ -407,7 +447,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_baseline_list(args: argparse.Namespace) -> int:
-    with _open_store(args.store) as store:
+    with _open_run_store(args) as store:
         named = named_baselines(store, args.benchmark)
     if not named:
         print(f"no baseline names in {args.store} (pytest --bench-save NAME, or baseline set)")
@@ -433,7 +473,7 @@ def cmd_baseline_set(args: argparse.Namespace) -> int:
         name = check_baseline_name(args.name)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    with _open_store(args.store) as store:
+    with _open_run_store(args) as store:
         run = resolve_run(store, args.run)
         try:
             line = save_baseline(store, name, run, stored_status(store, run), force=args.force)
@@ -444,7 +484,7 @@ def cmd_baseline_set(args: argparse.Namespace) -> int:
 
 
 def cmd_baseline_rm(args: argparse.Namespace) -> int:
-    with _open_store(args.store) as store:
+    with _open_run_store(args) as store:
         gone = store.delete_baseline(args.name, args.benchmark)
     if not gone:
         which = f" of benchmark {args.benchmark}" if args.benchmark else ""
@@ -456,14 +496,14 @@ def cmd_baseline_rm(args: argparse.Namespace) -> int:
 # --- store check / recover ------------------------------------------------------------------------
 
 
-def _need_file(path: str) -> Path:
+def _need_file(path: str, origin: str | None) -> Path:
     if not Path(path).is_file():
-        raise UsageError(f"no results store at {path} (--store PATH; default {DEFAULT_STORE})")
+        raise _missing(path, origin)
     return Path(path)
 
 
 def cmd_store_check(args: argparse.Namespace) -> int:
-    path = _need_file(args.store)
+    path = _need_file(args.store, _origin(args))
     try:
         found = check_store(path)
     except StoreError as exc:
@@ -492,7 +532,7 @@ def cmd_store_check(args: argparse.Namespace) -> int:
 
 
 def cmd_store_recover(args: argparse.Namespace) -> int:
-    source, target = _need_file(args.store), Path(args.output)
+    source, target = _need_file(args.store, _origin(args)), Path(args.output)
     try:
         done = recover_store(source, target)
     except StoreError as exc:

@@ -16,6 +16,7 @@ from typing import Final
 import attrs
 
 from pytest_benchsdk._analysis.scoring import ScoringSpec, metric_samples
+from pytest_benchsdk._base.numbers import phase_subject
 from pytest_benchsdk.records import ParticipantRecords
 from pytest_benchsdk.results import (
     LATENCY,
@@ -60,7 +61,7 @@ class Series:
     def label(self) -> str:
         if self.baseline:
             return f"{self.participant} · baseline"
-        return self.participant if self.phase is None else f"{self.participant} · {self.phase}"
+        return phase_subject(self.participant, self.phase)
 
 
 @attrs.frozen
@@ -187,7 +188,7 @@ def _verdicts(summary: RunSummary) -> dict[tuple[str, str], list[str]]:
     for row in summary.comparison.rows if summary.comparison is not None else ():
         if row.judged and row.verdict in ("regressed", "improved"):
             out.setdefault((row.participant, row.metric), []).append(
-                f"{row.subject} {row.metric} {row.statistic} {row.verdict}"
+                f"{row.subject} {row.metric} {row.statistic_label} {row.verdict}"
             )
     return out
 

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_benchsdk._base.files import write_atomically
-from pytest_benchsdk._base.numbers import change_text, in_unit, quantity
+from pytest_benchsdk._base.numbers import change_text, in_unit, phase_subject, quantity
+from pytest_benchsdk._base.percentiles import BEST_TAIL_NOTE
 from pytest_benchsdk._views.text import (
     comparison_legend,
     detectable_cell,
@@ -278,6 +279,8 @@ def _scores(report: RunReport) -> str:
         )
     if any(e.rank is None and not e.row.skipped for e in scores.ranking):
         out += '<p class="muted">– : no iteration passed, nothing to rank.</p>'
+    if scores.higher_is_better:
+        out += f'<p class="muted">{_e(BEST_TAIL_NOTE)}.</p>'
     if scores.level is None:
         out += '<p class="muted">No score intervals stored for this run.</p>'
     return out
@@ -309,7 +312,7 @@ def _participants(report: RunReport) -> str:
         for ph in p.phases:
             rows.append(
                 [
-                    _td(f"phase {ph.phase}"),
+                    _td(phase_subject(p.name, ph.phase)),
                     _td(f"{ph.passed}/{ph.ran}", num=True),
                     _td(f"{ph.ran}/{ph.planned}", num=True),
                     _stats_td(ph.latency, "ms"),
@@ -332,7 +335,7 @@ def _metrics(report: RunReport) -> str:
             rows.append(
                 [
                     _td(p.name),
-                    _td(m.label),
+                    _td(m.label + (" ↑" if m.lower_is_better is False else "")),
                     _stats_td(m.stats, m.unit),
                     _td(m.stats.count if m.stats is not None else 0, num=True),
                 ]
@@ -344,8 +347,8 @@ def _metrics(report: RunReport) -> str:
                     continue
                 rows.append(
                     [
-                        _td(f"phase {ph.phase}"),
-                        _td(m.label),
+                        _td(phase_subject(p.name, ph.phase)),
+                        _td(m.label + (" ↑" if m.lower_is_better is False else "")),
                         _stats_td(pm.stats, pm.unit),
                         _td(pm.stats.count if pm.stats is not None else 0, num=True),
                     ]
@@ -355,6 +358,9 @@ def _metrics(report: RunReport) -> str:
         return ""
     head = "Metrics (not scored)" if report.summary.scores is not None else "Metrics"
     table = _table(["participant", "metric", "med/p95/p99", "n"], rows, classes)
+    ran = report.summary.ran_participants
+    if any(m.lower_is_better is False and not m.scored for p in ran for m in p.metrics):
+        table += f'<p class="muted">{_e(BEST_TAIL_NOTE)}.</p>'
     return f"<h4>{head}</h4>" + table
 
 
@@ -452,7 +458,7 @@ def _comparison(report: RunReport) -> str:
     for row in comparison.rows:
         c = row.comparison
         if c is None:
-            cells = [_td(row.subject), _td(row.metric), _td(row.statistic)]
+            cells = [_td(row.subject), _td(row.metric), _td(row.statistic_label)]
             cells += [_td("–"), _td("–"), _td("–"), _td("–"), _td(row.note or "")]
             cells += [_td(""), _td(""), _td("")]
             rows.append(cells)
@@ -464,7 +470,7 @@ def _comparison(report: RunReport) -> str:
             [
                 _td(row.subject),
                 _td(row.metric),
-                _td(row.statistic),
+                _td(row.statistic_label),
                 _td(in_unit([base], unit, base), num=True),
                 _td(in_unit([c.current_statistic], unit, base), num=True),
                 _td(change_text(c.change), num=True),

@@ -151,7 +151,8 @@ def judge_thresholds(
             unit=unit,
             scale=None if stats is None else row_scale([stats.median, stats.p95, stats.p99]),
         )
-        verdicts.append(verdict if hint is None else attrs.evolve(verdict, hint=hint))
+        lower = metric.lower_is_better if metric is not None else None
+        verdicts.append(attrs.evolve(verdict, hint=hint, lower_is_better=lower))
     return verdicts
 
 

@@ -330,4 +330,5 @@ def score_table(
         group_by=group_by,
         dimensions=dict(dimensions or {}),
         level=level,
+        higher_is_better=frozenset(i.key for i in catalog.scored if i.lower_is_better is False),
     )

@@ -22,6 +22,8 @@ import attrs
 from pytest_benchsdk._analysis.baseline import HistoryKey, history_key
 from pytest_benchsdk._analysis.changepoints import ChangePoint, change_points
 from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
+from pytest_benchsdk._base.numbers import phase_subject
+from pytest_benchsdk._base.percentiles import statistic_label
 from pytest_benchsdk.results._model import LATENCY, Knobs, RunStatus, RunSummary
 from pytest_benchsdk.results._stored import stored_status, stored_summary
 from pytest_benchsdk.store import ResultStore, StoredRun
@@ -156,9 +158,15 @@ class HistorySeries:
         return history_key(self.participant, self.metric, self.statistic, self.phase)
 
     @property
+    def statistic_label(self) -> str:
+        """The statistic as the views name it: ``p95 (best 5 %)`` for a higher-is-better
+        metric's best tail, so that a change of it is not read as the worst tail's."""
+        return statistic_label(self.statistic, self.lower_is_better)
+
+    @property
     def subject(self) -> str:
         """Who the series is about, as the views print it: ``e2b``, or ``e2b · cold``."""
-        return self.participant if self.phase is None else f"{self.participant} · {self.phase}"
+        return phase_subject(self.participant, self.phase)
 
     def starts(self, change: ChangePoint) -> SeriesPoint:
         """The run where ``change`` starts."""

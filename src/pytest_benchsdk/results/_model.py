@@ -391,6 +391,9 @@ class ScoreTable:
     group_by: str | None = None
     dimensions: Mapping[str, Any] = attrs.Factory(dict)
     level: float | None = None
+    #: The keys of the scored metrics that are higher-is-better (their p95/p99 are the best
+    #: tail; the views mark them ``↑``).
+    higher_is_better: frozenset[str] = frozenset()
 
     @property
     def has_ties(self) -> bool:
@@ -404,6 +407,7 @@ class ScoreTable:
             "groupBy": self.group_by,
             "dimensions": dict(self.dimensions),
             "level": self.level,
+            "higherIsBetter": sorted(self.higher_is_better),
         }
 
     @classmethod
@@ -419,6 +423,7 @@ class ScoreTable:
             group_by=data.get("groupBy"),
             dimensions=dict(data.get("dimensions") or {}),
             level=data.get("level"),
+            higher_is_better=frozenset(data.get("higherIsBetter") or ()),
         )
 
 

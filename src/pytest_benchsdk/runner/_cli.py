@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from pytest_benchsdk._base.storepath import find_inifile, resolve_store
 from pytest_benchsdk._engine.schedule import NoAvailableParticipantsError
 from pytest_benchsdk.runner._argv import USAGE, split_platform_flags
 from pytest_benchsdk.runner._check import CHECK_FLAGS, CheckFailedError, run_check
@@ -79,6 +80,19 @@ def _run(argv: Sequence[str]) -> int:
         return 0
     base_url, api_key, flags = split_platform_flags(flags)
     store, flags = _split_store(flags)
+    if store is _DEFAULT:
+        # Where `pytest --bench` and `pytest-benchsdk runs` started here would find it.
+        here = Path.cwd()
+        ini = find_inifile(here)
+        if ini is not None:
+            store = resolve_store(
+                None,
+                flag="--store",
+                given_base=here,
+                ini=ini,
+                rootdir=ini.directory,
+                rootdir_words=f"the rootdir {ini.directory}",
+            )
     path = Path(file)
     module = _import(path)
     config: Any = getattr(module, "config", None)

@@ -17,6 +17,7 @@ import attrs
 from pytest_benchsdk._analysis.scoring import ScoreResult
 from pytest_benchsdk._base.defaults import DEFAULT_STORE
 from pytest_benchsdk._base.js import js_json
+from pytest_benchsdk._base.storepath import StoreLocation
 from pytest_benchsdk._config.models import BenchmarkConfig, Participant, define_benchmark_config
 from pytest_benchsdk._engine.benchfile import BenchIteration, load_bench_file
 from pytest_benchsdk._engine.executor import Executor
@@ -92,6 +93,8 @@ def _options(
     if store is _DEFAULT:
         store_path: Path | None = Path(DEFAULT_STORE).absolute()
         origin = f"the default, {DEFAULT_STORE} under the current directory"
+    elif isinstance(store, StoreLocation):  # the run command's, from the ini file
+        store_path, origin = store.path, store.origin
     else:
         store_path = None if store is None else Path(os.fspath(store)).absolute()  # type: ignore[call-overload]
         origin = "store="
