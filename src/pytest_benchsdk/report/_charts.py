@@ -599,7 +599,8 @@ def _history(report: RunReport, metric: str) -> Chart | None:
                     "line": {"width": 2, "color": "#6e40c9"}},
             text=[
                 chart_text(
-                    f"{c.participant} {c.statistic}: {c.change * 100:+.1f}% {c.direction} "
+                    f"{c.participant} {c.label or c.statistic}: {c.change * 100:+.1f}% "
+                    f"{c.direction} "
                     f"from this run ("
                     f"{change_of_values(c.before, c.after, unit)}, "
                     f"p = {c.p_value:.2g})"

@@ -17,6 +17,7 @@ import attrs
 
 from pytest_benchsdk._analysis.scoring import ScoringSpec, metric_samples
 from pytest_benchsdk._base.numbers import phase_subject
+from pytest_benchsdk._base.percentiles import statistic_label
 from pytest_benchsdk.records import ParticipantRecords
 from pytest_benchsdk.results import (
     LATENCY,
@@ -121,6 +122,8 @@ class HistoryChange:
     before: float
     after: float
     p_value: float
+    #: The statistic as the views name it (``p95 (best 5 %)`` of a higher-is-better metric).
+    label: str = ""
 
 
 @attrs.frozen
@@ -256,6 +259,7 @@ def _history(store: ResultStore, run: StoredRun, limit: int) -> HistoryWindow:
             change.before,
             change.after,
             change.p_value,
+            statistic_label(series.statistic, series.lower_is_better),
         )
         for series in found.series
         if series.phase is None
