@@ -149,26 +149,20 @@ class Catalog:
             key: [p.name for p in schedule.config.phases or ()]
             for key, (_, schedule) in self.files.items()
         }
+        there = "; ".join(
+            f"{key}: {', '.join(names) if names else 'no phases'}" for key, names in phases.items()
+        )
         for threshold in self.options.run_args.thresholds:
             if threshold.phase is None or any(threshold.phase in p for p in phases.values()):
                 continue
-            known = "; ".join(
-                f"{key}: {', '.join(names) if names else 'no phases'}"
-                for key, names in phases.items()
-            )
             errors.append(
                 f"--bench-threshold {threshold.metric}: {threshold.expression}: no collected "
-                f"benchmark has the phase {threshold.phase!r} (phases of {known})"
+                f"benchmark has the phase {threshold.phase!r} (phases of {there})"
             )
         for name, _ in self.options.run_args.phase_sizes:
-            if any(name in p for p in phases.values()):
-                continue
-            known = "; ".join(
-                f"{key}: {', '.join(names) if names else 'no phases'}"
-                for key, names in phases.items()
-            )
-            errors.append(
-                f"--bench-phase-iterations {name}: no collected benchmark has the phase "
-                f"{name!r} (phases of {known})"
-            )
+            if not any(name in p for p in phases.values()):
+                errors.append(
+                    f"--bench-phase-iterations {name}: no collected benchmark has the phase "
+                    f"{name!r} (phases of {there})"
+                )
         return errors
