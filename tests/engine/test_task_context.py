@@ -694,9 +694,13 @@ def test_other_exception_record() -> None:
     assert run_async(failing).record.error_code == "ValueError"
 
 
-def test_base_exceptions_propagate_without_a_record() -> None:
+def test_a_ctrl_c_propagates_without_a_record() -> None:
+    from pytest_benchsdk._base.ctrlc import ctrl_c_interrupt
+
+    # A Ctrl-C's KeyboardInterrupt (as the plugin's handler raises it) stops the run, whatever
+    # the process's SIGINT disposition (a background job ignores it).
     def task(ctx: TaskContext) -> None:
-        raise KeyboardInterrupt
+        raise ctrl_c_interrupt()
 
     with pytest.raises(KeyboardInterrupt):
         run_sync(task)
