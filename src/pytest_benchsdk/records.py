@@ -10,8 +10,10 @@ Absent versus null
 Upstream distinguishes a key that is *absent* from one that is present with value ``null``: a
 success record has no ``errorCode`` key, while the implicit ``'task'`` step that the runner adds
 to a record without steps carries ``errorCode: null``. ``firstCommandMs`` may be ``null`` too.
-For the two nullable fields (``error_code`` and ``first_command_ms``) the default is the sentinel
-:data:`ABSENT` (key omitted on the wire) and ``None`` means an explicit JSON ``null``. Every other
+For the two nullable fields (``error_code`` and ``first_command_ms``) the constructor's default
+is the sentinel :data:`ABSENT` (key omitted on the wire) and ``None`` means an explicit JSON
+``null``; read from Python, both read ``None`` when there is no value (``wire_error_code`` and
+``wire_first_command_ms`` keep the distinction). Every other
 optional field uses ``None`` for "absent", because upstream never writes ``null`` there. So
 ``from_wire(to_wire(r)) == r`` and ``to_wire(from_wire(d)) == d`` hold exactly.
 """
@@ -158,10 +160,12 @@ _TASK_KEYS: Final = frozenset(
 class StepRecord:
     """One named, timed step of a task (upstream ``TaskStepRecord``).
 
-    ``error_code`` defaults to :data:`ABSENT` (no ``errorCode`` key); ``None`` writes
-    ``errorCode: null`` as upstream's implicit ``'task'`` step does. The other optional fields
-    are omitted from the wire form when ``None``. ``concurrency`` is the requested number of
-    parallel invocations; ``timeout_ms`` the step's timeout.
+    ``error_code`` reads the step's error code, ``None`` when it has none. Given to the
+    constructor, it defaults to :data:`ABSENT` (no ``errorCode`` key on the wire); ``None``
+    writes ``errorCode: null`` as upstream's implicit ``'task'`` step does
+    (:attr:`wire_error_code` tells the two apart). The other optional fields are omitted from
+    the wire form when ``None``. ``concurrency`` is the requested number of parallel
+    invocations; ``timeout_ms`` the step's timeout.
     """
 
     name: str
@@ -169,10 +173,21 @@ class StepRecord:
     started_at: str | None = None
     completed_at: str | None = None
     latency_ms: float | None = None
-    error_code: str | Absent | None = ABSENT
+    _error_code: str | Absent | None = attrs.field(default=ABSENT, alias="error_code")
     data: JSONObject | None = None
     concurrency: int | None = None
     timeout_ms: float | None = None
+
+    @property
+    def error_code(self) -> str | None:
+        """The step's error code; ``None`` when it has none (no key or ``null`` on the wire)."""
+        return None if self._error_code is ABSENT else self._error_code
+
+    @property
+    def wire_error_code(self) -> str | Absent | None:
+        """``errorCode`` as the wire carries it: :data:`ABSENT` (no key), ``None`` (``null``)
+        or the code."""
+        return self._error_code
 
     def to_wire(self) -> JSONObject:
         """The upstream camelCase JSON object; absent fields are omitted."""
@@ -183,8 +198,8 @@ class StepRecord:
             wire["completedAt"] = self.completed_at
         if self.latency_ms is not None:
             wire["latencyMs"] = self.latency_ms
-        if self.error_code is not ABSENT:
-            wire["errorCode"] = self.error_code
+        if self._error_code is not ABSENT:
+            wire["errorCode"] = self._error_code
         if self.data is not None:
             wire["data"] = dict(self.data)
         if self.concurrency is not None:
@@ -227,9 +242,12 @@ class TaskRecord:
     """The result of one task iteration (upstream ``TaskResultRecord``).
 
     ``task_index`` is the 0-based schedule index; ``status`` is ``'success'`` or ``'error'``.
-    ``error_code`` and ``first_command_ms`` default to :data:`ABSENT` (key omitted; upstream never
-    sets ``firstCommandMs`` and omits ``errorCode`` on success records); ``None`` writes
-    ``null``. ``steps`` and ``data`` are omitted from the wire form when ``None``.
+    ``error_code`` and ``first_command_ms`` read ``None`` when the record has none (a success
+    record has no error code). Given to the constructor, they default to :data:`ABSENT` (key
+    omitted; upstream never sets ``firstCommandMs`` and omits ``errorCode`` on success
+    records); ``None`` writes ``null`` (:attr:`wire_error_code` and
+    :attr:`wire_first_command_ms` tell the two apart). ``steps`` and ``data`` are omitted from
+    the wire form when ``None``.
     """
 
     task_index: int
@@ -237,10 +255,35 @@ class TaskRecord:
     started_at: str | None = None
     completed_at: str | None = None
     latency_ms: float | None = None
-    first_command_ms: float | Absent | None = ABSENT
-    error_code: str | Absent | None = ABSENT
+    _first_command_ms: float | Absent | None = attrs.field(
+        default=ABSENT, alias="first_command_ms"
+    )
+    _error_code: str | Absent | None = attrs.field(default=ABSENT, alias="error_code")
     steps: tuple[StepRecord, ...] | None = attrs.field(default=None, converter=_steps_converter)
     data: JSONObject | None = None
+
+    @property
+    def error_code(self) -> str | None:
+        """The record's error code; ``None`` when it has none (no key or ``null`` on the
+        wire)."""
+        return None if self._error_code is ABSENT else self._error_code
+
+    @property
+    def wire_error_code(self) -> str | Absent | None:
+        """``errorCode`` as the wire carries it: :data:`ABSENT` (no key), ``None`` (``null``)
+        or the code."""
+        return self._error_code
+
+    @property
+    def first_command_ms(self) -> float | None:
+        """``firstCommandMs``; ``None`` when the record has none (upstream never sets it)."""
+        return None if self._first_command_ms is ABSENT else self._first_command_ms
+
+    @property
+    def wire_first_command_ms(self) -> float | Absent | None:
+        """``firstCommandMs`` as the wire carries it: :data:`ABSENT` (no key), ``None``
+        (``null``) or the number."""
+        return self._first_command_ms
 
     def to_wire(self) -> JSONObject:
         """The upstream camelCase JSON object; absent fields are omitted."""
@@ -251,10 +294,10 @@ class TaskRecord:
             wire["completedAt"] = self.completed_at
         if self.latency_ms is not None:
             wire["latencyMs"] = self.latency_ms
-        if self.first_command_ms is not ABSENT:
-            wire["firstCommandMs"] = self.first_command_ms
-        if self.error_code is not ABSENT:
-            wire["errorCode"] = self.error_code
+        if self._first_command_ms is not ABSENT:
+            wire["firstCommandMs"] = self._first_command_ms
+        if self._error_code is not ABSENT:
+            wire["errorCode"] = self._error_code
         if self.steps is not None:
             wire["steps"] = [step.to_wire() for step in self.steps]
         if self.data is not None:

@@ -52,7 +52,8 @@ def test_iso_utc_survives_float_noise_of_millisecond_values() -> None:
 def test_absent_sentinel_is_falsy_and_reads_well() -> None:
     assert not ABSENT
     assert repr(ABSENT) == "ABSENT"
-    assert StepRecord("s", "success").error_code is ABSENT
+    assert StepRecord("s", "success").wire_error_code is ABSENT
+    assert StepRecord("s", "success").error_code is None
     assert (StepRecord("s", "error", error_code="E").error_code or "unknown error") == "E"
     assert (TaskRecord(0, "success").error_code or "unknown error") == "unknown error"
 
@@ -92,7 +93,13 @@ def test_success_record_has_no_error_code_and_first_command_ms_may_be_null() -> 
     assert "errorCode" not in wire
     assert wire["firstCommandMs"] is None
     assert TaskRecord.from_wire(wire) == record
-    assert TaskRecord.from_wire({"taskIndex": 3, "status": "success"}).first_command_ms is ABSENT
+    read = TaskRecord.from_wire({"taskIndex": 3, "status": "success"})
+    assert read.wire_first_command_ms is ABSENT
+    assert read.wire_error_code is ABSENT
+    # From Python, "none" reads None whether the wire had no key or null (issue 34).
+    assert (read.error_code, read.first_command_ms) == (None, None)
+    assert (record.error_code, record.first_command_ms) == (None, None)
+    assert read.to_wire() == {"taskIndex": 3, "status": "success"}
 
 
 def test_wire_key_order_follows_the_upstream_schema() -> None:

@@ -341,7 +341,7 @@ def test_async_step_with_lambda_returning_awaitable_and_timeout_zero_sync_wins()
     assert outcome.error is None, outcome.error
     assert [s.status for s in outcome.record.steps] == ["success"] * 3
     assert outcome.record.steps[2].timeout_ms == 1000
-    assert outcome.record.steps[2].error_code is ABSENT
+    assert outcome.record.steps[2].wire_error_code is ABSENT
 
 
 def test_sync_step_timeout_stops_waiting_and_the_thread_finishes_later() -> None:

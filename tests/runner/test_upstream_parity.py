@@ -385,16 +385,23 @@ def test_check_rejects_what_upstream_rejects(
 def test_two_rounds_give_upstreams_four_metrics_lines(
     loopback_platform: LoopbackPlatform, tmp_path: Path
 ) -> None:
+    import time
+
+    def slow_task(participant: Participant, task_index: int, measure: object) -> None:
+        time.sleep(0.05)  # ten periodic samples' worth
+        _probing_task(participant, task_index, measure)
+
     result = run_benchmark(
         _config(),
-        _probing_task,
+        slow_task,
         ["--group-by", "round"],
         base_url=loopback_platform.root_url,
         api_key=API_KEY,
         store=tmp_path / "s.sqlite3",
         write=lambda line: None,
-        # No periodic sample within the test: only upstream's per-round ones.
-        env={**os.environ, "BENCHMARK_METRICS_INTERVAL_MS": "600000"},
+        # The process samples every 5 ms meanwhile; round mode's artifact holds upstream's
+        # samples only, as upstream's runner has no periodic sampler.
+        env={**os.environ, "BENCHMARK_METRICS_INTERVAL_MS": "5"},
     )
     (metrics,) = [
         a
@@ -446,6 +453,9 @@ def test_run_benchmark_worker_takes_write_and_store(
         (run,) = kept.list_runs()
         (records,) = kept.participant_records(run.run_id)
     assert len(records.records) == 2
+    # A success record has no error code: None from Python, no key on the wire.
+    assert [(r.status, r.error_code) for r in records.records] == [("success", None)] * 2
+    assert all("errorCode" not in r.to_wire() for r in records.records)
     # Upstream's own test of runBenchmarkWorker (reference §9.3).
     (create,) = loopback_platform.calls("create_run")
     assert create.json["runKey"] == "ci-123"
@@ -642,6 +652,120 @@ def test_run_worker_hands_telemetry_failures_to_on_telemetry_error(
     assert failures
     assert set(failures) == {(BenchmarkApiError, "heartbeat")}
     assert "telemetry failure" not in capsys.readouterr().err
+
+
+def _pooled_worker_run(client: object, workers: int) -> str:
+    client.upsert_benchmark("qd", {"name": "Queue driven"})  # type: ignore[attr-defined]
+    run = client.create_run("qd", {"config": {"iterations": workers}})  # type: ignore[attr-defined]
+    run_id = str(run["run"]["id"]) if "run" in run else str(run["id"])
+    client.upsert_participant(  # type: ignore[attr-defined]
+        "qd", run_id, "p1", {"totalTasks": workers, "workerCount": workers}
+    )
+    client.plan_workers(  # type: ignore[attr-defined]
+        "qd", run_id, "p1", {"workerCount": workers, "targetConcurrency": 1}
+    )
+    return run_id
+
+
+def test_run_workers_of_one_pool_meet_at_a_poll_step(
+    loopback_platform: LoopbackPlatform, platform_client: object
+) -> None:
+    """Two workers of one participant, each in its own thread as on two machines: neither
+    passes a ``readiness="poll"`` step before the platform says both have reached it."""
+    import json
+    import threading
+
+    from pytest_benchsdk import run_worker
+
+    run_id = _pooled_worker_run(platform_client, workers=2)
+    arrived: list[int] = []
+    passed: list[tuple[int, int]] = []
+    lock = threading.Lock()
+
+    def task(task_index: int, step: object) -> None:
+        with lock:
+            arrived.append(task_index)
+
+        def through() -> None:
+            with lock:
+                passed.append((task_index, len(arrived)))
+
+        step("meet", through, readiness="poll", ready_timeout_ms=60_000)  # type: ignore[operator]
+
+    results: list[object] = []
+
+    def worker() -> None:
+        results.append(
+            run_worker(
+                platform_client,  # type: ignore[arg-type]
+                benchmark_slug="qd",
+                run_id=run_id,
+                participant_slug="p1",
+                task=task,
+                ready_poll_interval_ms=20,
+                metrics_interval_ms=0,
+            )
+        )
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert [r.status for r in results] == ["completed", "completed"]  # type: ignore[attr-defined]
+    # Each passed the step only once both had arrived at it.
+    assert sorted(n for _, n in passed) == [2, 2]
+    beats = [json.loads(c.body) for c in loopback_platform.calls("heartbeat")]
+    assert any(
+        b.get("currentStep") == "meet"
+        and {"step": "meet", "active": 1, "target": 1} in b.get("concurrency", [])
+        for b in beats
+    )
+
+
+def test_run_worker_asks_whether_a_step_is_ready_every_ready_poll_interval_ms(
+    loopback_platform: LoopbackPlatform, platform_client: object
+) -> None:
+    """One of two planned workers runs: its poll step is never ready, and it asks on the
+    worker's interval until the step's own ready timeout."""
+    from pytest_benchsdk import run_worker
+
+    run_id = _pooled_worker_run(platform_client, workers=2)
+    with pytest.raises(ValueError) as info:
+        run_worker(
+            platform_client,  # type: ignore[arg-type]
+            benchmark_slug="qd",
+            run_id=run_id,
+            participant_slug="p1",
+            task=lambda: None,
+            ready_poll_interval_ms=0,
+        )
+    assert str(info.value) == "Benchmark readyPollIntervalMs must be a positive number (got 0)."
+
+    def task(step: object) -> None:
+        step("meet", lambda: None, readiness="poll", ready_timeout_ms=1500)  # type: ignore[operator]
+
+    before = len(loopback_platform.calls("progress"))
+    result = run_worker(
+        platform_client,  # type: ignore[arg-type]
+        benchmark_slug="qd",
+        run_id=run_id,
+        participant_slug="p1",
+        task=task,
+        ready_poll_interval_ms=50,
+        metrics_interval_ms=0,
+    )
+    polls = len(loopback_platform.calls("progress")) - before
+    (record,) = result.records
+    assert record.status == "error"
+    assert record.error_code == "step_ready_timeout"
+    assert [(st.name, st.status) for st in record.steps or ()] == [("meet", "error")]
+    (log,) = loopback_platform.uploaded_artifacts(run_id)
+    text = log["content"] if isinstance(log["content"], str) else log["content"].decode()
+    assert 'Timed out waiting for benchmark step "meet" to become ready.' in text
+    # Upstream's default (1000 ms) asks twice in 1.5 s; 50 ms asks about 30 times (a loaded
+    # machine answers slower, hence the margin).
+    assert polls >= 5
 
 
 @pytest.mark.parametrize(

@@ -19,10 +19,12 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Final, Protocol
 
-__all__ = ["MAX_SAMPLES", "Barrier", "StepCoordination"]
+__all__ = ["DEFAULT_READY_POLL_INTERVAL_MS", "MAX_SAMPLES", "Barrier", "StepCoordination"]
 
 #: Upstream's client-side limit of concurrency samples per heartbeat.
 MAX_SAMPLES: Final = 20
+#: How often a ``readiness="poll"`` step asks whether its step is ready (upstream: 1000 ms).
+DEFAULT_READY_POLL_INTERVAL_MS: Final = 1000.0
 
 
 class Barrier(Protocol):
@@ -43,7 +45,8 @@ class StepCoordination:
     worker's concurrency). ``barrier``: the platform's barrier, or ``None`` when there is no
     platform to ask (dry run, local only, xdist workers): a ``readiness="poll"`` step then
     proceeds at once. ``on_change``: called after every step start and end (the heartbeat
-    sender coalesces).
+    sender coalesces). ``ready_poll_interval_ms``: how often a ``readiness="poll"`` step without
+    its own ``ready_poll_interval_ms`` asks the platform (upstream's worker option, 1000 ms).
     """
 
     def __init__(
@@ -52,9 +55,11 @@ class StepCoordination:
         *,
         barrier: Barrier | None = None,
         on_change: Callable[[], None] | None = None,
+        ready_poll_interval_ms: float = DEFAULT_READY_POLL_INTERVAL_MS,
     ) -> None:
         self.concurrency = max(1, int(concurrency))
         self.barrier = barrier
+        self.ready_poll_interval_ms = float(ready_poll_interval_ms)
         self._on_change = on_change
         self._lock = threading.Lock()
         # step -> [active invocations, target]; insertion order breaks ties in the samples.

@@ -186,6 +186,21 @@ class BenchmarkReporter:
         if len(self._pending) >= self.batch_size:
             self.flush(False)
 
+    def heartbeat_body(
+        self,
+        *,
+        current_step: str | None = None,
+        concurrency: Sequence[Mapping[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """The body of the next heartbeat: the attempt, the progress counters and, when given,
+        the current step and the step samples."""
+        body: dict[str, Any] = {"attemptId": self.attempt_id, **self._progress}
+        if current_step is not None:
+            body["currentStep"] = current_step
+        if concurrency is not None:
+            body["concurrency"] = [dict(sample) for sample in concurrency]
+        return body
+
     def heartbeat(
         self,
         *,
@@ -193,11 +208,7 @@ class BenchmarkReporter:
         concurrency: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         """Send a heartbeat with the progress counters; a failure is a telemetry warning."""
-        body: dict[str, Any] = {"attemptId": self.attempt_id, **self._progress}
-        if current_step is not None:
-            body["currentStep"] = current_step
-        if concurrency is not None:
-            body["concurrency"] = [dict(sample) for sample in concurrency]
+        body = self.heartbeat_body(current_step=current_step, concurrency=concurrency)
         try:
             self.client.heartbeat(self.benchmark_slug, self.run_id, self.worker_id, body)
         except Exception as exc:

@@ -168,6 +168,9 @@ class RunUpload:
         self._round_baseline_taken = False
         #: Round mode: the rounds whose metrics sample is taken (upstream: one per round).
         self._rounds_sampled = 0
+        #: Round mode: the samples upstream's shared collector takes (a baseline, one per
+        #: round, a final one), not the process's periodic ones.
+        self._round_samples: list[dict[str, Any]] = []
 
     # -- header -----------------------------------------------------------------------------
 
@@ -346,8 +349,10 @@ class RunUpload:
             if collector is not None:
                 part.metrics_from = len(collector.samples)
                 # Round mode: one shared collector, one baseline (upstream's first reporter).
-                if not self.round_mode or not self._round_baseline_taken:
+                if not self.round_mode:
                     collector.sample()
+                elif not self._round_baseline_taken:
+                    self._round_samples.append(collector.sample())
                     self._round_baseline_taken = True
             part.heartbeat_due = True
         self._heartbeats.add(self, name)
@@ -441,7 +446,7 @@ class RunUpload:
             next_round = self._rounds_sampled + 1
             if any(p.done < min(next_round, p.total) for p in running):
                 return
-            collector.sample()
+            self._round_samples.append(collector.sample())
             self._rounds_sampled = next_round
 
     def log(self, name: str, line: str, level: str = "info") -> None:
@@ -561,9 +566,9 @@ class RunUpload:
         collector = self._uploader.metrics
         if collector is not None and started and not self._shared_metrics_queued:
             self._shared_metrics_queued = True
-            collector.sample()
+            self._round_samples.append(collector.sample())
             first = started[0]
-            samples = collector.samples[min(p.metrics_from for p in started) :]
+            samples = self._round_samples
             self._put(
                 first,
                 "artifact",

@@ -17,10 +17,12 @@ from typing import Any
 
 import attrs
 
+from pytest_benchsdk._base.coordination import DEFAULT_READY_POLL_INTERVAL_MS, StepCoordination
 from pytest_benchsdk._config.models import Participant
 from pytest_benchsdk._engine.executor import Executor, GroupPlan, IterationSpec
 from pytest_benchsdk._engine.plans import context_call
 from pytest_benchsdk.platform import BenchmarkClient, BenchmarkReporter, SystemMetricsCollector
+from pytest_benchsdk.platform._barrier import PoolBarrier
 from pytest_benchsdk.platform._metrics import samples_to_ndjson
 from pytest_benchsdk.records import LOG_LEVELS, TaskRecord
 
@@ -80,6 +82,7 @@ def run_worker(
     metrics_interval_ms: int | None = None,
     flush_interval_ms: int = 30_000,
     heartbeat_interval_ms: int = 30_000,
+    ready_poll_interval_ms: float = DEFAULT_READY_POLL_INTERVAL_MS,
     log_flush_interval_ms: int | None = None,
     on_telemetry_error: Callable[[BaseException, str], object] | None = None,
 ) -> WorkerResult:
@@ -97,12 +100,16 @@ def run_worker(
     ``BENCHMARK_LOG_COMPRESSION``), and the system metrics sampled every
     ``metrics_interval_ms`` (default ``BENCHMARK_METRICS_INTERVAL_MS``, else 30000; 0: none)
     as ``metrics.jsonl``. While the tasks run: a heartbeat every ``heartbeat_interval_ms``
-    (and after each task), the records queued so far sent when ``flush_interval_ms`` has
+    (and on every step's start and end, coalesced, and after each task: the progress and the
+    active steps), the records queued so far sent when ``flush_interval_ms`` has
     passed since the last batch, the new log lines uploaded every ``log_flush_interval_ms``
     (default ``BENCHMARK_LOG_FLUSH_INTERVAL_MS``, else 0: only at the end) — both checked as
     each task ends. A failed heartbeat, batch, artifact or finish calls
     ``on_telemetry_error(error, kind)`` (``kind``: ``heartbeat``, ``flush``, ``artifact``,
-    ``finish``) instead of the ``[benchsdk] telemetry failure`` warning. Nothing to claim:
+    ``finish``) instead of the ``[benchsdk] telemetry failure`` warning. A
+    ``step(..., readiness="poll")`` waits until the platform says every worker of the
+    participant has reached the step, asking every ``ready_poll_interval_ms`` (default 1000)
+    unless the step names its own. Nothing to claim:
     ``assignment`` None and no further request. Upstream's messages for bad options
     (``ValueError``)."""
     if concurrency is not None:
@@ -112,6 +119,15 @@ def run_worker(
         raise ValueError("Benchmark batchSize must be at most 5000.")
     _positive("flushIntervalMs", flush_interval_ms)
     _positive("heartbeatIntervalMs", heartbeat_interval_ms)
+    if (
+        not isinstance(ready_poll_interval_ms, (int, float))
+        or isinstance(ready_poll_interval_ms, bool)
+        or not 0 < ready_poll_interval_ms < float("inf")
+    ):
+        raise ValueError(
+            "Benchmark readyPollIntervalMs must be a positive number "
+            f"(got {ready_poll_interval_ms!r})."
+        )
     env = os.environ
     if log_flush_interval_ms is None:
         log_flush_interval_ms = _env_int(env, "BENCHMARK_LOG_FLUSH_INTERVAL_MS", 0)
@@ -142,6 +158,16 @@ def run_worker(
     _positive("concurrency", workers)
     who = participant if participant is not None else Participant(participant_slug)
     call = context_call(task, f"run_worker task of {participant_slug}")
+    # The reporter is used by this thread, the heartbeat thread and readiness waits.
+    lock = threading.Lock()
+    heartbeats = _Heartbeats(reporter, lock, heartbeat_interval_ms / 1000)
+    coordination = StepCoordination(
+        workers,
+        barrier=PoolBarrier(heartbeats, participant_slug, reporter.client),
+        on_change=heartbeats.poke,
+        ready_poll_interval_ms=ready_poll_interval_ms,
+    )
+    heartbeats.coordination = coordination
     start, count = reporter.task_index_start, reporter.task_count
     specs = [
         IterationSpec(
@@ -153,6 +179,7 @@ def run_worker(
             ordinal=ordinal,
             invoke=call,
             is_async=inspect.iscoroutinefunction(task),
+            coordination=coordination,
         )
         for ordinal, index in enumerate(range(start, start + count))
     ]
@@ -170,14 +197,8 @@ def run_worker(
     errors = 0
     reporter.on_telemetry_error = on_telemetry_error
     reporter.set_progress(done=0, in_flight=min(workers, count), errors=0)
-    reporter.heartbeat()
-    # The reporter is used by this thread and by the periodic heartbeat's.
-    lock = threading.Lock()
-    stop = threading.Event()
-    beating = threading.Thread(
-        target=_beat, args=(reporter, lock, stop, heartbeat_interval_ms / 1000), daemon=True
-    )
-    beating.start()
+    heartbeats.send()
+    heartbeats.start()
     last_flush = last_log_flush = time.monotonic()
     collector = SystemMetricsCollector() if metrics_interval_ms > 0 else None
     if collector is not None:
@@ -219,12 +240,11 @@ def run_worker(
                 reporter.set_progress(
                     done=done, in_flight=min(workers, count - done), errors=errors
                 )
-                reporter.heartbeat()
+            heartbeats.send()
         status = "failed" if errors else "completed"
     except BaseException as exc:
         status = "error"
-        stop.set()
-        beating.join()
+        heartbeats.stop()
         executor.cancel_all()
         if on_finish is not None:
             _safe(
@@ -234,8 +254,7 @@ def run_worker(
         reporter.finish(True, exc if isinstance(exc, Exception) else None)
         raise
     finally:
-        stop.set()
-        beating.join()
+        heartbeats.stop()
         executor.shutdown()
         _upload_log(reporter, log_lines, log_truncated, gzipped=gzipped)
         if collector is not None:
@@ -255,13 +274,63 @@ def run_worker(
     return WorkerResult(assignment, tuple(records), status)
 
 
-def _beat(
-    reporter: BenchmarkReporter, lock: threading.Lock, stop: threading.Event, interval_s: float
-) -> None:
-    """Upstream's heartbeat interval: the progress every ``interval_s`` while tasks run."""
-    while not stop.wait(interval_s):
-        with lock:
-            reporter.heartbeat()
+class _Heartbeats:
+    """The worker's heartbeats, as upstream sends them: the progress and the active steps every
+    ``interval_s`` while tasks run, and on every step start and end (coalesced: changes while
+    one is being sent send one more). Also what the readiness barrier reads (a session's
+    ``RunUpload`` plays that part there)."""
+
+    def __init__(self, reporter: BenchmarkReporter, lock: threading.Lock, interval_s: float):
+        self._reporter = reporter
+        self._lock = lock
+        self._interval_s = interval_s
+        self._wake = threading.Event()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+        self.coordination: StepCoordination | None = None
+
+    @property
+    def slug(self) -> str:
+        return self._reporter.benchmark_slug
+
+    def _steps(self) -> tuple[str | None, list[dict[str, Any]] | None]:
+        if self.coordination is None:
+            return None, None
+        samples = self.coordination.samples()
+        return (samples[0]["step"] if samples else None), samples
+
+    def heartbeat_body(self, name: str) -> tuple[str, str, dict[str, Any]]:
+        current, samples = self._steps()
+        with self._lock:
+            body = self._reporter.heartbeat_body(current_step=current, concurrency=samples)
+        return self._reporter.run_id, self._reporter.worker_id, body
+
+    def send(self) -> None:
+        current, samples = self._steps()
+        with self._lock:
+            self._reporter.heartbeat(current_step=current, concurrency=samples)
+
+    def poke(self) -> None:
+        self._wake.set()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, daemon=True, name="benchsdk-heartbeat")
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait(self._interval_s)
+            self._wake.clear()
+            if self._stopped:
+                return
+            self.send()
 
 
 def _upload_log(
