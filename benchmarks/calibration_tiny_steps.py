@@ -3,24 +3,31 @@
 For four functions, about 50 ns, 150 ns (``",".join(ITEMS)``), 1 µs and 20 µs a call, a real
 bench session (``pytest.main`` in this process: ``--bench --bench-dry-run --bench-no-store
 --bench-json``) runs ``step(name, fn, calls="auto")`` of each in every one of ``--iterations``
-iterations (20). Printed per function:
+iterations (20), and right after each step, in the same task, ``timeit``'s best-of-5 of the
+same function: ``min(Timer(fn).repeat(5, count)) / count`` with the count ``autorange`` found
+for loops of at least 0.2 s (timeit's own rule) when the bench file was imported. The two
+figures of an iteration are taken within a second of each other, so a change of the machine's
+speed during the session (this shared host's speed moves by 10–30 % within seconds) moves
+both. Printed per function:
 
-* the median per-call figure of the steps (the runner's statistics: ``compute_stats``), and
-  its ratio to ``timeit``'s best-of-5 per-call figure measured in this process right before
-  the session (``Timer(fn).autorange()`` for the count, then ``min(repeat(5, count)) /
-  count``; its figure right after the session beside it, to show how far the machine moved
-  meanwhile). Target: the ratio within 1 ± 10 %.
+* the median per-call figure of the steps and of the interleaved ``timeit`` figures, and
+  their ratio (target: within 1 ± 10 %); beside it, timeit's figure taken before the session
+  (the reference the first version of this script used) and with 1 ms loops, and the same
+  best-of-5 timed by CPU time (``timer=time.thread_time``), which a loaded machine does not
+  inflate: a 0.2 s loop on a busy host includes the time the process waited for a core,
+  while a 1 ms loop usually runs whole.
 * the spread p95/median of the steps' per-call figures across the iterations, side by side
   with pytest-benchmark's p95/median over its rounds on the same functions (a pytest session
-  in a child process with ``--benchmark-json``; both spreads by the runner's rule, 5 % trimmed
-  nearest-rank). Target: ours no worse than pytest-benchmark's.
+  in a child process with ``--benchmark-json``, run after each bench session; both spreads
+  by the runner's rule, 5 % trimmed nearest-rank). Target: ours no worse than
+  pytest-benchmark's.
 * the same steps timed without ``calls`` (one clock pair per call, the form the
   ``timer-floor`` warning is about), for contrast.
 
 pytest-benchmark is not a dependency of pytest-benchsdk: install it where you run this script
 (``pip install pytest-benchmark``), or point ``--pytest-benchmark-python`` at an interpreter
-that has it (and pytest-benchsdk); without one that column says so. Exits 1 if a target is
-missed in every repeat.
+that has it (and pytest-benchsdk); without one that column says so. Prints how many repeats
+met each target; exits 1 if a target is missed in more than half of the repeats.
 
 Run: ``python benchmarks/calibration_tiny_steps.py [--repeat N] [--iterations N]
 [--min-time-ms MS] [--pytest-benchmark-python PATH]``.
@@ -90,15 +97,41 @@ def timeit_best(fn: Callable[[], Any], loop_s: float = 0.2) -> float:
     return float(min(timer.repeat(5, number))) / number
 
 
+# timeit's best-of-5 inside the bench file's task, right after the step of the same function.
+REFERENCE_SOURCE = """
+import time
+import timeit
+
+
+def _autorange_count(fn, loop_s):
+    timer = timeit.Timer(fn)
+    for number in (base * k for base in (10**p for p in range(12)) for k in (1, 2, 5)):
+        if timer.timeit(number) >= loop_s:
+            return number
+    return number
+
+
+COUNTS = {name: _autorange_count(fn, 0.2) for name, fn in FUNCTIONS.items()}
+
+
+def timeit_best_ns(name, timer=time.perf_counter):
+    count = COUNTS[name]
+    return min(timeit.Timer(FUNCTIONS[name], timer=timer).repeat(5, count)) / count * 1e9
+"""
+
+
 def _bench_file(iterations: int, min_time_ms: float) -> str:
     steps = "\n".join(
         f'    step("{name}", FUNCTIONS["{name}"], calls="auto", min_time_ms={min_time_ms})\n'
-        f'    step("{name} (one pair)", FUNCTIONS["{name}"])'
+        f'    measure(timeit_{name}=timeit_best_ns("{name}"))\n'
+        f'    measure(timeit_cpu_{name}=timeit_best_ns("{name}", time.thread_time))'
         for name in NAMES
     )
+    pairs = "\n".join(f'    step("{name} (one pair)", FUNCTIONS["{name}"])' for name in NAMES)
     return (
         "from pytest_benchsdk import Participant, define_benchmark_config, define_task\n"
         + FUNCTIONS_SOURCE
+        + REFERENCE_SOURCE
         + textwrap.dedent(
             f"""
             config = define_benchmark_config(
@@ -110,10 +143,12 @@ def _bench_file(iterations: int, min_time_ms: float) -> str:
 
 
             @define_task
-            def task(step):
+            def task(step, measure):
             """
         )
         + steps
+        + "\n"
+        + pairs
         + "\n"
     )
 
@@ -121,7 +156,8 @@ def _bench_file(iterations: int, min_time_ms: float) -> str:
 def bench_session(
     root: Path, iterations: int, min_time_ms: float, repeat: int
 ) -> dict[str, list[float]]:
-    """The per-call figures (ns) of each step across the iterations of one bench session."""
+    """The per-call figures (ns) of each step, and of each interleaved ``timeit_*`` reference,
+    across the iterations of one bench session."""
     # A name of its own per session: this process imports each bench file once.
     path = root / f"bench_tiny_steps_{repeat}.py"
     path.write_text(_bench_file(iterations, min_time_ms))
@@ -148,6 +184,9 @@ def bench_session(
         for record in participant["records"]:
             for step in record["steps"]:
                 figures.setdefault(step["name"], []).append(step["latencyMs"] * 1e6)
+            for key, value in record["data"].items():
+                if key.startswith("timeit_"):
+                    figures.setdefault(key, []).append(float(value))
     return figures
 
 
@@ -210,19 +249,19 @@ def main() -> int:
         f"min_time_ms={args.min_time_ms}); load average {os.getloadavg()[0]:.1f} on "
         f"{os.cpu_count()} CPUs"
     )
-    ratio_ok = dict.fromkeys(NAMES, False)
-    spread_ok = dict.fromkeys(NAMES, False)
+    ratio_met = dict.fromkeys(NAMES, 0)
+    spread_met = dict.fromkeys(NAMES, 0)
     for repeat in range(args.repeat):
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             before = {name: timeit_best(functions[name]) * 1e9 for name in NAMES}
             short = {name: timeit_best(functions[name], 0.001) * 1e9 for name in NAMES}
             ours = bench_session(root, args.iterations, args.min_time_ms, repeat)
-            after = {name: timeit_best(functions[name]) * 1e9 for name in NAMES}
             theirs = pytest_benchmark(root, args.pytest_benchmark_python)
         print(f"\nrepeat {repeat + 1} (load average {os.getloadavg()[0]:.1f})")
         header = (
-            f"{'function':<9} {'timeit best-of-5':>17} {'(1 ms loops)':>12} {'steps median':>13} "
+            f"{'function':<9} {'steps median':>12} {'timeit (interleaved)':>20} {'ratio':>6} "
+            f"{'timeit before':>13} {'1 ms loops':>10} {'by CPU time':>11} "
             f"{'ratio':>6}  {'pb median':>10}  {'spread ours':>11} {'pytest-benchmark':>24}  "
             f"{'one pair median':>15}"
         )
@@ -230,7 +269,9 @@ def main() -> int:
         for name in NAMES:
             per_call = ours[name]
             median = statistics.median(per_call)
-            ratio = median / before[name]
+            reference = statistics.median(ours[f"timeit_{name}"])
+            by_cpu = statistics.median(ours[f"timeit_cpu_{name}"])
+            ratio = median / reference
             spread = _spread(per_call)
             if isinstance(theirs, str):
                 pb = theirs
@@ -241,21 +282,31 @@ def main() -> int:
                 pb = f"{pb_spread:.3f} ({len(theirs[name])} rounds)"
                 pb_median = f"{statistics.median(theirs[name]):.1f} ns"
                 pb_ok = spread <= pb_spread
-            ratio_ok[name] |= abs(ratio - 1) <= TARGET_RATIO
-            spread_ok[name] |= pb_ok
-            timeit_text = f"{before[name]:.1f}/{after[name]:.1f} ns"
+            ratio_met[name] += abs(ratio - 1) <= TARGET_RATIO
+            spread_met[name] += pb_ok
             one_pair = statistics.median(ours[name + " (one pair)"])
             print(
-                f"{name:<9} {timeit_text:>17} {short[name]:>9.1f} ns {median:>10.1f} ns "
-                f"{ratio:>6.3f}  {pb_median:>10}  {spread:>11.3f} {pb:>24}  {one_pair:>12.1f} ns"
+                f"{name:<9} {median:>9.1f} ns {reference:>17.1f} ns {ratio:>6.3f} "
+                f"{before[name]:>10.1f} ns {short[name]:>7.1f} ns {by_cpu:>8.1f} ns "
+                f"{median / by_cpu:>6.3f}  {pb_median:>10}  {spread:>11.3f} {pb:>24}  "
+                f"{one_pair:>12.1f} ns"
             )
     print(
-        "\n(timeit: its 0.2 s loops before/after the session, and 1 ms loops before it; ratio: "
-        "steps median / timeit before; pb: pytest-benchmark's rounds; spread: p95/median by the "
-        "runner's rule)"
+        "\n(steps median: the median of the iterations' per-call figures; timeit "
+        "(interleaved): the median of timeit's best-of-5 of 0.2 s loops taken in each iteration "
+        "right after the step, and the ratio of the two; timeit before: the same taken once "
+        "before the session; 1 ms loops: timeit's best-of-5 of 1 ms loops before the session; "
+        "by CPU time: the interleaved best-of-5 timed with time.thread_time, and the steps' "
+        "ratio to it; pb: pytest-benchmark's rounds; spread: p95/median by the runner's rule)"
     )
-    missed = [n for n in NAMES if not ratio_ok[n]] + [n for n in NAMES if not spread_ok[n]]
-    print("targets met in at least one repeat" if not missed else f"missed: {missed}")
+    for name in NAMES:
+        print(
+            f"{name}: ratio within ±{TARGET_RATIO:.0%} in {ratio_met[name]} of {args.repeat} "
+            f"repeats; spread no worse than pytest-benchmark's in {spread_met[name]} of "
+            f"{args.repeat}"
+        )
+    missed = [n for n in NAMES if min(ratio_met[n], spread_met[n]) * 2 <= args.repeat]
+    print("targets met in most repeats" if not missed else f"missed in most repeats: {missed}")
     return 0 if not missed else 1
 
 
