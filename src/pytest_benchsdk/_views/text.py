@@ -406,20 +406,25 @@ def _dimensions_line(table_: ScoreTable) -> str | None:
 def relative_sentence(
     relative: RelativeSummary, row: RelativeRow, name: Callable[[str], str] = str
 ) -> str:
-    """``keepalive: 10.8× faster than new-client on request_ms median, 95 % CI 9.1–12.6×``;
-    ``name`` writes the names and the metric's label for the view (escapes them)."""
+    """``keepalive: 10.8× faster than new-client on request_ms median, 95 % CI 9.1–12.6×``,
+    or, when the comparison finds no difference, ``b and a: no clear difference on ms median
+    (1.00×, 95 % CI 0.97–1.03×)``; ``name`` writes the names and the metric's label for the
+    view (escapes them)."""
+    interval = f"{relative.level * 100:.0f} % CI {significant(row.low)}–{significant(row.high)}×"
+    if row.verdict == "unchanged":
+        # "1.00× faster" would claim an order the interval does not support.
+        return (
+            f"{name(relative.reference)} and {name(row.participant)}: no clear difference on "
+            f"{name(relative.label)} {relative.statistic} ({significant(row.factor)}×, {interval})"
+        )
     if not relative.lower_is_better:
         word = "higher"
     else:
         word = "faster" if is_time_unit(relative.unit) else "lower"
-    text = (
+    return (
         f"{name(relative.reference)}: {significant(row.factor)}× {word} than "
-        f"{name(row.participant)} on {name(relative.label)} {relative.statistic}, "
-        f"{relative.level * 100:.0f} % CI {significant(row.low)}–{significant(row.high)}×"
+        f"{name(row.participant)} on {name(relative.label)} {relative.statistic}, {interval}"
     )
-    if row.verdict == "unchanged":
-        text += " (no clear difference)"
-    return text
 
 
 def relative_lines(summary: RunSummary) -> list[str]:
