@@ -69,6 +69,8 @@ KEPT_ROUNDS: Final = 1000
 #: Timer readings :func:`timer_precision` takes (pytest-benchmark reads its timer for a whole
 #: second; the smallest step of a nanosecond clock shows within a few hundred pairs).
 _PRECISION_READINGS: Final = 1000
+#: Rounds of each count the calibration times (it keeps the fastest).
+_CALIBRATION_TRIES: Final = 3
 
 
 @attrs.frozen
@@ -165,13 +167,16 @@ def _runner(
 
 
 def _calibrate(run: Runner, settings: RoundSettings) -> tuple[float, int]:
-    """``(round time, iterations)``: pytest-benchmark's ``_calibrate_timer``."""
+    """``(round time, iterations)``: pytest-benchmark's ``_calibrate_timer``, each count
+    timed :data:`_CALIBRATION_TRIES` times."""
     precision = timer_precision(settings.timer)
     min_time = max(settings.min_time, precision * settings.calibration_precision)
     min_time_estimate = min_time * 5 / settings.calibration_precision
     loops = 1
     while True:
-        duration, _ = run(loops)
+        # The fastest of a few rounds: one round slowed by something else (the process
+        # descheduled on a busy machine) would otherwise settle the count too low.
+        duration = min(run(loops)[0] for _ in range(_CALIBRATION_TRIES))
         if settings.warmup:
             warmup_start = time.perf_counter()
             warmup_iterations = 0
@@ -200,6 +205,10 @@ def measure_rounds(
     """``benchmark(fn, *args, **kwargs)`` measured: calibrate, (warm up,) run the rounds."""
     run = _runner(fn, args, kwargs, settings)
     started = time.time()
+    # A first round of one call, not timed: a function's (and the round's own) first call
+    # pays for cold caches and the interpreter's specialising, often more than min_time,
+    # which would settle the calibration on one iteration per round.
+    run(1)
     duration, iterations = _calibrate(run, settings)
     rounds = max(math.ceil(settings.max_time / duration) if duration > 0 else 1, 1)
     rounds = max(rounds, settings.min_rounds)

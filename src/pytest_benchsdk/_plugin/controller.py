@@ -223,16 +223,16 @@ class ControllerPlugin:
     def _begin(self, nodeids: Sequence[str], groups: Sequence[FixtureGroup] = ()) -> None:
         runs = self._usage(partial(self._open_runs, nodeids))
         for group in groups:
-            runs.append(
-                self.session.open_run(
-                    group.file_key,
-                    group.bench_file,
-                    group.schedule,
-                    {name: {0} for name in group.participants.values()},
-                    whole_plan=True,
-                    thresholds={},
-                )
+            run = self.session.open_run(
+                group.file_key,
+                group.bench_file,
+                group.schedule,
+                {name: {0} for name in group.participants.values()},
+                whole_plan=True,
+                thresholds={},
             )
+            run.score_intervals = False
+            runs.append(run)
         distributed = self.config.pluginmanager.get_plugin("dsession") is not None
         self.session.begin(runs, distributed=distributed)
         if self.session.platform is not None:

@@ -620,6 +620,7 @@ class BenchSession:
             results=run.results,
             display_metrics=display.metrics if display is not None else None,
             resamples=self.options.score_resamples,
+            score_intervals=run.score_intervals,
             warnings=self.options.warnings != "off",
             thresholds=run.thresholds,
             baseline=baseline,

@@ -281,6 +281,7 @@ def analyse(
     results: Sequence[ScoreResult] | None = None,
     display_metrics: Any = None,
     resamples: int = 0,
+    score_intervals: bool = True,
     warnings: bool = True,
     thresholds: Mapping[str, Sequence[Threshold]] | None = None,
     baseline: Baseline | str | None = None,
@@ -296,7 +297,9 @@ def analyse(
     * ``records``: the participants' records (needed for scores' intervals and comparisons);
       ``spec`` and ``results``: the scoring spec and the score rows (as shown).
     * ``resamples``: bootstrap resamples for the scores' intervals (0: none, and neither the
-      statistics' intervals nor the relative summary).
+      statistics' intervals nor the relative summary); ``score_intervals`` False: no scores'
+      intervals whatever ``resamples`` says (a run whose participants each have one record
+      holding their samples, as a benchmarked test's: resampling records says nothing).
     * ``warnings``: run the run-hygiene checks, leaving out the codes in ``warnings_ignore``;
       ``warmup`` is the warm-up iterations each participant ran first (per phase), and
       ``phase_warmup`` the count of each phase where it is its own (a cold phase gets none).
@@ -311,7 +314,7 @@ def analyse(
     errors: list[str] = []
     by_name = {pr.participant: pr.records for pr in records}
     uncertainty: tuple[ScoreUncertainty, ...] | None = None
-    if results is not None and spec is not None and resamples > 0:
+    if results is not None and spec is not None and resamples > 0 and score_intervals:
         spec_ = spec
         estimates = _guarded(
             "score uncertainty",
