@@ -237,3 +237,73 @@ def test_under_xdist_nothing_is_measured_and_one_line_says_why(
     text = result.stdout.str()
     assert text.count("are not measured under pytest-xdist") == 1, text
     assert not store_path(pytester).exists()
+
+
+WORK = textwrap.dedent(
+    """
+    import os
+
+    import pytest
+
+    pytestmark = pytest.mark.benchmark(max_time=0.005, min_rounds=5)
+    SIZE = int(os.environ.get("WORK_SIZE", "10"))
+
+
+    def test_work(benchmark):
+        benchmark(sum, range(SIZE))
+    """
+)
+
+
+def test_columns_and_pytest_benchmark_compare_fail_expressions(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_work=WORK)
+    first = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--bench", "--bench-columns", "min,median,ops,rounds,iterations"
+    )
+    first.assert_outcomes(passed=1)
+    first.stdout.re_match_lines(
+        [
+            r"  Columns \(time_ms per participant\):",
+            r"    participant +min +median +ops \(/s\) +rounds +iterations",
+            r"    test_work +\S+ \S+ +\S+ \S+ +[\d,]+ +[\d,]+ +\d+",
+        ]
+    )
+    # A thousand times more work: the median is far beyond 50 % worse, the mean not 10^6 %.
+    monkeypatch.setenv("WORK_SIZE", "10000")
+    second = pytester.runpytest_inprocess(
+        "-p",
+        "no:cacheprovider",
+        "--bench",
+        "--bench-compare",
+        "--bench-compare-fail=median:50%",
+        "--bench-compare-fail=mean:1000000%",
+    )
+    second.assert_outcomes(passed=1, errors=1)
+    text = second.stdout.str()
+    assert "--bench-compare-fail: 1 of 2 expression verdict(s) failed" in text
+    assert "test_work (time_ms) median:50%:" in text
+    assert "regressed (--bench-compare-fail=median:50%): test-work: test_work" in text
+    # Only the failed verdicts are listed when one failed.
+    assert "(time_ms) mean:" not in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--bench-columns", "min,p42"],
+            "--bench-columns: unknown column(s) p42 (the columns: min",
+        ),
+        (["--bench-compare-fail=p42:5%"], "--bench-compare-fail=p42:5%: 'p42:5%' is not STAT:N%"),
+        (["--bench-compare-fail=min:-5%"], "the limit must be a number >= 0 (got '-5%')"),
+    ],
+)
+def test_bad_columns_and_expressions_are_usage_errors(
+    pytester: pytest.Pytester, args: list[str], message: str
+) -> None:
+    pytester.makepyfile(test_work=WORK)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--bench", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()

@@ -19,6 +19,7 @@ from pytest_benchsdk._analysis.baseline import (
     Baseline,
     BaselineComparison,
     CompareOnError,
+    CompareRule,
     check_compare_on,
     compare_with_baseline,
 )
@@ -291,6 +292,7 @@ def analyse(
     warmup: int = 0,
     compare_on: Sequence[str] = (),
     phase_warmup: Mapping[str, int] | None = None,
+    compare_rules: Sequence[CompareRule] = (),
 ) -> Analyses:
     """Every analysis of one run.
 
@@ -309,7 +311,8 @@ def analyse(
       ``{"benchmark", "knobs", "environment"}``; ``noise_threshold`` the relative change below
       which nothing is a change (``--bench-compare-noise``); ``compare_on`` the metrics whose
       verdicts count (``--bench-compare-on``; one that no participant measured is
-      :attr:`Analyses.usage_error`, and there is no comparison).
+      :attr:`Analyses.usage_error`, and there is no comparison); ``compare_rules``
+      (``--bench-compare-fail=STAT:LIMIT``) are judged in the comparison.
     """
     errors: list[str] = []
     by_name = {pr.participant: pr.records for pr in records}
@@ -411,7 +414,7 @@ def analyse(
             "baseline comparison",
             errors,
             lambda: compare_with_baseline(
-                base, current, spec, setup or {}, noise_threshold, compare_on
+                base, current, spec, setup or {}, noise_threshold, compare_on, compare_rules
             ),
         )
     return Analyses(
