@@ -6,8 +6,10 @@ calls, then one estimate from the last round's time), then runs
 ``max(min_rounds, ceil(max_time / round time))`` rounds; each round's time divided by its
 iterations is one per-call sample. This module does the same (its loop is pytest-benchmark's
 own shape, ``for _ in range(n): fn(*args, **kwargs)``, so the per-call figures are
-comparable), and reads the thread's CPU clock around each round too: every round gives a
-wall and a CPU time per call, in seconds at the clocks' nanosecond resolution.
+comparable), and reads the thread's CPU clock too: every round gives a
+wall and a CPU time per call, in seconds at the clocks' nanosecond resolution (the CPU clock,
+a system call on a virtual machine, is read around blocks of rounds of at least
+:data:`CPU_BLOCK`: a round's CPU time is its wall time × its block's CPU share).
 
 :func:`round_record` turns the rounds into one :class:`~pytest_benchsdk.records.TaskRecord`:
 the per-call figures of the rounds as the lists ``time_ms`` and ``cpu_ms`` of its data (at
@@ -69,6 +71,8 @@ KEPT_ROUNDS: Final = 1000
 #: Timer readings :func:`timer_precision` takes (pytest-benchmark reads its timer for a whole
 #: second; the smallest step of a nanosecond clock shows within a few hundred pairs).
 _PRECISION_READINGS: Final = 1000
+#: How long a block of rounds lasts at least between two readings of the CPU clock (seconds).
+CPU_BLOCK: Final = 0.001
 #: Rounds of each count the calibration times (it keeps the fastest).
 _CALIBRATION_TRIES: Final = 3
 
@@ -128,7 +132,7 @@ def timer_precision(timer: Callable[[], float]) -> float:
     return precision
 
 
-Runner = Callable[[int], tuple[float, float]]
+Runner = Callable[[int], float]
 
 
 def _runner(
@@ -137,13 +141,12 @@ def _runner(
     kwargs: Mapping[str, Any],
     settings: RoundSettings,
 ) -> Runner:
-    """One round of ``n`` calls: ``(wall seconds, CPU seconds)``, pytest-benchmark's round
-    (the tracer off, the GC off when asked) with the CPU clock read outside the wall readings."""
+    """One round of ``n`` calls, its wall time in seconds: pytest-benchmark's round (the
+    tracer off, the GC off when asked)."""
     timer = settings.timer
-    cpu = time.thread_time
     disable_gc = settings.disable_gc
 
-    def run(n: int) -> tuple[float, float]:
+    def run(n: int) -> float:
         gc_enabled = gc.isenabled()
         if disable_gc:
             gc.disable()
@@ -151,13 +154,11 @@ def _runner(
         sys.settrace(None)
         try:
             loops = range(n)
-            cpu_start = cpu()
             start = timer()
             for _ in loops:
                 fn(*args, **kwargs)
             end = timer()
-            cpu_end = cpu()
-            return end - start, cpu_end - cpu_start
+            return end - start
         finally:
             sys.settrace(tracer)
             if gc_enabled:
@@ -176,7 +177,7 @@ def _calibrate(run: Runner, settings: RoundSettings) -> tuple[float, int]:
     while True:
         # The fastest of a few rounds: one round slowed by something else (the process
         # descheduled on a busy machine) would otherwise settle the count too low.
-        duration = min(run(loops)[0] for _ in range(_CALIBRATION_TRIES))
+        duration = min(run(loops) for _ in range(_CALIBRATION_TRIES))
         if settings.warmup:
             warmup_start = time.perf_counter()
             warmup_iterations = 0
@@ -184,7 +185,7 @@ def _calibrate(run: Runner, settings: RoundSettings) -> tuple[float, int]:
                 time.perf_counter() - warmup_start < settings.max_time
                 and warmup_iterations < settings.warmup_iterations
             ):
-                duration = min(duration, run(loops)[0])
+                duration = min(duration, run(loops))
                 warmup_iterations += loops
         if duration >= min_time:
             return duration, loops
@@ -217,10 +218,20 @@ def measure_rounds(
             run(iterations)
     wall: list[float] = []
     cpu: list[float] = []
-    for _ in range(rounds):
-        w, c = run(iterations)
-        wall.append(w)
-        cpu.append(c)
+    # The CPU clock is read around blocks of rounds lasting CPU_BLOCK seconds, not around
+    # each round: a reading costs ~2.6 µs on a virtual machine (a system call), as long as a
+    # short round itself. Each round's CPU time is its wall time × its block's CPU share.
+    clock, thread_cpu = time.perf_counter, time.thread_time
+    block_cpu, block_wall, first = thread_cpu(), clock(), 0
+    for index in range(rounds):
+        wall.append(run(iterations))
+        now = clock()
+        if now - block_wall >= CPU_BLOCK or index == rounds - 1:
+            used = thread_cpu()
+            share = (used - block_cpu) / (now - block_wall) if now > block_wall else 1.0
+            cpu.extend(w * share for w in wall[first:])
+            first = len(wall)
+            block_cpu, block_wall = used, clock()
     return Rounds(iterations, tuple(wall), tuple(cpu), started, time.time())
 
 
@@ -254,12 +265,14 @@ def measure_pedantic(
     value: Any = None
     for _ in range(rounds):
         call_args, call_kwargs = arguments()
+        # Rounds of pedantic are the user's (a setup before each): the CPU clock around each.
+        cpu_start = time.thread_time()
         if iterations == 1:
-            w, c, value = _single_call(fn, call_args, call_kwargs, settings)
+            w, value = _single_call(fn, call_args, call_kwargs, settings)
         else:
-            w, c = _runner(fn, call_args, call_kwargs, settings)(iterations)
+            w = _runner(fn, call_args, call_kwargs, settings)(iterations)
+        cpu.append(time.thread_time() - cpu_start)
         wall.append(w)
-        cpu.append(c)
     ended = time.time()
     if iterations > 1:
         call_args, call_kwargs = arguments()
@@ -272,25 +285,23 @@ def _single_call(
     args: Sequence[Any],
     kwargs: Mapping[str, Any],
     settings: RoundSettings,
-) -> tuple[float, float, Any]:
-    """One call timed (wall, CPU) with its value, the tracer off (the GC off when asked)."""
-    timer, cpu = settings.timer, time.thread_time
+) -> tuple[float, Any]:
+    """One call timed with its value, the tracer off (the GC off when asked)."""
+    timer = settings.timer
     gc_enabled = gc.isenabled()
     if settings.disable_gc:
         gc.disable()
     tracer = sys.gettrace()
     sys.settrace(None)
     try:
-        cpu_start = cpu()
         start = timer()
         value = fn(*args, **kwargs)
         end = timer()
-        cpu_end = cpu()
     finally:
         sys.settrace(tracer)
         if gc_enabled:
             gc.enable()
-    return end - start, cpu_end - cpu_start, value
+    return end - start, value
 
 
 def pedantic_arguments(
