@@ -169,7 +169,10 @@ def _runner(
 
 def _calibrate(run: Runner, settings: RoundSettings) -> tuple[float, int]:
     """``(round time, iterations)``: pytest-benchmark's ``_calibrate_timer``, each count
-    timed :data:`_CALIBRATION_TRIES` times."""
+    timed :data:`_CALIBRATION_TRIES` times. The count is chosen on the fastest try; the round
+    time returned (which sets how many rounds fill ``max_time``) is the median try's, a
+    typical round as pytest-benchmark's one try is (the fastest would make more rounds than
+    ``max_time`` holds)."""
     precision = timer_precision(settings.timer)
     min_time = max(settings.min_time, precision * settings.calibration_precision)
     min_time_estimate = min_time * 5 / settings.calibration_precision
@@ -177,7 +180,8 @@ def _calibrate(run: Runner, settings: RoundSettings) -> tuple[float, int]:
     while True:
         # The fastest of a few rounds: one round slowed by something else (the process
         # descheduled on a busy machine) would otherwise settle the count too low.
-        duration = min(run(loops) for _ in range(_CALIBRATION_TRIES))
+        tries = sorted(run(loops) for _ in range(_CALIBRATION_TRIES))
+        duration, typical = tries[0], tries[len(tries) // 2]
         if settings.warmup:
             warmup_start = time.perf_counter()
             warmup_iterations = 0
@@ -188,11 +192,11 @@ def _calibrate(run: Runner, settings: RoundSettings) -> tuple[float, int]:
                 duration = min(duration, run(loops))
                 warmup_iterations += loops
         if duration >= min_time:
-            return duration, loops
+            return max(duration, typical), loops
         if duration >= min_time_estimate:
             loops = math.ceil(min_time * loops / duration)
             if loops == 1:
-                return duration, loops
+                return max(duration, typical), loops
         else:
             loops *= 10
 
