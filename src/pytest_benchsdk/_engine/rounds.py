@@ -4,7 +4,8 @@ pytest-benchmark times a function in *rounds* of *iterations*: it calibrates the
 so that one round lasts at least ``max(min_time, 10 × the timer's precision)`` (1, 10, 100 …
 calls, then one estimate from the last round's time), then runs
 ``max(min_rounds, ceil(max_time / round time))`` rounds; each round's time divided by its
-iterations is one per-call sample. This module does the same (its loop is pytest-benchmark's
+iterations is one per-call sample. This module does the same (and stops the rounds when
+``max_time`` has passed, the time between rounds included) (its loop is pytest-benchmark's
 own shape, ``for _ in range(n): fn(*args, **kwargs)``, so the per-call figures are
 comparable), and reads the thread's CPU clock too: every round gives a
 wall and a CPU time per call, in seconds at the clocks' nanosecond resolution (the CPU clock,
@@ -220,23 +221,60 @@ def measure_rounds(
     if settings.warmup:
         for _ in range(min(rounds, max(1, settings.warmup_iterations // iterations))):
             run(iterations)
+    wall, cpu = _timed_rounds(fn, args, kwargs, settings, iterations, rounds)
+    return Rounds(iterations, tuple(wall), tuple(cpu), started, time.time())
+
+
+def _timed_rounds(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    settings: RoundSettings,
+    iterations: int,
+    rounds: int,
+) -> tuple[list[float], list[float]]:
+    """Up to ``rounds`` rounds of ``iterations`` calls (fewer when ``max_time`` has passed and
+    ``min_rounds`` ran: the time between rounds counts too): their wall and CPU times.
+
+    The tracer is off (and the GC, when asked) for all of them at once, not round by round as
+    pytest-benchmark switches them: the rounds themselves are the same loop, and the session
+    spends its ``max_time`` measuring instead of switching. The CPU clock is read around blocks
+    of rounds lasting :data:`CPU_BLOCK`, not around each round: a reading costs ~2.6 µs on a
+    virtual machine (a system call), as long as a short round itself. Each round's CPU time is
+    its wall time × its block's CPU share."""
+    timer, clock, thread_cpu = settings.timer, time.perf_counter, time.thread_time
+    loops = range(iterations)
     wall: list[float] = []
     cpu: list[float] = []
-    # The CPU clock is read around blocks of rounds lasting CPU_BLOCK seconds, not around
-    # each round: a reading costs ~2.6 µs on a virtual machine (a system call), as long as a
-    # short round itself. Each round's CPU time is its wall time × its block's CPU share.
-    clock, thread_cpu = time.perf_counter, time.thread_time
-    block_cpu, block_wall, first = thread_cpu(), clock(), 0
-    for index in range(rounds):
-        wall.append(run(iterations))
-        now = clock()
-        if now - block_wall >= CPU_BLOCK or index == rounds - 1:
-            used = thread_cpu()
-            share = (used - block_cpu) / (now - block_wall) if now > block_wall else 1.0
-            cpu.extend(w * share for w in wall[first:])
-            first = len(wall)
-            block_cpu, block_wall = used, clock()
-    return Rounds(iterations, tuple(wall), tuple(cpu), started, time.time())
+    gc_enabled = gc.isenabled()
+    if settings.disable_gc:
+        gc.disable()
+    tracer = sys.gettrace()
+    sys.settrace(None)
+    try:
+        deadline = clock() + settings.max_time
+        block_cpu, block_wall, first = thread_cpu(), clock(), 0
+        for index in range(rounds):
+            start = timer()
+            for _ in loops:
+                fn(*args, **kwargs)
+            end = timer()
+            wall.append(end - start)
+            now = clock()
+            last = index == rounds - 1 or (now >= deadline and index + 1 >= settings.min_rounds)
+            if last or now - block_wall >= CPU_BLOCK:
+                used = thread_cpu()
+                share = (used - block_cpu) / (now - block_wall) if now > block_wall else 1.0
+                cpu.extend(w * share for w in wall[first:])
+                first = len(wall)
+                block_cpu, block_wall = used, clock()
+            if last:
+                break
+    finally:
+        sys.settrace(tracer)
+        if gc_enabled:
+            gc.enable()
+    return wall, cpu
 
 
 def measure_pedantic(
