@@ -8,6 +8,7 @@ machine's business (``benchmarks/fixture_vs_pytest_benchmark.py`` measures that)
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -307,3 +308,93 @@ def test_bad_columns_and_expressions_are_usage_errors(
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--bench", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
+
+
+#: Another plugin registered as ``benchmark`` (pytest-benchmark's name), with a fixture of
+#: its own: pytest-benchmark itself is not a dependency of this project.
+OTHER_PLUGIN = textwrap.dedent(
+    """
+    import pytest
+
+
+    @pytest.fixture
+    def benchmark():
+        return lambda fn, *args, **kwargs: ("other plugin", fn(*args, **kwargs))
+    """
+)
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_another_plugins_fixture_is_left_alone_and_the_choice_said_once(
+    pytester: pytest.Pytester, quiet: bool
+) -> None:
+    pytester.makepyfile(
+        benchmark=OTHER_PLUGIN,
+        test_other=textwrap.dedent(
+            """
+            def test_a(benchmark):
+                assert benchmark(len, "ab") == ("other plugin", 2)
+
+
+            def test_b(benchmark):
+                assert benchmark(len, "abc") == ("other plugin", 3)
+            """
+        ),
+    )
+    pytester.syspathinsert()
+    args = ["-p", "no:cacheprovider", "-p", "benchmark", "--bench", "--bench-no-store"]
+    result = pytester.runpytest_inprocess(*args, *(["-q"] if quiet else []))
+    result.assert_outcomes(passed=2)
+    text = result.stdout.str()
+    line = (
+        "benchsdk: the benchmark fixture and marker are pytest-benchmark's (the plugin "
+        "'benchmark' is active); to measure them with pytest-benchsdk, run with -p no:benchmark"
+    )
+    assert text.count(line) == 1, text
+    assert "Scores:" not in text
+
+
+def test_every_view_and_the_thresholds_cover_a_group(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_views=textwrap.dedent(
+            """
+            import pytest
+
+            pytestmark = pytest.mark.benchmark(max_time=0.002, min_rounds=3)
+
+
+            def test_fast(benchmark):
+                benchmark(len, "ab")
+
+
+            def test_upper(benchmark):
+                benchmark("ab".upper)
+            """
+        )
+    )
+    result = pytester.runpytest_inprocess(
+        "-p",
+        "no:cacheprovider",
+        "--bench",
+        "--bench-markdown",
+        "run.md",
+        "--bench-html",
+        "run.html",
+        "--bench-export",
+        "bmf:run.bmf.json",
+        # A limit every test meets, and one none does: judged per test, on its rounds.
+        "--bench-threshold",
+        "time_ms: median < 1000",
+        "--bench-threshold",
+        "time_ms: p95 < 0.0000001",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    text = result.stdout.str()
+    assert "Thresholds: 2 passed, 2 failed" in text
+    markdown = (pytester.path / "run.md").read_text()
+    html = (pytester.path / "run.html").read_text()
+    for name in ("test_fast", "test_upper"):
+        assert name in markdown
+        assert name in html
+        assert any(name in key for key in read_json(pytester.path / "run.bmf.json"))
+        assert re.search(rf"FAILED .*{re.escape(name)}.*p95", text), text

@@ -271,10 +271,18 @@ class OtherProvider:
             f"-p no:{self.plugin}"
         )
 
-    def pytest_report_collectionfinish(self, items: list[pytest.Item]) -> str | None:
-        if any("benchmark" in getattr(item, "fixturenames", ()) for item in items):
-            return self.line()
-        return None
+    used = False
+
+    def pytest_report_collectionfinish(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> str | None:
+        self.used = any("benchmark" in getattr(item, "fixturenames", ()) for item in items)
+        # Under -q pytest leaves these lines out: the terminal summary says it then.
+        return self.line() if self.used and config.get_verbosity() >= 0 else None
+
+    def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
+        if self.used and config.get_verbosity() < 0:
+            terminalreporter.write_line(self.line())
 
 
 def other_provider(pluginmanager: pytest.PytestPluginManager) -> OtherProvider | None:

@@ -250,6 +250,22 @@ class BenchmarkedTests:
 
     # -- the session end: each group's ceiling -----------------------------------------------
 
+    def failed_thresholds(self, runs: Mapping[str, BenchmarkRun]) -> list[str]:
+        """A line for each threshold a benchmarked test failed (``--bench-threshold``): the
+        session fails with them, as with a bench file's failed threshold items."""
+        lines: list[str] = []
+        for key in self.groups:
+            run = runs.get(key)
+            summary = run.summary if run is not None else None
+            if summary is None:
+                continue
+            lines.extend(
+                f"threshold failed: {summary.benchmark_slug}: {verdict.message()}"
+                for verdict in summary.thresholds
+                if verdict.outcome == "failed"
+            )
+        return lines
+
     def set_ceilings(self, runs: Mapping[str, BenchmarkRun]) -> None:
         """Each group's scoring ceiling: twice its slowest p99 of ``time_ms``, nicely rounded."""
         from pytest_benchsdk._analysis.stats import compute_stats

@@ -229,7 +229,10 @@ class ControllerPlugin:
                 group.schedule,
                 {name: {0} for name in group.participants.values()},
                 whole_plan=True,
-                thresholds={},
+                # --bench-threshold judges every benchmarked test (no items of their own).
+                thresholds={
+                    name: list(group.schedule.thresholds) for name in group.participants.values()
+                },
             )
             run.score_intervals = False
             runs.append(run)
@@ -399,6 +402,9 @@ class ControllerPlugin:
         if benchmarked is not None:
             benchmarked.set_ceilings(self.runs)
         failed = self.session.finish(interrupted=interrupted, unfinished=self._unfinished)
+        if benchmarked is not None:
+            # A bench file's thresholds are items that fail; a group's are judged here.
+            self.session_errors.extend(benchmarked.failed_thresholds(self.runs))
         if self.session.stopping and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
         if self.session.store_broken is not None and session.exitstatus in (
