@@ -40,7 +40,9 @@ import pytest
 
 from pytest_benchsdk import hookspecs
 from pytest_benchsdk._base.files import is_bench_path
+from pytest_benchsdk._plugin import benchmark as benchmark_fixture
 from pytest_benchsdk._plugin import fixtures
+from pytest_benchsdk._plugin.benchmark import MARKER_LINE, other_provider
 from pytest_benchsdk._plugin.options import (
     add_options,
     bench_enabled,
@@ -116,6 +118,12 @@ def _before_xdist(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "bench: a benchmark iteration run by pytest-benchsdk")
     config.pluginmanager.register(fixtures, "benchsdk-fixtures")
+    other = other_provider(config.pluginmanager)
+    if other is None:
+        config.addinivalue_line("markers", MARKER_LINE)
+        config.pluginmanager.register(benchmark_fixture, "benchsdk-benchmark")
+    else:
+        config.pluginmanager.register(other, "benchsdk-other-benchmark")
     if not (bench_option_given(config) or bench_enabled(config)):
         # A plain test run: nothing more is imported. Whoever set a --bench* option (addopts
         # included) knows about --bench: the hint is for the others.
@@ -202,13 +210,19 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
         return
     if not options.enabled:
         return
+    from pytest_benchsdk._plugin.distribution import DistributedBench, xdist_distributes
     from pytest_benchsdk._plugin.execution import RunnerPlugin, hand_over_to_xdist
 
+    if other_provider(config.pluginmanager) is None:
+        from pytest_benchsdk._plugin.benchmarked import XDIST_WHY_NOT, BenchmarkedTests
+
+        distributed = hasattr(config, "workerinput") or xdist_distributes(config)
+        why_not = XDIST_WHY_NOT if distributed else None
+        register(BenchmarkedTests(catalog, why_not=why_not), "benchsdk-benchmarked")
     if hasattr(config, "workerinput"):
         register(RunnerPlugin(config, hand_over_to_xdist(config)), "benchsdk-runner")
         return
     from pytest_benchsdk._plugin.controller import ControllerPlugin
-    from pytest_benchsdk._plugin.distribution import DistributedBench, xdist_distributes
 
     controller = ControllerPlugin(catalog)
     register(controller, "benchsdk-controller")

@@ -436,6 +436,7 @@ def test_options_are_documented_in_help(pytester: pytest.Pytester) -> None:
         "--bench-json",
         "--bench-store",
         "--bench-no-store",
+        "--bench-columns",
         "bench_files",
         "bench_store",
     ):

@@ -17,6 +17,7 @@ PLAIN_SESSION_MODULES = [
     "pytest_benchsdk._base.defaults",
     "pytest_benchsdk._base.files",
     "pytest_benchsdk._plugin",
+    "pytest_benchsdk._plugin.benchmark",
     "pytest_benchsdk._plugin.fixtures",
     "pytest_benchsdk._plugin.options",
     "pytest_benchsdk.hookspecs",

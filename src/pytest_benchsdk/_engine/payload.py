@@ -82,6 +82,17 @@ class RecordPayload:
         )
         return payload if redactor is None else payload.redacted(redactor)
 
+    @classmethod
+    def of_record(cls, file_key: str, participant: str, record: TaskRecord) -> RecordPayload:
+        """The payload of a record made outside an iteration (a benchmarked test's)."""
+        return cls(
+            file_key=file_key,
+            participant=participant,
+            task_index=record.task_index,
+            record=record,
+            wire=record.to_wire(),
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "file": self.file_key,

@@ -91,6 +91,7 @@ class ABPlugin:
                 save_as=None,
                 compare=None,
                 compare_fail=False,
+                compare_rules=(),
             ),
             environ=controller.catalog.environ,
             rootpath=self.config.rootpath,

@@ -39,6 +39,7 @@ from pytest_benchsdk.results import Baseline, BenchmarkRun, CompareRef, RunSetup
 from pytest_benchsdk.store import ResultStore
 
 if TYPE_CHECKING:
+    from pytest_benchsdk._plugin.benchmarked import FixtureGroup
     from pytest_benchsdk._session._link import PlatformLink
 
 __all__ = ["ControllerPlugin"]
@@ -202,8 +203,11 @@ class ControllerPlugin:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.config.option.collectonly:
             return
-        # Iterations and thresholds (a threshold is judged only when its item is selected).
-        self._begin([item.nodeid for item in session.items])
+        # Iterations and thresholds (a threshold is judged only when its item is selected),
+        # and the groups of benchmarked tests (the benchmark fixture's).
+        benchmarked = self.config.pluginmanager.get_plugin("benchsdk-benchmarked")
+        groups = benchmarked.open_groups(session.items) if benchmarked is not None else []
+        self._begin([item.nodeid for item in session.items], groups)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -216,8 +220,22 @@ class ControllerPlugin:
                 pytest.exit(f"--bench-provider: {unknown}", returncode=1)
             self._begin(ids)
 
-    def _begin(self, nodeids: Sequence[str]) -> None:
+    def _begin(self, nodeids: Sequence[str], groups: Sequence[FixtureGroup] = ()) -> None:
         runs = self._usage(partial(self._open_runs, nodeids))
+        for group in groups:
+            run = self.session.open_run(
+                group.file_key,
+                group.bench_file,
+                group.schedule,
+                {name: {0} for name in group.participants.values()},
+                whole_plan=True,
+                # --bench-threshold judges every benchmarked test (no items of their own).
+                thresholds={
+                    name: list(group.schedule.thresholds) for name in group.participants.values()
+                },
+            )
+            run.score_intervals = False
+            runs.append(run)
         distributed = self.config.pluginmanager.get_plugin("dsession") is not None
         self.session.begin(runs, distributed=distributed)
         if self.session.platform is not None:
@@ -365,9 +383,7 @@ class ControllerPlugin:
         # hook's own too; a task's own fails its iteration instead), and a store that failed
         # stopped the session (said in its own line).
         if self.runs and self.session.store_broken is None:
-            pressed = self._ctrl_c.pressed or (
-                not self._ctrl_c.counting and ctrl_c_can_arrive()
-            )
+            pressed = self._ctrl_c.pressed or (not self._ctrl_c.counting and ctrl_c_can_arrive())
             self._write(STOPPING_LINE if pressed else NOT_CTRL_C_LINE)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -382,7 +398,13 @@ class ControllerPlugin:
             or bool(session.shouldfail)
             or self._ctrl_c.pressed
         )
+        benchmarked = self.config.pluginmanager.get_plugin("benchsdk-benchmarked")
+        if benchmarked is not None:
+            benchmarked.set_ceilings(self.runs)
         failed = self.session.finish(interrupted=interrupted, unfinished=self._unfinished)
+        if benchmarked is not None:
+            # A bench file's thresholds are items that fail; a group's are judged here.
+            self.session_errors.extend(benchmarked.failed_thresholds(self.runs))
         if self.session.stopping and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
         if self.session.store_broken is not None and session.exitstatus in (

@@ -27,6 +27,9 @@ __all__ = [
     "spell_out_compare",
 ]
 
+#: A bare ``--bench-compare-fail``, spelled out: the comparison's verdicts fail the session.
+COMPARE_FAIL_VERDICTS = "verdicts"
+
 #: Options that only make sense for benchmarks: given on the command line, each implies
 #: ``--bench``. Not from the ini's ``addopts`` or ``PYTEST_ADDOPTS`` (kept there, e.g. to keep
 #: every run offline, they must not turn a test run into a bench run), and not the options
@@ -140,6 +143,14 @@ def add_options(parser: pytest.Parser) -> None:
         "--bench-save main on the main branch (pytest-benchsdk baseline set NAME RUN moves it).",
     )
     add(
+        "--bench-columns",
+        metavar="COL[,COL...]",
+        help="Add pytest-benchmark's table to each benchmark's summary, with these columns of "
+        "the scored metric's per-participant statistics: min, max, mean, stddev, median, iqr, "
+        "ops, rounds, iterations (e.g. min,median,ops; ini: bench_columns).",
+    )
+    parser.addini("bench_columns", default="", help="--bench-columns' columns (comma-separated).")
+    add(
         "--bench-compare-noise",
         metavar="PCT",
         help="With --bench-compare: a change smaller than PCT percent is no change (default 2; "
@@ -193,10 +204,16 @@ def add_options(parser: pytest.Parser) -> None:
     )
     add(
         "--bench-compare-fail",
-        action="store_true",
+        action="append",
+        nargs="?",
+        const=COMPARE_FAIL_VERDICTS,
         default=None,
+        metavar="EXPR",
         help="Fail the session when --bench-compare or --bench-ab finds a regression (ini: "
-        "bench_compare_fail).",
+        "bench_compare_fail). --bench-compare-fail=STAT:N%% (or STAT:N seconds; STAT one of "
+        "min, max, mean, stddev, median, iqr, ops; repeatable): pytest-benchmark's "
+        "expressions, e.g. --bench-compare-fail=min:5%% fails when a participant's minimum "
+        "is more than 5 %% above the baseline's.",
     )
     parser.addini(
         "bench_compare_fail",
@@ -407,7 +424,8 @@ def add_options(parser: pytest.Parser) -> None:
 
 
 def spell_out_compare(args: list[str]) -> None:
-    """Rewrite a bare ``--bench-compare`` in ``args`` (in place) as ``--bench-compare=latest``.
+    """Rewrite a bare ``--bench-compare`` in ``args`` (in place) as ``--bench-compare=latest``,
+    and a bare ``--bench-compare-fail`` as ``--bench-compare-fail=verdicts``.
 
     argparse gives an optional argument the next word when it does not look like an option, so
     ``pytest --bench-compare bench_a.py`` would compare with a baseline named ``bench_a.py`` and
@@ -417,6 +435,9 @@ def spell_out_compare(args: list[str]) -> None:
             return
         if arg == "--bench-compare":
             args[index] = "--bench-compare=latest"
+        elif arg == "--bench-compare-fail":
+            # A bare flag (the verdicts fail the session); an expression is given with "=".
+            args[index] = f"--bench-compare-fail={COMPARE_FAIL_VERDICTS}"
 
 
 _N_WITHOUT_DIST = pytest.StashKey[bool]()

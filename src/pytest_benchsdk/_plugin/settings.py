@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import attrs
 import pytest
 
+from pytest_benchsdk._analysis.baseline import CompareRule
 from pytest_benchsdk._analysis.hygiene import WARNING_CODES
 from pytest_benchsdk._base.defaults import (
     DEFAULT_NOISE_THRESHOLD,
@@ -101,6 +102,7 @@ class BenchOptions(SessionOptions):
         exports = _exports(opt("bench_export"))
         save_as = _save_name(opt("bench_save"), store_path)
         ab, ab_setup, ab_mode, ab_processes = _ab(config)
+        compare_fail, compare_rules = _compare_fail(config)
         return cls(
             enabled=enabled,
             file_patterns=file_patterns,
@@ -122,7 +124,8 @@ class BenchOptions(SessionOptions):
             markdown_path=markdown_path,
             score_resamples=_score_resamples(opt("bench_score_resamples")),
             warnings=_warnings_mode(opt("bench_warnings") or config.getini("bench_warnings")),
-            compare_fail=bool(opt("bench_compare_fail") or config.getini("bench_compare_fail")),
+            compare_fail=compare_fail,
+            compare_rules=compare_rules,
             resubmit_other_platform=bool(opt("bench_resubmit_to_other_platform")),
             resubmit_rejected=bool(opt("bench_resubmit_rejected")),
             html_path=html_path,
@@ -131,6 +134,7 @@ class BenchOptions(SessionOptions):
             save_as=save_as,
             compare_noise=_compare_noise(config),
             compare_on=_compare_on(config),
+            columns=_columns(config),
             warnings_ignore=_warnings_ignore(config),
             ab=ab,
             ab_setup=ab_setup,
@@ -227,6 +231,44 @@ def _compare_on(config: pytest.Config) -> tuple[str, ...]:
     if any(not key for key in keys) and any(keys):
         raise pytest.UsageError(f'{flag} expects metric keys separated by commas (got "{raw}")')
     return tuple(dict.fromkeys(key for key in keys if key))
+
+
+def _compare_fail(config: pytest.Config) -> tuple[bool, tuple[CompareRule, ...]]:
+    """``--bench-compare-fail`` (bare, or the ini's: the verdicts fail the session) and its
+    ``=STAT:LIMIT`` expressions, every malformed one named in one usage error."""
+    from pytest_benchsdk._plugin.options import COMPARE_FAIL_VERDICTS
+
+    given = config.getoption("bench_compare_fail") or []
+    verdicts = bool(config.getini("bench_compare_fail"))
+    rules: list[CompareRule] = []
+    problems: list[str] = []
+    for raw in given:
+        if raw is True or raw == COMPARE_FAIL_VERDICTS:
+            verdicts = True
+            continue
+        try:
+            rules.append(CompareRule.parse(str(raw)))
+        except ValueError as exc:
+            problems.append(f"--bench-compare-fail={raw}: {exc}")
+    if problems:
+        raise pytest.UsageError("\n".join(problems))
+    return verdicts, tuple(rules)
+
+
+def _columns(config: pytest.Config) -> tuple[str, ...]:
+    """``--bench-columns COL[,COL...]`` (or the ini's): pytest-benchmark's column names."""
+    from pytest_benchsdk._views.text import COLUMNS
+
+    raw, flag = config.getoption("bench_columns"), "--bench-columns"
+    if raw is None:
+        raw, flag = config.getini("bench_columns"), "bench_columns (ini)"
+    names = [name.strip().lower() for name in str(raw or "").split(",") if name.strip()]
+    unknown = [name for name in names if name not in COLUMNS]
+    if unknown:
+        raise pytest.UsageError(
+            f"{flag}: unknown column(s) {', '.join(unknown)} (the columns: {', '.join(COLUMNS)})"
+        )
+    return tuple(dict.fromkeys(names))
 
 
 def _warnings_ignore(config: pytest.Config) -> frozenset[str]:

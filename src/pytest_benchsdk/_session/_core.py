@@ -620,12 +620,14 @@ class BenchSession:
             results=run.results,
             display_metrics=display.metrics if display is not None else None,
             resamples=self.options.score_resamples,
+            score_intervals=run.score_intervals,
             warnings=self.options.warnings != "off",
             thresholds=run.thresholds,
             baseline=baseline,
             setup=self.hooks.setup(run) if self.hooks.setup is not None else None,
             noise_threshold=self.options.compare_noise,
             compare_on=self.options.compare_on,
+            compare_rules=self.options.compare_rules,
             warnings_ignore=self.options.warnings_ignore,
             warmup=run.schedule.resolved.warmup,
             phase_warmup={
@@ -641,8 +643,10 @@ class BenchSession:
         fail it with one line each."""
         slug = run.config.benchmark_slug
         analyses = run.analyses
-        regressions = analyses.comparison.regressions if analyses.comparison is not None else ()
-        regression = self.options.compare_fail and bool(regressions)
+        comparison = analyses.comparison
+        regressions = comparison.regressions if comparison is not None else ()
+        failed_rules = comparison.failed_rules if comparison is not None else ()
+        regression = (self.options.compare_fail and bool(regressions)) or bool(failed_rules)
         warnings_failed = self.options.warnings == "error" and bool(analyses.warnings)
         if warnings_failed:
             for warning in analyses.warnings:
@@ -655,9 +659,13 @@ class BenchSession:
             self.session_errors.append(f"{slug}: {analyses.usage_error}")
             self.usage_failed = True
         if regression:
-            for row in regressions:
+            for row in regressions if self.options.compare_fail else ():
                 self.session_errors.append(
                     f"regressed (--bench-compare-fail): {slug}: {row.line()}"
+                )
+            for rule in failed_rules:
+                self.session_errors.append(
+                    f"regressed (--bench-compare-fail={rule.rule}): {slug}: {rule.line()}"
                 )
         status = run.run_status(
             interrupted=interrupted,

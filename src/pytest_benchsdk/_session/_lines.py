@@ -58,7 +58,7 @@ def section_lines(
         else:
             lines.append(title_line(summary))
             try:
-                lines.extend(summary_lines(summary, verbose=verbose))
+                lines.extend(summary_lines(summary, verbose=verbose, columns=options.columns))
             except Exception as exc:  # one run's odd figures never hide the other runs
                 lines.append(f"  ERROR summary failed: {type(exc).__name__}: {exc}")
             # What failed after the summary was made (storing it, say).

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import attrs
 
+from pytest_benchsdk._analysis.baseline import CompareRule
 from pytest_benchsdk._base.defaults import (
     DEFAULT_NOISE_THRESHOLD,
     DEFAULT_SCORE_RESAMPLES,
@@ -68,10 +69,15 @@ class SessionOptions:
     #: ``--bench-compare``'s REF (``latest``, a baseline name, a run id, a JSON file), or None.
     compare: str | None = None
     compare_fail: bool = False
+    #: ``--bench-compare-fail=STAT:LIMIT`` (pytest-benchmark's expressions); with them alone
+    #: (no bare ``--bench-compare-fail``) the verdicts do not fail the session, these do.
+    compare_rules: tuple[CompareRule, ...] = ()
     #: ``--bench-compare-noise`` as a fraction (0.02 for 2 %).
     compare_noise: float = DEFAULT_NOISE_THRESHOLD
     #: ``--bench-compare-on``: the metrics whose verdicts count (empty: the default rows).
     compare_on: tuple[str, ...] = ()
+    #: ``--bench-columns``: pytest-benchmark's columns to show (empty: no such table).
+    columns: tuple[str, ...] = ()
     #: ``--bench-save``: the baseline name this session's runs are kept under, or None.
     save_as: str | None = None
     score_resamples: int = DEFAULT_SCORE_RESAMPLES

@@ -47,9 +47,11 @@ from pytest_benchsdk.results import (
 )
 
 __all__ = [
+    "COLUMNS",
     "MAX_NAME_WIDTH",
     "TerminalStream",
     "change_point_text",
+    "column_lines",
     "comparison_legend",
     "comparison_lines",
     "comparison_reasons",
@@ -60,6 +62,7 @@ __all__ = [
     "name_cell",
     "relative_lines",
     "relative_sentence",
+    "rule_lines",
     "score_rows",
     "stats_cell",
     "summary_lines",
@@ -600,6 +603,25 @@ def comparison_lines(comparison: BaselineComparison | None, note: str | None) ->
         lines.extend("  " + line for line in _wrapped(f"  {legend}"))
     for reason in comparison_reasons(comparison):
         lines.extend("  " + line for line in _wrapped(f"  * {terminal_text(reason)}"))
+    lines.extend(rule_lines(comparison))
+    return lines
+
+
+#: Rows of ``--bench-compare-fail=STAT:LIMIT`` verdicts listed when none failed (else the
+#: failed ones only).
+RULE_ROWS: Final = 10
+
+
+def rule_lines(comparison: BaselineComparison) -> list[str]:
+    """``--bench-compare-fail=STAT:LIMIT``'s verdicts: the failed ones, or every one when no
+    more than :data:`RULE_ROWS` (else a count)."""
+    rules = comparison.rules
+    if not rules:
+        return []
+    failed = [rule for rule in rules if rule.failed]
+    shown = failed or (list(rules) if len(rules) <= RULE_ROWS else [])
+    lines = [f"  --bench-compare-fail: {len(failed)} of {len(rules)} expression verdict(s) failed"]
+    lines.extend(f"    {terminal_text(rule.line())}" for rule in shown)
     return lines
 
 
@@ -612,8 +634,56 @@ def title_line(summary: RunSummary, where: str | None = None) -> str:
     return f"{terminal_text(summary.benchmark_name)} ({summary.benchmark_slug}){tail}"
 
 
-def summary_lines(summary: RunSummary, *, verbose: int = 0) -> list[str]:
-    """A finished run, as the ``benchmarks`` section prints it (without its title)."""
+#: pytest-benchmark's columns, as ``--bench-columns`` names them.
+COLUMNS: Final = ("min", "max", "mean", "stddev", "median", "iqr", "ops", "rounds", "iterations")
+#: The data keys a benchmarked test's record counts its rounds and iterations in.
+_COUNT_KEYS: Final = {"rounds": "rounds", "iterations": "iterations"}
+
+
+def _column_cell(column: str, stats: SampleStats, unit: str, p: ParticipantSummary) -> str:
+    if column in _COUNT_KEYS:
+        # A benchmarked test's own count (its record keeps at most 1,000 of its rounds);
+        # else how many samples there are, one iteration each.
+        counted = p.metric(_COUNT_KEYS[column])
+        if counted is not None and counted.stats is not None:
+            return f"{counted.stats.median:,.0f}"
+        return f"{stats.count:,}" if column == "rounds" else "1"
+    if column == "ops":
+        seconds = stats.mean * TIME_UNITS[unit] if is_time_unit(unit) else math.nan
+        if not seconds > 0:
+            return "-"
+        ops = 1 / seconds
+        return f"{ops:,.0f}" if ops >= 1000 else significant(ops)
+    value = stats.iqr if column == "iqr" else stats.get(column)
+    return quantity(value, unit)
+
+
+def column_lines(summary: RunSummary, columns: Sequence[str]) -> list[str]:
+    """pytest-benchmark's table of the scored metric (else the latency), one row per
+    participant that ran, in ``columns`` (``--bench-columns``); OPS are calls per second."""
+    if not columns or not summary.ran_participants:
+        return []
+    scored = summary.scores.metrics[0] if summary.scores and summary.scores.metrics else None
+    key = scored[0] if scored is not None else "latency_ms"
+    rows: list[list[str]] = [["participant", *(c if c != "ops" else "ops (/s)" for c in columns)]]
+    unit = "ms"
+    for p in summary.ran_participants:
+        found = p.metric(key) if scored is not None else None
+        stats = found.stats if found is not None else p.latency
+        unit = found.unit if found is not None else "ms"
+        if stats is None:
+            continue
+        rows.append([name_cell(p.name), *(_column_cell(c, stats, unit, p) for c in columns)])
+    if len(rows) == 1:
+        return []
+    return [f"  Columns ({key} per participant):", *table(rows, indent="    ")]
+
+
+def summary_lines(
+    summary: RunSummary, *, verbose: int = 0, columns: Sequence[str] = ()
+) -> list[str]:
+    """A finished run, as the ``benchmarks`` section prints it (without its title);
+    ``columns``: pytest-benchmark's table too (``--bench-columns``)."""
     lines = [f"  {knobs_line(summary.knobs)}"]
     warmup = warmup_line(summary.knobs)
     if warmup:
@@ -672,6 +742,7 @@ def summary_lines(summary: RunSummary, *, verbose: int = 0) -> list[str]:
             if scores.higher_is_better:
                 lines.append(f"    ({BEST_TAIL_NOTE})")
         lines.extend(relative_lines(summary))
+        lines.extend(column_lines(summary, columns))
     lines.extend(threshold_lines(summary))
     lines.extend(warning_lines(summary.warnings))
     lines.extend(comparison_lines(summary.comparison, summary.comparison_note))

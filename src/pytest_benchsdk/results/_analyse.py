@@ -19,6 +19,7 @@ from pytest_benchsdk._analysis.baseline import (
     Baseline,
     BaselineComparison,
     CompareOnError,
+    CompareRule,
     check_compare_on,
     compare_with_baseline,
 )
@@ -281,6 +282,7 @@ def analyse(
     results: Sequence[ScoreResult] | None = None,
     display_metrics: Any = None,
     resamples: int = 0,
+    score_intervals: bool = True,
     warnings: bool = True,
     thresholds: Mapping[str, Sequence[Threshold]] | None = None,
     baseline: Baseline | str | None = None,
@@ -290,13 +292,16 @@ def analyse(
     warmup: int = 0,
     compare_on: Sequence[str] = (),
     phase_warmup: Mapping[str, int] | None = None,
+    compare_rules: Sequence[CompareRule] = (),
 ) -> Analyses:
     """Every analysis of one run.
 
     * ``records``: the participants' records (needed for scores' intervals and comparisons);
       ``spec`` and ``results``: the scoring spec and the score rows (as shown).
     * ``resamples``: bootstrap resamples for the scores' intervals (0: none, and neither the
-      statistics' intervals nor the relative summary).
+      statistics' intervals nor the relative summary); ``score_intervals`` False: no scores'
+      intervals whatever ``resamples`` says (a run whose participants each have one record
+      holding their samples, as a benchmarked test's: resampling records says nothing).
     * ``warnings``: run the run-hygiene checks, leaving out the codes in ``warnings_ignore``;
       ``warmup`` is the warm-up iterations each participant ran first (per phase), and
       ``phase_warmup`` the count of each phase where it is its own (a cold phase gets none).
@@ -306,12 +311,13 @@ def analyse(
       ``{"benchmark", "knobs", "environment"}``; ``noise_threshold`` the relative change below
       which nothing is a change (``--bench-compare-noise``); ``compare_on`` the metrics whose
       verdicts count (``--bench-compare-on``; one that no participant measured is
-      :attr:`Analyses.usage_error`, and there is no comparison).
+      :attr:`Analyses.usage_error`, and there is no comparison); ``compare_rules``
+      (``--bench-compare-fail=STAT:LIMIT``) are judged in the comparison.
     """
     errors: list[str] = []
     by_name = {pr.participant: pr.records for pr in records}
     uncertainty: tuple[ScoreUncertainty, ...] | None = None
-    if results is not None and spec is not None and resamples > 0:
+    if results is not None and spec is not None and resamples > 0 and score_intervals:
         spec_ = spec
         estimates = _guarded(
             "score uncertainty",
@@ -408,7 +414,7 @@ def analyse(
             "baseline comparison",
             errors,
             lambda: compare_with_baseline(
-                base, current, spec, setup or {}, noise_threshold, compare_on
+                base, current, spec, setup or {}, noise_threshold, compare_on, compare_rules
             ),
         )
     return Analyses(

@@ -89,6 +89,9 @@ def run_intervals(
 #: Resamples per side of a relative comparison: compare_samples' default, fewer for large
 #: samples (each resample is a sort of n values), never fewer than 200.
 _RELATIVE_CELLS: Final = 2_000_000
+#: What all of a run's relative comparisons may cost together: up to 20 participants each get
+#: :data:`_RELATIVE_CELLS`, more share it (a group of 200 benchmarked tests, say).
+_RELATIVE_RUN_CELLS: Final = 20 * _RELATIVE_CELLS
 
 
 def relative_summary(
@@ -121,13 +124,12 @@ def relative_summary(
     sign = 1 if lower_is_better else -1
     reference, _, trim, base = min(measured, key=lambda m: sign * m[1])
     rows = []
+    cells = min(_RELATIVE_CELLS, _RELATIVE_RUN_CELLS // (len(measured) - 1))
     for participant, _, _, current in measured:
         if participant is reference:
             continue
         n = max(len(base), len(current))
-        resamples = affordable_resamples(
-            n, cells=_RELATIVE_CELLS, most=DEFAULT_RESAMPLES, least=200
-        )
+        resamples = affordable_resamples(n, cells=cells, most=DEFAULT_RESAMPLES, least=200)
         # The other's median over the reference's: change = other / reference - 1.
         c = compare_samples(
             base,

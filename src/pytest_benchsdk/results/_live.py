@@ -137,6 +137,9 @@ class BenchmarkRun:
     summary: RunSummary | None = None
     #: Knobs stored with the run beside the resolved ones (an A/B session's side).
     extra_knobs: dict[str, Any] = attrs.Factory(dict)
+    #: Whether the scores get bootstrap intervals: not for a group of benchmarked tests,
+    #: whose participants each have one record holding their rounds.
+    score_intervals: bool = True
 
     @property
     def config(self) -> BenchmarkConfig:

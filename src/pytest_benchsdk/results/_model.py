@@ -25,6 +25,7 @@ from pytest_benchsdk._analysis.hygiene import RunWarning
 from pytest_benchsdk._analysis.scoring import ScoreResult
 from pytest_benchsdk._analysis.stats import DEFAULT_TRIM, stats_of_sorted
 from pytest_benchsdk._analysis.uncertainty import ScoreUncertainty
+from pytest_benchsdk._base.percentiles import nearest_rank
 from pytest_benchsdk._base.runenv import RunEnvironment
 from pytest_benchsdk._config.thresholds import ThresholdVerdict
 
@@ -87,6 +88,15 @@ class SampleStats:
     min: float
     max: float
     trim: float = DEFAULT_TRIM
+    #: The sample standard deviation (0 for one value) and the nearest-rank quartiles of
+    #: every value (untrimmed): pytest-benchmark's columns (``--bench-columns``).
+    stddev: float = math.nan
+    q1: float = math.nan
+    q3: float = math.nan
+
+    @property
+    def iqr(self) -> float:
+        return self.q3 - self.q1
 
     @classmethod
     def of(cls, values: Sequence[float], trim: float | None = None) -> SampleStats | None:
@@ -96,19 +106,26 @@ class SampleStats:
         trim = DEFAULT_TRIM if trim is None else trim
         ordered = sorted(values)
         stats = stats_of_sorted(ordered, trim)
+        n = len(ordered)
+        mean = math.fsum(ordered) / n
+        variance = math.fsum((v - mean) ** 2 for v in ordered) / (n - 1) if n > 1 else 0.0
         return cls(
-            count=len(ordered),
+            count=n,
             median=float(stats.median),
             p95=float(stats.p95),
             p99=float(stats.p99),
-            mean=math.fsum(ordered) / len(ordered),
+            mean=mean,
             min=float(ordered[0]),
             max=float(ordered[-1]),
             trim=trim,
+            stddev=math.sqrt(variance),
+            q1=float(nearest_rank(ordered, 25)),
+            q3=float(nearest_rank(ordered, 75)),
         )
 
     def get(self, statistic: str) -> float:
-        """``median``, ``p95``, ``p99``, ``mean``, ``min`` or ``max``."""
+        """``median``, ``p95``, ``p99``, ``mean``, ``min``, ``max``, ``stddev``, ``q1``,
+        ``q3`` or ``iqr``."""
         value: float = getattr(self, statistic)
         return value
 
@@ -122,6 +139,9 @@ class SampleStats:
             "min": _num(self.min),
             "max": _num(self.max),
             "trim": self.trim,
+            "stddev": _num(self.stddev),
+            "q1": _num(self.q1),
+            "q3": _num(self.q3),
         }
 
     @classmethod
@@ -137,6 +157,10 @@ class SampleStats:
             min=_float(data["min"]),
             max=_float(data["max"]),
             trim=float(data.get("trim", DEFAULT_TRIM)),
+            # Summaries stored before these existed have none.
+            stddev=_float(data.get("stddev")),
+            q1=_float(data.get("q1")),
+            q3=_float(data.get("q3")),
         )
 
 

@@ -1,0 +1,304 @@
+"""The ecosystem's ``benchmark`` fixture and marker (pytest-benchmark's API, as pytest-codspeed
+also offers it).
+
+Registered in every session where no other plugin provides the fixture (pytest-benchmark is
+the plugin ``benchmark``, pytest-codspeed the plugin ``codspeed``); where one does,
+:class:`OtherProvider` says once which plugin's fixture the tests get and how to choose. This
+module is light: a plain session imports it (the fixture must exist there, calling ``fn`` once
+and measuring nothing); what measures is imported when a test asks with ``--bench``
+(:mod:`.benchmarked`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_benchsdk._engine.rounds import RoundSettings, RoundStats
+
+__all__ = [
+    "MARKER_KEYS",
+    "OTHER_PROVIDERS",
+    "BenchmarkFixture",
+    "FixtureAlreadyUsed",
+    "OtherProvider",
+    "benchmark",
+    "marker_options",
+]
+
+#: The ``@pytest.mark.benchmark(...)`` keys pytest-benchmark's fixture takes.
+MARKER_KEYS: Final = (
+    "group",
+    "min_time",
+    "max_time",
+    "min_rounds",
+    "timer",
+    "disable_gc",
+    "warmup",
+    "warmup_iterations",
+    "calibration_precision",
+)
+#: Other plugins that provide a ``benchmark`` fixture: their plugin name, and what to call them.
+OTHER_PROVIDERS: Final = (("benchmark", "pytest-benchmark"), ("codspeed", "pytest-codspeed"))
+#: Where a test item keeps its fixture (the measuring side reads it at the report).
+FIXTURE_KEY = pytest.StashKey["BenchmarkFixture"]()
+
+MARKER_LINE: Final = (
+    "benchmark(group=None, min_time=..., max_time=..., min_rounds=..., timer=..., "
+    "disable_gc=False, warmup=False): a test benchmarked with the benchmark fixture "
+    "(pytest-benchmark's marker), or, without the fixture, a test whose whole body "
+    "--bench measures (pytest-codspeed's convention)"
+)
+
+
+class FixtureAlreadyUsed(Exception):
+    """The fixture was called twice in one test (pytest-benchmark's error)."""
+
+
+def marker_options(node: pytest.Item) -> dict[str, Any]:
+    """The closest ``benchmark`` marker's keyword arguments, every key checked: an unknown
+    key (or a positional argument) is a ``TypeError`` naming what there is (the test using
+    the marker fails with it, the others run)."""
+    marker = node.get_closest_marker("benchmark")
+    if marker is None:
+        return {}
+    unknown = [key for key in marker.kwargs if key not in MARKER_KEYS]
+    if marker.args or unknown:
+        given = ", ".join([*(repr(a) for a in marker.args), *unknown])
+        raise TypeError(
+            f"{node.nodeid}: @pytest.mark.benchmark does not take {given} (it takes keyword "
+            f"arguments: {', '.join(MARKER_KEYS)})"
+        )
+    return dict(marker.kwargs)
+
+
+def _group_of(node: pytest.Item) -> str | None:
+    group = marker_options(node).get("group")
+    return None if group is None else str(group)
+
+
+class BenchmarkFixture:
+    """What ``def test_x(benchmark)`` receives: pytest-benchmark 5's fixture.
+
+    ``benchmark(fn, *args, **kwargs)`` and ``benchmark.pedantic(...)`` return ``fn``'s value.
+    Without ``--bench`` (``measuring`` False) they call ``fn`` once and measure nothing; with
+    it they measure in calibrated rounds (:mod:`pytest_benchsdk._engine.rounds`) and
+    ``benchmark.stats`` holds the statistics afterwards. ``extra_info`` is stored with the
+    test's record; ``group`` and ``name`` say where it is reported.
+    """
+
+    def __init__(
+        self,
+        node: pytest.Item,
+        *,
+        measuring: bool,
+        settings: RoundSettings | None = None,
+        why_not: str | None = None,
+    ) -> None:
+        self.name = node.name
+        self.fullname = node.nodeid
+        callspec = getattr(node, "callspec", None)
+        self.param: str | None = getattr(callspec, "id", None)
+        self.params: dict[str, Any] | None = dict(callspec.params) if callspec else None
+        self.group = _group_of(node)
+        self.extra_info: dict[str, Any] = {}
+        self.enabled = measuring
+        self.disabled = not measuring
+        self.settings = settings
+        #: Why a ``--bench`` session does not measure (pytest-xdist); said once.
+        self.why_not = why_not
+        self.stats: BenchmarkStats | None = None
+        self.has_error = False
+        self._mode: str | None = None
+        self.rounds: Any = None
+
+    def _use(self, mode: str) -> None:
+        if self._mode is not None:
+            self.has_error = True
+            raise FixtureAlreadyUsed(
+                f"the benchmark fixture can be used once per test; it was used in "
+                f"{self._mode} mode already (one measurement per test: split the test, or "
+                "parametrize it)"
+            )
+        self._mode = mode
+
+    def __call__(self, function_to_benchmark: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        self._use("benchmark(...)")
+        if not self.enabled:
+            return self._once(function_to_benchmark, args, kwargs)
+        from pytest_benchsdk._engine.rounds import measure_rounds
+
+        assert self.settings is not None
+        try:
+            self.rounds = measure_rounds(function_to_benchmark, args, kwargs, self.settings)
+        except BaseException:
+            self.has_error = True
+            raise
+        self._measured()
+        return function_to_benchmark(*args, **kwargs)
+
+    def pedantic(
+        self,
+        target: Callable[..., Any],
+        args: tuple[Any, ...] | list[Any] = (),
+        kwargs: Mapping[str, Any] | None = None,
+        setup: Callable[[], Any] | None = None,
+        rounds: int = 1,
+        warmup_rounds: int = 0,
+        iterations: int = 1,
+    ) -> Any:
+        self._use("benchmark.pedantic(...)")
+        from pytest_benchsdk._engine.rounds import (
+            check_pedantic,
+            measure_pedantic,
+            pedantic_arguments,
+        )
+
+        call_args: Sequence[Any] = tuple(args)
+        call_kwargs: Mapping[str, Any] = dict(kwargs or {})
+        if not self.enabled:
+            # Checked as when measuring, so that a plain run catches what --bench refuses.
+            check_pedantic(setup, rounds, warmup_rounds, iterations)
+            call_args, call_kwargs = pedantic_arguments(call_args, call_kwargs, setup)
+            return self._once(target, call_args, call_kwargs)
+        assert self.settings is not None
+        try:
+            self.rounds, value = measure_pedantic(
+                target,
+                call_args,
+                call_kwargs,
+                self.settings,
+                setup=setup,
+                rounds=rounds,
+                warmup_rounds=warmup_rounds,
+                iterations=iterations,
+            )
+        except BaseException:
+            self.has_error = True
+            raise
+        self._measured()
+        return value
+
+    def _once(self, fn: Callable[..., Any], args: Any, kwargs: Mapping[str, Any]) -> Any:
+        """Without --bench: one call, timed by one clock pair so that ``benchmark.stats``
+        (one round) is there for the assertions a suite makes on it; no record is kept."""
+        from pytest_benchsdk._engine.rounds import RoundSettings, measure_pedantic
+
+        self.rounds, value = measure_pedantic(
+            fn, args, kwargs, RoundSettings(), setup=None, rounds=1, warmup_rounds=0, iterations=1
+        )
+        self._measured()
+        return value
+
+    def _measured(self) -> None:
+        from pytest_benchsdk._engine.rounds import RoundStats
+
+        self.stats = BenchmarkStats(self, RoundStats.of(self.rounds))
+
+    def weave(self, target: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            "benchmark.weave (pytest-benchmark's aspect weaving) is not supported by "
+            "pytest-benchsdk's benchmark fixture: call benchmark(fn, *args) with the function "
+            "itself, or run this test with pytest-benchmark (-p no:benchsdk)"
+        )
+
+    patch = weave
+
+
+class BenchmarkStats:
+    """``benchmark.stats`` after the call: pytest-benchmark's ``Metadata`` (``stats["mean"]``,
+    ``stats.stats.min``, ``stats.name``, ``stats.extra_info`` …), in seconds."""
+
+    def __init__(self, fixture: BenchmarkFixture, stats: RoundStats) -> None:
+        self.stats = stats
+        self.name = fixture.name
+        self.fullname = fixture.fullname
+        self.group = fixture.group
+        self.param = fixture.param
+        self.params = fixture.params
+        self.extra_info = fixture.extra_info
+
+    def __getitem__(self, key: str) -> Any:
+        if key in ("iqr", "ops") or hasattr(self.stats, key):
+            return getattr(self.stats, key)
+        return getattr(self, key)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "name": self.name,
+            "fullname": self.fullname,
+            "params": self.params,
+            "param": self.param,
+            "extra_info": self.extra_info,
+            "stats": self.stats.as_dict(),
+        }
+
+
+@pytest.fixture
+def benchmark(request: pytest.FixtureRequest) -> BenchmarkFixture:
+    """pytest-benchmark's fixture: ``benchmark(fn, *args, **kwargs)`` runs ``fn`` (once
+    without ``--bench``; measured in calibrated rounds with it) and returns its value;
+    ``benchmark.pedantic(fn, args=(), kwargs=None, setup=None, rounds=1, warmup_rounds=0,
+    iterations=1)`` runs exactly that many rounds; ``benchmark.extra_info`` is kept with the
+    result; ``benchmark.stats`` holds the statistics after a measured call."""
+    node = request.node
+    assert isinstance(node, pytest.Item)
+    marker_options(node)  # an unknown key is an error with or without --bench
+    measuring = request.config.pluginmanager.get_plugin("benchsdk-benchmarked")
+    if measuring is None:
+        fixture = BenchmarkFixture(node, measuring=False)
+    else:
+        fixture = measuring.fixture_for(node)
+    node.stash[FIXTURE_KEY] = fixture
+    return fixture
+
+
+class OtherProvider:
+    """Another plugin provides ``benchmark``: say so once, when a collected test uses it."""
+
+    def __init__(self, plugin: str, package: str) -> None:
+        self.plugin = plugin
+        self.package = package
+
+    def line(self) -> str:
+        return (
+            f"benchsdk: the benchmark fixture and marker are {self.package}'s (the plugin "
+            f"'{self.plugin}' is active); to measure them with pytest-benchsdk, run with "
+            f"-p no:{self.plugin}"
+        )
+
+    used = False
+
+    def pytest_report_collectionfinish(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> str | None:
+        self.used = any("benchmark" in getattr(item, "fixturenames", ()) for item in items)
+        # Under -q pytest leaves these lines out: the terminal summary says it then.
+        return self.line() if self.used and config.get_verbosity() >= 0 else None
+
+    def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
+        if self.used and config.get_verbosity() < 0:
+            terminalreporter.write_line(self.line())
+
+
+def other_provider(pluginmanager: pytest.PytestPluginManager) -> OtherProvider | None:
+    """The active plugin that provides a ``benchmark`` fixture, if another does."""
+    for name, package in OTHER_PROVIDERS:
+        if pluginmanager.get_plugin(name) is not None:
+            return OtherProvider(name, package)
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Before -m selects: a test that uses the fixture is a benchmark (-m benchmark, and
+    # -m "not benchmark" for a quick run), as when it is marked.
+    for item in items:
+        if "benchmark" in getattr(item, "fixturenames", ()) and (
+            item.get_closest_marker("benchmark") is None
+        ):
+            item.add_marker("benchmark")
