@@ -77,46 +77,50 @@ class SideResult:
 
 
 class Side:
-    """One side's process (see the module)."""
+    """One side's process (see the module): :meth:`launch` starts it as early as the session
+    can (it imports the measuring engine meanwhile), :meth:`load` tells it what to import once
+    the bench files are known, :meth:`wait_ready` waits for that."""
 
-    def __init__(
-        self,
-        name: SideName,
-        *,
-        group: Any,
-        cwd: Path,
-        paths: Sequence[str],
-        files: Mapping[str, str],
-        foreign: Path | None,
-        index: int = 0,
-    ) -> None:
+    def __init__(self, name: SideName, *, group: Any, index: int = 0) -> None:
         self.name = name
         #: Which of the side's processes this is (rounds go to process ``task_index % N``).
         self.index = index
-        self.cwd = cwd
         self._group = group
-        self._setup = {
-            # The folder holding this pytest_benchsdk: both sides measure with it.
-            "harness": str(Path(__file__).resolve().parents[2]),
-            "paths": list(paths),
-            "files": dict(files),
-            "foreign": None if foreign is None else str(foreign),
-        }
         self._channel: Any = None
 
     def launch(self) -> None:
-        """Start the process and send it what to import (:meth:`wait_ready` waits for it):
-        several sides start at once this way."""
+        """Start the process: it imports the measuring engine while the session goes on."""
         from pytest_benchsdk._ab import side as program
 
         # The side runs in its main thread: its executor and signal handling expect it.
         spec = (
-            f"popen//python={sys.executable}//chdir={self.cwd}"
+            f"popen//python={sys.executable}"
             f"//id=benchsdk-ab-{self.name}{self.index}//execmodel=main_thread_only"
         )
         gateway = self._group.makegateway(spec)
         self._channel = gateway.remote_exec(program)
-        self._channel.send(self._setup)
+        # The folder holding this pytest_benchsdk: both sides measure with it.
+        self._channel.send({"harness": str(Path(__file__).resolve().parents[2])})
+
+    def load(
+        self,
+        *,
+        cwd: Path,
+        paths: Sequence[str],
+        files: Mapping[str, str],
+        foreign: Path | None,
+    ) -> None:
+        """Send the process its working folder, what goes first on its import path, the bench
+        files to import, and the other side's tree (imports from there are refused);
+        :meth:`wait_ready` waits for the imports."""
+        self._channel.send(
+            {
+                "cwd": str(cwd),
+                "paths": list(paths),
+                "files": dict(files),
+                "foreign": None if foreign is None else str(foreign),
+            }
+        )
 
     def wait_ready(self) -> None:
         """Wait until the process imported the bench files (:class:`ABError` if that failed,
@@ -190,11 +194,20 @@ class Sides:
     def add_pair(self, a: Side, b: Side) -> None:
         self.pairs.append({"A": a, "B": b})
 
-    def launch(self) -> None:
-        """Start every process (:meth:`wait_ready` waits until each has imported its code)."""
-        for pair in self.pairs:
+    @classmethod
+    def launched(cls, processes: int) -> Sides:
+        """``processes`` pairs of sides, every process started (each :meth:`Side.load`
+        tells it what to import)."""
+        sides = cls()
+        for index in range(processes):
+            sides.add_pair(
+                Side("A", group=sides.group, index=index),
+                Side("B", group=sides.group, index=index),
+            )
+        for pair in sides.pairs:
             for side in pair.values():
                 side.launch()
+        return sides
 
     def wait_ready(self) -> None:
         for pair in self.pairs:
