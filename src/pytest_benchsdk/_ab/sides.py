@@ -7,14 +7,16 @@ side's import path; :class:`Side` starts the process, loads the bench files ther
 iteration at a time on request.
 
 execnet (the engine under pytest-xdist's workers) starts and talks to the processes: a popen
-gateway per side, with its working folder, the side's program sent as source, and a channel
-that carries plain data; ``Group.terminate`` kills both on the way out, Ctrl-C included.
+gateway per process, the side's program sent as source, and a channel that carries plain data;
+``Group.terminate`` kills them all on the way out, Ctrl-C included. The processes start in the
+background, all at once, as soon as the session starts: what a process costs to start (the
+interpreter, execnet's bootstrap, the measuring engine's imports) overlaps with the session's
+own work and with the other processes' starts.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -87,20 +89,38 @@ class Side:
         self.index = index
         self._group = group
         self._channel: Any = None
+        self._launching: threading.Thread | None = None
+        self._launch_error: BaseException | None = None
 
     def launch(self) -> None:
-        """Start the process: it imports the measuring engine while the session goes on."""
+        """Start the process in the background: the session goes on while the interpreter
+        starts (execnet waits for each to answer) and imports the measuring engine."""
+        self._launching = threading.Thread(
+            target=self._launch, name=f"benchsdk-ab-launch-{self.name}{self.index}", daemon=True
+        )
+        self._launching.start()
+
+    def _launch(self) -> None:
         from pytest_benchsdk._ab import side as program
 
-        # The side runs in its main thread: its executor and signal handling expect it.
-        spec = (
-            f"popen//python={sys.executable}"
-            f"//id=benchsdk-ab-{self.name}{self.index}//execmodel=main_thread_only"
-        )
-        gateway = self._group.makegateway(spec)
-        self._channel = gateway.remote_exec(program)
-        # The folder holding this pytest_benchsdk: both sides measure with it.
-        self._channel.send({"harness": str(Path(__file__).resolve().parents[2])})
+        # This interpreter (execnet's default, started with -c and execnet's installed
+        # bootstrap rather than its source sent over); the side runs in its main thread: its
+        # executor and signal handling expect it.
+        spec = f"popen//id=benchsdk-ab-{self.name}{self.index}//execmodel=main_thread_only"
+        try:
+            gateway = self._group.makegateway(spec)
+            self._channel = gateway.remote_exec(program)
+            # The folder holding this pytest_benchsdk: both sides measure with it.
+            self._channel.send({"harness": str(Path(__file__).resolve().parents[2])})
+        except BaseException as exc:  # the session's thread reports it (load)
+            self._launch_error = exc
+
+    def _launched(self) -> None:
+        """Wait for :meth:`launch` (:class:`ABError` if the process did not start)."""
+        if self._launching is not None:
+            self._launching.join()
+        if self._launch_error is not None or self._channel is None:
+            raise ABError(f"side {self.name}'s process did not start: {self._launch_error}")
 
     def load(
         self,
@@ -113,6 +133,7 @@ class Side:
         """Send the process its working folder, what goes first on its import path, the bench
         files to import, and the other side's tree (imports from there are refused);
         :meth:`wait_ready` waits for the imports."""
+        self._launched()
         self._channel.send(
             {
                 "cwd": str(cwd),
@@ -175,6 +196,8 @@ class Side:
         return reply
 
     def stop(self) -> None:
+        if self._launching is not None:
+            self._launching.join()
         if self._channel is not None:
             with contextlib.suppress(Exception):  # the process is gone already
                 self._channel.send(None)
