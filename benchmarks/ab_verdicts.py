@@ -21,12 +21,13 @@ A/B at least 18 of 20, on wall time too. ``--mode duet`` runs both sides at once
 then A/B) and prints per mode how often the median row regressed and its interval width.
 
 ``--wall`` measures the cost instead: the median wall time of ``--repeats`` plain sessions
-(``pytest --bench``) and as many A/B sessions of the same iterations, alternating (after one
-of each not counted), and when each part of a session began (``_phases.py``: the plugins
-loaded, the session started, collected, ready, the first item, the items done, the runs
-finished, the process's exit). ``--bytecode`` lets the sessions keep the plugin's compiled
-bytecode where ``PYTHONDONTWRITEBYTECODE`` is set (as it is for an installed plugin): without
-it every process, each side's included, compiles the plugin's modules again.
+(``pytest --bench``) and as many A/B sessions of the same iterations, alternating (after one of
+each not counted), and when each part of a session began (``_phases.py``: the plugins loaded,
+the session started, collected, ready, the first item, the items done, the runs finished, the
+process's exit). ``--wall-processes 2,4`` alternates A/B sessions of each count with the plain
+ones. ``--bytecode`` lets the sessions keep the plugin's compiled bytecode where
+``PYTHONDONTWRITEBYTECODE`` is set (as it is for an installed plugin): without it every process,
+each side's included, compiles the plugin's modules again.
 Target: A/B at most 2.3 × plain.
 
 Run: ``python benchmarks/ab_verdicts.py [--sessions 20] [--iterations 40] [--change 0.1]
@@ -247,12 +248,16 @@ def wall(args: argparse.Namespace) -> None:
             env.pop("PYTHONDONTWRITEBYTECODE", None)
         base = [sys.executable, "-m", "pytest", "--bench", "--bench-dry-run", "-q",
                 "-p", "no:cacheprovider", "-p", "_phases"]  # fmt: skip
-        ab = ["--bench-ab=HEAD", f"--bench-ab-processes={args.processes}"]
-        times: dict[str, list[float]] = {"plain": [], "ab": []}
-        marks: dict[str, list[dict[str, float]]] = {"plain": [], "ab": []}
+        counts = [int(n) for n in str(args.wall_processes or args.processes).split(",")]
+        kinds: list[tuple[str, list[str]]] = [("plain", [])]
+        kinds += [
+            (f"A/B {n} a side", ["--bench-ab=HEAD", f"--bench-ab-processes={n}"]) for n in counts
+        ]
+        times: dict[str, list[float]] = {kind: [] for kind, _ in kinds}
+        marks: dict[str, list[dict[str, float]]] = {kind: [] for kind, _ in kinds}
         loads = []
         for repeat in range(args.repeats + 1):
-            for kind, extra in (("plain", []), ("ab", ab)):
+            for kind, extra in kinds:
                 phases.unlink(missing_ok=True)
                 start = time.perf_counter()
                 subprocess.run([*base, *extra], cwd=root, check=True, stdout=subprocess.DEVNULL,
@@ -262,13 +267,15 @@ def wall(args: argparse.Namespace) -> None:
                 times[kind].append(time.perf_counter() - start)
                 marks[kind].append(json.loads(phases.read_text()))
                 loads.append(os.getloadavg()[0])
-        plain, ab_time = statistics.median(times["plain"]), statistics.median(times["ab"])
+        plain = statistics.median(times["plain"])
         print(
-            f"{args.iterations} iterations, {args.processes} processes a side, "
+            f"{args.iterations} iterations, "
             f"{'bytecode cached' if args.bytecode else 'as the environment says'}, medians of "
-            f"{args.repeats}: plain {plain:.2f} s, A/B {ab_time:.2f} s, ratio "
-            f"{ab_time / plain:.2f} (load average {min(loads):.1f}-{max(loads):.1f})"
+            f"{args.repeats}, load average {min(loads):.1f}-{max(loads):.1f}: plain {plain:.2f} s"
         )
+        for kind, _ in kinds[1:]:
+            ab_time = statistics.median(times[kind])
+            print(f"  {kind}: {ab_time:.2f} s, ratio {ab_time / plain:.2f}")
         for kind, found in marks.items():
             names = list(found[0])
             shown = ", ".join(
@@ -289,6 +296,11 @@ def main() -> None:
     parser.add_argument("--wall", action="store_true")
     parser.add_argument("--compare-modes", action="store_true")
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument(
+        "--wall-processes",
+        help="--wall: processes a side of each A/B session kind, comma-separated (2,4): the "
+        "kinds alternate with the plain sessions",
+    )
     parser.add_argument(
         "--bytecode",
         action="store_true",
