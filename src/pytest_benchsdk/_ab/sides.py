@@ -9,9 +9,9 @@ iteration at a time on request.
 execnet (the engine under pytest-xdist's workers) starts and talks to the processes: a popen
 gateway per process, the side's program sent as source, and a channel that carries plain data;
 ``Group.terminate`` kills them all on the way out, Ctrl-C included. The processes start in the
-background, all at once, as soon as the session starts: what a process costs to start (the
-interpreter, execnet's bootstrap, the measuring engine's imports) overlaps with the session's
-own work and with the other processes' starts.
+background, all at once: what a process costs to start (the interpreter, execnet's bootstrap,
+the measuring engine's imports) overlaps with the session's own work and with the other
+processes' starts.
 """
 
 from __future__ import annotations
@@ -79,9 +79,9 @@ class SideResult:
 
 
 class Side:
-    """One side's process (see the module): :meth:`launch` starts it as early as the session
-    can (it imports the measuring engine meanwhile), :meth:`load` tells it what to import once
-    the bench files are known, :meth:`wait_ready` waits for that."""
+    """One side's process (see the module): :meth:`launch` starts it in the background (it
+    imports the measuring engine meanwhile), :meth:`load` tells it what to import,
+    :meth:`wait_ready` waits for that."""
 
     def __init__(self, name: SideName, *, group: Any, index: int = 0) -> None:
         self.name = name

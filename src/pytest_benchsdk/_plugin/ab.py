@@ -1,16 +1,16 @@
 """``--bench-ab=REV``: the selected benchmarks against the working tree (B) and a git revision
 (A), interleaved, compared pairwise.
 
-When the session starts, the sides' processes start (:mod:`pytest_benchsdk._ab.sides`: each
-imports the measuring harness meanwhile) and REV is checked out into a temporary worktree
+When the session starts, REV is checked out into a temporary worktree
 (:mod:`pytest_benchsdk._ab.revision`; ``--bench-ab-setup`` runs there). Once the items are
-collected, each process imports its own tree's code and the bench files. Each bench item then
-runs its iteration on both sides, one right after the other, in an order drawn at random per
-item (the item's *round*): whatever the machine does to a round, it does to both sides. The item
-reports side B's outcome, as in any session; side A's records go to a run of their own, opened
-beside B's by a second :class:`~pytest_benchsdk._session.BenchSession` that shares the store and
-prints nothing. Both runs carry the knobs ``abSide`` and ``abRevision`` (so they are never the
-history or the ``latest`` baseline of a plain run), A's also ``abRun``, B's run id.
+collected, the sides' processes start (:mod:`pytest_benchsdk._ab.sides`), all at once, and each
+imports its own tree's code and the bench files. Each bench item then runs its iteration on both
+sides, one right after the other, in an order drawn at random per item (the item's *round*):
+whatever the machine does to a round, it does to both sides. The item reports side B's outcome,
+as in any session; side A's records go to a run of their own, opened beside B's by a second
+:class:`~pytest_benchsdk._session.BenchSession` that shares the store and prints nothing. Both
+runs carry the knobs ``abSide`` and ``abRevision`` (so they are never the history or the
+``latest`` baseline of a plain run), A's also ``abRun``, B's run id.
 
 At the session end A's run is finished first; B's comparison is then made against it with the
 rows pairing the two sides' rounds (:class:`~pytest_benchsdk.results.Baseline` ``paired``), and
@@ -113,9 +113,6 @@ class ABPlugin:
             return
         try:
             repository = repository_root(self.config.rootpath)
-            # The side processes start now: each imports the measuring engine (most of its
-            # start) while the revision is checked out and the session collects.
-            self.sides = Sides.launched(self.processes)
             for path in remove_abandoned(repository):
                 self.controller._write(
                     f"benchsdk: A/B: removed the worktree {path} a killed session left"
@@ -150,8 +147,11 @@ class ABPlugin:
             return
         runs = dict(self.controller.runs)
         if not runs:
-            self._stop_sides()
             return
+        # The side processes start now (a session that selected no benchmark starts none),
+        # in the background: each imports the measuring engine while A's runs are opened and
+        # the sides' import paths are worked out.
+        self.sides = Sides.launched(self.processes)
         for file_key, run in runs.items():
             self.a_session.extra_knobs = {
                 "abSide": "A",
