@@ -21,7 +21,13 @@ A/B at least 18 of 20, on wall time too. ``--mode duet`` runs both sides at once
 then A/B) and prints per mode how often the median row regressed and its interval width.
 
 ``--wall`` measures the cost instead: the median wall time of ``--repeats`` plain sessions
-(``pytest --bench``) and as many A/B sessions of the same iterations, interleaved, idle.
+(``pytest --bench``) and as many A/B sessions of the same iterations, alternating (after one of
+each not counted), and when each part of a session began (``_phases.py``: the plugins loaded,
+the session started, collected, ready, the first item, the items done, the runs finished, the
+process's exit). ``--wall-processes 2,4`` alternates A/B sessions of each count with the plain
+ones. ``--bytecode`` lets the sessions keep the plugin's compiled bytecode where
+``PYTHONDONTWRITEBYTECODE`` is set (as it is for an installed plugin): without it every process,
+each side's included, compiles the plugin's modules again.
 Target: A/B at most 2.3 × plain.
 
 Run: ``python benchmarks/ab_verdicts.py [--sessions 20] [--iterations 40] [--change 0.1]
@@ -221,26 +227,62 @@ def compare_modes(args: argparse.Namespace) -> None:
 
 
 def wall(args: argparse.Namespace) -> None:
+    """Plain and A/B sessions alternating: the median wall time of each and their ratio, and
+    the median moment each part of a session began (``_phases.py``)."""
     with tempfile.TemporaryDirectory(prefix="ab-wall-") as tmp:
         root = Path(tmp)
         make_project(root)
-        env = {**os.environ, "AB_ITERATIONS": str(args.iterations)}
+        phases = root / "phases.jsonl"
+        env = {
+            **os.environ,
+            "AB_ITERATIONS": str(args.iterations),
+            "AB_PHASES_OUT": str(phases),
+            # The phases plugin (-p _phases) is beside this script.
+            "PYTHONPATH": os.pathsep.join(
+                p for p in (str(Path(__file__).parent), os.environ.get("PYTHONPATH")) if p
+            ),
+        }
+        if args.bytecode:
+            # As an installed plugin: its modules' bytecode is on disk (written by the first
+            # session, a warm-up not counted), not compiled again by every process.
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
         base = [sys.executable, "-m", "pytest", "--bench", "--bench-dry-run", "-q",
-                "-p", "no:cacheprovider"]  # fmt: skip
-        times: dict[str, list[float]] = {"plain": [], "ab": []}
-        for _ in range(args.repeats):
-            ab = ["--bench-ab=HEAD", f"--bench-ab-processes={args.processes}"]
-            for kind, extra in (("plain", []), ("ab", ab)):
+                "-p", "no:cacheprovider", "-p", "_phases"]  # fmt: skip
+        counts = [int(n) for n in str(args.wall_processes or args.processes).split(",")]
+        kinds: list[tuple[str, list[str]]] = [("plain", [])]
+        kinds += [
+            (f"A/B {n} a side", ["--bench-ab=HEAD", f"--bench-ab-processes={n}"]) for n in counts
+        ]
+        times: dict[str, list[float]] = {kind: [] for kind, _ in kinds}
+        marks: dict[str, list[dict[str, float]]] = {kind: [] for kind, _ in kinds}
+        loads = []
+        for repeat in range(args.repeats + 1):
+            for kind, extra in kinds:
+                phases.unlink(missing_ok=True)
                 start = time.perf_counter()
-                subprocess.run([*base, *extra], cwd=root, env=env, check=True,
-                               stdout=subprocess.DEVNULL)  # fmt: skip
+                subprocess.run([*base, *extra], cwd=root, check=True, stdout=subprocess.DEVNULL,
+                               env={**env, "AB_T0": repr(time.time())})  # fmt: skip
+                if repeat == 0:
+                    continue  # the warm-up
                 times[kind].append(time.perf_counter() - start)
-        plain, ab = statistics.median(times["plain"]), statistics.median(times["ab"])
+                marks[kind].append(json.loads(phases.read_text()))
+                loads.append(os.getloadavg()[0])
+        plain = statistics.median(times["plain"])
         print(
-            f"{args.iterations} iterations, {args.processes} processes a side, medians of "
-            f"{args.repeats}: plain {plain:.2f} s, "
-            f"A/B {ab:.2f} s, ratio {ab / plain:.2f}"
+            f"{args.iterations} iterations, "
+            f"{'bytecode cached' if args.bytecode else 'as the environment says'}, medians of "
+            f"{args.repeats}, load average {min(loads):.1f}-{max(loads):.1f}: plain {plain:.2f} s"
         )
+        for kind, _ in kinds[1:]:
+            ab_time = statistics.median(times[kind])
+            print(f"  {kind}: {ab_time:.2f} s, ratio {ab_time / plain:.2f}")
+        for kind, found in marks.items():
+            names = list(found[0])
+            shown = ", ".join(
+                f"{name} {statistics.median(m[name] for m in found if name in m):.2f}"
+                for name in names
+            )
+            print(f"  {kind}: began at (s) {shown}")
 
 
 def main() -> None:
@@ -254,6 +296,17 @@ def main() -> None:
     parser.add_argument("--wall", action="store_true")
     parser.add_argument("--compare-modes", action="store_true")
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument(
+        "--wall-processes",
+        help="--wall: processes a side of each A/B session kind, comma-separated (2,4): the "
+        "kinds alternate with the plain sessions",
+    )
+    parser.add_argument(
+        "--bytecode",
+        action="store_true",
+        help="--wall: let the sessions write and reuse bytecode (as an installed plugin) even "
+        "where PYTHONDONTWRITEBYTECODE is set",
+    )
     args = parser.parse_args()
     if args.wall:
         wall(args)

@@ -233,7 +233,14 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
     if options.ab is not None:
         from pytest_benchsdk._plugin.ab import ABPlugin
 
-        register(ABPlugin(controller, options.ab, options.ab_setup, options.ab_mode), "benchsdk-ab")
+        ab = ABPlugin(
+            controller,
+            options.ab,
+            options.ab_setup,
+            options.ab_mode,
+            processes=options.ab_processes,
+        )
+        register(ab, "benchsdk-ab")
 
 
 def _rewrite_asserts_in_bench_files(config: pytest.Config, patterns: tuple[str, ...]) -> None:

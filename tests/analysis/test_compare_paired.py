@@ -140,3 +140,20 @@ def test_clusters_still_find_a_ten_percent_change() -> None:
         assert c.verdict == "regressed", c
     with pytest.raises(ValueError, match="one label per round"):
         compare_paired(a, b, clusters=labels[:-1])
+
+
+def test_process_pairs_that_agree_never_narrow_the_rounds_interval() -> None:
+    """Two process pairs whose rounds happen to give the same ratios: resampling the pairs
+    alone sees no spread at all (every resample has the same median); the interval is still
+    as wide as the rounds allow, and a 3 % change within 10 % noise is not a verdict."""
+    rng = np.random.default_rng(8)
+    ratios = rng.lognormal(0.03, 0.1, 20)
+    a = 10 * _drifting(rng)
+    b = a * np.concatenate([ratios, ratios])
+    labels = np.repeat([0, 1], 20)
+    rounds = compare_paired(a, b)
+    clustered = compare_paired(a, b, clusters=labels)
+    assert clustered.change == rounds.change
+    assert clustered.ci_low <= rounds.ci_low < rounds.change < rounds.ci_high <= clustered.ci_high
+    assert clustered.ci_high - clustered.ci_low > 0.05
+    assert clustered.verdict == "unchanged"

@@ -174,6 +174,43 @@ def test_a_faster_working_tree_is_an_improvement(pytester: pytest.Pytester) -> N
     result.stdout.fnmatch_lines(["    py           latency_ms  median  * improved  *"])
 
 
+PIDS = """
+import os
+from pathlib import Path
+
+DELAY_S = 0.001
+
+
+def work() -> None:
+    side = "B" if Path(__file__).resolve().is_relative_to(Path(os.environ["AB_ROOT"])) else "A"
+    with open(os.environ["AB_PIDS"], "a") as out:
+        out.write(f"{side} {os.getpid()}\\n")
+"""
+
+
+@pytest.mark.parametrize("processes", [1, 3])
+def test_each_side_runs_in_as_many_processes_as_asked(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, processes: int
+) -> None:
+    root = project(pytester, iterations=6)
+    (root / "src" / "crunch" / "__init__.py").write_text(PIDS)
+    git(root, "commit", "-q", "-am", "record the pids")
+    pids = root / "pids.txt"
+    monkeypatch.setenv("AB_PIDS", str(pids))
+    monkeypatch.setenv("AB_ROOT", str(root.resolve()))
+    result = run_ab(pytester, "--bench-ab=HEAD", f"--bench-ab-processes={processes}")
+    result.assert_outcomes(passed=6)
+    said = "1 process;" if processes == 1 else f"{processes} processes taking turns"
+    result.stdout.fnmatch_lines([f"benchsdk: A/B against HEAD * each in {said}*"])
+    seen: dict[str, set[str]] = {"A": set(), "B": set()}
+    for line in pids.read_text().splitlines():
+        side, pid = line.split()
+        seen[side].add(pid)
+    assert {side: len(found) for side, found in seen.items()} == {"A": processes, "B": processes}
+    runs = {run.knobs["abSide"]: run for run in stored_runs(store_path(pytester))}
+    assert runs["A"].knobs["abProcesses"] == runs["B"].knobs["abProcesses"] == processes
+
+
 def test_side_b_failing_fails_its_items_with_the_task_s_message(
     pytester: pytest.Pytester,
 ) -> None:

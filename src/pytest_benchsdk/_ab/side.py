@@ -4,15 +4,20 @@ The controller (:mod:`pytest_benchsdk._ab.sides`) starts a Python process per si
 execnet and sends this module's source to it (``gateway.remote_exec(module)``); it runs there
 as ``__channelexec__`` and speaks over the channel:
 
-1. ``{"harness": …, "paths": […], "files": {file key: path}, "foreign": root | None}``: put
-   the harness (the folder holding the measuring ``pytest_benchsdk``, the same on both sides)
-   first on ``sys.path`` and this side's ``paths`` (its source tree, its bench files' folders)
-   next, import the bench files, and answer ``{"foreign": [modules imported from the other
-   side's tree]}`` or ``{"error": text}``;
-2. ``{"run": [file key, participant, phase, task index, custom args]}``: run that iteration
+1. ``{"harness": …}``, as soon as the process starts: put the harness (the folder holding the
+   measuring ``pytest_benchsdk``, the same on both sides) first on ``sys.path`` and import
+   the measuring engine (most of a side's start), no answer;
+2. ``{"cwd": …, "paths": […], "files": {file key: path}, "foreign": root | None}``, once the
+   session collected its bench files: move to ``cwd``, put this side's ``paths`` (its source
+   tree, its bench files' folders) right after the harness, import the bench files, and answer
+   ``{"foreign": [modules imported from the other side's tree]}`` or ``{"error": text}``;
+3. ``{"run": [file key, participant, phase, task index, custom args]}``: run that iteration
    now, on this process's own executor, and answer ``{"payload": RecordPayload JSON,
    "error": text | None}``;
-3. ``None``: stop.
+4. ``None`` (instead of 2 or 3): stop.
+
+The engine's own imports come before the side's paths, as in the controller (pytest loads
+the plugin before a ``pythonpath`` ini puts the project's folders first).
 
 Nothing here is imported by the controller: it is the remote's program.
 """
@@ -20,6 +25,7 @@ Nothing here is imported by the controller: it is the remote's program.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -73,12 +79,16 @@ def serve(channel: Any) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the controller decides what
     # stops (it ends this process when the session ends).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    setup = channel.receive()
-    sys.path[:0] = [setup["harness"], *setup["paths"]]
+    sys.path.insert(0, channel.receive()["harness"])
     from pytest_benchsdk._engine.executor import Executor, GroupPlan, IterationSpec
     from pytest_benchsdk._engine.payload import RecordPayload
     from pytest_benchsdk._engine.plans import context_call
 
+    setup = channel.receive()
+    if setup is None:
+        return
+    os.chdir(setup["cwd"])
+    sys.path[1:1] = setup["paths"]
     files: dict[str, Any] = {}
     calls: dict[str, Any] = {}
     try:

@@ -7,14 +7,16 @@ side's import path; :class:`Side` starts the process, loads the bench files ther
 iteration at a time on request.
 
 execnet (the engine under pytest-xdist's workers) starts and talks to the processes: a popen
-gateway per side, with its working folder, the side's program sent as source, and a channel
-that carries plain data; ``Group.terminate`` kills both on the way out, Ctrl-C included.
+gateway per process, the side's program sent as source, and a channel that carries plain data;
+``Group.terminate`` kills them all on the way out, Ctrl-C included. The processes start in the
+background, all at once: what a process costs to start (the interpreter, execnet's bootstrap,
+the measuring engine's imports) overlaps with the session's own work and with the other
+processes' starts.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -77,46 +79,69 @@ class SideResult:
 
 
 class Side:
-    """One side's process (see the module)."""
+    """One side's process (see the module): :meth:`launch` starts it in the background (it
+    imports the measuring engine meanwhile), :meth:`load` tells it what to import,
+    :meth:`wait_ready` waits for that."""
 
-    def __init__(
+    def __init__(self, name: SideName, *, group: Any, index: int = 0) -> None:
+        self.name = name
+        #: Which of the side's processes this is (rounds go to process ``task_index % N``).
+        self.index = index
+        self._group = group
+        self._channel: Any = None
+        self._launching: threading.Thread | None = None
+        self._launch_error: BaseException | None = None
+
+    def launch(self) -> None:
+        """Start the process in the background: the session goes on while the interpreter
+        starts (execnet waits for each to answer) and imports the measuring engine."""
+        self._launching = threading.Thread(
+            target=self._launch, name=f"benchsdk-ab-launch-{self.name}{self.index}", daemon=True
+        )
+        self._launching.start()
+
+    def _launch(self) -> None:
+        from pytest_benchsdk._ab import side as program
+
+        # This interpreter (execnet's default, started with -c and execnet's installed
+        # bootstrap rather than its source sent over); the side runs in its main thread: its
+        # executor and signal handling expect it.
+        spec = f"popen//id=benchsdk-ab-{self.name}{self.index}//execmodel=main_thread_only"
+        try:
+            gateway = self._group.makegateway(spec)
+            self._channel = gateway.remote_exec(program)
+            # The folder holding this pytest_benchsdk: both sides measure with it.
+            self._channel.send({"harness": str(Path(__file__).resolve().parents[2])})
+        except BaseException as exc:  # the session's thread reports it (load)
+            self._launch_error = exc
+
+    def _launched(self) -> None:
+        """Wait for :meth:`launch` (:class:`ABError` if the process did not start)."""
+        if self._launching is not None:
+            self._launching.join()
+        if self._launch_error is not None or self._channel is None:
+            raise ABError(f"side {self.name}'s process did not start: {self._launch_error}")
+
+    def load(
         self,
-        name: SideName,
         *,
-        group: Any,
         cwd: Path,
         paths: Sequence[str],
         files: Mapping[str, str],
         foreign: Path | None,
-        index: int = 0,
     ) -> None:
-        self.name = name
-        #: Which of the side's processes this is (rounds go to process ``task_index % N``).
-        self.index = index
-        self.cwd = cwd
-        self._group = group
-        self._setup = {
-            # The folder holding this pytest_benchsdk: both sides measure with it.
-            "harness": str(Path(__file__).resolve().parents[2]),
-            "paths": list(paths),
-            "files": dict(files),
-            "foreign": None if foreign is None else str(foreign),
-        }
-        self._channel: Any = None
-
-    def launch(self) -> None:
-        """Start the process and send it what to import (:meth:`wait_ready` waits for it):
-        several sides start at once this way."""
-        from pytest_benchsdk._ab import side as program
-
-        # The side runs in its main thread: its executor and signal handling expect it.
-        spec = (
-            f"popen//python={sys.executable}//chdir={self.cwd}"
-            f"//id=benchsdk-ab-{self.name}{self.index}//execmodel=main_thread_only"
+        """Send the process its working folder, what goes first on its import path, the bench
+        files to import, and the other side's tree (imports from there are refused);
+        :meth:`wait_ready` waits for the imports."""
+        self._launched()
+        self._channel.send(
+            {
+                "cwd": str(cwd),
+                "paths": list(paths),
+                "files": dict(files),
+                "foreign": None if foreign is None else str(foreign),
+            }
         )
-        gateway = self._group.makegateway(spec)
-        self._channel = gateway.remote_exec(program)
-        self._channel.send(self._setup)
 
     def wait_ready(self) -> None:
         """Wait until the process imported the bench files (:class:`ABError` if that failed,
@@ -171,6 +196,8 @@ class Side:
         return reply
 
     def stop(self) -> None:
+        if self._launching is not None:
+            self._launching.join()
         if self._channel is not None:
             with contextlib.suppress(Exception):  # the process is gone already
                 self._channel.send(None)
@@ -190,11 +217,20 @@ class Sides:
     def add_pair(self, a: Side, b: Side) -> None:
         self.pairs.append({"A": a, "B": b})
 
-    def launch(self) -> None:
-        """Start every process (:meth:`wait_ready` waits until each has imported its code)."""
-        for pair in self.pairs:
+    @classmethod
+    def launched(cls, processes: int) -> Sides:
+        """``processes`` pairs of sides, every process started (each :meth:`Side.load`
+        tells it what to import)."""
+        sides = cls()
+        for index in range(processes):
+            sides.add_pair(
+                Side("A", group=sides.group, index=index),
+                Side("B", group=sides.group, index=index),
+            )
+        for pair in sides.pairs:
             for side in pair.values():
                 side.launch()
+        return sides
 
     def wait_ready(self) -> None:
         for pair in self.pairs:

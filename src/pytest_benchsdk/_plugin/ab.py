@@ -3,14 +3,14 @@
 
 When the session starts, REV is checked out into a temporary worktree
 (:mod:`pytest_benchsdk._ab.revision`; ``--bench-ab-setup`` runs there). Once the items are
-collected, two processes start (:mod:`pytest_benchsdk._ab.sides`), each importing its own
-tree's code and the bench files, with the same measuring harness. Each bench item then runs its
-iteration on both sides, one right after the other, in an order drawn at random per item (the
-item's *round*): whatever the machine does to a round, it does to both sides. The item reports
-side B's outcome, as in any session; side A's records go to a run of their own, opened beside
-B's by a second :class:`~pytest_benchsdk._session.BenchSession` that shares the store and
-prints nothing. Both runs carry the knobs ``abSide`` and ``abRevision`` (so they are never the
-history or the ``latest`` baseline of a plain run), A's also ``abRun``, B's run id.
+collected, the sides' processes start (:mod:`pytest_benchsdk._ab.sides`), all at once, and each
+imports its own tree's code and the bench files. Each bench item then runs its iteration on both
+sides, one right after the other, in an order drawn at random per item (the item's *round*):
+whatever the machine does to a round, it does to both sides. The item reports side B's outcome,
+as in any session; side A's records go to a run of their own, opened beside B's by a second
+:class:`~pytest_benchsdk._session.BenchSession` that shares the store and prints nothing. Both
+runs carry the knobs ``abSide`` and ``abRevision`` (so they are never the history or the
+``latest`` baseline of a plain run), A's also ``abRun``, B's run id.
 
 At the session end A's run is finished first; B's comparison is then made against it with the
 rows pairing the two sides' rounds (:class:`~pytest_benchsdk.results.Baseline` ``paired``), and
@@ -36,7 +36,7 @@ from pytest_benchsdk._ab.revision import (
     remove_abandoned,
     repository_root,
 )
-from pytest_benchsdk._ab.sides import Side, Sides, compiled_files, side_paths
+from pytest_benchsdk._ab.sides import Sides, compiled_files, side_paths
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._session import BenchSession, SessionHooks
 from pytest_benchsdk.results import Baseline, BenchmarkRun, RunSetup
@@ -123,7 +123,7 @@ class ABPlugin:
             if self.setup is not None:
                 self.worktree.run_setup(self.setup)
         except ABError as exc:
-            self._remove_worktree()
+            self._close()
             raise pytest.UsageError(str(exc)) from None
         # Side A's environment (its git commit) is the worktree's.
         try:
@@ -149,6 +149,10 @@ class ABPlugin:
         runs = dict(self.controller.runs)
         if not runs:
             return
+        # The side processes start now (a session that selected no benchmark starts none),
+        # in the background: each imports the measuring engine while A's runs are opened and
+        # the sides' import paths are worked out.
+        self.sides = Sides.launched(self.processes)
         for file_key, run in runs.items():
             self.a_session.extra_knobs = {
                 "abSide": "A",
@@ -224,29 +228,11 @@ class ABPlugin:
             cwd_a = worktree.path
         if not cwd_a.is_dir():
             cwd_a = worktree.path
-        self.sides = sides = Sides()
-        for index in range(self.processes):
-            sides.add_pair(
-                Side(
-                    "A",
-                    group=sides.group,
-                    cwd=cwd_a,
-                    paths=paths_a,
-                    files=files_a,
-                    foreign=repository,
-                    index=index,
-                ),
-                Side(
-                    "B",
-                    group=sides.group,
-                    cwd=cwd,
-                    paths=paths_b,
-                    files=files_b,
-                    foreign=worktree.path,
-                    index=index,
-                ),
-            )
-        sides.launch()
+        sides = self.sides
+        assert sides is not None
+        for pair in sides.pairs:
+            pair["A"].load(cwd=cwd_a, paths=paths_a, files=files_a, foreign=repository)
+            pair["B"].load(cwd=cwd, paths=paths_b, files=files_b, foreign=worktree.path)
         # The paired analysis at the end needs numpy: loading it while the processes import
         # their code costs the session nothing.
         import numpy  # noqa: F401
@@ -337,11 +323,14 @@ class ABPlugin:
         self.a_session.close(close_store=False)
 
     def _close(self) -> None:
+        self._stop_sides()
+        self._remove_worktree()
+
+    def _stop_sides(self) -> None:
         if self.sides is not None:
             with contextlib.suppress(Exception):
                 self.sides.close()
             self.sides = None
-        self._remove_worktree()
 
     def _remove_worktree(self) -> None:
         if self.worktree is not None:
