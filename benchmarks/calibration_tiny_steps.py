@@ -3,12 +3,13 @@
 For four functions, about 50 ns, 150 ns (``",".join(ITEMS)``), 1 µs and 20 µs a call, a real
 bench session (``pytest.main`` in this process: ``--bench --bench-dry-run --bench-no-store
 --bench-json``) runs ``step(name, fn, calls="auto")`` of each in every one of ``--iterations``
-iterations (20), and right after each step, in the same task, ``timeit``'s best-of-5 of the
-same function: ``min(Timer(fn).repeat(5, count)) / count`` with the count ``autorange`` found
-for loops of at least 0.2 s (timeit's own rule) when the bench file was imported. The two
-figures of an iteration are taken within a second of each other, so a change of the machine's
-speed during the session (this shared host's speed moves by 10–30 % within seconds) moves
-both. Printed per function:
+iterations (20), and before and right after each step, in the same task, ``timeit``'s
+best-of-5 of the same function, ``min(Timer(fn).repeat(5, count)) / count`` with the count
+``autorange`` found for loops of at least 0.2 s (timeit's own rule) when the bench file was
+imported: the one after the step is the reference, the one before says how far ``timeit`` is
+from itself two seconds later. Then the same with 1 ms loops. The figures of an iteration are
+taken within seconds of each other, so a change of the machine's speed during the session
+(this shared host's speed moves by 10–30 % within seconds) moves them all. Printed per function:
 
 * the median per-call figure of the steps and of the interleaved ``timeit`` figures, and
   their ratio (target: within 1 ± 10 %); beside it, timeit's figure taken before the session
@@ -16,6 +17,9 @@ both. Printed per function:
   best-of-5 timed by CPU time (``timer=time.thread_time``), which a loaded machine does not
   inflate: a 0.2 s loop on a busy host includes the time the process waited for a core,
   while a 1 ms loop usually runs whole.
+* ``timeit`` against itself (before the step / after it), and the steps against ``timeit`` with
+  1 ms loops (the default ``min_time_ms``): on this host a 1 ms loop of any tool reads higher
+  than a 0.2 s one, so compare like with like.
 * the spread p95/median of the steps' per-call figures across the iterations, side by side
   with pytest-benchmark's p95/median over its rounds on the same functions (a pytest session
   in a child process with ``--benchmark-json``, run after each bench session; both spreads
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -112,18 +117,21 @@ def _autorange_count(fn, loop_s):
 
 
 COUNTS = {name: _autorange_count(fn, 0.2) for name, fn in FUNCTIONS.items()}
+SHORT_COUNTS = {name: _autorange_count(fn, 0.001) for name, fn in FUNCTIONS.items()}
 
 
-def timeit_best_ns(name, timer=time.perf_counter):
-    count = COUNTS[name]
+def timeit_best_ns(name, timer=time.perf_counter, counts=COUNTS):
+    count = counts[name]
     return min(timeit.Timer(FUNCTIONS[name], timer=timer).repeat(5, count)) / count * 1e9
 """
 
 
 def _bench_file(iterations: int, min_time_ms: float) -> str:
     steps = "\n".join(
+        f'    measure(timeit_pre_{name}=timeit_best_ns("{name}"))\n'
         f'    step("{name}", FUNCTIONS["{name}"], calls="auto", min_time_ms={min_time_ms})\n'
         f'    measure(timeit_{name}=timeit_best_ns("{name}"))\n'
+        f'    measure(timeit_short_{name}=timeit_best_ns("{name}", counts=SHORT_COUNTS))\n'
         f'    measure(timeit_cpu_{name}=timeit_best_ns("{name}", time.thread_time))'
         for name in NAMES
     )
@@ -251,6 +259,8 @@ def main() -> int:
     )
     ratio_met = dict.fromkeys(NAMES, 0)
     spread_met = dict.fromkeys(NAMES, 0)
+    self_met = dict.fromkeys(NAMES, 0)
+    within_self = dict.fromkeys(NAMES, 0)
     for repeat in range(args.repeat):
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
@@ -266,13 +276,20 @@ def main() -> int:
             f"{'one pair median':>15}"
         )
         print(header)
+        rows: list[tuple[str, float, float, float, float, float]] = []
         for name in NAMES:
             per_call = ours[name]
             median = statistics.median(per_call)
             reference = statistics.median(ours[f"timeit_{name}"])
             by_cpu = statistics.median(ours[f"timeit_cpu_{name}"])
             ratio = median / reference
+            # timeit against itself: its best-of-5 before the step over the one after it.
+            pre = ours[f"timeit_pre_{name}"]
+            self_ratio = statistics.median(pre) / reference
+            timeit_spread = _spread(ours[f"timeit_{name}"])
             spread = _spread(per_call)
+            short_ratio = median / statistics.median(ours[f"timeit_short_{name}"])
+            rows.append((name, ratio, self_ratio, spread, timeit_spread, short_ratio))
             if isinstance(theirs, str):
                 pb = theirs
                 pb_median = "-"
@@ -291,6 +308,19 @@ def main() -> int:
                 f"{median / by_cpu:>6.3f}  {pb_median:>10}  {spread:>11.3f} {pb:>24}  "
                 f"{one_pair:>12.1f} ns"
             )
+        print(
+            f"{'function':<9} {'steps / timeit':>14} {'timeit / itself':>15} "
+            f"{'spread: steps':>13} {'spread: timeit':>14} {'steps / timeit, 1 ms loops':>26}"
+        )
+        for name, ratio, self_ratio, spread, timeit_spread, short_ratio in rows:
+            self_met[name] += abs(self_ratio - 1) <= TARGET_RATIO
+            within_self[name] += abs(math.log(ratio)) <= max(
+                abs(math.log(self_ratio)), math.log1p(TARGET_RATIO)
+            )
+            print(
+                f"{name:<9} {ratio:>14.3f} {self_ratio:>15.3f} {spread:>13.3f} "
+                f"{timeit_spread:>14.3f} {short_ratio:>26.3f}"
+            )
     print(
         "\n(steps median: the median of the iterations' per-call figures; timeit "
         "(interleaved): the median of timeit's best-of-5 of 0.2 s loops taken in each iteration "
@@ -304,6 +334,11 @@ def main() -> int:
             f"{name}: ratio within ±{TARGET_RATIO:.0%} in {ratio_met[name]} of {args.repeat} "
             f"repeats; spread no worse than pytest-benchmark's in {spread_met[name]} of "
             f"{args.repeat}"
+        )
+        print(
+            f"{name}: timeit within ±{TARGET_RATIO:.0%} of itself in {self_met[name]} of "
+            f"{args.repeat} repeats; steps as close to timeit as timeit to itself (or within "
+            f"±{TARGET_RATIO:.0%}) in {within_self[name]} of {args.repeat}"
         )
     missed = [n for n in NAMES if min(ratio_met[n], spread_met[n]) * 2 <= args.repeat]
     print("targets met in most repeats" if not missed else f"missed in most repeats: {missed}")
