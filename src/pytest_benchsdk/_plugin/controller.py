@@ -233,8 +233,8 @@ class ControllerPlugin:
                 thresholds={
                     name: list(group.schedule.thresholds) for name in group.participants.values()
                 },
+                knobs=group.rounds.as_knobs(),
             )
-            run.score_intervals = False
             runs.append(run)
         distributed = self.config.pluginmanager.get_plugin("dsession") is not None
         self.session.begin(runs, distributed=distributed)

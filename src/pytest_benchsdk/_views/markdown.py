@@ -21,7 +21,10 @@ from pytest_benchsdk._views.text import (
     comparison_reasons,
     detectable_cell,
     knobs_line,
+    relative_more,
     relative_sentence,
+    relative_shown,
+    rounds_cell,
     score_rows,
     stats_cell,
     terminal_text,
@@ -61,6 +64,11 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
 
 
 def _participant_lines(summary: RunSummary) -> list[str]:
+    if summary.knobs.rounds is not None:
+        counted = [
+            [cell(p.name), f"{p.passed}/{p.ran}", rounds_cell(p)] for p in summary.ran_participants
+        ]
+        return ["", *_table(["participant", "success", "rounds × iterations"], counted)]
     rows = []
     for p in summary.ran_participants:
         rows.append([cell(p.name), f"{p.passed}/{p.ran}", stats_cell(p.latency, "ms")])
@@ -122,9 +130,13 @@ def _relative_lines(summary: RunSummary) -> list[str]:
     relative = summary.relative
     if relative is None or not relative.rows:
         return []
-    return ["", "**Relative**", ""] + [
-        f"- {relative_sentence(relative, row, cell)}" for row in relative.rows
+    rows, hidden = relative_shown(relative)
+    lines = ["", "**Relative**", ""] + [
+        f"- {relative_sentence(relative, row, cell)}" for row in rows
     ]
+    if hidden:
+        lines.append(f"- {cell(relative_more(hidden), 300)}")
+    return lines
 
 
 def _threshold_lines(summary: RunSummary) -> list[str]:

@@ -40,6 +40,7 @@ from pytest_benchsdk.results import (
     RankedParticipant,
     RelativeRow,
     RelativeSummary,
+    RoundsKnobs,
     RunHistory,
     RunSummary,
     SampleStats,
@@ -49,6 +50,7 @@ from pytest_benchsdk.results import (
 __all__ = [
     "COLUMNS",
     "MAX_NAME_WIDTH",
+    "RELATIVE_ROWS",
     "TerminalStream",
     "change_point_text",
     "column_lines",
@@ -61,7 +63,11 @@ __all__ = [
     "message_text",
     "name_cell",
     "relative_lines",
+    "relative_more",
     "relative_sentence",
+    "relative_shown",
+    "rounds_cell",
+    "rounds_line",
     "rule_lines",
     "score_rows",
     "stats_cell",
@@ -167,7 +173,11 @@ def _number(value: float) -> str:
 
 def knobs_line(knobs: Knobs) -> str:
     """Upstream's knobs line; ``iterations`` is the schedule length per participant. Phases
-    sized on the command line (``--bench-phase-iterations``) add each phase's size."""
+    sized on the command line (``--bench-phase-iterations``) add each phase's size. A group
+    of benchmarked tests has no such knobs: its line is its rounds' settings
+    (:func:`rounds_line`)."""
+    if knobs.rounds is not None:
+        return rounds_line(knobs.rounds)
     line = (
         f"Knobs: iterations={knobs.iterations}, concurrency={knobs.concurrency}, "
         f"staggerDelayMs={_number(knobs.stagger_delay_ms)}, groupBy={knobs.group_by}"
@@ -177,6 +187,22 @@ def knobs_line(knobs: Knobs) -> str:
             f"{terminal_text(name)}={count}" for name, count in knobs.phases
         )
     return line
+
+
+def _setting(name: str, value: object) -> str:
+    if value is None:
+        return f"{name}=per test"
+    if name in ("min_time", "max_time") and isinstance(value, (int, float)):
+        return f"{name}={quantity(float(value), 's')}"
+    return f"{name}={terminal_text(value)}"
+
+
+def rounds_line(rounds: RoundsKnobs) -> str:
+    """A group of benchmarked tests' knobs: pytest-benchmark's settings of the calibrated
+    rounds its tests share (``min_rounds=5, min_time=5.00 µs, max_time=1.00 s, ...``; ``per
+    test`` where they differ)."""
+    settings = ", ".join(_setting(name, value) for name, value in rounds.settings())
+    return f"Rounds per test (@pytest.mark.benchmark; pedantic() runs its own): {settings}"
 
 
 def warmup_line(knobs: Knobs) -> str | None:
@@ -238,7 +264,24 @@ def _success(passed: int, ran: int) -> str:
     return f"{passed}/{ran}"
 
 
+def rounds_cell(p: ParticipantSummary) -> str:
+    """A benchmarked test's ``rounds × iterations`` (``-`` when it has none: it failed)."""
+    if p.rounds is None:
+        return "-"
+    return f"{p.rounds.rounds:,} × {p.rounds.iterations:,}"
+
+
 def _participant_rows(summary: RunSummary, with_ran: bool) -> list[list[str]]:
+    if summary.knobs.rounds is not None:
+        # Benchmarked tests: one record each, whose latency is its median per call (the
+        # scores have its rounds' statistics): how it was measured instead.
+        rows = [["participant", "success", "rounds × iterations"]]
+        rows += [
+            [name_cell(p.name), _success(p.passed, p.ran), rounds_cell(p)]
+            for p in summary.participants
+            if p.skipped is None
+        ]
+        return rows
     header = ["participant", "success", "latency med/p95/p99"]
     if with_ran:
         header.insert(1, "ran")
@@ -430,14 +473,38 @@ def relative_sentence(
     )
 
 
+#: Lines of the relative summary the terminal and Markdown list (the closest to the best
+#: first); the others are counted in one line: ``--bench-json`` and the HTML report have
+#: every one.
+RELATIVE_ROWS: Final = 5
+
+
+def relative_shown(relative: RelativeSummary) -> tuple[tuple[RelativeRow, ...], int]:
+    """The rows of the relative summary a view lists (at most :data:`RELATIVE_ROWS`, the
+    closest to the best first) and how many it leaves to :func:`relative_more`."""
+    rows = relative.rows
+    return rows[:RELATIVE_ROWS], max(0, len(rows) - RELATIVE_ROWS)
+
+
+def relative_more(hidden: int) -> str:
+    """The line that counts the relative rows a view left out."""
+    return (
+        f"… and {hidden:,} more (further behind): --bench-json and the HTML report "
+        "(--bench-html) list every one"
+    )
+
+
 def relative_lines(summary: RunSummary) -> list[str]:
-    """The relative summary under the ranking: one line per participant after the best."""
+    """The relative summary under the ranking: a line per participant after the best, the
+    closest ones (:func:`relative_shown`)."""
     relative = summary.relative
     if relative is None or not relative.rows:
         return []
-    return ["  Relative:"] + [
-        f"    {relative_sentence(relative, row, name_cell)}" for row in relative.rows
-    ]
+    rows, hidden = relative_shown(relative)
+    lines = ["  Relative:"] + [f"    {relative_sentence(relative, row, name_cell)}" for row in rows]
+    if hidden:
+        lines.append(f"    {relative_more(hidden)}")
+    return lines
 
 
 # -- thresholds, warnings, comparison ---------------------------------------------------------
@@ -636,17 +703,15 @@ def title_line(summary: RunSummary, where: str | None = None) -> str:
 
 #: pytest-benchmark's columns, as ``--bench-columns`` names them.
 COLUMNS: Final = ("min", "max", "mean", "stddev", "median", "iqr", "ops", "rounds", "iterations")
-#: The data keys a benchmarked test's record counts its rounds and iterations in.
-_COUNT_KEYS: Final = {"rounds": "rounds", "iterations": "iterations"}
 
 
 def _column_cell(column: str, stats: SampleStats, unit: str, p: ParticipantSummary) -> str:
-    if column in _COUNT_KEYS:
+    if column in ("rounds", "iterations"):
         # A benchmarked test's own count (its record keeps at most 1,000 of its rounds);
         # else how many samples there are, one iteration each.
-        counted = p.metric(_COUNT_KEYS[column])
-        if counted is not None and counted.stats is not None:
-            return f"{counted.stats.median:,.0f}"
+        if p.rounds is not None:
+            count = p.rounds.rounds if column == "rounds" else p.rounds.iterations
+            return f"{count:,}"
         return f"{stats.count:,}" if column == "rounds" else "1"
     if column == "ops":
         seconds = stats.mean * TIME_UNITS[unit] if is_time_unit(unit) else math.nan
