@@ -13,7 +13,9 @@ import textwrap
 
 import pytest
 
+from helpers.processes import Session, sigint_as_in_a_terminal
 from helpers.sessions import read_json, store_path, stored_records, stored_runs
+from pytest_benchsdk._plugin.interrupts import STOPPING_LINE
 from pytest_benchsdk.cli import main
 
 GROUP = textwrap.dedent(
@@ -286,3 +288,180 @@ def test_setting_the_group_inside_a_test_is_said_once_with_the_marker_that_works
     assert text.count(line) == 1, text
     (run,) = read_json(pytester.path / "run.json")["benchmarks"]
     assert [p["participant"] for p in run["participants"]] == ["test_a", "test_b"]
+
+
+FAULTS = textwrap.dedent(
+    """
+    import pytest
+
+    pytestmark = pytest.mark.benchmark(max_time=0.001, min_rounds=3)
+
+
+    def boom():
+        raise RuntimeError("boom inside fn")
+
+
+    def test_raises(benchmark):
+        benchmark(boom)
+
+
+    def test_not_callable(benchmark):
+        benchmark(42)
+
+
+    @pytest.mark.benchmark(min_rounds=-1)
+    def test_bad_min_rounds(benchmark):
+        benchmark(len, "a")
+
+
+    @pytest.mark.benchmark(max_time="x")
+    def test_bad_max_time(benchmark):
+        benchmark(len, "a")
+
+
+    @pytest.mark.benchmark(min_rounds=0)
+    def test_bad_marker_alone():
+        pass
+
+
+    def test_after(benchmark):
+        benchmark(len, "after")
+    """
+)
+
+
+def test_a_function_that_raises_fails_its_test_with_its_traceback_and_leaves_an_error_record(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_faults=FAULTS)
+    result = _run(pytester, "--bench-json=run.json", "-k", "raises or callable or after")
+    result.assert_outcomes(passed=1, failed=2)
+    text = result.stdout.str()
+    # The function's own traceback: the test's line, then the function's; not the rounds'.
+    result.stdout.fnmatch_lines(
+        [
+            ">       benchmark(boom)",
+            "test_faults.py:*: ",
+            "*",
+            "    def boom():",
+            '>       raise RuntimeError("boom inside fn")',
+            "E       RuntimeError: boom inside fn",
+        ]
+    )
+    assert "_engine/rounds.py" not in text
+    assert (
+        "E       TypeError: benchmark(fn, *args, **kwargs): the function to benchmark must be "
+        in (text)
+    )
+    (run,) = read_json(pytester.path / "run.json")["benchmarks"]
+    records = {p["participant"]: p["records"] for p in run["participants"]}
+    (raised,) = records["test_raises"]
+    assert raised["status"] == "error"
+    assert raised["errorCode"] == "test_failed"
+    assert raised["data"] == {"errorMessage": "RuntimeError: boom inside fn"}
+    assert records["test_after"][0]["status"] == "success"
+    assert run["result"]["status"]["state"] == "failed"
+    # --full-trace keeps every frame.
+    full = _run(pytester, "--bench-no-store", "--full-trace", "-k", "raises")
+    assert "_engine/rounds.py" in full.stdout.str()
+
+
+@pytest.mark.parametrize("bench", [False, True])
+def test_a_bad_marker_value_fails_that_test_saying_what_it_must_be(
+    pytester: pytest.Pytester, bench: bool
+) -> None:
+    pytester.makepyfile(test_faults=FAULTS)
+    args = ["-p", "no:cacheprovider", "-k", "bad or after"]
+    if bench:
+        args += ["--bench", "--bench-no-store"]
+    result = pytester.runpytest_inprocess(*args)
+    # The fixture's tests fail at setup; the marker alone fails when --bench measures it.
+    if bench:
+        result.assert_outcomes(passed=1, errors=2, failed=1)
+    else:
+        result.assert_outcomes(passed=2, errors=2)
+    text = " ".join(result.stdout.str().split())
+    assert (
+        "ValueError: test_faults.py::test_bad_min_rounds: @pytest.mark.benchmark: "
+        "min_rounds=-1 (must be an int >= 1)"
+    ) in text
+    assert "max_time='x' (must be a number of seconds >= 0)" in text
+    if bench:
+        assert "min_rounds=0 (must be an int >= 1)" in text
+
+
+HOSTILE_IDS = ["ünï/cödé", "a[b]c", "long-" + "y" * 250, "<b>x</b> | `y`"]
+
+
+def test_hostile_test_names_reach_every_view_intact_or_escaped(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_names=textwrap.dedent(
+            f"""
+            import pytest
+
+            pytestmark = pytest.mark.benchmark(max_time=0.001, min_rounds=3)
+
+
+            @pytest.mark.parametrize("name", {HOSTILE_IDS!r}, ids={HOSTILE_IDS!r})
+            def test_hostile(benchmark, name):
+                benchmark(len, name)
+            """
+        )
+    )
+    result = _run(
+        pytester, "--bench-json=run.json", "--bench-markdown=run.md", "--bench-html=run.html"
+    )
+    result.assert_outcomes(passed=4)
+    (run,) = read_json(pytester.path / "run.json")["benchmarks"]
+    names = [p["participant"] for p in run["participants"]]
+    assert len(names) == 4
+    assert names[2] == "test_hostile[long-" + "y" * 250 + "]"
+    (stored,) = stored_runs(store_path(pytester))
+    assert sorted(stored_records(store_path(pytester), stored.run_id)) == sorted(names)
+    markdown = (pytester.path / "run.md").read_text()
+    assert "&lt;b&gt;x&lt;/b&gt; \\| \\`y\\`" in markdown
+    html = (pytester.path / "run.html").read_text()
+    assert "<b>x</b>" not in html
+    assert "&lt;b&gt;x&lt;/b&gt;" in html
+
+
+def test_ctrl_c_during_a_long_benchmarked_test_stops_with_one_line_and_keeps_what_ran(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_long=textwrap.dedent(
+            """
+            import pytest
+
+
+            def test_first(benchmark):
+                benchmark.pedantic(sum, args=(range(10),), rounds=3)
+
+
+            def started():
+                print("LONG STARTED", flush=True)
+
+
+            @pytest.mark.benchmark(max_time=600, min_rounds=10**9)
+            def test_long(benchmark):
+                started()
+                benchmark(sum, range(100))
+            """
+        )
+    )
+    with sigint_as_in_a_terminal():
+        session = Session(pytester.path, "--bench", "-s", "-v")
+        try:
+            session.wait_for("LONG STARTED")  # test_first's record is stored by now
+            session.interrupt()
+            assert session.finish() == pytest.ExitCode.INTERRUPTED, session.output
+        finally:
+            session.kill()
+    output = session.output
+    assert output.count(STOPPING_LINE) == 1, output
+    assert "Traceback" not in output
+    (run,) = stored_runs(store_path(pytester))
+    assert run.status == "interrupted"
+    records = stored_records(store_path(pytester), run.run_id)
+    assert [r["status"] for r in records["test_first"]] == ["success"]
+    assert "test_long" not in records or records["test_long"][0]["status"] != "success"

@@ -517,12 +517,18 @@ def round_count(data: Mapping[str, Any] | None) -> tuple[int, int] | None:
 TEST_FAILED: Final = "test_failed"
 
 
-def failed_record(rounds: Rounds | None, message: str, started: float, ended: float) -> TaskRecord:
-    """The record of a benchmarked test that failed: its rounds' figures when it measured
-    (the failure came after), with ``errorMessage``; no latency (a failed record is never a
-    sample)."""
+def failed_record(
+    rounds: Rounds | None,
+    message: str,
+    started: float,
+    ended: float,
+    extra_info: Mapping[str, Any] | None = None,
+) -> TaskRecord:
+    """The record of a benchmarked test that failed: its rounds' figures (and ``extra_info``)
+    when it measured (the failure came after), with ``errorMessage``; no latency (a failed
+    record is never a sample)."""
     if rounds is not None:
-        record = round_record(rounds, RoundStats.of(rounds))
+        record = round_record(rounds, RoundStats.of(rounds), extra_info)
         data: JSONObject = {**(record.data or {}), "errorMessage": message}
         return attrs.evolve(
             record, status="error", error_code=TEST_FAILED, latency_ms=None, data=data

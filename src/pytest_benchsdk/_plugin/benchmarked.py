@@ -242,14 +242,14 @@ class BenchmarkedTests:
         if moved is not None:
             self._group_set_in_test(item, moved, group)
         rounds = fixture.rounds if fixture is not None else item.stash.get(_BODY_KEY, None)
+        extra = _json_safe(fixture.extra_info) if fixture is not None else None
         if report.failed:
             # Its failure is a record too (the function raised, or the test after it): the
             # run fails with it, and every view says which test and why.
-            record = failed_record(rounds, _failure_text(call), call.start, call.stop)
+            record = failed_record(rounds, _failure_text(call), call.start, call.stop, extra)
         elif rounds is None:
             return report  # skipped, or it never called the fixture
         else:
-            extra = _json_safe(fixture.extra_info) if fixture is not None else None
             record = round_record(rounds, RoundStats.of(rounds), extra)
         payload = RecordPayload.of_record(group.file_key, group.participants[item.nodeid], record)
         setattr(report, REPORT_ATTRIBUTE, payload.to_json())
