@@ -142,6 +142,11 @@ def test_a_group_shows_its_rounds_settings_instead_of_a_bench_file_s_knobs(
     assert f"  {line}" in capsys.readouterr().out
     assert main(["--store", store, "history", "test-settings"]) == 0
     assert line in capsys.readouterr().out
+    # The same settings are the same setup: the next session compares with this run.
+    again = _run(pytester, "--bench-compare", "--bench-json=again.json")
+    again.assert_outcomes(passed=3)
+    (compared,) = read_json(pytester.path / "again.json")["benchmarks"]
+    assert compared["comparison"]["baselineRunId"] == stored.run_id
 
 
 def test_a_group_s_warnings_name_the_fixture_s_knobs_and_say_rounds(

@@ -760,10 +760,16 @@ def summary_lines(
     lines.append(f"  {span}" if span else f"  Status: {status.text()}")
     ran, planned = status.ran, status.planned
     if ran < planned and status.state != "interrupted" and ran:
-        lines.append(
-            f"  {ran}/{planned} planned iterations left a record (the others were skipped or "
-            "failed before their task ran)"
-        )
+        if summary.knobs.rounds is not None:
+            lines.append(
+                f"  {ran}/{planned} benchmarked tests left a record (the others were skipped, "
+                "or never called the benchmark fixture)"
+            )
+        else:
+            lines.append(
+                f"  {ran}/{planned} planned iterations left a record (the others were skipped "
+                "or failed before their task ran)"
+            )
     if not summary.ran_participants:
         # Every participant skipped (missing env vars, pytest.skip) or nothing ran before the
         # session stopped: no table of empty rows.
