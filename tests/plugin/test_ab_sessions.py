@@ -405,11 +405,13 @@ def test_benchmarked_tests_are_measured_in_the_working_tree_and_said_not_compare
     assert group["comparison"]["note"].startswith("benchmarked tests (the benchmark fixture)")
     assert len(group["participants"][0]["records"][0]["data"]["time_ms"]) >= 3
     sides = {
-        run.knobs["abSide"]
+        run.knobs.get("abSide")
         for run in stored_runs(store_path(pytester))
         if run.benchmark_slug == "test-fixture"
     }
-    assert sides == {"B"}  # no side A run of it
+    # No side A run of it, and its own run is no side: a measurement of the working tree.
+    assert sides == {None}
+    assert "A/B: side" not in text.split("test_fixture.py (test-fixture)")[1]
     assert ab_worktrees(root) == []
 
 

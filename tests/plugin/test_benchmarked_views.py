@@ -213,7 +213,7 @@ def test_a_group_s_warnings_name_the_fixture_s_knobs_and_say_rounds(
     )
 
 
-def test_the_relative_lines_are_capped_and_the_rest_stays_in_json_and_html(
+def test_relative_lines_and_warnings_are_capped_and_the_rest_stays_in_json_and_html(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(
@@ -226,7 +226,8 @@ def test_the_relative_lines_are_capped_and_the_rest_stays_in_json_and_html(
 
             @pytest.mark.parametrize("n", range(9))
             def test_sum(benchmark, n):
-                benchmark(sum, range(10 * n))
+                # Fewer than 100 rounds each, each its own count: nine p99-few-samples.
+                benchmark.pedantic(sum, args=(range(10 * n),), rounds=10 + n, iterations=10)
             """
         )
     )
@@ -250,7 +251,18 @@ def test_the_relative_lines_are_capped_and_the_rest_stays_in_json_and_html(
     markdown = (pytester.path / "run.md").read_text()
     assert markdown.count(" faster than ") + markdown.count("no clear difference") == 5
     assert f"- {more}" in markdown
+    # The warnings of one code: three, then the others counted.
+    p99 = [line for line in text.splitlines() if "warning [p99-few-samples]" in line]
+    assert len(p99) == 4, p99
+    assert p99[-1].startswith("  warning [p99-few-samples] 6 more participants (test_sum[3], ")
+    assert (
+        "warning [p99-few-samples] 6 more participants (test_sum[3], test_sum[4], test_sum[5], "
+        "…): --bench-json and the HTML report (--bench-html) list every one"
+    ) in " ".join(text.split())
+    assert markdown.count("`p99-few-samples`") == 3
+    assert "- warning [p99-few-samples] 6 more participants (test_sum[3]" in markdown
     (run,) = read_json(pytester.path / "run.json")["benchmarks"]
+    assert sum(w["code"] == "p99-few-samples" for w in run["warnings"]) == 9
     rows = run["result"]["relative"]["rows"]
     assert len(rows) == 8
     html = (pytester.path / "run.html").read_text()
@@ -469,4 +481,4 @@ def test_ctrl_c_during_a_long_benchmarked_test_stops_with_one_line_and_keeps_wha
     assert run.status == "interrupted"
     records = stored_records(store_path(pytester), run.run_id)
     assert [r["status"] for r in records["test_first"]] == ["success"]
-    assert "test_long" not in records or records["test_long"][0]["status"] != "success"
+    assert records.get("test_long", []) == []  # stopped under it: no record, no half figures

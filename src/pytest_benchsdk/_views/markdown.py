@@ -29,7 +29,8 @@ from pytest_benchsdk._views.text import (
     stats_cell,
     terminal_text,
     warmup_line,
-    warning_groups,
+    warnings_more,
+    warnings_shown,
 )
 from pytest_benchsdk.results import RunSummary, ScoreTable
 
@@ -242,7 +243,10 @@ def _warning_lines(summary: RunSummary) -> list[str]:
     if not summary.warnings:
         return []
     lines = ["", "**Warnings**", ""]
-    for warning, who in warning_groups(summary.warnings):
+    for warning, who in warnings_shown(summary.warnings):
+        if isinstance(warning, str):
+            lines.append(f"- {cell(warnings_more(warning, who), 600)}")
+            continue
         names = ", ".join(cell(name) for name in who)
         metrics = ", ".join(cell(m) for m in warning.metrics)
         about = f"{names} ({metrics})" if metrics else names

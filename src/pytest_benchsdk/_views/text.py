@@ -51,6 +51,7 @@ __all__ = [
     "COLUMNS",
     "MAX_NAME_WIDTH",
     "RELATIVE_ROWS",
+    "WARNINGS_PER_CODE",
     "TerminalStream",
     "change_point_text",
     "column_lines",
@@ -80,6 +81,8 @@ __all__ = [
     "warmup_line",
     "warning_groups",
     "warning_lines",
+    "warnings_more",
+    "warnings_shown",
 ]
 
 #: Names (participants, group values, metrics) longer than this are cut with an ellipsis in
@@ -544,12 +547,52 @@ def warning_groups(warnings: Iterable[RunWarning]) -> list[tuple[RunWarning, lis
     return list(groups.values())
 
 
+#: Findings of one code the terminal and Markdown write out (the first ones, in the run's
+#: order); the others are counted in one line: a group of 200 benchmarked tests would
+#: otherwise print a wall of near-identical advice. ``--bench-json``, the store and the HTML
+#: report keep every one.
+WARNINGS_PER_CODE: Final = 3
+
+
+def warnings_shown(
+    warnings: Iterable[RunWarning],
+) -> list[tuple[RunWarning, list[str]] | tuple[str, list[str]]]:
+    """:func:`warning_groups` as a view lists them: at most :data:`WARNINGS_PER_CODE` of each
+    code, each code's others as ``(code, their subjects)`` right after its last one shown."""
+    shown: list[tuple[RunWarning, list[str]] | tuple[str, list[str]]] = []
+    hidden: dict[str, list[str]] = {}
+    counts: dict[str, int] = {}
+    for warning, who in warning_groups(warnings):
+        counts[warning.code] = counts.get(warning.code, 0) + 1
+        if counts[warning.code] <= WARNINGS_PER_CODE:
+            shown.append((warning, who))
+        else:
+            if warning.code not in hidden:
+                hidden[warning.code] = []
+                shown.append((warning.code, hidden[warning.code]))
+            hidden[warning.code].extend(name for name in who if name not in hidden[warning.code])
+    return shown
+
+
+def warnings_more(code: str, who: Sequence[str], name: Callable[[str], str] = str) -> str:
+    """The line that counts a code's findings a view left out."""
+    first = ", ".join(name(n) for n in who[:3]) + (", …" if len(who) > 3 else "")
+    return (
+        f"warning [{code}] {len(who):,} more participants ({first}): --bench-json and the HTML "
+        "report (--bench-html) list every one"
+    )
+
+
 def warning_lines(warnings: Iterable[RunWarning]) -> list[str]:
     """The run-hygiene warnings: one line per code and participant, with the metrics it is
-    about (participants that have the same finding share the line; every finding is in the
-    store and ``--bench-json``)."""
+    about (participants that have the same finding share the line), at most
+    :data:`WARNINGS_PER_CODE` of a code (every finding is in the store and
+    ``--bench-json``)."""
     lines = []
-    for warning, who in warning_groups(warnings):
+    for warning, who in warnings_shown(warnings):
+        if isinstance(warning, str):
+            lines.extend(_wrapped(f"  {warnings_more(warning, who, name_cell)}"))
+            continue
         names = ", ".join(name_cell(name) for name in who)
         metrics = ", ".join(name_cell(m) for m in warning.metrics)
         about = f"{names} ({metrics})" if metrics else names
