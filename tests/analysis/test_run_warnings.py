@@ -319,3 +319,32 @@ def test_steps_on_the_floor_are_named_and_share_a_finding() -> None:
     ]
     assert "the median is 300 ns" in warnings[1].message
     assert step_floor_warnings("p1", {"fetch": _jitter(12.0), "empty": []}) == []
+
+
+def test_a_benchmarked_test_s_rounds_get_the_fixture_s_advice_and_no_iteration_codes() -> None:
+    # Every code the samples would raise, from a test's rounds (the benchmark fixture's).
+    cold = [5000.0, *steady(20)]
+    drifting = [100.0 + i for i in range(60)]
+    floored = [0.0] * 10
+    found = run_warnings(
+        "test_x",
+        {"cold": cold, "drifting": drifting, "floored": floored, "wide": [1.0, 100.0, 1.0, 100.0]},
+        # Would be failure-rate and unmeasured-metric of a bench file's iterations.
+        iterations=2,
+        failed=1,
+        scored=["unmeasured"],
+        units={"cold": "ms", "floored": "ms"},
+        rounds=True,
+    )
+    by_code = {w.code: w.message for w in found}
+    assert set(by_code) == {P99_FEW_SAMPLES, FIRST_OUTLIER, HIGH_VARIANCE, TREND, TIMER_FLOOR}
+    assert "warmup_rounds=N" in by_code[FIRST_OUTLIER]
+    assert "first round" in by_code[FIRST_OUTLIER]
+    assert "min_rounds=100" in by_code[P99_FEW_SAMPLES]
+    assert "rounds are lower" in by_code[TREND] or "rounds are higher" in by_code[TREND]
+    assert "rounds spread widely" in by_code[HIGH_VARIANCE]
+    assert "10 of 10 rounds are exactly" in by_code[TIMER_FLOOR]
+    for message in by_code.values():
+        assert "--bench-warmup" not in message
+        assert "step(" not in message
+        assert "iterations or" not in message

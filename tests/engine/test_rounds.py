@@ -19,6 +19,7 @@ from pytest_benchsdk._engine.rounds import (
     measure_pedantic,
     measure_rounds,
     pedantic_arguments,
+    round_count,
     round_record,
 )
 
@@ -134,6 +135,9 @@ def test_the_record_and_the_statistics_of_the_rounds() -> None:
     assert record.data is not None
     assert record.data["time_ms"] == pytest.approx([0.002, 0.001, 0.003, 0.004, 0.005])
     assert record.data["cpu_ms"] == pytest.approx([0.001, 0.0005, 0.0015, 0.002, 0.0025])
-    assert record.data["rounds"] == 5
-    assert record.data["iterations"] == 2
+    # How it was measured is a fact, not a metric: no number at the data's top level.
+    assert record.data["rounds"] == {"count": 5, "iterations": 2}
+    assert "iterations" not in record.data
+    assert round_count(record.data) == (5, 2)
+    assert round_count({"rounds": 5}) is None
     assert record.data["extra_info"] == {"n": 3}

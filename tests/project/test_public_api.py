@@ -326,6 +326,8 @@ MODULE_APIS: dict[str, list[str]] = {
         "RankedParticipant",
         "RelativeRow",
         "RelativeSummary",
+        "RoundCount",
+        "RoundsKnobs",
         "RunHistory",
         "RunRefError",
         "RunSetup",

@@ -155,26 +155,33 @@ class Series:
     p99_counts: bool = True
     #: The phase the samples are of (None: the whole run), for advice that names it.
     phase: str | None = None
+    #: The samples are a benchmarked test's rounds (the ``benchmark`` fixture's): the advice
+    #: names the fixture's knobs, not a bench file's.
+    rounds: bool = False
 
 
 def _p99_check(series: Series) -> str | None:
-    return _p99_few_samples(series.values, series.p99_counts)
+    return _p99_few_samples(series.values, series.p99_counts, rounds=series.rounds)
 
 
 def _first_outlier_check(series: Series) -> str | None:
+    if series.rounds:
+        return _first_round_outlier(series.values, series.unit)
     return _first_outlier(series.values, series.unit, series.warmup, series.phase)
 
 
 def _high_variance_check(series: Series) -> str | None:
-    return _high_variance(series.values)
+    return _high_variance(series.values, rounds=series.rounds)
 
 
 def _trend_check(series: Series) -> str | None:
-    return _trend(series.values)
+    return _trend(series.values, rounds=series.rounds)
 
 
 def _timer_floor_check(series: Series) -> str | None:
-    return _timer_floor(series.values, series.unit, timed=series.metric == _LATENCY)
+    return _timer_floor(
+        series.values, series.unit, timed=series.metric == _LATENCY, rounds=series.rounds
+    )
 
 
 #: The checks of one series, ``(code, check)``: a check returns its message, or None when the
@@ -199,6 +206,7 @@ def run_warnings(
     warmup: int = 0,
     scored: Collection[str] = (),
     phase: str | None = None,
+    rounds: bool = False,
 ) -> list[RunWarning]:
     """Warnings about one participant's run (or one ``phase`` of it: the caller passes that
     phase's samples, iterations and warm-up, and each warning names the phase): ``samples``
@@ -207,7 +215,10 @@ def run_warnings(
     ``p99_metrics`` are the metrics whose p99 counts (a scoring weight or a threshold on it;
     None: every metric); ``units`` the metrics' units (numbers in messages are written in
     them); ``warmup`` the warm-up iterations run before the measured ones; ``scored`` the
-    metrics the participant's score is made of.
+    metrics the participant's score is made of; ``rounds``: the participant is a benchmarked
+    test (the ``benchmark`` fixture's), whose samples are its rounds: the advice names the
+    fixture's knobs, and the codes about iterations (``failure-rate``: the test failed, and
+    says so; ``unmeasured-metric``: its record always has its times) do not apply.
 
     Codes, in this order (each code's findings in ``samples`` order):
 
@@ -243,7 +254,7 @@ def run_warnings(
         raise ValueError(f"failed ({failed}) cannot exceed iterations ({iterations})")
 
     warnings: list[RunWarning] = []
-    if iterations and failed / iterations > _FAILURE_RATE_MAX:
+    if iterations and failed / iterations > _FAILURE_RATE_MAX and not rounds:
         warnings.append(
             RunWarning(
                 FAILURE_RATE,
@@ -256,7 +267,7 @@ def run_warnings(
         )
     values_of = {metric: _as_floats(finite_samples(list(raw))) for metric, raw in samples.items()}
     found: dict[tuple[str, str], list[str]] = {}
-    if iterations > failed:
+    if iterations > failed and not rounds:
         for metric in scored:
             if not values_of.get(metric):
                 found.setdefault((UNMEASURED_METRIC, _UNMEASURED_MESSAGE), []).append(metric)
@@ -268,6 +279,7 @@ def run_warnings(
             warmup=warmup,
             p99_counts=p99_metrics is None or metric in p99_metrics,
             phase=phase,
+            rounds=rounds,
         )
         for code, check in SERIES_CHECKS:
             message = check(series)
@@ -295,10 +307,18 @@ _UNMEASURED_MESSAGE: Final = (
 )
 
 
-def _p99_few_samples(values: Sequence[float], counts: bool) -> str | None:
+def _p99_few_samples(values: Sequence[float], counts: bool, *, rounds: bool = False) -> str | None:
     n = len(values)
     if not counts or n == 0 or n >= _P99_MIN_SAMPLES:
         return None
+    if rounds:
+        return (
+            f"p99 comes from {n} round(s); below {_P99_MIN_SAMPLES} the nearest-rank p99 is the "
+            "slowest round, so one round decides it: run at least "
+            f"{_P99_MIN_SAMPLES} rounds (@pytest.mark.benchmark(min_rounds={_P99_MIN_SAMPLES}), "
+            f"or benchmark.pedantic(..., rounds={_P99_MIN_SAMPLES})), or judge p95 "
+            "(--bench-threshold)"
+        )
     return (
         f"p99 comes from {n} sample(s); below {_P99_MIN_SAMPLES} the nearest-rank p99 is the "
         "largest sample, so one iteration decides it (the slowest; of a higher-is-better metric, "
@@ -307,9 +327,9 @@ def _p99_few_samples(values: Sequence[float], counts: bool) -> str | None:
     )
 
 
-def _first_outlier(
-    values: Sequence[float], unit: str, warmup: int, phase: str | None = None
-) -> str | None:
+def _first_outlier_facts(values: Sequence[float], unit: str) -> str | None:
+    """How far the first sample is from the others (``far above the others (…)``), when it
+    is an outlier; else None."""
     if len(values) < _FIRST_OUTLIER_MIN_SAMPLES:
         return None
     first, rest = values[0], values[1:]
@@ -321,10 +341,18 @@ def _first_outlier(
     if abs(z) <= _FIRST_OUTLIER_Z:
         return None
     side = "above" if z > 0 else "below"
-    facts = (
+    return (
         f"far {side} the others ({quantity(first, unit)} against a median of "
         f"{quantity(median, unit)}, modified z-score {z:.0f})"
     )
+
+
+def _first_outlier(
+    values: Sequence[float], unit: str, warmup: int, phase: str | None = None
+) -> str | None:
+    facts = _first_outlier_facts(values, unit)
+    if facts is None:
+        return None
     if warmup:
         return (
             f"the first measured iteration is still {facts} after {warmup} warm-up "
@@ -347,7 +375,20 @@ def _first_outlier(
     )
 
 
-def _high_variance(values: Sequence[float]) -> str | None:
+def _first_round_outlier(values: Sequence[float], unit: str) -> str | None:
+    """``first-outlier`` of a benchmarked test's rounds: the advice is the fixture's warm-up."""
+    facts = _first_outlier_facts(values, unit)
+    if facts is None:
+        return None
+    return (
+        f"the first round is {facts}: it likely pays for warming up (caches, the "
+        "interpreter's specialising, lazy imports); warm up before the rounds: "
+        "@pytest.mark.benchmark(warmup=True, warmup_iterations=N), or "
+        "benchmark.pedantic(..., warmup_rounds=N) (more of them if it warms up already)"
+    )
+
+
+def _high_variance(values: Sequence[float], *, rounds: bool = False) -> str | None:
     if len(values) < 2:
         return None
     mean = statistics.fmean(values)
@@ -356,6 +397,14 @@ def _high_variance(values: Sequence[float]) -> str | None:
     cv = statistics.stdev(values, xbar=mean) / mean
     if cv <= _HIGH_VARIANCE_CV:
         return None
+    if rounds:
+        return (
+            f"coefficient of variation {cv:.0%} (over {_HIGH_VARIANCE_CV:.0%}): the rounds "
+            "spread widely, so small differences between tests are noise; make each round "
+            "longer (@pytest.mark.benchmark(min_time=...), benchmark.pedantic(..., "
+            "iterations=...)), keep the GC out (disable_gc=True) or look for an unstable "
+            "environment"
+        )
     return (
         f"coefficient of variation {cv:.0%} (over {_HIGH_VARIANCE_CV:.0%}): the samples "
         "spread widely, so small differences between participants are noise; run more "
@@ -363,7 +412,7 @@ def _high_variance(values: Sequence[float]) -> str | None:
     )
 
 
-def _trend(values: Sequence[float]) -> str | None:
+def _trend(values: Sequence[float], *, rounds: bool = False) -> str | None:
     n = len(values)
     if n < _TREND_MIN_SAMPLES:
         return None
@@ -380,11 +429,21 @@ def _trend(values: Sequence[float]) -> str | None:
     if math.isnan(p_value) or p_value >= _TREND_P_VALUE:
         return None
     direction = "higher" if drift > 0 else "lower"
+    facts = (
+        f"(last third's median {drift:+.0%} against the first third's; Kendall tau {tau:.2f}, "
+        f"p={p_value:.1e})"
+    )
+    if rounds:
+        return (
+            f"later rounds are {direction} than earlier ones {facts}: the rounds are not "
+            "alike, so statistics over them mix two regimes; look for throttling, or state "
+            "the function grows from call to call (benchmark.pedantic(..., setup=...) gives "
+            "each round a fresh one)"
+        )
     return (
-        f"later iterations are {direction} than earlier ones (last third's median "
-        f"{drift:+.0%} against the first third's; Kendall tau {tau:.2f}, p={p_value:.1e}): the "
-        "samples are not alike, so statistics over the run mix two regimes; look for "
-        "throttling, growing caches or leaking resources"
+        f"later iterations are {direction} than earlier ones {facts}: the samples are not "
+        "alike, so statistics over the run mix two regimes; look for throttling, growing "
+        "caches or leaking resources"
     )
 
 
@@ -406,7 +465,17 @@ _CALIBRATED_FORM: Final = (
 )
 
 
-def _timer_floor(values: Sequence[float], unit: str, *, timed: bool) -> str | None:
+#: ``timer-floor``'s way out for a benchmarked test (its rounds are the fixture's).
+_ROUNDS_FLOOR_ADVICE: Final = (
+    "let the fixture calibrate the calls per round (benchmark(fn) rather than "
+    "benchmark.pedantic(..., iterations=1)), give pedantic more iterations, or use a finer "
+    "timer (@pytest.mark.benchmark(timer=time.perf_counter))"
+)
+
+
+def _timer_floor(
+    values: Sequence[float], unit: str, *, timed: bool, rounds: bool = False
+) -> str | None:
     """``timer-floor``: most samples on one value, or (``timed``: one clock pair per sample)
     a median under a microsecond; None for other units or fine samples."""
     size = TIME_UNITS.get(unit)
@@ -424,6 +493,12 @@ def _timer_floor(values: Sequence[float], unit: str, *, timed: bool) -> str | No
     value, count = collections.Counter(values).most_common(1)[0]
     if 2 * count <= len(values):
         return None
+    if rounds:
+        return (
+            f"{count} of {len(values)} rounds are exactly {quantity(value, unit)}: they sit on "
+            "the timer's resolution, so their spread and percentiles are that resolution's, "
+            f"not the work's; {_ROUNDS_FLOOR_ADVICE}"
+        )
     return (
         f"{count} of {len(values)} samples are exactly {quantity(value, unit)}: they sit on the "
         "resolution of the clock or of the record, so their spread and percentiles are that "

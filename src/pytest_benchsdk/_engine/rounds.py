@@ -15,7 +15,9 @@ a system call on a virtual machine, is read around blocks of rounds of at least
 :func:`round_record` turns the rounds into one :class:`~pytest_benchsdk.records.TaskRecord`:
 the per-call figures of the rounds as the lists ``time_ms`` and ``cpu_ms`` of its data (at
 most :data:`KEPT_ROUNDS` values each: more rounds are kept as every k-th round, in run
-order), with ``rounds`` and ``iterations``; its
+order), and under ``rounds`` how many rounds ran and the calls each made (facts about the
+measurement, not metrics: a mapping, which no view reads as one; :func:`round_count` reads it
+back); its
 ``latency_ms`` is the median per-call time. The statistics a test reads back
 (``benchmark.stats``) are :class:`RoundStats`, of every round.
 
@@ -40,18 +42,20 @@ from pytest_benchsdk.records import JSONObject, TaskRecord
 
 __all__ = [
     "CPU_KEY",
-    "ITERATIONS_KEY",
     "KEPT_ROUNDS",
     "ROUNDS_KEY",
+    "TEST_FAILED",
     "TIME_KEY",
     "RoundSettings",
     "RoundStats",
     "Rounds",
     "check_pedantic",
+    "failed_record",
     "kept_rounds",
     "measure_pedantic",
     "measure_rounds",
     "pedantic_arguments",
+    "round_count",
     "round_record",
     "timer_precision",
 ]
@@ -61,9 +65,10 @@ TIME_KEY: Final = "time_ms"
 #: The data key of the rounds' CPU time per call (milliseconds), a list (the key every
 #: comparison and ``--bench-compare-on`` know as the CPU time).
 CPU_KEY: Final = "cpu_ms"
-#: The data keys of how many rounds ran and how many calls each made.
+#: The data key of how many rounds ran and how many calls each made: a mapping
+#: ``{"count": rounds, "iterations": calls per round}``. Not numbers at the top level, where
+#: every number of a record's data is a metric's sample.
 ROUNDS_KEY: Final = "rounds"
-ITERATIONS_KEY: Final = "iterations"
 #: Per-call figures a record keeps at most per clock: a ~100 ns function makes ~100,000 rounds
 #: in pytest-benchmark's second; a record keeps 1,000 of them, evenly spaced in run order (a
 #: systematic sample: the same distribution, ~20 KB instead of ~2 MB). ``benchmark.stats`` is
@@ -473,13 +478,13 @@ def _ms(seconds: float) -> float:
 def round_record(
     rounds: Rounds, stats: RoundStats, extra_info: Mapping[str, Any] | None = None
 ) -> TaskRecord:
-    """The record of one benchmarked test (task index 0): the kept per-call figures,
-    ``rounds``, ``iterations``, and ``extra_info`` (as given, when not empty)."""
+    """The record of one benchmarked test (task index 0): the kept per-call figures, how
+    many rounds of how many calls (``rounds``), and ``extra_info`` (as given, when not
+    empty)."""
     data: JSONObject = {
         TIME_KEY: [_ms(v) for v in kept_rounds(rounds.per_call())],
         CPU_KEY: [_ms(v) for v in kept_rounds(rounds.cpu_per_call())],
-        ROUNDS_KEY: len(rounds.wall),
-        ITERATIONS_KEY: rounds.iterations,
+        ROUNDS_KEY: {"count": len(rounds.wall), "iterations": rounds.iterations},
     }
     if extra_info:
         data["extra_info"] = dict(extra_info)
@@ -490,4 +495,50 @@ def round_record(
         completed_at=iso_utc(rounds.ended),
         latency_ms=_ms(stats.median),
         data=data,
+    )
+
+
+def round_count(data: Mapping[str, Any] | None) -> tuple[int, int] | None:
+    """``(rounds, iterations per round)`` of a benchmarked test's record data (its
+    ``rounds`` mapping), or None for any other record."""
+    counted = (data or {}).get(ROUNDS_KEY)
+    if not isinstance(counted, Mapping):
+        return None
+    count, iterations = counted.get("count"), counted.get("iterations")
+    if isinstance(count, bool) or isinstance(iterations, bool):
+        return None
+    if not (isinstance(count, int) and isinstance(iterations, int)):
+        return None
+    return count, iterations
+
+
+#: The error code of a benchmarked test that failed (its record: its rounds, if it measured
+#: any, and the test's error).
+TEST_FAILED: Final = "test_failed"
+
+
+def failed_record(
+    rounds: Rounds | None,
+    message: str,
+    started: float,
+    ended: float,
+    extra_info: Mapping[str, Any] | None = None,
+) -> TaskRecord:
+    """The record of a benchmarked test that failed: its rounds' figures (and ``extra_info``)
+    when it measured (the failure came after), with ``errorMessage``; no latency (a failed
+    record is never a sample)."""
+    if rounds is not None:
+        record = round_record(rounds, RoundStats.of(rounds), extra_info)
+        data: JSONObject = {**(record.data or {}), "errorMessage": message}
+        return attrs.evolve(
+            record, status="error", error_code=TEST_FAILED, latency_ms=None, data=data
+        )
+    return TaskRecord(
+        task_index=0,
+        status="error",
+        started_at=iso_utc(started),
+        completed_at=iso_utc(ended),
+        latency_ms=None,
+        error_code=TEST_FAILED,
+        data={"errorMessage": message},
     )

@@ -25,7 +25,7 @@ import contextlib
 import random
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import pytest
 
@@ -48,6 +48,15 @@ if TYPE_CHECKING:
 __all__ = ["ABPlugin", "SideFailure"]
 
 _AB_KEY = pytest.StashKey["ABPlugin"]()
+
+
+#: Why a group of benchmarked tests has no A/B comparison (said once, and as its note).
+_GROUPS_NOT_COMPARED: Final = (
+    "benchmarked tests (the benchmark fixture) are measured in the working tree only, not "
+    "compared: the sides' processes run bench files, not pytest tests; compare them across "
+    "sessions with --bench-compare (e.g. --bench-save before a change, --bench-compare=NAME "
+    "after it)"
+)
 
 
 class SideFailure(Exception):
@@ -146,7 +155,9 @@ class ABPlugin:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.config.option.collectonly or self.worktree is None:
             return
-        runs = dict(self.controller.runs)
+        runs = {key: run for key, run in self.controller.runs.items() if not run.benchmarked_tests}
+        if len(runs) < len(self.controller.runs):
+            self.controller._write(f"benchsdk: A/B: {_GROUPS_NOT_COMPARED}")
         if not runs:
             return
         # The side processes start now (a session that selected no benchmark starts none),
@@ -303,6 +314,8 @@ class ABPlugin:
 
     def baseline(self, run: BenchmarkRun) -> Baseline | str | None:
         """Side A's run of ``run``'s bench file, as the baseline its rounds pair with."""
+        if run.benchmarked_tests:
+            return _GROUPS_NOT_COMPARED
         a_run = self.a_session.runs.get(run.file_key)
         if a_run is None or self.label is None:
             return "nothing compared: side A did not run"

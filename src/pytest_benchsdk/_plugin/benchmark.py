@@ -11,6 +11,7 @@ and measuring nothing); what measures is imported when a test asks with ``--benc
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -60,8 +61,9 @@ class FixtureAlreadyUsed(Exception):
 
 def marker_options(node: pytest.Item) -> dict[str, Any]:
     """The closest ``benchmark`` marker's keyword arguments, every key checked: an unknown
-    key (or a positional argument) is a ``TypeError`` naming what there is (the test using
-    the marker fails with it, the others run)."""
+    key (or a positional argument) is a ``TypeError`` naming what there is, a bad value
+    (``min_rounds=-1``, ``max_time="x"``) a ``ValueError`` saying what it must be (the test
+    using the marker fails with it, the others run)."""
     marker = node.get_closest_marker("benchmark")
     if marker is None:
         return {}
@@ -72,7 +74,36 @@ def marker_options(node: pytest.Item) -> dict[str, Any]:
             f"{node.nodeid}: @pytest.mark.benchmark does not take {given} (it takes keyword "
             f"arguments: {', '.join(MARKER_KEYS)})"
         )
-    return dict(marker.kwargs)
+    options = dict(marker.kwargs)
+    problems = [
+        f"{key}={options[key]!r} ({rule})"
+        for key, (valid, rule) in _MARKER_VALUES.items()
+        if key in options and not valid(options[key])
+    ]
+    if problems:
+        raise ValueError(f"{node.nodeid}: @pytest.mark.benchmark: " + "; ".join(problems))
+    return options
+
+
+def _count(least: int) -> Callable[[object], bool]:
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= least
+
+
+def _seconds(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+
+
+#: The marker's values, each with what it must be (pytest-benchmark's meaning).
+_MARKER_VALUES: Final[dict[str, tuple[Callable[[object], bool], str]]] = {
+    "min_rounds": (_count(1), "must be an int >= 1"),
+    "min_time": (_seconds, "must be a number of seconds >= 0"),
+    "max_time": (_seconds, "must be a number of seconds >= 0"),
+    "calibration_precision": (_count(1), "must be an int >= 1"),
+    "warmup_iterations": (_count(0), "must be an int >= 0"),
+    "warmup": (lambda v: isinstance(v, bool), "must be True or False"),
+    "disable_gc": (lambda v: isinstance(v, bool), "must be True or False"),
+    "timer": (callable, "must be a function returning seconds, e.g. time.perf_counter"),
+}
 
 
 def _group_of(node: pytest.Item) -> str | None:
@@ -104,6 +135,9 @@ class BenchmarkFixture:
         self.param: str | None = getattr(callspec, "id", None)
         self.params: dict[str, Any] | None = dict(callspec.params) if callspec else None
         self.group = _group_of(node)
+        #: The group the test was collected into (its run): setting ``group`` in the test
+        #: cannot move it (see :meth:`moved_group`).
+        self.collected_group = self.group
         self.extra_info: dict[str, Any] = {}
         self.enabled = measuring
         self.disabled = not measuring
@@ -114,6 +148,13 @@ class BenchmarkFixture:
         self.has_error = False
         self._mode: str | None = None
         self.rounds: Any = None
+
+    def moved_group(self) -> str | None:
+        """The group the test set (``benchmark.group = "x"``) when it is not the one it was
+        collected into, else None."""
+        if self.group == self.collected_group:
+            return None
+        return None if self.group is None else str(self.group)
 
     def _use(self, mode: str) -> None:
         if self._mode is not None:
@@ -127,6 +168,7 @@ class BenchmarkFixture:
 
     def __call__(self, function_to_benchmark: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         self._use("benchmark(...)")
+        _check_callable("benchmark(fn, *args, **kwargs)", function_to_benchmark)
         if not self.enabled:
             return self._once(function_to_benchmark, args, kwargs)
         from pytest_benchsdk._engine.rounds import measure_rounds
@@ -151,6 +193,7 @@ class BenchmarkFixture:
         iterations: int = 1,
     ) -> Any:
         self._use("benchmark.pedantic(...)")
+        _check_callable("benchmark.pedantic(target, ...)", target)
         from pytest_benchsdk._engine.rounds import (
             check_pedantic,
             measure_pedantic,
@@ -206,6 +249,15 @@ class BenchmarkFixture:
         )
 
     patch = weave
+
+
+def _check_callable(call: str, function: object) -> None:
+    if not callable(function):
+        raise TypeError(
+            f"{call}: the function to benchmark must be callable (got {function!r} of type "
+            f"{type(function).__name__}); pass the function itself, not its result: "
+            "benchmark(fn, arg) rather than benchmark(fn(arg))"
+        )
 
 
 class BenchmarkStats:

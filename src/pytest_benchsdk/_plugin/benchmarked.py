@@ -21,6 +21,7 @@ import math
 import re
 from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -34,6 +35,7 @@ from pytest_benchsdk._engine.rounds import (
     Rounds,
     RoundSettings,
     RoundStats,
+    failed_record,
     measure_rounds,
     round_record,
 )
@@ -44,6 +46,7 @@ from pytest_benchsdk._plugin.benchmark import (
     marker_options,
 )
 from pytest_benchsdk._plugin.execution import REPORT_ATTRIBUTE
+from pytest_benchsdk.results import RoundsKnobs
 
 if TYPE_CHECKING:
     from pytest_benchsdk._plugin.catalog import Catalog
@@ -100,6 +103,8 @@ class FixtureGroup:
     bench_file: BenchFile
     schedule: BenchmarkSchedule
     participants: dict[str, str]
+    #: The rounds' settings of its tests: the run's knobs.
+    rounds: RoundsKnobs
 
 
 def nice_ceiling(value_ms: float) -> float:
@@ -123,6 +128,8 @@ class BenchmarkedTests:
         self.why_not = why_not
         self.groups: dict[str, FixtureGroup] = {}
         self._said_why_not = False
+        #: The line about a test that set ``benchmark.group`` inside it (said once).
+        self._moved_line: str | None = None
 
     # -- the fixture ----------------------------------------------------------------------
 
@@ -153,7 +160,7 @@ class BenchmarkedTests:
                 continue
             try:
                 group = marker_options(item).get("group")
-            except TypeError:
+            except (TypeError, ValueError):
                 continue  # the test fails with it (the fixture, or its call, says why)
             module = self._module_key(item)
             key = module if group is None else f"group:{group}"
@@ -189,7 +196,8 @@ class BenchmarkedTests:
         args = self.catalog.options.run_args
         own = RunArgs(run_key=args.run_key, no_ingest=args.no_ingest, thresholds=args.thresholds)
         schedule = schedule_bench_file(bench_file, own, self.catalog.environ)
-        return FixtureGroup(key, bench_file, schedule, participants)
+        rounds = RoundsKnobs.of_settings([self._settings(item) for item in tests])
+        return FixtureGroup(key, bench_file, schedule, participants, rounds)
 
     # -- the marker alone: the whole body, measured ------------------------------------------
 
@@ -214,6 +222,12 @@ class BenchmarkedTests:
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        if (
+            call.when == "call"
+            and call.excinfo is not None
+            and (uses_fixture(item) or body_benchmarked(item))
+        ):
+            _without_our_frames(call.excinfo, self.config)
         report = yield
         if call.when != "call":
             return report
@@ -224,13 +238,19 @@ class BenchmarkedTests:
                 setattr(report, UNMEASURED_ATTRIBUTE, self.why_not)
             return report
         fixture = item.stash.get(FIXTURE_KEY, None)
+        moved = fixture.moved_group() if fixture is not None else None
+        if moved is not None:
+            self._group_set_in_test(item, moved, group)
         rounds = fixture.rounds if fixture is not None else item.stash.get(_BODY_KEY, None)
-        if rounds is None:
-            return report
         extra = _json_safe(fixture.extra_info) if fixture is not None else None
-        record = round_record(rounds, RoundStats.of(rounds), extra)
         if report.failed:
-            record = attrs.evolve(record, status="error", error_code="test_failed", latency_ms=None)
+            # Its failure is a record too (the function raised, or the test after it): the
+            # run fails with it, and every view says which test and why.
+            record = failed_record(rounds, _failure_text(call), call.start, call.stop, extra)
+        elif rounds is None:
+            return report  # skipped, or it never called the fixture
+        else:
+            record = round_record(rounds, RoundStats.of(rounds), extra)
         payload = RecordPayload.of_record(group.file_key, group.participants[item.nodeid], record)
         setattr(report, REPORT_ATTRIBUTE, payload.to_json())
         controller = self.config.pluginmanager.get_plugin("benchsdk-controller")
@@ -238,15 +258,36 @@ class BenchmarkedTests:
             controller.remember_local(report, payload)
         return report
 
+    def _group_set_in_test(self, item: pytest.Item, wanted: str, group: FixtureGroup) -> None:
+        """``benchmark.group = "x"`` inside a test: the group (a run, opened at collection
+        with its tests as participants, in the store and on the platform) is decided by then,
+        so the test stays in its own; said once (at the end), with the way that works."""
+        if self._moved_line is None:
+            self._moved_line = (
+                f"benchsdk: {item.nodeid} sets benchmark.group = {wanted!r} inside the test, "
+                "which cannot move it: a group of benchmarked tests is decided at collection, "
+                f"from the marker; use @pytest.mark.benchmark(group={wanted!r}) on the test (or "
+                "pytestmark on its module). Its result is in the group "
+                f"{group.bench_file.config.benchmark_name!r}."
+            )
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        # At the end, once (not in the progress line of the test that set it).
+        if self._moved_line is not None:
+            terminalreporter.write_line(self._moved_line, yellow=True)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         why_not = getattr(report, UNMEASURED_ATTRIBUTE, None)
         if why_not is None or self._said_why_not or hasattr(self.config, "workerinput"):
             return
         self._said_why_not = True
+        self._say(f"benchsdk: {why_not}")
+
+    def _say(self, line: str) -> None:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             reporter.ensure_newline()
-            reporter.write_line(f"benchsdk: {why_not}", yellow=True)
+            reporter.write_line(line, yellow=True)
 
     # -- the session end: each group's ceiling -----------------------------------------------
 
@@ -291,6 +332,40 @@ def _is_async(function: object) -> bool:
     import inspect
 
     return inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function)
+
+
+#: This package's directory: its frames are the measuring machinery, not the user's code.
+_PACKAGE_DIR: Final = Path(__file__).resolve().parent.parent
+
+
+def _without_our_frames(excinfo: pytest.ExceptionInfo[BaseException], config: Any) -> None:
+    """A benchmarked test's traceback as its own code raised it: the fixture's and the
+    rounds' frames between the test and its function are unlinked from the traceback
+    (``--full-trace`` keeps them). pytest rebuilds what it shows from the raw traceback, so
+    the chain itself is relinked (``tb_next`` is writable)."""
+    if config.getoption("fulltrace", False):
+        return
+    frames = []
+    tb: TracebackType | None = excinfo.tb
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    kept = [
+        frame
+        for frame in frames
+        if _PACKAGE_DIR not in Path(frame.tb_frame.f_code.co_filename).resolve().parents
+    ]
+    if not kept or len(kept) == len(frames) or kept[0] is not frames[0]:
+        return
+    for frame, following in zip(kept, [*kept[1:], None], strict=True):
+        frame.tb_next = following
+    excinfo.traceback = type(excinfo.traceback)(kept[0])
+
+
+def _failure_text(call: pytest.CallInfo[None]) -> str:
+    """The test's error in one line (``RuntimeError: boom``); the traceback is pytest's."""
+    text = call.excinfo.exconly().strip() if call.excinfo is not None else ""
+    return text.splitlines()[0] if text else "the test failed"
 
 
 def _json_safe(value: dict[str, Any]) -> dict[str, Any] | None:

@@ -233,8 +233,10 @@ class ControllerPlugin:
                 thresholds={
                     name: list(group.schedule.thresholds) for name in group.participants.values()
                 },
+                knobs=group.rounds.as_knobs(),
+                # Its tests run here, on the working tree: never an A/B session's side.
+                session_knobs=False,
             )
-            run.score_intervals = False
             runs.append(run)
         distributed = self.config.pluginmanager.get_plugin("dsession") is not None
         self.session.begin(runs, distributed=distributed)

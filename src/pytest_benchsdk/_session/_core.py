@@ -251,13 +251,17 @@ class BenchSession:
         *,
         whole_plan: bool,
         thresholds: dict[str, list[Threshold]],
+        knobs: Mapping[str, Any] | None = None,
+        session_knobs: bool = True,
     ) -> BenchmarkRun:
         """Open the run of one bench file: ``chosen`` are the selected iterations (task
-        indexes) per participant, ``thresholds`` the selected thresholds per participant. A run
-        with iterations is begun in the store."""
+        indexes) per participant, ``thresholds`` the selected thresholds per participant,
+        ``knobs`` the run's own knobs stored beside the resolved ones (a group of benchmarked
+        tests' rounds), with the session's (an A/B session's side) unless ``session_knobs``
+        is False. A run with iterations is begun in the store."""
         run = BenchmarkRun(file_key, bench_file, schedule, chosen, whole_plan=whole_plan)
         run.thresholds = thresholds
-        run.extra_knobs = dict(self.extra_knobs)
+        run.extra_knobs = {**(self.extra_knobs if session_knobs else {}), **(knobs or {})}
         # Without a store path the store is a temporary outbox: on_complete gets no id.
         run.local_run_kept = self.options.store_path is not None
         self.runs[file_key] = run
@@ -267,7 +271,7 @@ class BenchSession:
                 benchmark_slug=run.config.benchmark_slug,
                 benchmark_name=run.config.benchmark_name,
                 file=file_key,
-                knobs={**schedule.resolved.to_wire(), **self.extra_knobs},
+                knobs={**schedule.resolved.to_wire(), **run.extra_knobs},
                 participants=run.participants,
                 config_snapshot=run.local_config_snapshot(self.environment),
                 environment=self.environment,
@@ -635,6 +639,7 @@ class BenchSession:
                 for entry in run.schedule.warmup_plan
                 if entry.phase is not None
             },
+            rounds=run.benchmarked_tests,
         )
 
     def _conclude(self, run: BenchmarkRun, interrupted: bool) -> None:

@@ -14,14 +14,14 @@ from pytest_benchsdk._views.text import (
     title_line,
     warmup_line,
 )
-from pytest_benchsdk.results import BenchmarkRun, knobs_of
+from pytest_benchsdk.results import BenchmarkRun
 
 __all__ = ["run_header_lines", "section_lines"]
 
 
 def run_header_lines(run: BenchmarkRun) -> list[str]:
     """A benchmark's lines in the session header: name, knobs, warnings, skipped."""
-    knobs = knobs_of(run.schedule)
+    knobs = run.knobs
     lines = [
         f"benchsdk: {terminal_text(run.config.benchmark_name)} [{terminal_text(run.file_key)}]",
         f"  {knobs_line(knobs)}",

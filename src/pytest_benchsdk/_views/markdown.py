@@ -21,12 +21,16 @@ from pytest_benchsdk._views.text import (
     comparison_reasons,
     detectable_cell,
     knobs_line,
+    relative_more,
     relative_sentence,
+    relative_shown,
+    rounds_cell,
     score_rows,
     stats_cell,
     terminal_text,
     warmup_line,
-    warning_groups,
+    warnings_more,
+    warnings_shown,
 )
 from pytest_benchsdk.results import RunSummary, ScoreTable
 
@@ -61,6 +65,11 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
 
 
 def _participant_lines(summary: RunSummary) -> list[str]:
+    if summary.knobs.rounds is not None:
+        counted = [
+            [cell(p.name), f"{p.passed}/{p.ran}", rounds_cell(p)] for p in summary.ran_participants
+        ]
+        return ["", *_table(["participant", "success", "rounds × iterations"], counted)]
     rows = []
     for p in summary.ran_participants:
         rows.append([cell(p.name), f"{p.passed}/{p.ran}", stats_cell(p.latency, "ms")])
@@ -122,9 +131,13 @@ def _relative_lines(summary: RunSummary) -> list[str]:
     relative = summary.relative
     if relative is None or not relative.rows:
         return []
-    return ["", "**Relative**", ""] + [
-        f"- {relative_sentence(relative, row, cell)}" for row in relative.rows
+    rows, hidden = relative_shown(relative)
+    lines = ["", "**Relative**", ""] + [
+        f"- {relative_sentence(relative, row, cell)}" for row in rows
     ]
+    if hidden:
+        lines.append(f"- {cell(relative_more(hidden), 300)}")
+    return lines
 
 
 def _threshold_lines(summary: RunSummary) -> list[str]:
@@ -230,7 +243,10 @@ def _warning_lines(summary: RunSummary) -> list[str]:
     if not summary.warnings:
         return []
     lines = ["", "**Warnings**", ""]
-    for warning, who in warning_groups(summary.warnings):
+    for warning, who in warnings_shown(summary.warnings):
+        if isinstance(warning, str):
+            lines.append(f"- {cell(warnings_more(warning, who), 600)}")
+            continue
         names = ", ".join(cell(name) for name in who)
         metrics = ", ".join(cell(m) for m in warning.metrics)
         about = f"{names} ({metrics})" if metrics else names

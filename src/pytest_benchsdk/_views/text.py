@@ -40,6 +40,7 @@ from pytest_benchsdk.results import (
     RankedParticipant,
     RelativeRow,
     RelativeSummary,
+    RoundsKnobs,
     RunHistory,
     RunSummary,
     SampleStats,
@@ -49,6 +50,8 @@ from pytest_benchsdk.results import (
 __all__ = [
     "COLUMNS",
     "MAX_NAME_WIDTH",
+    "RELATIVE_ROWS",
+    "WARNINGS_PER_CODE",
     "TerminalStream",
     "change_point_text",
     "column_lines",
@@ -61,7 +64,11 @@ __all__ = [
     "message_text",
     "name_cell",
     "relative_lines",
+    "relative_more",
     "relative_sentence",
+    "relative_shown",
+    "rounds_cell",
+    "rounds_line",
     "rule_lines",
     "score_rows",
     "stats_cell",
@@ -74,6 +81,8 @@ __all__ = [
     "warmup_line",
     "warning_groups",
     "warning_lines",
+    "warnings_more",
+    "warnings_shown",
 ]
 
 #: Names (participants, group values, metrics) longer than this are cut with an ellipsis in
@@ -167,7 +176,11 @@ def _number(value: float) -> str:
 
 def knobs_line(knobs: Knobs) -> str:
     """Upstream's knobs line; ``iterations`` is the schedule length per participant. Phases
-    sized on the command line (``--bench-phase-iterations``) add each phase's size."""
+    sized on the command line (``--bench-phase-iterations``) add each phase's size. A group
+    of benchmarked tests has no such knobs: its line is its rounds' settings
+    (:func:`rounds_line`)."""
+    if knobs.rounds is not None:
+        return rounds_line(knobs.rounds)
     line = (
         f"Knobs: iterations={knobs.iterations}, concurrency={knobs.concurrency}, "
         f"staggerDelayMs={_number(knobs.stagger_delay_ms)}, groupBy={knobs.group_by}"
@@ -177,6 +190,22 @@ def knobs_line(knobs: Knobs) -> str:
             f"{terminal_text(name)}={count}" for name, count in knobs.phases
         )
     return line
+
+
+def _setting(name: str, value: object) -> str:
+    if value is None:
+        return f"{name}=per test"
+    if name in ("min_time", "max_time") and isinstance(value, (int, float)):
+        return f"{name}={quantity(float(value), 's')}"
+    return f"{name}={terminal_text(value)}"
+
+
+def rounds_line(rounds: RoundsKnobs) -> str:
+    """A group of benchmarked tests' knobs: pytest-benchmark's settings of the calibrated
+    rounds its tests share (``min_rounds=5, min_time=5.00 µs, max_time=1.00 s, ...``; ``per
+    test`` where they differ)."""
+    settings = ", ".join(_setting(name, value) for name, value in rounds.settings())
+    return f"Rounds per test (@pytest.mark.benchmark; pedantic() runs its own): {settings}"
 
 
 def warmup_line(knobs: Knobs) -> str | None:
@@ -238,7 +267,24 @@ def _success(passed: int, ran: int) -> str:
     return f"{passed}/{ran}"
 
 
+def rounds_cell(p: ParticipantSummary) -> str:
+    """A benchmarked test's ``rounds × iterations`` (``-`` when it has none: it failed)."""
+    if p.rounds is None:
+        return "-"
+    return f"{p.rounds.rounds:,} × {p.rounds.iterations:,}"
+
+
 def _participant_rows(summary: RunSummary, with_ran: bool) -> list[list[str]]:
+    if summary.knobs.rounds is not None:
+        # Benchmarked tests: one record each, whose latency is its median per call (the
+        # scores have its rounds' statistics): how it was measured instead.
+        rows = [["participant", "success", "rounds × iterations"]]
+        rows += [
+            [name_cell(p.name), _success(p.passed, p.ran), rounds_cell(p)]
+            for p in summary.participants
+            if p.skipped is None
+        ]
+        return rows
     header = ["participant", "success", "latency med/p95/p99"]
     if with_ran:
         header.insert(1, "ran")
@@ -430,14 +476,38 @@ def relative_sentence(
     )
 
 
+#: Lines of the relative summary the terminal and Markdown list (the closest to the best
+#: first); the others are counted in one line: ``--bench-json`` and the HTML report have
+#: every one.
+RELATIVE_ROWS: Final = 5
+
+
+def relative_shown(relative: RelativeSummary) -> tuple[tuple[RelativeRow, ...], int]:
+    """The rows of the relative summary a view lists (at most :data:`RELATIVE_ROWS`, the
+    closest to the best first) and how many it leaves to :func:`relative_more`."""
+    rows = relative.rows
+    return rows[:RELATIVE_ROWS], max(0, len(rows) - RELATIVE_ROWS)
+
+
+def relative_more(hidden: int) -> str:
+    """The line that counts the relative rows a view left out."""
+    return (
+        f"… and {hidden:,} more (further behind): --bench-json and the HTML report "
+        "(--bench-html) list every one"
+    )
+
+
 def relative_lines(summary: RunSummary) -> list[str]:
-    """The relative summary under the ranking: one line per participant after the best."""
+    """The relative summary under the ranking: a line per participant after the best, the
+    closest ones (:func:`relative_shown`)."""
     relative = summary.relative
     if relative is None or not relative.rows:
         return []
-    return ["  Relative:"] + [
-        f"    {relative_sentence(relative, row, name_cell)}" for row in relative.rows
-    ]
+    rows, hidden = relative_shown(relative)
+    lines = ["  Relative:"] + [f"    {relative_sentence(relative, row, name_cell)}" for row in rows]
+    if hidden:
+        lines.append(f"    {relative_more(hidden)}")
+    return lines
 
 
 # -- thresholds, warnings, comparison ---------------------------------------------------------
@@ -477,12 +547,52 @@ def warning_groups(warnings: Iterable[RunWarning]) -> list[tuple[RunWarning, lis
     return list(groups.values())
 
 
+#: Findings of one code the terminal and Markdown write out (the first ones, in the run's
+#: order); the others are counted in one line: a group of 200 benchmarked tests would
+#: otherwise print a wall of near-identical advice. ``--bench-json``, the store and the HTML
+#: report keep every one.
+WARNINGS_PER_CODE: Final = 3
+
+
+def warnings_shown(
+    warnings: Iterable[RunWarning],
+) -> list[tuple[RunWarning, list[str]] | tuple[str, list[str]]]:
+    """:func:`warning_groups` as a view lists them: at most :data:`WARNINGS_PER_CODE` of each
+    code, each code's others as ``(code, their subjects)`` right after its last one shown."""
+    shown: list[tuple[RunWarning, list[str]] | tuple[str, list[str]]] = []
+    hidden: dict[str, list[str]] = {}
+    counts: dict[str, int] = {}
+    for warning, who in warning_groups(warnings):
+        counts[warning.code] = counts.get(warning.code, 0) + 1
+        if counts[warning.code] <= WARNINGS_PER_CODE:
+            shown.append((warning, who))
+        else:
+            if warning.code not in hidden:
+                hidden[warning.code] = []
+                shown.append((warning.code, hidden[warning.code]))
+            hidden[warning.code].extend(name for name in who if name not in hidden[warning.code])
+    return shown
+
+
+def warnings_more(code: str, who: Sequence[str], name: Callable[[str], str] = str) -> str:
+    """The line that counts a code's findings a view left out."""
+    first = ", ".join(name(n) for n in who[:3]) + (", …" if len(who) > 3 else "")
+    return (
+        f"warning [{code}] {len(who):,} more participants ({first}): --bench-json and the HTML "
+        "report (--bench-html) list every one"
+    )
+
+
 def warning_lines(warnings: Iterable[RunWarning]) -> list[str]:
     """The run-hygiene warnings: one line per code and participant, with the metrics it is
-    about (participants that have the same finding share the line; every finding is in the
-    store and ``--bench-json``)."""
+    about (participants that have the same finding share the line), at most
+    :data:`WARNINGS_PER_CODE` of a code (every finding is in the store and
+    ``--bench-json``)."""
     lines = []
-    for warning, who in warning_groups(warnings):
+    for warning, who in warnings_shown(warnings):
+        if isinstance(warning, str):
+            lines.extend(_wrapped(f"  {warnings_more(warning, who, name_cell)}"))
+            continue
         names = ", ".join(name_cell(name) for name in who)
         metrics = ", ".join(name_cell(m) for m in warning.metrics)
         about = f"{names} ({metrics})" if metrics else names
@@ -636,17 +746,15 @@ def title_line(summary: RunSummary, where: str | None = None) -> str:
 
 #: pytest-benchmark's columns, as ``--bench-columns`` names them.
 COLUMNS: Final = ("min", "max", "mean", "stddev", "median", "iqr", "ops", "rounds", "iterations")
-#: The data keys a benchmarked test's record counts its rounds and iterations in.
-_COUNT_KEYS: Final = {"rounds": "rounds", "iterations": "iterations"}
 
 
 def _column_cell(column: str, stats: SampleStats, unit: str, p: ParticipantSummary) -> str:
-    if column in _COUNT_KEYS:
+    if column in ("rounds", "iterations"):
         # A benchmarked test's own count (its record keeps at most 1,000 of its rounds);
         # else how many samples there are, one iteration each.
-        counted = p.metric(_COUNT_KEYS[column])
-        if counted is not None and counted.stats is not None:
-            return f"{counted.stats.median:,.0f}"
+        if p.rounds is not None:
+            count = p.rounds.rounds if column == "rounds" else p.rounds.iterations
+            return f"{count:,}"
         return f"{stats.count:,}" if column == "rounds" else "1"
     if column == "ops":
         seconds = stats.mean * TIME_UNITS[unit] if is_time_unit(unit) else math.nan
@@ -695,10 +803,16 @@ def summary_lines(
     lines.append(f"  {span}" if span else f"  Status: {status.text()}")
     ran, planned = status.ran, status.planned
     if ran < planned and status.state != "interrupted" and ran:
-        lines.append(
-            f"  {ran}/{planned} planned iterations left a record (the others were skipped or "
-            "failed before their task ran)"
-        )
+        if summary.knobs.rounds is not None:
+            lines.append(
+                f"  {ran}/{planned} benchmarked tests left a record (the others were skipped, "
+                "or never called the benchmark fixture)"
+            )
+        else:
+            lines.append(
+                f"  {ran}/{planned} planned iterations left a record (the others were skipped "
+                "or failed before their task ran)"
+            )
     if not summary.ran_participants:
         # Every participant skipped (missing env vars, pytest.skip) or nothing ran before the
         # session stopped: no table of empty rows.

@@ -41,6 +41,8 @@ from pytest_benchsdk._views.text import (
     detectable_cell,
     knobs_line,
     relative_sentence,
+    relative_shown,
+    rounds_cell,
     score_rows,
     stats_cell,
 )
@@ -291,14 +293,33 @@ def _relative(report: RunReport) -> str:
     relative = report.summary.relative
     if relative is None or not relative.rows:
         return ""
-    items = "".join(f"<li>{relative_sentence(relative, row, _e)}</li>" for row in relative.rows)
-    return f'<ul class="relative" data-reference="{_e(relative.reference)}">{items}</ul>'
+    shown, hidden = relative_shown(relative)
+    items = "".join(f"<li>{relative_sentence(relative, row, _e)}</li>" for row in shown)
+    out = f'<ul class="relative" data-reference="{_e(relative.reference)}">{items}</ul>'
+    if hidden:
+        # Every one stays here, folded: the terminal and Markdown count them.
+        rest = "".join(
+            f"<li>{relative_sentence(relative, row, _e)}</li>"
+            for row in relative.rows[len(shown) :]
+        )
+        out += (
+            f'<details class="relative-more"><summary>{hidden:,} more (further behind)</summary>'
+            f'<ul class="relative">{rest}</ul></details>'
+        )
+    return out
 
 
 def _participants(report: RunReport) -> str:
-    """Success and latency per participant (and phase): the summary's."""
+    """Success and latency per participant (and phase): the summary's; of benchmarked
+    tests, how each was measured (rounds × iterations) instead of the latency."""
     rows: list[list[str]] = []
     classes: list[str] = []
+    if report.summary.knobs.rounds is not None:
+        for p in report.summary.ran_participants:
+            rows.append(
+                [_td(p.name), _td(f"{p.passed}/{p.ran}", num=True), _td(rounds_cell(p), num=True)]
+            )
+        return _table(["participant", "passed", "rounds × iterations"], rows)
     for p in report.summary.ran_participants:
         rows.append(
             [
@@ -433,7 +454,9 @@ def _setup(report: RunReport) -> str:
     if summary.dashboard_url:
         rows.append(("dashboard", summary.dashboard_url))
     out = _table(["", ""], ([_td(k), _td(v)] for k, v in rows))
-    out += f"<h4>Knobs</h4><p>{_e(knobs_line(summary.knobs))}</p>"
+    # A group of benchmarked tests has its rounds' settings instead of a bench file's knobs.
+    heading = "Knobs" if summary.knobs.rounds is None else "Rounds"
+    out += f"<h4>{heading}</h4><p>{_e(knobs_line(summary.knobs))}</p>"
     if summary.ab is not None:
         out += f"<p>{_e(summary.ab.line())}</p>"
     return out

@@ -210,6 +210,7 @@ def _warnings(
     warmup: int,
     phase_warmup: Mapping[str, int],
     ignore: Collection[str],
+    rounds: bool = False,
 ) -> tuple[RunWarning, ...]:
     """Run-hygiene findings per participant (per participant × phase, with phases: a cold
     phase slower than the warm one is not a trend) on the compared metrics' samples in run
@@ -249,6 +250,7 @@ def _warnings(
                     warmup=warm,
                     scored=scored,
                     phase=phase,
+                    rounds=rounds,
                 )
                 if warning.code not in ignore
             )
@@ -293,6 +295,7 @@ def analyse(
     compare_on: Sequence[str] = (),
     phase_warmup: Mapping[str, int] | None = None,
     compare_rules: Sequence[CompareRule] = (),
+    rounds: bool = False,
 ) -> Analyses:
     """Every analysis of one run.
 
@@ -305,7 +308,9 @@ def analyse(
     * ``warnings``: run the run-hygiene checks, leaving out the codes in ``warnings_ignore``;
       ``warmup`` is the warm-up iterations each participant ran first (per phase), and
       ``phase_warmup`` the count of each phase where it is its own (a cold phase gets none).
-      With phases each participant × phase is judged alone.
+      With phases each participant × phase is judged alone. ``rounds``: the run is a group
+      of benchmarked tests, each participant's samples its rounds (the warnings' advice names
+      the ``benchmark`` fixture's knobs).
     * ``thresholds``: per participant the thresholds to judge (those selected).
     * ``baseline``: compare with it (a string says why there is none); ``setup`` is this run's
       ``{"benchmark", "knobs", "environment"}``; ``noise_threshold`` the relative change below
@@ -367,6 +372,7 @@ def analyse(
                     warmup=warmup,
                     phase_warmup=phase_warmup or {},
                     ignore=warnings_ignore,
+                    rounds=rounds,
                 ),
             )
             or ()

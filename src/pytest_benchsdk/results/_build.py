@@ -24,6 +24,7 @@ from pytest_benchsdk.results._model import (
     ParticipantSummary,
     PhaseSummary,
     RankedParticipant,
+    RoundCount,
     SampleStats,
     ScoreTable,
     StepSummary,
@@ -240,6 +241,7 @@ def participant_summary(
             )
         )
     steps.sort(key=lambda s: (s.order, s.name))
+    counted = samples.rounds()
     return ParticipantSummary(
         name=name,
         planned=planned,
@@ -254,6 +256,7 @@ def participant_summary(
             for code, count, messages in samples.failures()
         ),
         skipped=skipped,
+        rounds=None if counted is None else RoundCount(*counted),
     )
 
 

@@ -77,8 +77,14 @@ class RunSetup:
 
     @classmethod
     def of_live(cls, run: BenchmarkRun, dry_run: bool) -> RunSetup:
-        """The setup of a run while its session goes on (its knobs as the store keeps them)."""
-        return cls(run.config.benchmark_slug, run.schedule.resolved.to_wire(), dry_run)
+        """The setup of a run while its session goes on (its knobs as the store keeps them,
+        a group of benchmarked tests' rounds included; an A/B session's sides are not the
+        setup's)."""
+        knobs = run.schedule.resolved.to_wire()
+        rounds = run.knobs.rounds
+        if rounds is not None:
+            knobs = {**knobs, **rounds.as_knobs()}
+        return cls(run.config.benchmark_slug, knobs, dry_run)
 
     def describe(self, environment: RunEnvironment) -> dict[str, Any]:
         """The setup with the machine, as a comparison lists its differences

@@ -10,7 +10,7 @@ renders. No pytest here: the glue drives it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -39,6 +39,7 @@ from pytest_benchsdk.results._model import (
     ABSide,
     Knobs,
     ParticipantSummary,
+    RoundsKnobs,
     RunStatus,
     RunSummary,
 )
@@ -63,8 +64,9 @@ def _reads_back_unchanged(record: TaskRecord) -> bool:
     return True
 
 
-def knobs_of(schedule: BenchmarkSchedule) -> Knobs:
-    """The knobs a schedule runs with."""
+def knobs_of(schedule: BenchmarkSchedule, stored: Mapping[str, Any] | None = None) -> Knobs:
+    """The knobs a schedule runs with; ``stored``: the knobs stored with its run beside them
+    (a group of benchmarked tests' rounds)."""
     resolved, config = schedule.resolved, schedule.config
     phases = tuple(
         (p.name, resolved.phase_count(p.name, p.iterations)) for p in config.phases or ()
@@ -83,6 +85,7 @@ def knobs_of(schedule: BenchmarkSchedule) -> Knobs:
             for entry in schedule.warmup_plan
             if entry.phase is not None
         ),
+        rounds=RoundsKnobs.of_knobs(stored or {}),
     )
 
 
@@ -135,15 +138,29 @@ class BenchmarkRun:
     analyses: Analyses = attrs.Factory(Analyses)
     #: The finished run, once the session end made it.
     summary: RunSummary | None = None
-    #: Knobs stored with the run beside the resolved ones (an A/B session's side).
+    #: Knobs stored with the run beside the resolved ones (an A/B session's side; a group
+    #: of benchmarked tests' rounds).
     extra_knobs: dict[str, Any] = attrs.Factory(dict)
-    #: Whether the scores get bootstrap intervals: not for a group of benchmarked tests,
-    #: whose participants each have one record holding their rounds.
-    score_intervals: bool = True
 
     @property
     def config(self) -> BenchmarkConfig:
         return self.schedule.config
+
+    @property
+    def knobs(self) -> Knobs:
+        return knobs_of(self.schedule, self.extra_knobs)
+
+    @property
+    def benchmarked_tests(self) -> bool:
+        """Whether the run is a group of benchmarked tests (the ``benchmark`` fixture's): its
+        participants are tests, each with one record holding its rounds."""
+        return self.knobs.rounds is not None
+
+    @property
+    def score_intervals(self) -> bool:
+        """Whether the scores get bootstrap intervals: not for a group of benchmarked tests
+        (resampling one record per participant says nothing)."""
+        return not self.benchmarked_tests
 
     @property
     def participants(self) -> list[str]:
@@ -417,7 +434,7 @@ class BenchmarkRun:
             benchmark_slug=self.config.benchmark_slug,
             benchmark_name=self.config.benchmark_name,
             file=self.file_key,
-            knobs=knobs_of(self.schedule),
+            knobs=self.knobs,
             environment=environment,
             status=status,
             participants=tuple(participants),

@@ -209,6 +209,7 @@ def _analyse_merged(
         resamples=DEFAULT_SCORE_RESAMPLES if "uncertainty" in had and results else 0,
         warnings="warnings" in had,
         thresholds={p.participant: thresholds for p in records} if thresholds else None,
+        rounds=draft.knobs.rounds is not None,
     )
     save_analyses(out, run_id, analyses)
     notes.extend(analyses.errors)

@@ -41,6 +41,8 @@ __all__ = [
     "RankedParticipant",
     "RelativeRow",
     "RelativeSummary",
+    "RoundCount",
+    "RoundsKnobs",
     "RunStatus",
     "RunSummary",
     "SampleStats",
@@ -293,6 +295,25 @@ class PhaseSummary:
 
 
 @attrs.frozen
+class RoundCount:
+    """How a benchmarked test (the ``benchmark`` fixture's) was measured: ``rounds`` rounds of
+    ``iterations`` calls each (pytest-benchmark's ``rounds`` and ``iterations``): facts about
+    the measurement, not metrics."""
+
+    rounds: int
+    iterations: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rounds": self.rounds, "iterations": self.iterations}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> RoundCount | None:
+        if not data:
+            return None
+        return cls(int(data["rounds"]), int(data["iterations"]))
+
+
+@attrs.frozen
 class ParticipantSummary:
     """Everything measured of one participant: ``planned`` selected iterations, ``ran`` of
     them left a record, ``passed`` of those passed; the latency (passing iterations); every
@@ -310,6 +331,8 @@ class ParticipantSummary:
     phases: tuple[PhaseSummary, ...] = ()
     failures: tuple[FailureGroup, ...] = ()
     skipped: str | None = None
+    #: A benchmarked test's rounds and iterations (None for a bench file's participant).
+    rounds: RoundCount | None = None
 
     @property
     def failed(self) -> int:
@@ -330,6 +353,7 @@ class ParticipantSummary:
             "phases": [p.to_json() for p in self.phases],
             "failures": [f.to_json() for f in self.failures],
             "skipped": self.skipped,
+            "rounds": None if self.rounds is None else self.rounds.to_json(),
         }
 
     @classmethod
@@ -345,6 +369,7 @@ class ParticipantSummary:
             phases=tuple(PhaseSummary.from_json(p) for p in data["phases"]),
             failures=tuple(FailureGroup.from_json(f) for f in data["failures"]),
             skipped=data.get("skipped"),
+            rounds=RoundCount.from_json(data.get("rounds")),
         )
 
 
@@ -637,6 +662,98 @@ class RunStatus:
         )
 
 
+#: pytest-benchmark's settings of a test's calibrated rounds, as :class:`RoundsKnobs` (and the
+#: marker) names them, with their JSON keys.
+_ROUND_SETTINGS: Final = (
+    ("min_rounds", "minRounds"),
+    ("min_time", "minTime"),
+    ("max_time", "maxTime"),
+    ("timer", "timer"),
+    ("disable_gc", "disableGc"),
+    ("warmup", "warmup"),
+    ("warmup_iterations", "warmupIterations"),
+    ("calibration_precision", "calibrationPrecision"),
+)
+
+#: The stored knobs' key of a group of benchmarked tests' :class:`RoundsKnobs`.
+_ROUNDS_KNOB: Final = "rounds"
+
+
+@attrs.frozen
+class RoundsKnobs:
+    """The knobs of a group of benchmarked tests (the ``benchmark`` fixture's run, set by the
+    plugin's benchmarked tests and stored with the run under ``rounds``): the settings of
+    pytest-benchmark's calibrated rounds its tests were measured with (``@pytest.mark.
+    benchmark(...)``; times in seconds, ``timer`` by name). A setting the tests do not share
+    is None (set per test). A test using ``benchmark.pedantic(...)`` runs the rounds it asks
+    for instead; each test's own count is :attr:`ParticipantSummary.rounds`."""
+
+    min_rounds: int | None = None
+    min_time: float | None = None
+    max_time: float | None = None
+    timer: str | None = None
+    disable_gc: bool | None = None
+    warmup: bool | None = None
+    warmup_iterations: int | None = None
+    calibration_precision: int | None = None
+
+    @classmethod
+    def of_settings(cls, settings: Sequence[Any]) -> RoundsKnobs:
+        """From each test's :class:`~pytest_benchsdk._engine.rounds.RoundSettings`."""
+        shared: dict[str, Any] = {}
+        for name, _ in _ROUND_SETTINGS:
+            values = {_setting_text(getattr(s, name)) for s in settings}
+            if len(values) == 1:
+                value = getattr(settings[0], name)
+                shared[name] = _setting_text(value) if name == "timer" else value
+        return cls(**shared)
+
+    def settings(self) -> list[tuple[str, Any]]:
+        """``(name, value)`` of the settings (None: per test), in pytest-benchmark's order;
+        ``warmup_iterations`` only with warm-up on, ``calibration_precision`` only when not
+        pytest-benchmark's default."""
+        from pytest_benchsdk._engine.rounds import RoundSettings
+
+        default_precision = attrs.fields(RoundSettings).calibration_precision.default
+        out = []
+        for name, _ in _ROUND_SETTINGS:
+            value = getattr(self, name)
+            if name == "warmup_iterations" and self.warmup is False:
+                continue
+            if name == "calibration_precision" and value == default_precision:
+                continue  # pytest-benchmark's own, which few change
+            out.append((name, value))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {key: getattr(self, name) for name, key in _ROUND_SETTINGS}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> RoundsKnobs | None:
+        if not isinstance(data, Mapping):
+            return None
+        return cls(**{name: data.get(key) for name, key in _ROUND_SETTINGS})
+
+    @classmethod
+    def of_knobs(cls, knobs: Mapping[str, Any]) -> RoundsKnobs | None:
+        """From the knobs stored with a run (None for a bench file's run)."""
+        return cls.from_json(knobs.get(_ROUNDS_KNOB))
+
+    def as_knobs(self) -> dict[str, Any]:
+        """The run's stored knobs that say it is a group of benchmarked tests (read back by
+        :meth:`of_knobs`)."""
+        return {_ROUNDS_KNOB: self.to_json()}
+
+
+def _setting_text(value: Any) -> Any:
+    """A setting as the knobs keep it: a callable (the timer) by its dotted name."""
+    if callable(value):
+        module = getattr(value, "__module__", None)
+        name = getattr(value, "__qualname__", None) or repr(value)
+        return f"{module}.{name}" if module else name
+    return value
+
+
 @attrs.frozen
 class Knobs:
     """The knobs the run used: ``iterations`` per participant (all phases), ``phases`` as
@@ -656,6 +773,9 @@ class Knobs:
     #: The phases were sized on the command line (``--bench-phase-iterations``): the knobs
     #: line says each phase's size.
     phases_sized: bool = False
+    #: A group of benchmarked tests' settings (None for a bench file): its participants are
+    #: tests, each measured in rounds, and the knobs above mean nothing for it.
+    rounds: RoundsKnobs | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -668,6 +788,7 @@ class Knobs:
             "providers": None if self.providers is None else list(self.providers),
             "phaseWarmup": [{"phase": p, "count": c, "source": s} for p, c, s in self.phase_warmup],
             "phasesSized": self.phases_sized,
+            "rounds": None if self.rounds is None else self.rounds.to_json(),
         }
 
     @classmethod
@@ -686,6 +807,7 @@ class Knobs:
                 for w in data.get("phaseWarmup") or ()
             ),
             phases_sized=bool(data.get("phasesSized", False)),
+            rounds=RoundsKnobs.from_json(data.get("rounds")),
         )
 
 

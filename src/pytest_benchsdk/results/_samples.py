@@ -26,6 +26,7 @@ from typing import Final
 from pytest_benchsdk._analysis.baseline import record_phase
 from pytest_benchsdk._base.numbers import is_finite
 from pytest_benchsdk._engine.calibrated import CALLS_KEY
+from pytest_benchsdk._engine.rounds import round_count
 from pytest_benchsdk.records import TaskRecord
 
 __all__ = [
@@ -102,6 +103,7 @@ class ParticipantSamples:
         "_ok",
         "_phase",
         "_present",
+        "_rounds",
         "_step_calibrated",
         "_step_failed",
         "_step_index",
@@ -129,6 +131,8 @@ class ParticipantSamples:
         #: Steps timed in a calibrated loop (their data says how many ``calls``).
         self._step_calibrated: set[str] = set()
         self._messages: dict[str, dict[int, str]] = {}
+        #: A benchmarked test's ``(rounds, iterations)``, from its passing record.
+        self._rounds: tuple[int, int] | None = None
         #: Records received (distinct task indexes), and how many of them passed.
         self.count = 0
         self.passed = 0
@@ -169,6 +173,7 @@ class ParticipantSamples:
             self._latency[index] = _NAN if latency is None else latency
             if record.data:
                 self._add_data(index, record.data)
+                self._rounds = round_count(record.data) or self._rounds
         else:
             code = record.error_code if isinstance(record.error_code, str) else "unknown"
             self._codes[index] = code
@@ -278,6 +283,11 @@ class ParticipantSamples:
             elif index in lists:
                 out.extend(lists[index])
         return out
+
+    def rounds(self) -> tuple[int, int] | None:
+        """A benchmarked test's ``(rounds, iterations per round)`` (None for a bench file's
+        participant)."""
+        return self._rounds
 
     def phases(self) -> list[str]:
         """The phases of the records, in first-seen order."""

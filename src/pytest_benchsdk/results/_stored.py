@@ -24,7 +24,7 @@ from pytest_benchsdk._config.thresholds import ThresholdVerdict
 from pytest_benchsdk.records import ParticipantRecords
 from pytest_benchsdk.results._analyse import Analyses
 from pytest_benchsdk.results._build import MetricCatalog, participant_summary, score_table
-from pytest_benchsdk.results._model import ABSide, Knobs, RunStatus, RunSummary
+from pytest_benchsdk.results._model import ABSide, Knobs, RoundsKnobs, RunStatus, RunSummary
 from pytest_benchsdk.results._samples import iso_time, record_phase, sample_sets
 from pytest_benchsdk.store import ResultStore, StoredRun
 
@@ -204,6 +204,7 @@ def _knobs(run: StoredRun) -> Knobs:
         warmup=int(knobs.get("warmup") or 0),
         phases=phases,
         providers=tuple(str(p) for p in providers) if isinstance(providers, list) else None,
+        rounds=RoundsKnobs.of_knobs(knobs),
     )
 
 

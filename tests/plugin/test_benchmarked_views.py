@@ -1,0 +1,484 @@
+"""How a group of benchmarked tests (the ``benchmark`` fixture's run) is shown: its rounds and
+iterations are facts, not metrics; its knobs are its rounds' settings; its warnings give the
+fixture's advice; the relative lines are capped for many tests; ``benchmark.group`` set inside
+a test is said once with the way that works (issue 35, tried as a user).
+
+The suites count nothing against the clock: what they check is what every view says.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from helpers.processes import Session, sigint_as_in_a_terminal
+from helpers.sessions import read_json, store_path, stored_records, stored_runs
+from pytest_benchsdk._plugin.interrupts import STOPPING_LINE
+from pytest_benchsdk.cli import main
+
+GROUP = textwrap.dedent(
+    """
+    import pytest
+
+    pytestmark = pytest.mark.benchmark(max_time=0.002, min_rounds=3)
+
+
+    def test_join(benchmark):
+        benchmark(",".join, ["a", "b"])
+
+
+    def test_pedantic(benchmark):
+        benchmark.pedantic(sorted, args=([3, 2, 1],), rounds=7, iterations=4)
+    """
+)
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "--bench", *args)
+
+
+def test_rounds_and_iterations_are_facts_of_each_test_not_metrics(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytester.makepyfile(test_group=GROUP)
+    result = _run(
+        pytester,
+        "--bench-json=run.json",
+        "--bench-markdown=run.md",
+        "--bench-html=run.html",
+        "--bench-export=bmf:run.bmf.json",
+        "--bench-columns=rounds,iterations",
+    )
+    result.assert_outcomes(passed=2)
+    text = result.stdout.str()
+    # pytest-benchmark's columns still show them, the test's own counts.
+    result.stdout.re_match_lines(
+        [
+            r"    participant +rounds +iterations",
+            r"    test_join +[\d,]+ +[\d,]+",
+            r"    test_pedantic +7 +4",
+        ]
+    )
+    # No metric row, no warning, no statistics of them anywhere.
+    assert not re.search(r"^\s+test_\w+\s+(rounds|iterations)\s", text, re.M), text
+    (run,) = read_json(pytester.path / "run.json")["benchmarks"]
+    participants = {p["name"]: p for p in run["result"]["participants"]}
+    assert participants["test_pedantic"]["rounds"] == {"rounds": 7, "iterations": 4}
+    for p in participants.values():
+        assert {m["key"] for m in p["metrics"]} == {"time_ms", "cpu_ms"}
+    (pedantic,) = {p["participant"]: p for p in run["participants"]}["test_pedantic"]["records"]
+    assert pedantic["data"]["rounds"] == {"count": 7, "iterations": 4}
+    markdown = (pytester.path / "run.md").read_text()
+    assert not re.search(r"\| (rounds|iterations) \|", markdown), markdown
+    html = (pytester.path / "run.html").read_text()
+    assert not re.search(r"<td>(rounds|iterations)</td>", html)
+    assert "<td>7 × 4</td>" in html.replace('<td class="num">', "<td>")
+    bmf = (pytester.path / "run.bmf.json").read_text()
+    assert not re.search(r'"(rounds|iterations) ', bmf), bmf
+    # Thresholds and comparisons know no such metric: the keys there are are named.
+    refused = _run(pytester, "--bench-no-store", "--bench-threshold", "rounds: median > 1")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    assert "no participant measured rounds" in refused.stdout.str() + refused.stderr.str()
+    # The store's round trip (show) reads them back as facts too.
+    (stored,) = stored_runs(store_path(pytester))
+    assert main(["--store", str(store_path(pytester)), "show", stored.run_id]) == 0
+    shown = capsys.readouterr().out
+    assert not re.search(r"^\s+test_\w+\s+(rounds|iterations)\s", shown, re.M), shown
+    records = stored_records(store_path(pytester), stored.run_id)
+    assert records["test_pedantic"][0]["data"]["rounds"] == {"count": 7, "iterations": 4}
+
+
+def test_a_group_shows_its_rounds_settings_instead_of_a_bench_file_s_knobs(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytester.makepyfile(
+        test_settings=GROUP
+        + textwrap.dedent(
+            """
+
+            @pytest.mark.benchmark(max_time=0.002, min_rounds=4)
+            def test_own_rounds(benchmark):
+                benchmark(len, "abc")
+            """
+        )
+    )
+    result = _run(
+        pytester, "--bench-json=run.json", "--bench-markdown=run.md", "--bench-html=h.html"
+    )
+    result.assert_outcomes(passed=3)
+    text = result.stdout.str()
+    line = (
+        "Rounds per test (@pytest.mark.benchmark; pedantic() runs its own): min_rounds=per "
+        "test, min_time=5.00 µs, max_time=2.00 ms, timer=time.perf_counter, disable_gc=False, "
+        "warmup=False"
+    )
+    # In the session's header and in the summary; a bench file's knobs nowhere.
+    assert text.count(f"  {line}") == 2, text
+    assert "Knobs:" not in text
+    assert "iterations=1" not in text
+    result.stdout.re_match_lines(
+        [
+            r"  participant +success +rounds × iterations",
+            r"  test_join +1/1 +[\d,]+ × [\d,]+",
+            r"  test_pedantic +1/1 +7 × 4",
+        ]
+    )
+    assert line in (pytester.path / "run.md").read_text()
+    html = (pytester.path / "h.html").read_text()
+    assert "<h4>Rounds</h4>" in html
+    assert "<h4>Knobs</h4>" not in html
+    (run,) = read_json(pytester.path / "run.json")["benchmarks"]
+    rounds = run["result"]["knobs"]["rounds"]
+    assert rounds["minRounds"] is None
+    assert rounds["maxTime"] == 0.002
+    assert rounds["timer"] == "time.perf_counter"
+    # The store keeps it with the run: show and history say it from there.
+    (stored,) = stored_runs(store_path(pytester))
+    assert stored.knobs["rounds"] == rounds
+    store = str(store_path(pytester))
+    assert main(["--store", store, "show", stored.run_id]) == 0
+    assert f"  {line}" in capsys.readouterr().out
+    assert main(["--store", store, "history", "test-settings"]) == 0
+    assert line in capsys.readouterr().out
+    # The same settings are the same setup: the next session compares with this run.
+    again = _run(pytester, "--bench-compare", "--bench-json=again.json")
+    again.assert_outcomes(passed=3)
+    (compared,) = read_json(pytester.path / "again.json")["benchmarks"]
+    assert compared["comparison"]["baselineRunId"] == stored.run_id
+
+
+def test_a_group_s_warnings_name_the_fixture_s_knobs_and_say_rounds(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_hygiene=textwrap.dedent(
+            """
+            import time
+
+            import pytest
+
+            CALLS = []
+
+
+            def first_call_slow():
+                CALLS.append(1)
+                if len(CALLS) == 1:
+                    time.sleep(0.05)
+                else:
+                    sum(range(100))
+
+
+            def test_cold_first_round(benchmark):
+                benchmark.pedantic(first_call_slow, rounds=20)
+
+
+            # A timer of 10 ms steps: every round reads 0.
+            @pytest.mark.benchmark(timer=lambda: round(time.perf_counter(), 2))
+            def test_coarse_timer(benchmark):
+                benchmark.pedantic(len, args=("a",), rounds=10)
+
+
+            def test_fails(benchmark):
+                benchmark.pedantic(len, args=("a",), rounds=5)
+                assert False, "after measuring"
+            """
+        )
+    )
+    result = _run(pytester, "--bench-no-store", "--bench-json=run.json")
+    result.assert_outcomes(passed=2, failed=1)
+    (run,) = read_json(pytester.path / "run.json")["benchmarks"]
+    found = {(w["code"], w["participant"]): w["message"] for w in run["warnings"]}
+    outlier = found[("first-outlier", "test_cold_first_round")]
+    assert "the first round is far above the others" in outlier
+    assert "@pytest.mark.benchmark(warmup=True, warmup_iterations=N)" in outlier
+    assert "benchmark.pedantic(..., warmup_rounds=N)" in outlier
+    few = found[("p99-few-samples", "test_cold_first_round")]
+    assert "p99 comes from 20 round(s)" in few
+    assert "@pytest.mark.benchmark(min_rounds=100)" in few
+    assert "benchmark.pedantic(..., rounds=100)" in few
+    floor = found[("timer-floor", "test_coarse_timer")]
+    assert "10 of 10 rounds are exactly" in floor
+    assert "finer timer" in floor
+    # A failed test says so itself: no failure-rate of "1 of 1 iterations".
+    codes = {code for code, _ in found}
+    assert not codes & {"failure-rate", "unmeasured-metric"}, found
+    for message in found.values():
+        for bench_file_advice in ("--bench-warmup", "warmup=1", "step(", "measure(", "iterations."):
+            assert bench_file_advice not in message, message
+    # And the terminal says the same.
+    assert "warning [first-outlier] test_cold_first_round (time_ms): the first round" in " ".join(
+        result.stdout.str().split()
+    )
+
+
+def test_relative_lines_and_warnings_are_capped_and_the_rest_stays_in_json_and_html(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_many=textwrap.dedent(
+            """
+            import pytest
+
+            pytestmark = pytest.mark.benchmark(max_time=0.001, min_rounds=3)
+
+
+            @pytest.mark.parametrize("n", range(9))
+            def test_sum(benchmark, n):
+                # Fewer than 100 rounds each, each its own count: nine p99-few-samples.
+                benchmark.pedantic(sum, args=(range(10 * n),), rounds=10 + n, iterations=10)
+            """
+        )
+    )
+    result = _run(
+        pytester,
+        "--bench-no-store",
+        "--bench-json=run.json",
+        "--bench-markdown=run.md",
+        "--bench-html=run.html",
+    )
+    result.assert_outcomes(passed=9)
+    text = result.stdout.str()
+    after = text.split("  Relative:\n")[1].splitlines()
+    relative = after[: next(i for i, line in enumerate(after) if not line.startswith("    "))]
+    assert len(relative) == 6, relative
+    more = (
+        "… and 3 more (further behind): --bench-json and the HTML report (--bench-html) list "
+        "every one"
+    )
+    assert relative[-1] == f"    {more}"
+    markdown = (pytester.path / "run.md").read_text()
+    assert markdown.count(" faster than ") + markdown.count("no clear difference") == 5
+    assert f"- {more}" in markdown
+    # The warnings of one code: three, then the others counted.
+    p99 = [line for line in text.splitlines() if "warning [p99-few-samples]" in line]
+    assert len(p99) == 4, p99
+    assert p99[-1].startswith("  warning [p99-few-samples] 6 more participants (test_sum[3], ")
+    assert (
+        "warning [p99-few-samples] 6 more participants (test_sum[3], test_sum[4], test_sum[5], "
+        "…): --bench-json and the HTML report (--bench-html) list every one"
+    ) in " ".join(text.split())
+    assert markdown.count("`p99-few-samples`") == 3
+    assert "- warning [p99-few-samples] 6 more participants (test_sum[3]" in markdown
+    (run,) = read_json(pytester.path / "run.json")["benchmarks"]
+    assert sum(w["code"] == "p99-few-samples" for w in run["warnings"]) == 9
+    rows = run["result"]["relative"]["rows"]
+    assert len(rows) == 8
+    html = (pytester.path / "run.html").read_text()
+    assert "3 more (further behind)</summary>" in html
+    for row in rows:
+        assert f"{row['participant']} on time_ms" in html or f"and {row['participant']}:" in html
+
+
+def test_setting_the_group_inside_a_test_is_said_once_with_the_marker_that_works(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_regroup=textwrap.dedent(
+            """
+            import pytest
+
+            pytestmark = pytest.mark.benchmark(max_time=0.001, min_rounds=3)
+
+
+            def test_a(benchmark):
+                benchmark.group = "strings"
+                benchmark(str.upper, "a")
+
+
+            def test_b(benchmark):
+                benchmark.group = "strings"
+                benchmark(str.lower, "A")
+            """
+        )
+    )
+    result = _run(pytester, "--bench-no-store", "--bench-json=run.json")
+    result.assert_outcomes(passed=2)
+    text = " ".join(result.stdout.str().split())
+    line = (
+        "benchsdk: test_regroup.py::test_a sets benchmark.group = 'strings' inside the test, "
+        "which cannot move it: a group of benchmarked tests is decided at collection, from the "
+        "marker; use @pytest.mark.benchmark(group='strings') on the test (or pytestmark on its "
+        "module). Its result is in the group 'test_regroup.py'."
+    )
+    assert text.count(line) == 1, text
+    (run,) = read_json(pytester.path / "run.json")["benchmarks"]
+    assert [p["participant"] for p in run["participants"]] == ["test_a", "test_b"]
+
+
+FAULTS = textwrap.dedent(
+    """
+    import pytest
+
+    pytestmark = pytest.mark.benchmark(max_time=0.001, min_rounds=3)
+
+
+    def boom():
+        raise RuntimeError("boom inside fn")
+
+
+    def test_raises(benchmark):
+        benchmark(boom)
+
+
+    def test_not_callable(benchmark):
+        benchmark(42)
+
+
+    @pytest.mark.benchmark(min_rounds=-1)
+    def test_bad_min_rounds(benchmark):
+        benchmark(len, "a")
+
+
+    @pytest.mark.benchmark(max_time="x")
+    def test_bad_max_time(benchmark):
+        benchmark(len, "a")
+
+
+    @pytest.mark.benchmark(min_rounds=0)
+    def test_bad_marker_alone():
+        pass
+
+
+    def test_after(benchmark):
+        benchmark(len, "after")
+    """
+)
+
+
+def test_a_function_that_raises_fails_its_test_with_its_traceback_and_leaves_an_error_record(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_faults=FAULTS)
+    result = _run(pytester, "--bench-json=run.json", "-k", "raises or callable or after")
+    result.assert_outcomes(passed=1, failed=2)
+    text = result.stdout.str()
+    # The function's own traceback: the test's line, then the function's; not the rounds'.
+    result.stdout.fnmatch_lines(
+        [
+            ">       benchmark(boom)",
+            "test_faults.py:*: ",
+            "*",
+            "    def boom():",
+            '>       raise RuntimeError("boom inside fn")',
+            "E       RuntimeError: boom inside fn",
+        ]
+    )
+    assert "_engine/rounds.py" not in text
+    assert (
+        "E       TypeError: benchmark(fn, *args, **kwargs): the function to benchmark must be "
+        in (text)
+    )
+    (run,) = read_json(pytester.path / "run.json")["benchmarks"]
+    records = {p["participant"]: p["records"] for p in run["participants"]}
+    (raised,) = records["test_raises"]
+    assert raised["status"] == "error"
+    assert raised["errorCode"] == "test_failed"
+    assert raised["data"] == {"errorMessage": "RuntimeError: boom inside fn"}
+    assert records["test_after"][0]["status"] == "success"
+    assert run["result"]["status"]["state"] == "failed"
+    # --full-trace keeps every frame.
+    full = _run(pytester, "--bench-no-store", "--full-trace", "-k", "raises")
+    assert "_engine/rounds.py" in full.stdout.str()
+
+
+@pytest.mark.parametrize("bench", [False, True])
+def test_a_bad_marker_value_fails_that_test_saying_what_it_must_be(
+    pytester: pytest.Pytester, bench: bool
+) -> None:
+    pytester.makepyfile(test_faults=FAULTS)
+    args = ["-p", "no:cacheprovider", "-k", "bad or after"]
+    if bench:
+        args += ["--bench", "--bench-no-store"]
+    result = pytester.runpytest_inprocess(*args)
+    # The fixture's tests fail at setup; the marker alone fails when --bench measures it.
+    if bench:
+        result.assert_outcomes(passed=1, errors=2, failed=1)
+    else:
+        result.assert_outcomes(passed=2, errors=2)
+    text = " ".join(result.stdout.str().split())
+    assert (
+        "ValueError: test_faults.py::test_bad_min_rounds: @pytest.mark.benchmark: "
+        "min_rounds=-1 (must be an int >= 1)"
+    ) in text
+    assert "max_time='x' (must be a number of seconds >= 0)" in text
+    if bench:
+        assert "min_rounds=0 (must be an int >= 1)" in text
+
+
+HOSTILE_IDS = ["ünï/cödé", "a[b]c", "long-" + "y" * 250, "<b>x</b> | `y`"]
+
+
+def test_hostile_test_names_reach_every_view_intact_or_escaped(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_names=textwrap.dedent(
+            f"""
+            import pytest
+
+            pytestmark = pytest.mark.benchmark(max_time=0.001, min_rounds=3)
+
+
+            @pytest.mark.parametrize("name", {HOSTILE_IDS!r}, ids={HOSTILE_IDS!r})
+            def test_hostile(benchmark, name):
+                benchmark(len, name)
+            """
+        )
+    )
+    result = _run(
+        pytester, "--bench-json=run.json", "--bench-markdown=run.md", "--bench-html=run.html"
+    )
+    result.assert_outcomes(passed=4)
+    (run,) = read_json(pytester.path / "run.json")["benchmarks"]
+    names = [p["participant"] for p in run["participants"]]
+    assert len(names) == 4
+    assert names[2] == "test_hostile[long-" + "y" * 250 + "]"
+    (stored,) = stored_runs(store_path(pytester))
+    assert sorted(stored_records(store_path(pytester), stored.run_id)) == sorted(names)
+    markdown = (pytester.path / "run.md").read_text()
+    assert "&lt;b&gt;x&lt;/b&gt; \\| \\`y\\`" in markdown
+    html = (pytester.path / "run.html").read_text()
+    assert "<b>x</b>" not in html
+    assert "&lt;b&gt;x&lt;/b&gt;" in html
+
+
+def test_ctrl_c_during_a_long_benchmarked_test_stops_with_one_line_and_keeps_what_ran(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_long=textwrap.dedent(
+            """
+            import pytest
+
+
+            def test_first(benchmark):
+                benchmark.pedantic(sum, args=(range(10),), rounds=3)
+
+
+            def started():
+                print("LONG STARTED", flush=True)
+
+
+            @pytest.mark.benchmark(max_time=600, min_rounds=10**9)
+            def test_long(benchmark):
+                started()
+                benchmark(sum, range(100))
+            """
+        )
+    )
+    with sigint_as_in_a_terminal():
+        session = Session(pytester.path, "--bench", "-s", "-v")
+        try:
+            session.wait_for("LONG STARTED")  # test_first's record is stored by now
+            session.interrupt()
+            assert session.finish() == pytest.ExitCode.INTERRUPTED, session.output
+        finally:
+            session.kill()
+    output = session.output
+    assert output.count(STOPPING_LINE) == 1, output
+    assert "Traceback" not in output
+    (run,) = stored_runs(store_path(pytester))
+    assert run.status == "interrupted"
+    records = stored_records(store_path(pytester), run.run_id)
+    assert [r["status"] for r in records["test_first"]] == ["success"]
+    assert records.get("test_long", []) == []  # stopped under it: no record, no half figures
