@@ -482,3 +482,51 @@ def test_ctrl_c_during_a_long_benchmarked_test_stops_with_one_line_and_keeps_wha
     records = stored_records(store_path(pytester), run.run_id)
     assert [r["status"] for r in records["test_first"]] == ["success"]
     assert records.get("test_long", []) == []  # stopped under it: no record, no half figures
+
+
+def test_a_group_ranks_its_tests_fastest_first_when_one_slow_test_makes_the_scores_tie(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The ceiling is twice the slowest p99 (~2 × 40 ms): both fast tests score 100.00 at
+    # upstream's two decimals, and a tie keeps the participants' order, which must be the
+    # speed order (the slower fast test is collected first).
+    pytester.makepyfile(
+        test_tie=textwrap.dedent(
+            """
+            import time
+
+            import pytest
+
+            pytestmark = pytest.mark.benchmark(max_time=0.05, min_rounds=3)
+
+            ITEMS = [str(i) for i in range(200)]
+
+
+            def test_slower_first(benchmark):
+                benchmark(",".join, ITEMS)
+
+
+            def test_faster(benchmark):
+                benchmark(len, ITEMS)
+
+
+            def test_sleepy(benchmark):
+                benchmark(time.sleep, 0.04)
+            """
+        )
+    )
+    result = _run(pytester, "--bench-json=run.json")
+    result.assert_outcomes(passed=3)
+    (run,) = read_json(pytester.path / "run.json")["benchmarks"]
+    ranking = run["result"]["scores"]["ranking"]
+    assert [entry["participant"] for entry in ranking] == [
+        "test_faster",
+        "test_slower_first",
+        "test_sleepy",
+    ]
+    assert [entry["rank"] for entry in ranking] == [1, 2, 3]
+    # The stored run ranks them the same.
+    (stored,) = stored_runs(store_path(pytester))
+    assert main(["--store", str(store_path(pytester)), "show", stored.run_id]) == 0
+    shown = capsys.readouterr().out
+    assert shown.index("test_faster") < shown.index("test_slower_first"), shown

@@ -16,6 +16,7 @@ ms), set when the session ends: scores and ranks order a group's tests, fastest 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -308,7 +309,11 @@ class BenchmarkedTests:
         return lines
 
     def set_ceilings(self, runs: Mapping[str, BenchmarkRun]) -> None:
-        """Each group's scoring ceiling: twice its slowest p99 of ``time_ms``, nicely rounded."""
+        """Each group's scoring, settled when its figures are known: the ceiling is twice its
+        slowest p99 of ``time_ms``, nicely rounded; the participants are ordered by their
+        median ``time_ms``, fastest first. Scores have two decimals (upstream's), so the tests
+        of a group whose slowest is thousands of times slower than the rest all score 100.00,
+        and a tie keeps the participants' order: that order must then be the speed order."""
         from pytest_benchsdk._analysis.stats import compute_stats
 
         for key in self.groups:
@@ -316,16 +321,25 @@ class BenchmarkedTests:
             if run is None:
                 continue
             slowest = 0.0
-            for samples in run.samples.values():
+            medians: dict[str, float] = {}
+            for name, samples in run.samples.items():
                 values = samples.metric(TIME_KEY)
                 if values:
-                    slowest = max(slowest, compute_stats(values).p99)
+                    stats = compute_stats(values)
+                    slowest = max(slowest, stats.p99)
+                    medians[name] = stats.median
             ceiling = nice_ceiling(2 * slowest)
             config = run.schedule.config
             assert config.scoring is not None
             metric = attrs.evolve(config.scoring.metrics[0], ceiling=ceiling)
             scoring = attrs.evolve(config.scoring, metrics=(metric,))
             run.schedule = attrs.evolve(run.schedule, config=attrs.evolve(config, scoring=scoring))
+            # Unmeasured tests (failed, skipped) after the measured ones, in collection order.
+            run.order_participants(functools.partial(_median_of, medians))
+
+
+def _median_of(medians: Mapping[str, float], name: str) -> float:
+    return medians.get(name, math.inf)
 
 
 def _is_async(function: object) -> bool:

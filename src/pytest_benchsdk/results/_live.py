@@ -18,7 +18,7 @@ import attrs
 from pytest_benchsdk._analysis.scoring import ScoreResult, ScoringSpec, metric_samples, score
 from pytest_benchsdk._analysis.scoring_spec import scoring_spec_of
 from pytest_benchsdk._base.runenv import RunEnvironment
-from pytest_benchsdk._config.models import BenchmarkConfig
+from pytest_benchsdk._config.models import BenchmarkConfig, Participant
 from pytest_benchsdk._config.thresholds import Threshold
 from pytest_benchsdk._engine.benchfile import BenchFile
 from pytest_benchsdk._engine.payload import NO_INGEST_RUN_ID, RecordPayload
@@ -166,6 +166,27 @@ class BenchmarkRun:
     def participants(self) -> list[str]:
         """Participants with selected items, in declared order."""
         return [name for name in self.schedule.participant_names if self.selected.get(name)]
+
+    def order_participants(self, key: Callable[[str], float]) -> None:
+        """Declare the participants in the order of ``key`` (by name, ascending; equal keys
+        keep their order): the order a tie in the ranking keeps and every table follows. A
+        group of benchmarked tests is ordered by speed when its figures are known."""
+        schedule = self.schedule
+
+        def ordered(participants: tuple[Participant, ...]) -> tuple[Participant, ...]:
+            return tuple(sorted(participants, key=lambda p: key(p.name)))
+
+        self.schedule = attrs.evolve(
+            schedule,
+            file_config=attrs.evolve(
+                schedule.file_config, participants=ordered(schedule.file_config.participants)
+            ),
+            config=attrs.evolve(
+                schedule.config, participants=ordered(schedule.config.participants)
+            ),
+            participants=ordered(schedule.participants),
+        )
+        self._read_back = None
 
     @property
     def total_tasks(self) -> int:
