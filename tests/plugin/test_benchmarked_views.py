@@ -75,6 +75,9 @@ def test_rounds_and_iterations_are_facts_of_each_test_not_metrics(
     html = (pytester.path / "run.html").read_text()
     assert not re.search(r"<td>(rounds|iterations)</td>", html)
     assert "<td>7 × 4</td>" in html.replace('<td class="num">', "<td>")
+    # A test's latency is its median per call, one value: the rounds are charted as time_ms.
+    assert "time_ms (ms): distribution per participant" in html
+    assert "latency (ms): distribution per participant" not in html
     bmf = (pytester.path / "run.bmf.json").read_text()
     assert not re.search(r'"(rounds|iterations) ', bmf), bmf
     # Thresholds and comparisons know no such metric: the keys there are are named.
@@ -252,15 +255,17 @@ def test_relative_lines_and_warnings_are_capped_and_the_rest_stays_in_json_and_h
     assert markdown.count(" faster than ") + markdown.count("no clear difference") == 5
     assert f"- {more}" in markdown
     # The warnings of one code: three, then the others counted.
+    # (A group's tests are listed fastest first: which three are named depends on the machine.)
     p99 = [line for line in text.splitlines() if "warning [p99-few-samples]" in line]
     assert len(p99) == 4, p99
-    assert p99[-1].startswith("  warning [p99-few-samples] 6 more participants (test_sum[3], ")
-    assert (
-        "warning [p99-few-samples] 6 more participants (test_sum[3], test_sum[4], test_sum[5], "
-        "…): --bench-json and the HTML report (--bench-html) list every one"
-    ) in " ".join(text.split())
+    assert re.match(r"  warning \[p99-few-samples\] 6 more participants \(test_sum\[", p99[-1])
+    assert re.search(
+        r"warning \[p99-few-samples\] 6 more participants \((test_sum\[\d\], ){3}…\): "
+        r"--bench-json and the HTML report \(--bench-html\) list every one",
+        " ".join(text.split()),
+    )
     assert markdown.count("`p99-few-samples`") == 3
-    assert "- warning [p99-few-samples] 6 more participants (test_sum[3]" in markdown
+    assert "- warning [p99-few-samples] 6 more participants (test_sum[" in markdown
     (run,) = read_json(pytester.path / "run.json")["benchmarks"]
     assert sum(w["code"] == "p99-few-samples" for w in run["warnings"]) == 9
     rows = run["result"]["relative"]["rows"]
@@ -432,7 +437,7 @@ def test_hostile_test_names_reach_every_view_intact_or_escaped(pytester: pytest.
     (run,) = read_json(pytester.path / "run.json")["benchmarks"]
     names = [p["participant"] for p in run["participants"]]
     assert len(names) == 4
-    assert names[2] == "test_hostile[long-" + "y" * 250 + "]"
+    assert "test_hostile[long-" + "y" * 250 + "]" in names
     (stored,) = stored_runs(store_path(pytester))
     assert sorted(stored_records(store_path(pytester), stored.run_id)) == sorted(names)
     markdown = (pytester.path / "run.md").read_text()
