@@ -54,13 +54,10 @@ def test_rounds_and_iterations_are_facts_of_each_test_not_metrics(
     result.assert_outcomes(passed=2)
     text = result.stdout.str()
     # pytest-benchmark's columns still show them, the test's own counts.
-    result.stdout.re_match_lines(
-        [
-            r"    participant +rounds +iterations",
-            r"    test_join +[\d,]+ +[\d,]+",
-            r"    test_pedantic +7 +4",
-        ]
-    )
+    # (A group lists its tests fastest first: the rows' order is the machine's.)
+    result.stdout.re_match_lines([r"    participant +rounds +iterations"])
+    assert re.search(r"^    test_join +[\d,]+ +[\d,]+$", text, re.M), text
+    assert re.search(r"^    test_pedantic +7 +4$", text, re.M), text
     # No metric row, no warning, no statistics of them anywhere.
     assert not re.search(r"^\s+test_\w+\s+(rounds|iterations)\s", text, re.M), text
     (run,) = read_json(pytester.path / "run.json")["benchmarks"]
@@ -121,13 +118,9 @@ def test_a_group_shows_its_rounds_settings_instead_of_a_bench_file_s_knobs(
     assert text.count(f"  {line}") == 2, text
     assert "Knobs:" not in text
     assert "iterations=1" not in text
-    result.stdout.re_match_lines(
-        [
-            r"  participant +success +rounds × iterations",
-            r"  test_join +1/1 +[\d,]+ × [\d,]+",
-            r"  test_pedantic +1/1 +7 × 4",
-        ]
-    )
+    result.stdout.re_match_lines([r"  participant +success +rounds × iterations"])
+    assert re.search(r"^  test_join +1/1 +[\d,]+ × [\d,]+$", text, re.M), text
+    assert re.search(r"^  test_pedantic +1/1 +7 × 4$", text, re.M), text
     assert line in (pytester.path / "run.md").read_text()
     html = (pytester.path / "h.html").read_text()
     assert "<h4>Rounds</h4>" in html
@@ -309,7 +302,7 @@ def test_setting_the_group_inside_a_test_is_said_once_with_the_marker_that_works
     )
     assert text.count(line) == 1, text
     (run,) = read_json(pytester.path / "run.json")["benchmarks"]
-    assert [p["participant"] for p in run["participants"]] == ["test_a", "test_b"]
+    assert sorted(p["participant"] for p in run["participants"]) == ["test_a", "test_b"]
 
 
 FAULTS = textwrap.dedent(
