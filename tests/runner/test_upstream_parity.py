@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -468,6 +469,20 @@ def test_run_benchmark_worker_takes_write_and_store(
 # -- run_worker: on_finish's client and upload_artifact, the log and metrics artifacts ----------
 
 
+def _qd_worker(client: object, run_id: str, task: object, **options: object) -> Any:
+    """``run_worker`` as participant ``p1`` of benchmark ``qd`` (the loopback platform's)."""
+    from pytest_benchsdk import run_worker
+
+    return run_worker(
+        client,  # type: ignore[arg-type]
+        benchmark_slug="qd",
+        run_id=run_id,
+        participant_slug="p1",
+        task=task,  # type: ignore[arg-type]
+        **options,  # type: ignore[arg-type]
+    )
+
+
 def _planned_worker_run(client: object, tasks: int) -> str:
     client.upsert_benchmark("qd", {"name": "Queue driven"})  # type: ignore[attr-defined]
     run = client.create_run("qd", {"config": {"iterations": tasks}})  # type: ignore[attr-defined]
@@ -484,7 +499,6 @@ def _planned_worker_run(client: object, tasks: int) -> str:
 def test_on_finish_gets_the_client_and_uploads_its_own_artifact(
     loopback_platform: LoopbackPlatform, platform_client: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_benchsdk import run_worker
 
     monkeypatch.delenv("BENCHMARK_LOG_LEVEL", raising=False)
     monkeypatch.delenv("BENCHMARK_LOG_COMPRESSION", raising=False)
@@ -501,12 +515,10 @@ def test_on_finish_gets_the_client_and_uploads_its_own_artifact(
         log(f"info {task_index}")  # type: ignore[operator]
         measure(ms=task_index)  # type: ignore[operator]
 
-    result = run_worker(
-        platform_client,  # type: ignore[arg-type]
-        benchmark_slug="qd",
-        run_id=run_id,
-        participant_slug="p1",
-        task=task,
+    result = _qd_worker(
+        platform_client,
+        run_id,
+        task,
         on_finish=on_finish,
         max_log_lines=2,
         metrics_interval_ms=600_000,
@@ -570,8 +582,6 @@ def test_run_worker_heartbeats_on_its_interval_while_a_task_runs(
 ) -> None:
     import time
 
-    from pytest_benchsdk import run_worker
-
     run_id = _planned_worker_run(platform_client, tasks=1)
     seen: list[int] = []
 
@@ -585,12 +595,10 @@ def test_run_worker_heartbeats_on_its_interval_while_a_task_runs(
             time.sleep(0.01)
         seen.append(len(loopback_platform.calls("heartbeat")) - start)
 
-    result = run_worker(
-        platform_client,  # type: ignore[arg-type]
-        benchmark_slug="qd",
-        run_id=run_id,
-        participant_slug="p1",
-        task=task,
+    result = _qd_worker(
+        platform_client,
+        run_id,
+        task,
         heartbeat_interval_ms=20,
         metrics_interval_ms=0,
     )
@@ -675,8 +683,6 @@ def test_run_workers_of_one_pool_meet_at_a_poll_step(
     import json
     import threading
 
-    from pytest_benchsdk import run_worker
-
     run_id = _pooled_worker_run(platform_client, workers=2)
     arrived: list[int] = []
     passed: list[tuple[int, int]] = []
@@ -696,12 +702,10 @@ def test_run_workers_of_one_pool_meet_at_a_poll_step(
 
     def worker() -> None:
         results.append(
-            run_worker(
-                platform_client,  # type: ignore[arg-type]
-                benchmark_slug="qd",
-                run_id=run_id,
-                participant_slug="p1",
-                task=task,
+            _qd_worker(
+                platform_client,
+                run_id,
+                task,
                 ready_poll_interval_ms=20,
                 metrics_interval_ms=0,
             )
@@ -746,12 +750,10 @@ def test_run_worker_asks_whether_a_step_is_ready_every_ready_poll_interval_ms(
         step("meet", lambda: None, readiness="poll", ready_timeout_ms=1500)  # type: ignore[operator]
 
     before = len(loopback_platform.calls("progress"))
-    result = run_worker(
-        platform_client,  # type: ignore[arg-type]
-        benchmark_slug="qd",
-        run_id=run_id,
-        participant_slug="p1",
-        task=task,
+    result = _qd_worker(
+        platform_client,
+        run_id,
+        task,
         ready_poll_interval_ms=50,
         metrics_interval_ms=0,
     )
