@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.sessions import bench
+from helpers.sessions import SCORING, bench
 
 #: 30 iterations of a value that $SLOWDOWN scales (seeded per task index).
 SCALED = bench(
@@ -55,9 +55,11 @@ def test_a_regression_that_fails_the_session_is_counted_on_the_last_line_in_red(
 
 
 def test_warnings_as_errors_are_counted(pytester: pytest.Pytester) -> None:
+    # `value` is scored, so the hygiene checks judge it (not the machine's latency): its first
+    # iteration is a first-outlier in every session.
     pytester.makepyfile(
         bench_x=bench(
-            'participants=[Participant("p1")], iterations=20',
+            f'participants=[Participant("p1")], iterations=20, scoring={SCORING}',
             """
             @define_task
             def task(task_index, measure):
@@ -70,7 +72,12 @@ def test_warnings_as_errors_are_counted(pytester: pytest.Pytester) -> None:
     warnings = result.stdout.str().count("ERROR run warning (--bench-warnings=error)")
     assert warnings >= 1
     result.assert_outcomes(passed=20, errors=warnings)
-    result.stdout.fnmatch_lines(["*ERROR benchsdk - run warning (--bench-warnings=error): demo: *"])
+    result.stdout.fnmatch_lines(
+        [
+            "ERROR run warning (--bench-warnings=error): demo: [[]first-outlier[]] p1 (value): *",
+            "*ERROR benchsdk - run warning (--bench-warnings=error): demo: *",
+        ]
+    )
 
 
 def test_a_session_that_passes_counts_no_error(pytester: pytest.Pytester) -> None:
