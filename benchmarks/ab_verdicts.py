@@ -178,7 +178,11 @@ def verdicts(args: argparse.Namespace) -> None:
                     row = rows[(metric, "median")]
                     c = row["comparison"]
                     key = (label, metric)
-                    failed[key] = failed.get(key, 0) + (row["verdict"] == "regressed")
+                    # --bench-compare-fail fails on any judged row: the p95's too.
+                    judged = [rows[(metric, s)] for s in ("median", "p95") if (metric, s) in rows]
+                    failed[key] = failed.get(key, 0) + any(
+                        r["verdict"] == "regressed" for r in judged
+                    )
                     widths.setdefault(key, []).append(c["ciHigh"] - c["ciLow"])
                     parts.append(
                         f"{metric} {c['change']:+.1%} [{c['ciLow']:+.1%}, {c['ciHigh']:+.1%}] "

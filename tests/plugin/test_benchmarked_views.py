@@ -170,8 +170,9 @@ def test_a_group_s_warnings_name_the_fixture_s_knobs_and_say_rounds(
                 benchmark.pedantic(first_call_slow, rounds=20)
 
 
-            # A timer of 10 ms steps: every round reads 0.
-            @pytest.mark.benchmark(timer=lambda: round(time.perf_counter(), 2))
+            # A timer of 1 s steps: every round reads 0 (a round crossing a step, 1 in ~10^5,
+            # would read 1 s; 10 ms steps were crossed under load).
+            @pytest.mark.benchmark(timer=lambda: float(round(time.perf_counter())))
             def test_coarse_timer(benchmark):
                 benchmark.pedantic(len, args=("a",), rounds=10)
 
