@@ -188,6 +188,26 @@ class BenchmarkRun:
         )
         self._read_back = None
 
+    def declare(
+        self,
+        participant: str,
+        indexes: set[int],
+        *,
+        bench_file: BenchFile,
+        schedule: BenchmarkSchedule,
+        thresholds: list[Threshold],
+        knobs: Mapping[str, Any],
+    ) -> None:
+        """One more participant, with its selected iterations, as ``schedule`` declares it
+        (a group of benchmarked tests learns its tests as they report), its thresholds and
+        the run's knobs with it."""
+        self.bench_file = bench_file
+        self.schedule = schedule
+        self.selected[participant] = set(indexes)
+        self.thresholds[participant] = thresholds
+        self.extra_knobs.update(knobs)
+        self._read_back = None
+
     @property
     def total_tasks(self) -> int:
         return max((len(v) for v in self.selected.values()), default=0)

@@ -470,6 +470,26 @@ class ResultStore:
             run_id, "platform_run_id = ?, dashboard_url = ?", (platform_run_id, dashboard_url)
         )
 
+    def declare_participants(
+        self,
+        run_id: str,
+        participants: Sequence[str],
+        *,
+        knobs: Mapping[str, JSON],
+        config_snapshot: Mapping[str, JSON],
+    ) -> None:
+        """A running run's participants (declared order), knobs and config snapshot, as
+        they are now: a group of benchmarked tests learns its tests as they report."""
+        self._update_run(
+            run_id,
+            "participants = ?, knobs = ?, config_snapshot = ?",
+            (
+                dump_json(list(participants)),
+                dump_json(dict(knobs)),
+                dump_json(dict(config_snapshot)),
+            ),
+        )
+
     def _update_run(self, run_id: str, assignments: str, params: tuple[Any, ...]) -> None:
         with self._write() as conn:
             cursor = conn.execute(
