@@ -103,37 +103,28 @@ def body_benchmarked(item: pytest.Item) -> bool:
 
 @attrs.define
 class FixtureGroup:
-    """One group of benchmarked tests, as far as its tests have reported: its run's key, its
-    name, each test's participant name and rounds' settings by node id (in the order they
-    joined), and the bench file and schedule that declare them (:meth:`declare`)."""
+    """One group of benchmarked tests, as far as its tests have reported: its run's key and
+    name, the bench file and schedule its run opened with (declaring its first test; the run
+    declares the others as they join), each test's participant name by node id, and the
+    distinct rounds' settings of its tests."""
 
     file_key: str
     name: str
+    bench_file: BenchFile
+    schedule: BenchmarkSchedule
     participants: dict[str, str] = attrs.Factory(dict)
-    settings: dict[str, RoundSettings] = attrs.Factory(dict)
-    bench_file: BenchFile | None = None
-    schedule: BenchmarkSchedule | None = None
+    settings: list[RoundSettings] = attrs.Factory(list)
 
-    @property
-    def rounds(self) -> RoundsKnobs:
-        """The rounds' settings of its tests: the run's knobs."""
-        return RoundsKnobs.of_settings(list(self.settings.values()))
-
-    def name_for(self, nodeid: str, wanted: str) -> str:
-        """``wanted`` unless another test of the group has it, else the node id."""
-        taken = {name for test, name in self.participants.items() if test != nodeid}
-        for name in (wanted, nodeid, f"{nodeid} ({wanted})"):
-            if name not in taken:
-                return name
-        return nodeid  # pragma: no cover - the last candidate is unique
-
-    def declare(self, path: Path, catalog: Catalog) -> None:
-        """The group's bench file and schedule for its participants so far (``path``: the
-        module of its first test)."""
+    @classmethod
+    def first(
+        cls, key: str, name: str, path: Path, participant: str, catalog: Catalog
+    ) -> FixtureGroup:
+        """A group opened by its first test (``path``: its module): its bench file, with one
+        iteration per participant, scored on ``time_ms``."""
         config = define_benchmark_config(
-            benchmark_slug=_slug(self.name.removesuffix(".py")),
-            benchmark_name=self.name,
-            participants=[Participant(p) for p in self.participants.values()],
+            benchmark_slug=_slug(name.removesuffix(".py")),
+            benchmark_name=name,
+            participants=[Participant(participant)],
             iterations=1,
             scoring={
                 "metrics": [
@@ -141,11 +132,23 @@ class FixtureGroup:
                 ]
             },
         )
-        path = self.bench_file.path if self.bench_file is not None else path
-        self.bench_file = BenchFile(path, config, _never_run)
+        bench_file = BenchFile(path, config, _never_run)
         args = catalog.options.run_args
         own = RunArgs(run_key=args.run_key, no_ingest=args.no_ingest, thresholds=args.thresholds)
-        self.schedule = schedule_bench_file(self.bench_file, own, catalog.environ)
+        return cls(key, name, bench_file, schedule_bench_file(bench_file, own, catalog.environ))
+
+    @property
+    def rounds(self) -> RoundsKnobs:
+        """The rounds' settings of its tests: the run's knobs."""
+        return RoundsKnobs.of_settings(self.settings)
+
+    def name_for(self, nodeid: str, wanted: str) -> str:
+        """``wanted`` unless another test of the group has it, else the node id."""
+        taken = set(self.participants.values())
+        for name in (wanted, nodeid, f"{nodeid} ({wanted})"):
+            if name not in taken:
+                return name
+        return nodeid  # pragma: no cover - the last candidate is unique
 
 
 def nice_ceiling(value_ms: float) -> float:
@@ -238,17 +241,17 @@ class BenchmarkedTests:
             elif moved_key != key:
                 name = _short_name(item)
             key = moved_key
-        group = self.groups.get(key) or FixtureGroup(key, label)
-        known = group.participants.get(item.nodeid)
-        if known is not None:
-            return key, known  # reported again (a plugin that reruns tests)
+        group = self.groups.get(key)
+        if group is not None and item.nodeid in group.participants:
+            return key, group.participants[item.nodeid]  # reported again (a rerun plugin)
+        if group is None:
+            group = FixtureGroup.first(key, label, Path(item.path), name, self.catalog)
+            self.groups[key] = group
         name = group.name_for(item.nodeid, name)
         group.participants[item.nodeid] = name
-        group.settings[item.nodeid] = self._settings(item)
-        group.declare(Path(item.path), self.catalog)
-        assert group.bench_file is not None
-        assert group.schedule is not None
-        self.groups[key] = group
+        settings = self._settings(item)
+        if settings not in group.settings:
+            group.settings.append(settings)
         self._joined.add(item.nodeid)
         controller = self.config.pluginmanager.get_plugin("benchsdk-controller")
         if controller is not None:

@@ -296,9 +296,10 @@ class BenchSession:
         knobs: Mapping[str, Any],
     ) -> BenchmarkRun:
         """A participant known only when it reports (a benchmarked test, whose group is
-        set as it runs), with its selected iterations: the run ``schedule`` declares (with
-        it) opens with it, or it joins that run, in the store too. Such a run begins on the
-        platform at the session end, when every participant is known (:meth:`finish`)."""
+        set as it runs), with its selected iterations: the run of ``bench_file`` and
+        ``schedule`` (declaring this participant) opens with it, or it joins that open run,
+        in the store too. Such a run begins on the platform at the session end, when every
+        participant is known (:meth:`finish`)."""
         run = self.runs.get(file_key)
         if run is None:
             try:
@@ -318,21 +319,14 @@ class BenchSession:
                 run = self.runs[file_key]
             self._opened_late.append(run)
             return run
-        run.declare(
-            participant,
-            indexes,
-            bench_file=bench_file,
-            schedule=schedule,
-            thresholds=thresholds,
-            knobs=knobs,
-        )
+        run.declare(participant, indexes, thresholds=thresholds, knobs=knobs)
         store, run_id = self._storing(), run.local_run_id
         if store is not None and run_id is not None:
             try:
                 store.declare_participants(
                     run_id,
                     run.participants,
-                    knobs={**schedule.resolved.to_wire(), **run.extra_knobs},
+                    knobs={**run.schedule.resolved.to_wire(), **run.extra_knobs},
                     config_snapshot=run.local_config_snapshot(self.environment),
                 )
             except Exception as exc:

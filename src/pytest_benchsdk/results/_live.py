@@ -193,16 +193,24 @@ class BenchmarkRun:
         participant: str,
         indexes: set[int],
         *,
-        bench_file: BenchFile,
-        schedule: BenchmarkSchedule,
         thresholds: list[Threshold],
         knobs: Mapping[str, Any],
     ) -> None:
-        """One more participant, with its selected iterations, as ``schedule`` declares it
-        (a group of benchmarked tests learns its tests as they report), its thresholds and
-        the run's knobs with it."""
-        self.bench_file = bench_file
-        self.schedule = schedule
+        """One more participant (declared last), with its selected iterations, its thresholds
+        and the run's knobs with it: a group of benchmarked tests learns its tests as they
+        report."""
+        added = (Participant(participant),)
+        schedule = self.schedule
+        self.schedule = attrs.evolve(
+            schedule,
+            file_config=attrs.evolve(
+                schedule.file_config, participants=schedule.file_config.participants + added
+            ),
+            config=attrs.evolve(
+                schedule.config, participants=schedule.config.participants + added
+            ),
+            participants=schedule.participants + added,
+        )
         self.selected[participant] = set(indexes)
         self.thresholds[participant] = thresholds
         self.extra_knobs.update(knobs)
