@@ -1,7 +1,6 @@
 """How a group of benchmarked tests (the ``benchmark`` fixture's run) is shown: its rounds and
 iterations are facts, not metrics; its knobs are its rounds' settings; its warnings give the
-fixture's advice; the relative lines are capped for many tests; ``benchmark.group`` set inside
-a test is said once with the way that works (issue 35, tried as a user).
+fixture's advice; the relative lines are capped for many tests (issue 35, tried as a user).
 
 The suites count nothing against the clock: what they check is what every view says.
 """
@@ -114,8 +113,9 @@ def test_a_group_shows_its_rounds_settings_instead_of_a_bench_file_s_knobs(
         "test, min_time=5.00 µs, max_time=2.00 ms, timer=time.perf_counter, disable_gc=False, "
         "warmup=False"
     )
-    # In the session's header and in the summary; a bench file's knobs nowhere.
-    assert text.count(f"  {line}") == 2, text
+    # In the summary (a group opens as its tests report: no header of its own); a bench
+    # file's knobs nowhere.
+    assert text.count(f"  {line}") == 1, text
     assert "Knobs:" not in text
     assert "iterations=1" not in text
     result.stdout.re_match_lines([r"  participant +success +rounds × iterations"])
@@ -268,42 +268,6 @@ def test_relative_lines_and_warnings_are_capped_and_the_rest_stays_in_json_and_h
     assert "3 more (further behind)</summary>" in html
     for row in rows:
         assert f"{row['participant']} on time_ms" in html or f"and {row['participant']}:" in html
-
-
-def test_setting_the_group_inside_a_test_is_said_once_with_the_marker_that_works(
-    pytester: pytest.Pytester,
-) -> None:
-    pytester.makepyfile(
-        test_regroup=textwrap.dedent(
-            """
-            import pytest
-
-            pytestmark = pytest.mark.benchmark(max_time=0.001, min_rounds=3)
-
-
-            def test_a(benchmark):
-                benchmark.group = "strings"
-                benchmark(str.upper, "a")
-
-
-            def test_b(benchmark):
-                benchmark.group = "strings"
-                benchmark(str.lower, "A")
-            """
-        )
-    )
-    result = _run(pytester, "--bench-no-store", "--bench-json=run.json")
-    result.assert_outcomes(passed=2)
-    text = " ".join(result.stdout.str().split())
-    line = (
-        "benchsdk: test_regroup.py::test_a sets benchmark.group = 'strings' inside the test, "
-        "which cannot move it: a group of benchmarked tests is decided at collection, from the "
-        "marker; use @pytest.mark.benchmark(group='strings') on the test (or pytestmark on its "
-        "module). Its result is in the group 'test_regroup.py'."
-    )
-    assert text.count(line) == 1, text
-    (run,) = read_json(pytester.path / "run.json")["benchmarks"]
-    assert sorted(p["participant"] for p in run["participants"]) == ["test_a", "test_b"]
 
 
 FAULTS = textwrap.dedent(

@@ -155,8 +155,9 @@ class ABPlugin:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.config.option.collectonly or self.worktree is None:
             return
-        runs = {key: run for key, run in self.controller.runs.items() if not run.benchmarked_tests}
-        if len(runs) < len(self.controller.runs):
+        runs = dict(self.controller.runs)
+        benchmarked = self.config.pluginmanager.get_plugin("benchsdk-benchmarked")
+        if benchmarked is not None and benchmarked.tests:
             self.controller._write(f"benchsdk: A/B: {_GROUPS_NOT_COMPARED}")
         if not runs:
             return

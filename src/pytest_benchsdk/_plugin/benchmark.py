@@ -118,7 +118,8 @@ class BenchmarkFixture:
     Without ``--bench`` (``measuring`` False) they call ``fn`` once and measure nothing; with
     it they measure in calibrated rounds (:mod:`pytest_benchsdk._engine.rounds`) and
     ``benchmark.stats`` holds the statistics afterwards. ``extra_info`` is stored with the
-    test's record; ``group`` and ``name`` say where it is reported.
+    test's record; ``group`` and ``name`` say where it is reported (set inside the test too:
+    :meth:`reported_as`).
     """
 
     def __init__(
@@ -135,9 +136,6 @@ class BenchmarkFixture:
         self.param: str | None = getattr(callspec, "id", None)
         self.params: dict[str, Any] | None = dict(callspec.params) if callspec else None
         self.group = _group_of(node)
-        #: The group the test was collected into (its run): setting ``group`` in the test
-        #: cannot move it (see :meth:`moved_group`).
-        self.collected_group = self.group
         self.extra_info: dict[str, Any] = {}
         self.enabled = measuring
         self.disabled = not measuring
@@ -149,12 +147,13 @@ class BenchmarkFixture:
         self._mode: str | None = None
         self.rounds: Any = None
 
-    def moved_group(self) -> str | None:
-        """The group the test set (``benchmark.group = "x"``) when it is not the one it was
-        collected into, else None."""
-        if self.group == self.collected_group:
-            return None
-        return None if self.group is None else str(self.group)
+    def reported_as(self, node: pytest.Item) -> tuple[str | None, str | None]:
+        """The group and the name the test's result is reported under: ``group`` and
+        ``name`` as the test left them (``benchmark.group = "x"``, ``benchmark.name = "y"``
+        inside it, before or after the call); the name is None when the test kept its own."""
+        group = None if self.group is None else str(self.group)
+        name = str(self.name)
+        return group, (None if name == node.name or not name.strip() else name)
 
     def _use(self, mode: str) -> None:
         if self._mode is not None:

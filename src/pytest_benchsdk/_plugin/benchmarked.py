@@ -3,9 +3,13 @@
 With ``--bench`` (in the controller of a session without pytest-xdist), every collected test
 that uses the ``benchmark`` fixture, or carries the ``benchmark`` marker without it (pytest-
 codspeed's convention: the whole body is measured), is a participant of a benchmark named
-after its group: the marker's ``group=``, else its module. Each group is opened as a run like a
-bench file's (:meth:`~pytest_benchsdk._session.BenchSession.open_run`, with a config made
-here: one iteration per participant, scored on ``time_ms``), and each test's measurement
+after its group: ``benchmark.group`` as the test leaves it (set inside the test, as
+pytest-benchmark suites do), else the marker's ``group=``, else its module. A test's group is
+known for sure only when it reports, so a group's run opens with its first test's report
+(:meth:`~pytest_benchsdk._session.BenchSession.add_participant`, with a config made here: one
+iteration per participant, scored on ``time_ms``) and each later test joins it as it reports;
+a test that never reports (skipped in its setup, not run) joins the group it was collected
+into at the session end, and a group no test reported to never opens. Each test's measurement
 becomes one record (:func:`~pytest_benchsdk._engine.rounds.round_record`) attached to its call
 report, where the controller keeps it as it keeps an iteration's (``pytest_runtest_logreport``):
 the store, the platform, scores, warnings, thresholds, comparisons and every view follow.
@@ -16,6 +20,7 @@ ms), set when the session ends: scores and ranks order a group's tests, fastest 
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
 import math
@@ -65,8 +70,9 @@ XDIST_WHY_NOT: Final = (
 )
 #: Where a marker-only test keeps the rounds of its body.
 _BODY_KEY = pytest.StashKey[Rounds]()
-#: Where a test keeps the group (run) it reports to.
-_GROUP_KEY = pytest.StashKey["FixtureGroup"]()
+#: Where a test keeps the group it was collected into: its key and name, and its own
+#: participant name there.
+_COLLECTED_KEY = pytest.StashKey["tuple[str, str, str]"]()
 #: The scored metric's weights (upstream's usual split).
 _WEIGHTS: Final = {"median": 0.6, "p95": 0.25, "p99": 0.15}
 #: The placeholder ceiling until the session end knows the group's figures.
@@ -97,15 +103,52 @@ def body_benchmarked(item: pytest.Item) -> bool:
 
 @attrs.define
 class FixtureGroup:
-    """One group of benchmarked tests: its run's key, bench file and schedule, and each
-    test's participant name by node id."""
+    """One group of benchmarked tests, as far as its tests have reported: its run's key and
+    name, the bench file and schedule its run opened with (declaring its first test; the run
+    declares the others as they join), each test's participant name by node id, and the
+    distinct rounds' settings of its tests."""
 
     file_key: str
+    name: str
     bench_file: BenchFile
     schedule: BenchmarkSchedule
-    participants: dict[str, str]
-    #: The rounds' settings of its tests: the run's knobs.
-    rounds: RoundsKnobs
+    participants: dict[str, str] = attrs.Factory(dict)
+    settings: list[RoundSettings] = attrs.Factory(list)
+
+    @classmethod
+    def first(
+        cls, key: str, name: str, path: Path, participant: str, catalog: Catalog
+    ) -> FixtureGroup:
+        """A group opened by its first test (``path``: its module): its bench file, with one
+        iteration per participant, scored on ``time_ms``."""
+        config = define_benchmark_config(
+            benchmark_slug=_slug(name.removesuffix(".py")),
+            benchmark_name=name,
+            participants=[Participant(participant)],
+            iterations=1,
+            scoring={
+                "metrics": [
+                    {"key": TIME_KEY, "unit": "ms", "ceiling": _NO_CEILING, "weights": _WEIGHTS}
+                ]
+            },
+        )
+        bench_file = BenchFile(path, config, _never_run)
+        args = catalog.options.run_args
+        own = RunArgs(run_key=args.run_key, no_ingest=args.no_ingest, thresholds=args.thresholds)
+        return cls(key, name, bench_file, schedule_bench_file(bench_file, own, catalog.environ))
+
+    @property
+    def rounds(self) -> RoundsKnobs:
+        """The rounds' settings of its tests: the run's knobs."""
+        return RoundsKnobs.of_settings(self.settings)
+
+    def name_for(self, nodeid: str, wanted: str) -> str:
+        """``wanted`` unless another test of the group has it, else the node id."""
+        taken = set(self.participants.values())
+        for name in (wanted, nodeid, f"{nodeid} ({wanted})"):
+            if name not in taken:
+                return name
+        return nodeid  # pragma: no cover - the last candidate is unique
 
 
 def nice_ceiling(value_ms: float) -> float:
@@ -127,10 +170,12 @@ class BenchmarkedTests:
         self.config = catalog.config
         #: Why this session does not measure (pytest-xdist), said once.
         self.why_not = why_not
+        #: The groups tests reported to (each a run), by key.
         self.groups: dict[str, FixtureGroup] = {}
+        #: The selected benchmarked tests, and the node ids of those that joined a group.
+        self.tests: list[pytest.Item] = []
+        self._joined: set[str] = set()
         self._said_why_not = False
-        #: The line about a test that set ``benchmark.group`` inside it (said once).
-        self._moved_line: str | None = None
 
     # -- the fixture ----------------------------------------------------------------------
 
@@ -147,13 +192,15 @@ class BenchmarkedTests:
         except TypeError as exc:  # pragma: no cover - marker_options checked the keys
             raise pytest.UsageError(f"{node.nodeid}: @pytest.mark.benchmark: {exc}") from None
 
-    # -- collection: the groups -------------------------------------------------------------
+    # -- the groups ---------------------------------------------------------------------------
 
-    def open_groups(self, items: Sequence[pytest.Item]) -> list[FixtureGroup]:
-        """The groups of the selected benchmarked tests (none when this session does not
-        measure)."""
+    def collect_groups(self, items: Sequence[pytest.Item]) -> int:
+        """Note the group each selected benchmarked test is collected into (the marker's
+        ``group=``, else its module) and its participant name there: its node id after the
+        module, or the whole node id when another test of the group has the same. Returns how
+        many tests there are (none when this session does not measure)."""
         if self.why_not is not None:
-            return []
+            return 0
         members: dict[str, list[pytest.Item]] = {}
         names: dict[str, str] = {}
         for item in items:
@@ -163,42 +210,69 @@ class BenchmarkedTests:
                 group = marker_options(item).get("group")
             except (TypeError, ValueError):
                 continue  # the test fails with it (the fixture, or its call, says why)
-            module = self._module_key(item)
-            key = module if group is None else f"group:{group}"
-            names[key] = module if group is None else str(group)
+            key, names[key] = self._group_key(item, None if group is None else str(group))
             members.setdefault(key, []).append(item)
         for key, tests in members.items():
-            self.groups[key] = group = self._group(key, names[key], tests)
+            shared = collections.Counter(_short_name(item) for item in tests)
             for item in tests:
-                item.stash[_GROUP_KEY] = group
-        return list(self.groups.values())
+                short = _short_name(item)
+                name = short if shared[short] == 1 else item.nodeid
+                item.stash[_COLLECTED_KEY] = (key, names[key], name)
+                self.tests.append(item)
+        return len(self.tests)
 
-    def _module_key(self, item: pytest.Item) -> str:
-        return self.catalog.file_key(Path(item.path))
+    def _group_key(self, item: pytest.Item, group: str | None) -> tuple[str, str]:
+        """The key and the name of a test's group: a named group, else its module."""
+        if group is None:
+            module = self.catalog.file_key(Path(item.path))
+            return module, module
+        return f"group:{group}", group
 
-    def _group(self, key: str, name: str, tests: list[pytest.Item]) -> FixtureGroup:
-        one_module = len({self._module_key(item) for item in tests}) == 1
-        participants: dict[str, str] = {}
-        for item in tests:
-            _, _, rest = item.nodeid.partition("::")
-            participants[item.nodeid] = rest if one_module and rest else item.nodeid
-        config = define_benchmark_config(
-            benchmark_slug=_slug(name.removesuffix(".py")),
-            benchmark_name=name,
-            participants=[Participant(p) for p in participants.values()],
-            iterations=1,
-            scoring={
-                "metrics": [
-                    {"key": TIME_KEY, "unit": "ms", "ceiling": _NO_CEILING, "weights": _WEIGHTS}
-                ]
-            },
-        )
-        bench_file = BenchFile(Path(tests[0].path), config, _never_run)
-        args = self.catalog.options.run_args
-        own = RunArgs(run_key=args.run_key, no_ingest=args.no_ingest, thresholds=args.thresholds)
-        schedule = schedule_bench_file(bench_file, own, self.catalog.environ)
-        rounds = RoundsKnobs.of_settings([self._settings(item) for item in tests])
-        return FixtureGroup(key, bench_file, schedule, participants, rounds)
+    def _join(self, item: pytest.Item, fixture: BenchmarkFixture | None) -> tuple[str, str]:
+        """The test reports: its group (``benchmark.group`` as the test left it, else the
+        one it was collected into) opens its run with it, or it joins that run, under
+        ``benchmark.name`` if the test set it. Returns the run's key and the test's name."""
+        key, label, name = item.stash[_COLLECTED_KEY]
+        if fixture is not None:
+            group_set, name_set = fixture.reported_as(item)
+            moved_key, label = self._group_key(item, group_set)
+            if name_set is not None:
+                name = name_set
+            elif moved_key != key:
+                name = _short_name(item)
+            key = moved_key
+        group = self.groups.get(key)
+        if group is not None and item.nodeid in group.participants:
+            return key, group.participants[item.nodeid]  # reported again (a rerun plugin)
+        if group is None:
+            group = FixtureGroup.first(key, label, Path(item.path), name, self.catalog)
+            self.groups[key] = group
+        name = group.name_for(item.nodeid, name)
+        group.participants[item.nodeid] = name
+        settings = self._settings(item)
+        if settings not in group.settings:
+            group.settings.append(settings)
+        self._joined.add(item.nodeid)
+        controller = self.config.pluginmanager.get_plugin("benchsdk-controller")
+        if controller is not None:
+            controller.session.add_participant(
+                key,
+                group.bench_file,
+                group.schedule,
+                name,
+                {0},
+                # --bench-threshold judges every benchmarked test (no items of their own).
+                thresholds=list(group.schedule.thresholds),
+                knobs=group.rounds.as_knobs(),
+            )
+        return key, name
+
+    def close_groups(self) -> None:
+        """The session ends: a test that never reported (skipped in its setup, not run)
+        joins the group it was collected into, unmeasured."""
+        for item in self.tests:
+            if item.nodeid not in self._joined:
+                self._join(item, None)
 
     # -- the marker alone: the whole body, measured ------------------------------------------
 
@@ -232,16 +306,14 @@ class BenchmarkedTests:
         report = yield
         if call.when != "call":
             return report
-        group = item.stash.get(_GROUP_KEY, None)
-        if group is None:
+        if _COLLECTED_KEY not in item.stash:
             if self.why_not is not None and (uses_fixture(item) or body_benchmarked(item)):
                 # Crosses xdist on the report, to the controller's one line.
                 setattr(report, UNMEASURED_ATTRIBUTE, self.why_not)
             return report
         fixture = item.stash.get(FIXTURE_KEY, None)
-        moved = fixture.moved_group() if fixture is not None else None
-        if moved is not None:
-            self._group_set_in_test(item, moved, group)
+        # Its group as the test left it (and its run, open before the record is kept).
+        file_key, participant = self._join(item, fixture)
         rounds = fixture.rounds if fixture is not None else item.stash.get(_BODY_KEY, None)
         extra = _json_safe(fixture.extra_info) if fixture is not None else None
         if report.failed:
@@ -252,30 +324,12 @@ class BenchmarkedTests:
             return report  # skipped, or it never called the fixture
         else:
             record = round_record(rounds, RoundStats.of(rounds), extra)
-        payload = RecordPayload.of_record(group.file_key, group.participants[item.nodeid], record)
+        payload = RecordPayload.of_record(file_key, participant, record)
         setattr(report, REPORT_ATTRIBUTE, payload.to_json())
         controller = self.config.pluginmanager.get_plugin("benchsdk-controller")
         if controller is not None:
             controller.remember_local(report, payload)
         return report
-
-    def _group_set_in_test(self, item: pytest.Item, wanted: str, group: FixtureGroup) -> None:
-        """``benchmark.group = "x"`` inside a test: the group (a run, opened at collection
-        with its tests as participants, in the store and on the platform) is decided by then,
-        so the test stays in its own; said once (at the end), with the way that works."""
-        if self._moved_line is None:
-            self._moved_line = (
-                f"benchsdk: {item.nodeid} sets benchmark.group = {wanted!r} inside the test, "
-                "which cannot move it: a group of benchmarked tests is decided at collection, "
-                f"from the marker; use @pytest.mark.benchmark(group={wanted!r}) on the test (or "
-                "pytestmark on its module). Its result is in the group "
-                f"{group.bench_file.config.benchmark_name!r}."
-            )
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        # At the end, once (not in the progress line of the test that set it).
-        if self._moved_line is not None:
-            terminalreporter.write_line(self._moved_line, yellow=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         why_not = getattr(report, UNMEASURED_ATTRIBUTE, None)
@@ -336,6 +390,12 @@ class BenchmarkedTests:
             run.schedule = attrs.evolve(run.schedule, config=attrs.evolve(config, scoring=scoring))
             # Unmeasured tests (failed, skipped) after the measured ones, in collection order.
             run.order_participants(functools.partial(_median_of, medians))
+
+
+def _short_name(item: pytest.Item) -> str:
+    """A test's node id after its module (``test_x[p]``, ``TestC::test_x``)."""
+    _, _, rest = item.nodeid.partition("::")
+    return rest or item.nodeid
 
 
 def _median_of(medians: Mapping[str, float], name: str) -> float:

@@ -39,7 +39,6 @@ from pytest_benchsdk.results import Baseline, BenchmarkRun, CompareRef, RunSetup
 from pytest_benchsdk.store import ResultStore
 
 if TYPE_CHECKING:
-    from pytest_benchsdk._plugin.benchmarked import FixtureGroup
     from pytest_benchsdk._session._link import PlatformLink
 
 __all__ = ["ControllerPlugin"]
@@ -203,11 +202,11 @@ class ControllerPlugin:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.config.option.collectonly:
             return
-        # Iterations and thresholds (a threshold is judged only when its item is selected),
-        # and the groups of benchmarked tests (the benchmark fixture's).
+        # Iterations and thresholds (a threshold is judged only when its item is selected);
+        # the groups of benchmarked tests (the benchmark fixture's) open as their tests report.
         benchmarked = self.config.pluginmanager.get_plugin("benchsdk-benchmarked")
-        groups = benchmarked.open_groups(session.items) if benchmarked is not None else []
-        self._begin([item.nodeid for item in session.items], groups)
+        tests = benchmarked.collect_groups(session.items) if benchmarked is not None else 0
+        self._begin([item.nodeid for item in session.items], opening_later=tests > 0)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -220,26 +219,10 @@ class ControllerPlugin:
                 pytest.exit(f"--bench-provider: {unknown}", returncode=1)
             self._begin(ids)
 
-    def _begin(self, nodeids: Sequence[str], groups: Sequence[FixtureGroup] = ()) -> None:
+    def _begin(self, nodeids: Sequence[str], *, opening_later: bool = False) -> None:
         runs = self._usage(partial(self._open_runs, nodeids))
-        for group in groups:
-            run = self.session.open_run(
-                group.file_key,
-                group.bench_file,
-                group.schedule,
-                {name: {0} for name in group.participants.values()},
-                whole_plan=True,
-                # --bench-threshold judges every benchmarked test (no items of their own).
-                thresholds={
-                    name: list(group.schedule.thresholds) for name in group.participants.values()
-                },
-                knobs=group.rounds.as_knobs(),
-                # Its tests run here, on the working tree: never an A/B session's side.
-                session_knobs=False,
-            )
-            runs.append(run)
         distributed = self.config.pluginmanager.get_plugin("dsession") is not None
-        self.session.begin(runs, distributed=distributed)
+        self.session.begin(runs, distributed=distributed, opening_later=opening_later)
         if self.session.platform is not None:
             # Items of this process ask the session (pool claims, step coordination); xdist
             # workers are other processes and get none.
@@ -392,6 +375,9 @@ class ControllerPlugin:
         """Finish every run (the session's :meth:`~BenchSession.finish`), then the exit
         status: a failure of the session end fails it; with
         ``--bench-failed-iterations=record`` failed iterations alone do not."""
+        benchmarked = self.config.pluginmanager.get_plugin("benchsdk-benchmarked")
+        if benchmarked is not None:
+            benchmarked.close_groups()
         if not self.runs:
             return
         interrupted = (
@@ -400,7 +386,6 @@ class ControllerPlugin:
             or bool(session.shouldfail)
             or self._ctrl_c.pressed
         )
-        benchmarked = self.config.pluginmanager.get_plugin("benchsdk-benchmarked")
         if benchmarked is not None:
             benchmarked.set_ceilings(self.runs)
         failed = self.session.finish(interrupted=interrupted, unfinished=self._unfinished)

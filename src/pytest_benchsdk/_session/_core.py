@@ -193,6 +193,9 @@ class BenchSession:
         #: Knobs stored with every run this session opens beside the resolved ones (an A/B
         #: session's side and revision: such runs are each other's history only).
         self.extra_knobs: dict[str, Any] = {}
+        #: Runs opened as their participants report (:meth:`add_participant`): begun on the
+        #: platform at the session end, once every participant is known.
+        self._opened_late: list[BenchmarkRun] = []
 
     # -- state -------------------------------------------------------------------------------
 
@@ -265,7 +268,7 @@ class BenchSession:
         # Without a store path the store is a temporary outbox: on_complete gets no id.
         run.local_run_kept = self.options.store_path is not None
         self.runs[file_key] = run
-        store = self.open_store()
+        store = self.open_store() if self.store_broken is None else None
         if store is not None and chosen:
             run.local_run_id = store.begin_run(
                 benchmark_slug=run.config.benchmark_slug,
@@ -281,10 +284,66 @@ class BenchSession:
             run.stored_records = partial(store.participant_records, run.local_run_id)
         return run
 
-    def begin(self, runs: Sequence[BenchmarkRun], *, distributed: bool = False) -> None:
+    def add_participant(
+        self,
+        file_key: str,
+        bench_file: BenchFile,
+        schedule: BenchmarkSchedule,
+        participant: str,
+        indexes: set[int],
+        *,
+        thresholds: list[Threshold],
+        knobs: Mapping[str, Any],
+    ) -> BenchmarkRun:
+        """A participant known only when it reports (a benchmarked test, whose group is
+        set as it runs), with its selected iterations: the run of ``bench_file`` and
+        ``schedule`` (declaring this participant) opens with it, or it joins that open run,
+        in the store too. Such a run begins on the platform at the session end, when every
+        participant is known (:meth:`finish`)."""
+        run = self.runs.get(file_key)
+        if run is None:
+            try:
+                run = self.open_run(
+                    file_key,
+                    bench_file,
+                    schedule,
+                    {participant: set(indexes)},
+                    whole_plan=True,
+                    thresholds={participant: thresholds},
+                    knobs=knobs,
+                    # Its tests run here, on the working tree: never an A/B session's side.
+                    session_knobs=False,
+                )
+            except Exception as exc:  # the store failed: the session stops, nothing is lost
+                self._store_failed(exc)
+                run = self.runs[file_key]
+            self._opened_late.append(run)
+            return run
+        run.declare(participant, indexes, thresholds=thresholds, knobs=knobs)
+        store, run_id = self._storing(), run.local_run_id
+        if store is not None and run_id is not None:
+            try:
+                store.declare_participants(
+                    run_id,
+                    run.participants,
+                    knobs={**run.schedule.resolved.to_wire(), **run.extra_knobs},
+                    config_snapshot=run.local_config_snapshot(self.environment),
+                )
+            except Exception as exc:
+                self._store_failed(exc)
+        return run
+
+    def begin(
+        self,
+        runs: Sequence[BenchmarkRun],
+        *,
+        distributed: bool = False,
+        opening_later: bool = False,
+    ) -> None:
         """Say what runs (the mode, each run's header) and open their platform runs.
-        ``distributed``: the steps run in other processes (pytest-xdist)."""
-        if not runs:
+        ``distributed``: the steps run in other processes (pytest-xdist); ``opening_later``:
+        more runs open as their participants report (:meth:`add_participant`)."""
+        if not runs and not opening_later:
             return
         self._write("")
         if self.options.dry_run:
@@ -493,6 +552,8 @@ class BenchSession:
         self._commit_grouped_records()
         interrupted = interrupted or self.store_broken is not None
         failed = False
+        for run in self._opened_late:
+            self._guard(run, "platform run", partial(self._begin_late, run))
         for run in self.runs.values():
             self._finish_run(run)
             if self.platform is not None:
@@ -527,6 +588,22 @@ class BenchSession:
         if self.store_broken is not None:
             self.session_errors.append(self.store_broken)
         return failed
+
+    def _begin_late(self, run: BenchmarkRun) -> None:
+        """A run opened as its participants reported: its platform run, now that every
+        participant is known (as a bench file's is declared before it runs), with the
+        records it holds."""
+        if self.platform is None or self.stopping:
+            return
+        lines = self.platform.begin(run)
+        if lines:
+            self._write(f"benchsdk: {run.config.benchmark_name} [{run.file_key}]")
+            for line in lines:
+                self._write(f"  {line}")
+        for records in run.participant_records():
+            for record in records.records:
+                payload = RecordPayload.of_record(run.file_key, records.participant, record)
+                self.platform.record(run, payload)
 
     def _commit_grouped_records(self) -> None:
         """The records the store still groups, committed before anything reads them: a

@@ -188,6 +188,34 @@ class BenchmarkRun:
         )
         self._read_back = None
 
+    def declare(
+        self,
+        participant: str,
+        indexes: set[int],
+        *,
+        thresholds: list[Threshold],
+        knobs: Mapping[str, Any],
+    ) -> None:
+        """One more participant (declared last), with its selected iterations, its thresholds
+        and the run's knobs with it: a group of benchmarked tests learns its tests as they
+        report."""
+        added = (Participant(participant),)
+        schedule = self.schedule
+        self.schedule = attrs.evolve(
+            schedule,
+            file_config=attrs.evolve(
+                schedule.file_config, participants=schedule.file_config.participants + added
+            ),
+            config=attrs.evolve(
+                schedule.config, participants=schedule.config.participants + added
+            ),
+            participants=schedule.participants + added,
+        )
+        self.selected[participant] = set(indexes)
+        self.thresholds[participant] = thresholds
+        self.extra_knobs.update(knobs)
+        self._read_back = None
+
     @property
     def total_tasks(self) -> int:
         return max((len(v) for v in self.selected.values()), default=0)

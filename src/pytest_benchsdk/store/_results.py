@@ -470,6 +470,34 @@ class ResultStore:
             run_id, "platform_run_id = ?, dashboard_url = ?", (platform_run_id, dashboard_url)
         )
 
+    def declare_participants(
+        self,
+        run_id: str,
+        participants: Sequence[str],
+        *,
+        knobs: Mapping[str, JSON],
+        config_snapshot: Mapping[str, JSON],
+    ) -> None:
+        """A running run's participants (declared order), knobs and config snapshot, as
+        they are now: a group of benchmarked tests learns its tests as they report.
+
+        Grouped records are left to their group (one write per test would undo it): they
+        belong to participants declared before them, and a run's row is read with them."""
+        params = (
+            dump_json(list(participants)),
+            dump_json(dict(knobs)),
+            dump_json(dict(config_snapshot)),
+            run_id,
+        )
+        with self._db.write() as conn:
+            cursor = conn.execute(
+                "UPDATE runs SET participants = ?, knobs = ?, config_snapshot = ? "
+                "WHERE run_id = ?",
+                params,
+            )
+            if cursor.rowcount == 0:
+                raise UnknownRunError(f"no run {run_id!r} in the results store")
+
     def _update_run(self, run_id: str, assignments: str, params: tuple[Any, ...]) -> None:
         with self._write() as conn:
             cursor = conn.execute(
