@@ -124,6 +124,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(benchmark_fixture, "benchsdk-benchmark")
     else:
         config.pluginmanager.register(other, "benchsdk-other-benchmark")
+    if config.pluginmanager.has_plugin("benchsdk-ab-side"):
+        # An A/B session's side process (_plugin.abtestside): its plugin runs the tests the
+        # session asks for and measures them; no bench role here, whatever the ini says.
+        return
     if not (bench_option_given(config) or bench_enabled(config)):
         # A plain test run: nothing more is imported. Whoever set a --bench* option (addopts
         # included) knows about --bench: the hint is for the others.

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.gitrepo import ab_worktrees, git
 from helpers.processes import Session
 from helpers.sessions import store_path, stored_records, stored_runs
 
@@ -47,26 +48,6 @@ def task(step):
     step("work", work)
 """
 
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-}
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", *args],
-        cwd=root,
-        env={**os.environ, **GIT_ENV},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
 def project(pytester: pytest.Pytester, delay: float = 0.002, iterations: int = 8) -> Path:
     """The package and its bench file, committed; returns the repository's root."""
     root = pytester.path
@@ -83,13 +64,6 @@ def project(pytester: pytest.Pytester, delay: float = 0.002, iterations: int = 8
 
 def set_delay(root: Path, delay: float) -> None:
     (root / "src" / "crunch" / "__init__.py").write_text(PACKAGE.format(delay=delay))
-
-
-def ab_worktrees(root: Path) -> list[str]:
-    """The repository's worktrees other than the main one."""
-    listing = git(root, "worktree", "list", "--porcelain")
-    paths = [line.split(" ", 1)[1] for line in listing.splitlines() if line.startswith("worktree ")]
-    return [p for p in paths if Path(p).resolve() != root.resolve()]
 
 
 def run_ab(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
@@ -365,65 +339,3 @@ def _owned_by(folder: Path, root: Path) -> bool:
     except OSError:
         return False
     return Path(owner["repository"]) == root.resolve()
-
-
-FIXTURE_TESTS = """
-import pytest
-
-from crunch import work
-
-pytestmark = pytest.mark.benchmark(max_time=0.01, min_rounds=3)
-
-
-def test_work(benchmark):
-    benchmark(work)
-"""
-
-
-def test_benchmarked_tests_are_measured_in_the_working_tree_and_said_not_compared(
-    pytester: pytest.Pytester,
-) -> None:
-    root = project(pytester, iterations=2)
-    (root / "test_fixture.py").write_text(FIXTURE_TESTS)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "a benchmarked test")
-    result = run_ab(pytester, "--bench-ab=HEAD", "--bench-json=out.json")
-    result.assert_outcomes(passed=3)
-    text = result.stdout.str()
-    line = (
-        "benchsdk: A/B: benchmarked tests (the benchmark fixture) are measured in the working "
-        "tree only, not compared: the sides' processes run bench files, not pytest tests; "
-        "compare them across sessions with --bench-compare"
-    )
-    assert text.count(line) == 1, text
-    benchmarks = {
-        b["benchmarkSlug"]: b for b in json.loads((root / "out.json").read_text())["benchmarks"]
-    }
-    # The bench file's iterations are paired as ever; the group is measured, with the note.
-    assert benchmarks["crunch"]["comparison"]["paired"] is True
-    group = benchmarks["test-fixture"]
-    assert group["comparison"]["note"].startswith("benchmarked tests (the benchmark fixture)")
-    assert len(group["participants"][0]["records"][0]["data"]["time_ms"]) >= 3
-    sides = {
-        run.knobs.get("abSide")
-        for run in stored_runs(store_path(pytester))
-        if run.benchmark_slug == "test-fixture"
-    }
-    # No side A run of it, and its own run is no side: a measurement of the working tree.
-    assert sides == {None}
-    assert "A/B: side" not in text.split("test_fixture.py (test-fixture)")[1]
-    assert ab_worktrees(root) == []
-
-
-def test_only_benchmarked_tests_under_ab_start_no_side_processes(pytester: pytest.Pytester) -> None:
-    root = project(pytester, iterations=2)
-    (root / "bench_crunch.py").unlink()
-    (root / "test_fixture.py").write_text(FIXTURE_TESTS)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "benchmarked tests only")
-    result = run_ab(pytester, "--bench-ab=HEAD")
-    result.assert_outcomes(passed=1)
-    text = result.stdout.str()
-    assert "not compared: the sides' processes run bench files" in text
-    assert "A/B against HEAD" not in text  # no sides started
-    assert ab_worktrees(root) == []

@@ -45,19 +45,24 @@ def _load(file_key: str, path: str) -> Any:
     return load_bench_file(Path(path), module)
 
 
-def _imported_from(root: str, bench_files: list[str]) -> list[str]:
+def imported_from(root: str, bench_files: list[str]) -> list[str]:
     """The modules imported from ``root`` (the other side's tree), but the bench files (a
-    bench file the revision lacks is the working tree's, on purpose)."""
+    bench file the revision lacks is the working tree's, on purpose) and the environment's
+    (a virtualenv in the repository)."""
     base = Path(root).resolve()
     allowed = {Path(path).resolve() for path in bench_files}
+    # The environment's own packages (pytest, this harness) are both sides': a virtualenv
+    # inside the repository (./.venv) is not the other side's code.
+    environment = {Path(p).resolve() for p in (sys.prefix, sys.exec_prefix)}
     found = []
     for name, module in list(sys.modules.items()):
         where = getattr(module, "__file__", None)
-        if not where or Path(where).resolve() in allowed:
+        if not where:
             continue
-        try:
-            Path(where).resolve().relative_to(base)
-        except ValueError:
+        path = Path(where).resolve()
+        if path in allowed or not path.is_relative_to(base):
+            continue
+        if any(path.is_relative_to(env) for env in environment):
             continue
         found.append(f"{name} ({where})")
     return sorted(found)
@@ -104,7 +109,7 @@ def serve(channel: Any) -> None:
             channel.send({"error": _error_text(exc)})
         return
     foreign = (
-        _imported_from(setup["foreign"], list(setup["files"].values()))
+        imported_from(setup["foreign"], list(setup["files"].values()))
         if setup.get("foreign")
         else []
     )

@@ -1,6 +1,8 @@
 """The two sides of an A/B session, each a Python process of its own (execnet gateways).
 
-Both run the same program (:mod:`pytest_benchsdk._ab.side`) with the same measuring harness;
+Both run the same program (:mod:`pytest_benchsdk._ab.side` for bench files; the glue's
+``_plugin.abtestside`` for benchmarked tests, in processes of their own) with the same
+measuring harness;
 they differ only in whose code they import: side B the working tree's, side A the revision's
 worktree (:mod:`pytest_benchsdk._ab.revision`). :func:`side_paths` says what goes first on a
 side's import path; :class:`Side` starts the process, loads the bench files there and runs one
@@ -20,6 +22,7 @@ import contextlib
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Final, Literal
 
 import attrs
@@ -81,13 +84,27 @@ class SideResult:
 class Side:
     """One side's process (see the module): :meth:`launch` starts it in the background (it
     imports the measuring engine meanwhile), :meth:`load` tells it what to import,
-    :meth:`wait_ready` waits for that."""
+    :meth:`wait_ready` waits for that.
 
-    def __init__(self, name: SideName, *, group: Any, index: int = 0) -> None:
+    ``program`` is the module the process runs (by default :mod:`pytest_benchsdk._ab.side`,
+    which runs bench files' iterations; the glue's benchmarked tests have one that runs
+    pytest there); ``role`` names its processes apart from the other programs'."""
+
+    def __init__(
+        self,
+        name: SideName,
+        *,
+        group: Any,
+        index: int = 0,
+        program: ModuleType | None = None,
+        role: str = "",
+    ) -> None:
         self.name = name
         #: Which of the side's processes this is (rounds go to process ``task_index % N``).
         self.index = index
         self._group = group
+        self._program = program
+        self._role = role
         self._channel: Any = None
         self._launching: threading.Thread | None = None
         self._launch_error: BaseException | None = None
@@ -101,12 +118,17 @@ class Side:
         self._launching.start()
 
     def _launch(self) -> None:
-        from pytest_benchsdk._ab import side as program
+        program = self._program
+        if program is None:
+            from pytest_benchsdk._ab import side as program
 
         # This interpreter (execnet's default, started with -c and execnet's installed
         # bootstrap rather than its source sent over); the side runs in its main thread: its
         # executor and signal handling expect it.
-        spec = f"popen//id=benchsdk-ab-{self.name}{self.index}//execmodel=main_thread_only"
+        spec = (
+            f"popen//id=benchsdk-ab-{self._role}{self.name}{self.index}"
+            "//execmodel=main_thread_only"
+        )
         try:
             gateway = self._group.makegateway(spec)
             self._channel = gateway.remote_exec(program)
@@ -133,8 +155,7 @@ class Side:
         """Send the process its working folder, what goes first on its import path, the bench
         files to import, and the other side's tree (imports from there are refused);
         :meth:`wait_ready` waits for the imports."""
-        self._launched()
-        self._channel.send(
+        self.set_up(
             {
                 "cwd": str(cwd),
                 "paths": list(paths),
@@ -143,9 +164,15 @@ class Side:
             }
         )
 
-    def wait_ready(self) -> None:
-        """Wait until the process imported the bench files (:class:`ABError` if that failed,
-        or if side A's imports reached into the working tree)."""
+    def set_up(self, setup: Mapping[str, Any]) -> None:
+        """Send the process its setup (what :meth:`load` sends for bench files; another
+        program's own), once it started."""
+        self._launched()
+        self._channel.send(dict(setup))
+
+    def wait_ready(self, what: str = "its bench files") -> dict[str, Any]:
+        """Wait until the process imported ``what`` (:class:`ABError` if that failed, or if
+        side A's imports reached into the working tree); its answer."""
         reply = self._receive(START_TIMEOUT)
         if "error" in reply:
             error = str(reply["error"])
@@ -156,7 +183,7 @@ class Side:
                     "task_index, step, measure, log, bench); build what a fixture gave at the "
                     "bench file's top level instead"
                 )
-            raise ABError(f"side {self.name} could not import its bench files:\n{error}")
+            raise ABError(f"side {self.name} could not import {what}:\n{error}")
         if reply["foreign"]:
             shown = "\n  ".join(reply["foreign"][:10])
             raise ABError(
@@ -166,6 +193,7 @@ class Side:
                 "(not editable) or a .pth file can still win: install it editable "
                 "(pip install -e .), or run from a virtualenv without it"
             )
+        return reply
 
     def run(
         self, file_key: str, participant: str, phase: str | None, task_index: int, args: Any
@@ -186,6 +214,15 @@ class Side:
         if "missing" in reply:
             return SideResult(None, problem=str(reply["missing"]))
         return SideResult(RecordPayload.from_json(reply["payload"]), reply["error"])
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        """Send the process a request of its program's (:meth:`receive` waits for the
+        answer)."""
+        self._channel.send(dict(message))
+
+    def receive(self) -> dict[str, Any]:
+        """The answer to the request :meth:`send` sent, once the process gave it."""
+        return self._receive(None)
 
     def _receive(self, timeout: float | None) -> dict[str, Any]:
         try:
@@ -218,24 +255,27 @@ class Sides:
         self.pairs.append({"A": a, "B": b})
 
     @classmethod
-    def launched(cls, processes: int) -> Sides:
+    def launched(
+        cls, processes: int, *, program: ModuleType | None = None, role: str = ""
+    ) -> Sides:
         """``processes`` pairs of sides, every process started (each :meth:`Side.load`
-        tells it what to import)."""
+        tells it what to import); ``program`` and ``role`` as :class:`Side`'s."""
         sides = cls()
         for index in range(processes):
             sides.add_pair(
-                Side("A", group=sides.group, index=index),
-                Side("B", group=sides.group, index=index),
+                Side("A", group=sides.group, index=index, program=program, role=role),
+                Side("B", group=sides.group, index=index, program=program, role=role),
             )
         for pair in sides.pairs:
             for side in pair.values():
                 side.launch()
         return sides
 
-    def wait_ready(self) -> None:
-        for pair in self.pairs:
-            for side in pair.values():
-                side.wait_ready()
+    def wait_ready(self, what: str = "its bench files") -> list[dict[SideName, dict[str, Any]]]:
+        """Wait for every process (:meth:`Side.wait_ready`); their answers, pair by pair."""
+        return [
+            {name: side.wait_ready(what) for name, side in pair.items()} for pair in self.pairs
+        ]
 
     def pair_of(self, task_index: int) -> dict[SideName, Side]:
         """The pair of processes that runs the round of ``task_index``."""

@@ -468,6 +468,9 @@ class BaselineComparison:
     processes: int = 1
     #: ``--bench-compare-fail=STAT:LIMIT``'s verdicts.
     rules: tuple[RuleVerdict, ...] = ()
+    #: The paired rounds are benchmarked tests', paired turn by turn (each test ran once per
+    #: process pair on both sides), not a bench file's iterations.
+    turns: bool = False
 
     @property
     def failed_rules(self) -> tuple[RuleVerdict, ...]:
@@ -502,6 +505,12 @@ class BaselineComparison:
                 if self.processes > 1
                 else ""
             )
+            if self.turns:
+                return (
+                    "Noise: paired rounds (each test ran on both sides in turns, one side "
+                    "right after the other, and a turn's rounds pair in run order): what the "
+                    f"machine did during a turn it did to both sides{turns}"
+                )
             return (
                 "Noise: paired rounds (each iteration ran on both sides, one right after the "
                 f"other): what the machine did to a round did it to both sides{turns}"
@@ -530,6 +539,7 @@ class BaselineComparison:
             "paired": self.paired,
             "processes": self.processes,
             "rules": [rule.to_json() for rule in self.rules],
+            "pairedTurns": self.turns,
         }
 
     @classmethod
@@ -545,6 +555,7 @@ class BaselineComparison:
             paired=bool(data.get("paired", False)),
             processes=int(data.get("processes", 1)),
             rules=tuple(RuleVerdict.from_json(r) for r in data.get("rules") or ()),
+            turns=bool(data.get("pairedTurns", False)),
         )
 
 
@@ -568,6 +579,8 @@ class Baseline:
     #: taking turns.
     paired: bool = False
     processes: int = 1
+    #: Its records are benchmarked tests' measured in turns (see :class:`BaselineComparison`).
+    turns: bool = False
 
 
 def compare_with_baseline(
@@ -618,6 +631,7 @@ def compare_with_baseline(
         paired=baseline.paired,
         processes=baseline.processes,
         rules=judge_rules(rules, baseline.records, current, spec) if rules else (),
+        turns=baseline.turns,
     )
 
 
@@ -663,10 +677,12 @@ def compare_runs(
     complete runs, oldest first (:func:`between_run_noise` of it goes into the row).
     ``compare_on``: the metrics whose rows are judged (empty: every row); see
     :func:`compared_metrics`. ``paired``: the two sides ran the same iterations in the same
-    rounds (an A/B session): each row pairs the iterations by task index
-    (:func:`~pytest_benchsdk.compare.compare_paired`), keeping the rounds where both sides
-    have a sample; ``processes``: how many process pairs took turns (round ``i`` ran in pair
-    ``i % processes``; their spread is part of the intervals). ``also``: more metrics to show
+    rounds (an A/B session): each row pairs the rounds (:func:`_paired_samples`: a bench
+    file's iterations by task index, a benchmarked test's rounds turn by turn) for
+    :func:`~pytest_benchsdk.compare.compare_paired`, keeping the rounds where both sides
+    have a sample; ``processes``: how many process pairs took turns (bench-file round ``i``
+    ran in pair ``i % processes``, a test's turn ``t`` in pair ``t``; their spread is part
+    of the intervals). ``also``: more metrics to show
     rows for (an A/B session's ``cpu_ms``), judged only when ``compare_on`` names them."""
     default = {m.key for m in compared_metrics(spec)}
     metrics = compared_metrics(spec, [*compare_on, *also])
@@ -713,9 +729,11 @@ def compare_runs(
                 for s in COMPARED_STATISTICS
             )
             continue
-        rounds: dict[str, list[int]] = {}
+        clusters: dict[str, list[int]] = {}
         if paired:
-            now, then, rounds = _paired_samples(now_records, then_records, metrics, spec)
+            now, then, clusters = _paired_samples(
+                now_records, then_records, metrics, spec, processes
+            )
         else:
             now = _samples(now_records, metrics, spec)
             then = _samples(then_records, metrics, spec)
@@ -728,9 +746,7 @@ def compare_runs(
                     then.get(metric.key, []),
                     now.get(metric.key, []),
                     paired=paired,
-                    clusters=[index % processes for index in rounds.get(metric.key, [])]
-                    if paired and processes > 1
-                    else None,
+                    clusters=clusters.get(metric.key) if paired and processes > 1 else None,
                     noise_threshold=noise_threshold,
                     alpha=alpha,
                     seed=seed,
@@ -752,26 +768,69 @@ def _paired_samples(
     then_records: Sequence[TaskRecord],
     metrics: Sequence[ComparedMetric],
     spec: ScoringSpec | None,
+    processes: int = 1,
 ) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, list[int]]]:
-    """Each metric's samples of the rounds (task indexes) both sides have one for, in the
-    same order on both sides, and those rounds' task indexes."""
+    """Each metric's samples of the rounds both sides have one for, in the same order on both
+    sides, and each round's cluster: the pair of processes that ran it. A bench file's
+    iteration is a round (records paired by task index, round ``i`` in pair
+    ``i % processes``); a benchmarked test's record holds its rounds turn by turn
+    (:func:`_turns`): in turn ``t`` (pair ``t``) the sides' rounds pair in run order, as many
+    as both have."""
     then_by_index = {record.task_index: record for record in then_records}
     now: dict[str, list[float]] = {}
     then: dict[str, list[float]] = {}
-    rounds: dict[str, list[int]] = {}
+    clusters: dict[str, list[int]] = {}
     for record in now_records:
         other = then_by_index.get(record.task_index)
         if other is None:
             continue
         mine = _samples([record], metrics, spec)
         theirs = _samples([other], metrics, spec)
+        turns = _turns(other), _turns(record)
         for metric in metrics:
             a, b = theirs.get(metric.key, []), mine.get(metric.key, [])
             if len(a) == 1 and len(b) == 1:
-                then.setdefault(metric.key, []).append(a[0])
-                now.setdefault(metric.key, []).append(b[0])
-                rounds.setdefault(metric.key, []).append(record.task_index)
-    return now, then, rounds
+                pairs = [(a[0], b[0], record.task_index % processes)]
+            elif turns[0] is not None and turns[1] is not None and len(turns[0]) == len(turns[1]):
+                pairs = _turn_pairs(a, b, turns[0], turns[1])
+            else:
+                continue
+            for x, y, cluster in pairs:
+                then.setdefault(metric.key, []).append(x)
+                now.setdefault(metric.key, []).append(y)
+                clusters.setdefault(metric.key, []).append(cluster)
+    return now, then, clusters
+
+
+def _turns(record: TaskRecord) -> list[int] | None:
+    """How many of a benchmarked test's per-round figures each of its turns gave (an A/B
+    session's record, ``_engine.rounds.repeated_record``: ``rounds`` → ``repetitions``), or
+    None for any other record."""
+    rounds = (record.data or {}).get("rounds") if record.status == "success" else None
+    counts = rounds.get("repetitions") if isinstance(rounds, Mapping) else None
+    if not isinstance(counts, list) or not all(
+        isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts
+    ):
+        return None
+    return counts
+
+
+def _turn_pairs(
+    a: Sequence[float], b: Sequence[float], turns_a: Sequence[int], turns_b: Sequence[int]
+) -> list[tuple[float, float, int]]:
+    """The rounds of ``a`` and ``b`` paired turn by turn (``(a's, b's, turn)``); none when
+    the values do not add up to their turns (a figure that was not a finite number)."""
+    if len(a) != sum(turns_a) or len(b) != sum(turns_b):
+        return []
+    pairs: list[tuple[float, float, int]] = []
+    start_a = start_b = 0
+    for turn, (count_a, count_b) in enumerate(zip(turns_a, turns_b, strict=True)):
+        pairs += [
+            (a[start_a + j], b[start_b + j], turn) for j in range(min(count_a, count_b))
+        ]
+        start_a += count_a
+        start_b += count_b
+    return pairs
 
 
 def _compare_one(

@@ -55,6 +55,7 @@ __all__ = [
     "measure_pedantic",
     "measure_rounds",
     "pedantic_arguments",
+    "repeated_record",
     "round_count",
     "round_record",
     "timer_precision",
@@ -69,6 +70,10 @@ CPU_KEY: Final = "cpu_ms"
 #: ``{"count": rounds, "iterations": calls per round}``. Not numbers at the top level, where
 #: every number of a record's data is a metric's sample.
 ROUNDS_KEY: Final = "rounds"
+#: Under :data:`ROUNDS_KEY`, a record of a test measured in turns (:func:`repeated_record`):
+#: how many of the kept per-call figures each turn gave, in run order (the sides of an A/B
+#: session pair their rounds turn by turn: ``_analysis.baseline`` reads it).
+REPETITIONS_KEY: Final = "repetitions"
 #: Per-call figures a record keeps at most per clock: a ~100 ns function makes ~100,000 rounds
 #: in pytest-benchmark's second; a record keeps 1,000 of them, evenly spaced in run order (a
 #: systematic sample: the same distribution, ~20 KB instead of ~2 MB). ``benchmark.stats`` is
@@ -494,6 +499,45 @@ def round_record(
         started_at=iso_utc(rounds.started),
         completed_at=iso_utc(rounds.ended),
         latency_ms=_ms(stats.median),
+        data=data,
+    )
+
+
+def repeated_record(
+    parts: Sequence[Rounds], extra_info: Mapping[str, Any] | None = None
+) -> TaskRecord:
+    """The record of one benchmarked test measured in turns (an A/B session's side runs it
+    once per process pair, each turn with its share of ``max_time``): each turn's kept
+    per-call figures one after the other (at most :data:`KEPT_ROUNDS` in all, shared evenly),
+    with how many each gave under ``rounds`` → :data:`REPETITIONS_KEY`; ``rounds`` counts
+    every turn's rounds, its ``iterations`` the calls per round over all turns (each turn
+    calibrates its own). ``latency_ms`` is the median per-call time of every round."""
+    if not parts:
+        raise ValueError("a test measured in turns needs at least one turn")
+    keep = max(1, KEPT_ROUNDS // len(parts))
+    wall = [kept_rounds(part.per_call(), keep) for part in parts]
+    cpu = [kept_rounds(part.cpu_per_call(), keep) for part in parts]
+    every = sorted(value for part in parts for value in part.per_call())
+    low, high = median_positions(len(every))
+    count = sum(len(part.wall) for part in parts)
+    calls = sum(len(part.wall) * part.iterations for part in parts)
+    data: JSONObject = {
+        TIME_KEY: [_ms(v) for values in wall for v in values],
+        CPU_KEY: [_ms(v) for values in cpu for v in values],
+        ROUNDS_KEY: {
+            "count": count,
+            "iterations": max(1, round(calls / count)),
+            REPETITIONS_KEY: [len(values) for values in wall],
+        },
+    }
+    if extra_info:
+        data["extra_info"] = dict(extra_info)
+    return TaskRecord(
+        task_index=0,
+        status="success",
+        started_at=iso_utc(min(part.started for part in parts)),
+        completed_at=iso_utc(max(part.ended for part in parts)),
+        latency_ms=_ms((every[low] + every[high]) / 2),
         data=data,
     )
 

@@ -12,6 +12,11 @@ as in any session; side A's records go to a run of their own, opened beside B's 
 runs carry the knobs ``abSide`` and ``abRevision`` (so they are never the history or the
 ``latest`` baseline of a plain run), A's also ``abRun``, B's run id.
 
+Benchmarked tests (the ``benchmark`` fixture's groups) are compared too: :mod:`.abtests` runs
+each test in both sides' pytest processes, once per process pair
+(:meth:`ABPlugin.pytest_pyfunc_call` keeps its body out of this process), and side A's record
+joins A's run of the group B's record went to (a group's run opens as its tests report).
+
 At the session end A's run is finished first; B's comparison is then made against it with the
 rows pairing the two sides' rounds (:class:`~pytest_benchsdk.results.Baseline` ``paired``), and
 every view shows it as it shows ``--bench-compare``'s. The worktree and the processes are
@@ -23,9 +28,9 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -42,21 +47,13 @@ from pytest_benchsdk._session import BenchSession, SessionHooks
 from pytest_benchsdk.results import Baseline, BenchmarkRun, RunSetup
 
 if TYPE_CHECKING:
+    from pytest_benchsdk._plugin.abtests import ABTests
     from pytest_benchsdk._plugin.controller import ControllerPlugin
     from pytest_benchsdk._plugin.nodes import BenchItem
 
 __all__ = ["ABPlugin", "SideFailure"]
 
 _AB_KEY = pytest.StashKey["ABPlugin"]()
-
-
-#: Why a group of benchmarked tests has no A/B comparison (said once, and as its note).
-_GROUPS_NOT_COMPARED: Final = (
-    "benchmarked tests (the benchmark fixture) are measured in the working tree only, not "
-    "compared: the sides' processes run bench files, not pytest tests; compare them across "
-    "sessions with --bench-compare (e.g. --bench-save before a change, --bench-compare=NAME "
-    "after it)"
-)
 
 
 class SideFailure(Exception):
@@ -87,6 +84,8 @@ class ABPlugin:
         #: What side A ran (``main (1a2b3c4)``), once checked out.
         self.label: str | None = None
         self.sides: Sides | None = None
+        #: The benchmarked tests' sides (:mod:`.abtests`), when groups of them were selected.
+        self.tests: ABTests | None = None
         options = controller.options
         import attrs
 
@@ -155,23 +154,25 @@ class ABPlugin:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.config.option.collectonly or self.worktree is None:
             return
+        # Bench files' runs are open now; benchmarked tests' groups open as they report.
         runs = dict(self.controller.runs)
         benchmarked = self.config.pluginmanager.get_plugin("benchsdk-benchmarked")
-        if benchmarked is not None and benchmarked.tests:
-            self.controller._write(f"benchsdk: A/B: {_GROUPS_NOT_COMPARED}")
-        if not runs:
+        tests = list(benchmarked.tests) if benchmarked is not None else []
+        if not runs and not tests:
             return
         # The side processes start now (a session that selected no benchmark starts none),
         # in the background: each imports the measuring engine while A's runs are opened and
         # the sides' import paths are worked out.
-        self.sides = Sides.launched(self.processes)
+        if runs:
+            self.sides = Sides.launched(self.processes)
+        if tests:
+            from pytest_benchsdk._plugin.abtests import ABTests
+
+            self.tests = ABTests.launched(
+                self.processes, tests, a_session=self.a_session, ab=self, mode=self.mode
+            )
         for file_key, run in runs.items():
-            self.a_session.extra_knobs = {
-                "abSide": "A",
-                "abRevision": self.worktree.sha,
-                "abProcesses": self.processes,
-                "abRun": run.local_run_id,
-            }
+            self.a_session.extra_knobs = self.a_knobs(run)
             self.a_session.open_run(
                 file_key,
                 run.bench_file,
@@ -186,11 +187,28 @@ class ABPlugin:
             self._close()
             raise pytest.UsageError(str(exc)) from None
 
+    def a_knobs(self, run: BenchmarkRun) -> dict[str, Any]:
+        """The knobs of side A's run of ``run`` (B's): the side, the revision, B's run."""
+        assert self.worktree is not None
+        return {
+            "abSide": "A",
+            "abRevision": self.worktree.sha,
+            "abProcesses": self.processes,
+            "abRun": run.local_run_id,
+        }
+
     def _start_sides(self, runs: Mapping[str, BenchmarkRun]) -> None:
         assert self.worktree is not None
         worktree = self.worktree
         repository = worktree.repository
         write = self.controller._write
+        cwd = Path.cwd().resolve()
+        try:
+            cwd_a = worktree.path / cwd.relative_to(repository)
+        except ValueError:
+            cwd_a = worktree.path
+        if not cwd_a.is_dir():
+            cwd_a = worktree.path
         files_b: dict[str, str] = {}
         files_a: dict[str, str] = {}
         dirs_b: list[Path] = []
@@ -222,6 +240,8 @@ class ABPlugin:
                     f"(concurrency {concurrency} and the stagger are not applied: each "
                     "iteration's two sides make one round)"
                 )
+        if self.tests is not None:
+            dirs_b += [Path(item.path).resolve().parent for item in self.tests.items]
         paths_b = side_paths(repository, dirs_b)
         paths_a = side_paths(worktree.path, dirs_a)
         if self.setup is None:
@@ -233,32 +253,39 @@ class ABPlugin:
                     f"{', '.join(missing[:5])}): build them there with --bench-ab-setup CMD, "
                     "e.g. --bench-ab-setup 'python setup.py build_ext --inplace'"
                 )
-        cwd = Path.cwd().resolve()
-        try:
-            cwd_a = worktree.path / cwd.relative_to(repository)
-        except ValueError:
-            cwd_a = worktree.path
-        if not cwd_a.is_dir():
-            cwd_a = worktree.path
         sides = self.sides
-        assert sides is not None
-        for pair in sides.pairs:
-            pair["A"].load(cwd=cwd_a, paths=paths_a, files=files_a, foreign=repository)
-            pair["B"].load(cwd=cwd, paths=paths_b, files=files_b, foreign=worktree.path)
+        if sides is not None:
+            for pair in sides.pairs:
+                pair["A"].load(cwd=cwd_a, paths=paths_a, files=files_a, foreign=repository)
+                pair["B"].load(cwd=cwd, paths=paths_b, files=files_b, foreign=worktree.path)
         # The paired analysis at the end needs numpy: loading it while the processes import
         # their code costs the session nothing.
         import numpy  # noqa: F401
 
-        sides.wait_ready()
+        if sides is not None:
+            sides.wait_ready()
+        if self.tests is not None:
+            self.tests.start(worktree, cwd, cwd_a)
+        what = (
+            "every iteration"
+            if self.tests is None
+            else "every benchmarked test, once per process pair (each turn with its share of "
+            "max_time),"
+            if sides is None
+            else "every iteration (a benchmarked test once per process pair, each turn with "
+            "its share of max_time)"
+        )
         write(
             f"benchsdk: A/B against {worktree.label}: side A runs that revision (worktree "
             f"{worktree.path}), side B the working tree, each in {self.processes} "
             + ("processes taking turns" if self.processes > 1 else "process")
-            + "; every iteration runs on both, "
+            + f"; {what} runs on both, "
             + (
                 "at the same time (duet)"
                 if self.mode == "duet"
                 else "one after the other in a random order per round"
+                if self.tests is None
+                else "one after the other in a random order each time"
             )
             + ". Local only: nothing is reported to the platform."
         )
@@ -297,15 +324,40 @@ class ABPlugin:
             raise SideFailure(b.problem or "side B ran nothing")
         return b.payload, b.error
 
+    # -- each benchmarked test: its turns --------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
+        # Before the measuring plugin's own (registered before this one): the test runs in
+        # the sides' processes, not here.
+        if self.tests is None or not self.tests.compares(pyfuncitem):
+            return None
+        self.tests.run(pyfuncitem)
+        return True
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        # Around the measuring plugin's (registered before this one): B's record is on the
+        # report, its group's run open; side A's record goes to A's run of that group.
+        report = yield
+        if call.when == "call" and self.tests is not None:
+            self.tests.keep_a(item, report)
+        return report
+
     # -- the session's end -------------------------------------------------------------------
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         # Before the controller finishes B's runs: their comparison needs A's run complete.
         # The processes come down while both runs are finished (unconfigure waits for them).
-        if self.sides is not None:
+        for sides in self._all_sides():
             with contextlib.suppress(Exception):
-                self.sides.stop()
+                sides.stop()
+        benchmarked = self.config.pluginmanager.get_plugin("benchsdk-benchmarked")
+        if benchmarked is not None:
+            benchmarked.set_ceilings(self.a_session.runs)
         if self.a_session.runs:
             interrupted = exitstatus in (
                 pytest.ExitCode.INTERRUPTED,
@@ -314,13 +366,18 @@ class ABPlugin:
             self.a_session.finish(interrupted=interrupted)
 
     def baseline(self, run: BenchmarkRun) -> Baseline | str | None:
-        """Side A's run of ``run``'s bench file, as the baseline its rounds pair with."""
-        if run.benchmarked_tests:
-            return _GROUPS_NOT_COMPARED
+        """Side A's run of ``run``'s bench file (or group of benchmarked tests), as the
+        baseline its rounds pair with."""
         a_run = self.a_session.runs.get(run.file_key)
+        if a_run is None and run.benchmarked_tests:
+            return (
+                "nothing compared: side A measured none of its tests (the revision lacks "
+                "them, or they failed or were skipped there)"
+            )
         if a_run is None or self.label is None:
             return "nothing compared: side A did not run"
-        records = {pr.participant: pr.records for pr in a_run.participant_records()}
+        # A participant side A has no record of (a test the revision lacks) is not in it.
+        records = {pr.participant: pr.records for pr in a_run.participant_records() if pr.records}
         setup = RunSetup.of_live(a_run, True).describe(self.a_session.environment)
         return Baseline(
             label=f"A: {self.label}",
@@ -329,6 +386,7 @@ class ABPlugin:
             setup=setup,
             paired=True,
             processes=self.processes,
+            turns=run.benchmarked_tests,
         )
 
     def pytest_unconfigure(self) -> None:
@@ -340,11 +398,19 @@ class ABPlugin:
         self._stop_sides()
         self._remove_worktree()
 
+    def _all_sides(self) -> list[Sides]:
+        return [
+            sides
+            for sides in (self.sides, self.tests.sides if self.tests is not None else None)
+            if sides is not None
+        ]
+
     def _stop_sides(self) -> None:
-        if self.sides is not None:
+        for sides in self._all_sides():
             with contextlib.suppress(Exception):
-                self.sides.close()
-            self.sides = None
+                sides.close()
+        self.sides = None
+        self.tests = None
 
     def _remove_worktree(self) -> None:
         if self.worktree is not None:

@@ -19,15 +19,20 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_benchsdk._engine.rounds import RoundSettings, RoundStats
+    from pytest_benchsdk.records import TaskRecord  # noqa: F401  (RECORD_KEY's, quoted)
 
 __all__ = [
     "MARKER_KEYS",
     "OTHER_PROVIDERS",
+    "RECORD_KEY",
     "BenchmarkFixture",
     "FixtureAlreadyUsed",
     "OtherProvider",
     "benchmark",
+    "body_benchmarked",
+    "is_async",
     "marker_options",
+    "uses_fixture",
 ]
 
 #: The ``@pytest.mark.benchmark(...)`` keys pytest-benchmark's fixture takes.
@@ -46,6 +51,9 @@ MARKER_KEYS: Final = (
 OTHER_PROVIDERS: Final = (("benchmark", "pytest-benchmark"), ("codspeed", "pytest-codspeed"))
 #: Where a test item keeps its fixture (the measuring side reads it at the report).
 FIXTURE_KEY = pytest.StashKey["BenchmarkFixture"]()
+#: A test's record made elsewhere, for its report: an A/B session ran it in side B's
+#: processes (:mod:`.abtests`), not here.
+RECORD_KEY = pytest.StashKey["TaskRecord"]()
 
 MARKER_LINE: Final = (
     "benchmark(group=None, min_time=..., max_time=..., min_rounds=..., timer=..., "
@@ -83,6 +91,27 @@ def marker_options(node: pytest.Item) -> dict[str, Any]:
     if problems:
         raise ValueError(f"{node.nodeid}: @pytest.mark.benchmark: " + "; ".join(problems))
     return options
+
+
+def uses_fixture(item: pytest.Item) -> bool:
+    return "benchmark" in getattr(item, "fixturenames", ())
+
+
+def body_benchmarked(item: pytest.Item) -> bool:
+    """A marker-only test (pytest-codspeed's convention): marked, without the fixture."""
+    return (
+        isinstance(item, pytest.Function)
+        and not uses_fixture(item)
+        and item.get_closest_marker("benchmark") is not None
+    )
+
+
+def is_async(function: object) -> bool:
+    """An async test function: another plugin (pytest-asyncio, anyio) runs it, and its body
+    is not measured."""
+    import inspect
+
+    return inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function)
 
 
 def _count(least: int) -> Callable[[object], bool]:

@@ -48,8 +48,12 @@ from pytest_benchsdk._engine.rounds import (
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule, RunArgs
 from pytest_benchsdk._plugin.benchmark import (
     FIXTURE_KEY,
+    RECORD_KEY,
     BenchmarkFixture,
+    body_benchmarked,
+    is_async,
     marker_options,
+    uses_fixture,
 )
 from pytest_benchsdk._plugin.execution import REPORT_ATTRIBUTE
 from pytest_benchsdk.results import RoundsKnobs
@@ -86,19 +90,6 @@ def _slug(text: str) -> str:
 
 def _never_run(*_: Any) -> None:  # pragma: no cover - a group's runs never call a task
     raise AssertionError("a group of benchmarked tests has no task")
-
-
-def uses_fixture(item: pytest.Item) -> bool:
-    return "benchmark" in getattr(item, "fixturenames", ())
-
-
-def body_benchmarked(item: pytest.Item) -> bool:
-    """A marker-only test (pytest-codspeed's convention): marked, without the fixture."""
-    return (
-        isinstance(item, pytest.Function)
-        and not uses_fixture(item)
-        and item.get_closest_marker("benchmark") is not None
-    )
 
 
 @attrs.define
@@ -281,7 +272,7 @@ class BenchmarkedTests:
         if self.why_not is not None or not body_benchmarked(pyfuncitem):
             return None
         function = pyfuncitem.obj
-        if _is_async(function):
+        if is_async(function):
             # Another plugin (pytest-asyncio, anyio) runs async tests; measure nothing here.
             return None
         names = pyfuncitem._fixtureinfo.argnames
@@ -316,7 +307,10 @@ class BenchmarkedTests:
         file_key, participant = self._join(item, fixture)
         rounds = fixture.rounds if fixture is not None else item.stash.get(_BODY_KEY, None)
         extra = _json_safe(fixture.extra_info) if fixture is not None else None
-        if report.failed:
+        elsewhere = item.stash.get(RECORD_KEY, None)
+        if elsewhere is not None:
+            record = elsewhere
+        elif report.failed:
             # Its failure is a record too (the function raised, or the test after it): the
             # run fails with it, and every view says which test and why.
             record = failed_record(rounds, _failure_text(call), call.start, call.stop, extra)
@@ -400,12 +394,6 @@ def _short_name(item: pytest.Item) -> str:
 
 def _median_of(medians: Mapping[str, float], name: str) -> float:
     return medians.get(name, math.inf)
-
-
-def _is_async(function: object) -> bool:
-    import inspect
-
-    return inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function)
 
 
 #: This package's directory: its frames are the measuring machinery, not the user's code.

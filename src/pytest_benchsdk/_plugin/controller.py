@@ -273,6 +273,10 @@ class ControllerPlugin:
         """The runner in this process made ``report`` with ``payload``."""
         self._local[id(report)] = payload
 
+    def local_payload(self, report: pytest.TestReport) -> RecordPayload | None:
+        """The record this process attached to ``report``, until the report is logged."""
+        return self._local.get(id(report))
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = attached_payload(report)
         if data is None:

@@ -255,16 +255,15 @@ class BenchSession:
         whole_plan: bool,
         thresholds: dict[str, list[Threshold]],
         knobs: Mapping[str, Any] | None = None,
-        session_knobs: bool = True,
     ) -> BenchmarkRun:
         """Open the run of one bench file: ``chosen`` are the selected iterations (task
         indexes) per participant, ``thresholds`` the selected thresholds per participant,
         ``knobs`` the run's own knobs stored beside the resolved ones (a group of benchmarked
-        tests' rounds), with the session's (an A/B session's side) unless ``session_knobs``
-        is False. A run with iterations is begun in the store."""
+        tests' rounds), with the session's (an A/B session's side). A run with iterations is
+        begun in the store."""
         run = BenchmarkRun(file_key, bench_file, schedule, chosen, whole_plan=whole_plan)
         run.thresholds = thresholds
-        run.extra_knobs = {**(self.extra_knobs if session_knobs else {}), **(knobs or {})}
+        run.extra_knobs = {**self.extra_knobs, **(knobs or {})}
         # Without a store path the store is a temporary outbox: on_complete gets no id.
         run.local_run_kept = self.options.store_path is not None
         self.runs[file_key] = run
@@ -311,8 +310,6 @@ class BenchSession:
                     whole_plan=True,
                     thresholds={participant: thresholds},
                     knobs=knobs,
-                    # Its tests run here, on the working tree: never an A/B session's side.
-                    session_knobs=False,
                 )
             except Exception as exc:  # the store failed: the session stops, nothing is lost
                 self._store_failed(exc)

@@ -1,0 +1,290 @@
+"""An A/B session's benchmarked tests (the ``benchmark`` fixture, or the marker alone): each
+test runs on both sides, in processes where pytest runs on that side's tree, in turns.
+
+Per side, as many processes as ``--bench-ab-processes`` (``R``) run the program
+:mod:`.abtestside` (a pytest session of that side's test files, collected once, which runs a
+test when asked). When the main session reaches a test's call, the test does not run there:
+it runs once in each process pair ``i`` (its *turn* ``i``), on side A and on side B, one
+after the other in an order drawn at random per turn (both at once with ``duet``), each
+with its ``max_time`` divided by ``R``, so that the test's rounds take about twice as long
+as in a plain session, whatever ``R``. Each side's turns make one record
+(:func:`~pytest_benchsdk._engine.rounds.repeated_record`): B's is the test's, A's goes to
+side A's run of the group. The comparison pairs, within turn ``i``, A's ``j``-th round with
+B's ``j``-th, and its intervals resample the turns (the process pairs) as clusters.
+
+The main session's item reports side B's outcome: B's failure fails it with B's report, B's
+skip skips it. Side A's failure is said once (its record is kept, the row is not compared);
+a test (or a test file) the revision lacks is said once, and is measured on side B alone.
+The main process still sets up the test's fixtures (pytest's protocol), for nothing: the
+sides set up their own.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_benchsdk._ab.revision import ABError
+from pytest_benchsdk._ab.sides import SideName, Sides, side_paths
+from pytest_benchsdk._engine.payload import RecordPayload
+from pytest_benchsdk._engine.rounds import Rounds, failed_record, repeated_record
+from pytest_benchsdk._plugin import abtestside
+from pytest_benchsdk._plugin.abtestside import side_test_key
+from pytest_benchsdk._plugin.benchmark import FIXTURE_KEY, RECORD_KEY
+
+if TYPE_CHECKING:
+    from pytest_benchsdk._ab.revision import Worktree
+    from pytest_benchsdk._plugin.ab import ABPlugin
+    from pytest_benchsdk._session import BenchSession
+    from pytest_benchsdk.records import TaskRecord
+
+__all__ = ["ABTests"]
+
+
+#: Where a test keeps side A's record until its report says its group (:meth:`ABTests.keep_a`).
+_A_RECORD_KEY = pytest.StashKey["TaskRecord"]()
+
+
+class ABTests:
+    """The benchmarked tests of an A/B session (see the module): :meth:`launched` starts the
+    sides' processes, :meth:`start` has them collect, :meth:`run` runs one test,
+    :meth:`keep_a` keeps side A's record in A's run of the group B's report names."""
+
+    def __init__(
+        self,
+        sides: Sides,
+        items: Sequence[pytest.Item],
+        *,
+        a_session: BenchSession,
+        ab: ABPlugin,
+        mode: str,
+    ) -> None:
+        self.sides = sides
+        self.items = list(items)
+        self.a_session = a_session
+        self.ab = ab
+        self._write = ab.controller._write
+        self.mode = mode
+        #: Per node id of a test the sides run: its key on both sides.
+        self._keys: dict[str, str] = {}
+        #: The keys of the tests side A has (known once it collected).
+        self._on_a: set[str] = set()
+        self._said: set[str] = set()
+        #: The test files side A lacks (relative to the repository), said once each.
+        self._missing_files: set[str] = set()
+        self._order = random.Random()
+
+    @classmethod
+    def launched(
+        cls,
+        processes: int,
+        items: Sequence[pytest.Item],
+        *,
+        a_session: BenchSession,
+        ab: ABPlugin,
+        mode: str,
+    ) -> ABTests:
+        """The tests' side processes, started in the background (:meth:`start` sets them
+        up)."""
+        sides = Sides.launched(processes, program=abtestside, role="tests-")
+        return cls(sides, items, a_session=a_session, ab=ab, mode=mode)
+
+    @property
+    def turns(self) -> int:
+        return len(self.sides.pairs)
+
+    def start(self, worktree: Worktree, cwd_b: Path, cwd_a: Path) -> None:
+        """Have every process collect its side's test files (:class:`ABError` if a side's
+        pytest could not start, or imported the other side's code)."""
+        repository = worktree.repository
+        files_b: list[str] = []
+        files_a: list[str] = []
+        for item in self.items:
+            path = Path(item.path).resolve()
+            key = side_test_key(path, item.nodeid, repository)
+            if key is None:
+                raise ABError(f"--bench-ab: {path} is outside the git repository {repository}")
+            self._keys[item.nodeid] = key
+            if str(path) in files_b:
+                continue
+            files_b.append(str(path))
+            there = worktree.path / path.relative_to(repository)
+            if there.is_file():
+                files_a.append(str(there))
+            else:
+                self._missing_files.add(path.relative_to(repository).as_posix())
+                self._say(
+                    f"{path.relative_to(repository)} does not exist at {worktree.label}: its "
+                    "benchmarked tests are measured in the working tree only, not compared"
+                )
+        paths_b = side_paths(repository, [Path(f).parent for f in files_b])
+        paths_a = side_paths(worktree.path, [Path(f).parent for f in files_a])
+        turns = self.turns
+        for pair in self.sides.pairs:
+            pair["A"].set_up(
+                {
+                    "cwd": str(cwd_a),
+                    "paths": paths_a,
+                    "files": files_a,
+                    "root": str(worktree.path),
+                    "foreign": str(repository),
+                    "turns": turns,
+                }
+            )
+            pair["B"].set_up(
+                {
+                    "cwd": str(cwd_b),
+                    "paths": paths_b,
+                    "files": files_b,
+                    "root": str(repository),
+                    "foreign": str(worktree.path),
+                    "turns": turns,
+                }
+            )
+        answers = self.sides.wait_ready("its test files")
+        self._on_a = set(answers[0]["A"].get("tests", ()))
+        for name in ("A", "B"):
+            for problem in answers[0][name].get("problems", ()):
+                last = [line for line in str(problem).splitlines() if line.strip()]
+                where = str(problem).split(":", 1)[0]
+                self._say(
+                    f"side {name} could not collect {where}: {last[-1].strip() if last else ''}"
+                )
+
+    def compares(self, item: pytest.Item) -> bool:
+        return item.nodeid in self._keys
+
+    def run(self, item: pytest.Item) -> None:
+        """Run the test in every turn on both sides; keep A's record, stash B's for the
+        item's report (:data:`~.benchmark.RECORD_KEY`). Raises B's failure (as pytest's
+        ``fail``, with B's report) or B's skip."""
+        key = self._keys[item.nodeid]
+        answers: dict[SideName, list[dict[str, Any]]] = {"A": [], "B": []}
+        running: list[SideName] = ["A", "B"] if key in self._on_a else ["B"]
+        if "A" not in running:
+            self._say_missing(key)
+        for pair in self.sides.pairs:
+            order = list(running)
+            self._order.shuffle(order)
+            if self.mode == "duet":
+                for name in order:
+                    pair[name].send({"run": key})
+                replies = {name: pair[name].receive() for name in order}
+            else:
+                replies = {}
+                for name in order:
+                    pair[name].send({"run": key})
+                    replies[name] = pair[name].receive()
+            for name, reply in replies.items():
+                answers[name].append(reply)
+                if reply.get("outcome") != "passed":
+                    running.remove(name)  # one failure (or skip) says it: no more turns
+            if "B" not in running:
+                break
+        if answers["A"]:
+            self._a_record(item, answers["A"])
+        self._b_outcome(item, answers["B"])
+
+    def _a_record(self, item: pytest.Item, answers: list[dict[str, Any]]) -> None:
+        last = answers[-1]
+        if "missing" in last:
+            self._say_missing(self._keys[item.nodeid])
+            return
+        if last.get("outcome") == "skipped":
+            self._say(f"side A skipped {item.nodeid}: {last.get('line')}: not compared")
+            return
+        if last.get("outcome") == "failed":
+            self._say(f"side A: {item.nodeid} failed: {last.get('line')}: not compared")
+        record = _record(answers)
+        if record is not None:
+            item.stash[_A_RECORD_KEY] = record
+
+    def keep_a(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        """The test reported (its call): side A's record joins A's run of the group B's record
+        went to (a group's run opens as its tests report), under the same name."""
+        record = item.stash.get(_A_RECORD_KEY, None)
+        b = self.ab.controller.local_payload(report)
+        if record is None or b is None:
+            return
+        del item.stash[_A_RECORD_KEY]
+        benchmarked = self.ab.config.pluginmanager.get_plugin("benchsdk-benchmarked")
+        group = benchmarked.groups.get(b.file_key) if benchmarked is not None else None
+        b_run = self.ab.controller.runs.get(b.file_key)
+        if group is None or b_run is None:
+            return
+        self.a_session.extra_knobs = self.ab.a_knobs(b_run)
+        self.a_session.add_participant(
+            b.file_key,
+            group.bench_file,
+            group.schedule,
+            b.participant,
+            {0},
+            thresholds=[],
+            knobs=group.rounds.as_knobs(),
+        )
+        self.a_session.keep(RecordPayload.of_record(b.file_key, b.participant, record))
+
+    def _b_outcome(self, item: pytest.Item, answers: list[dict[str, Any]]) -> None:
+        last = answers[-1] if answers else {"missing": "side B ran nothing"}
+        if "missing" in last:
+            message = f"side B (the working tree): {last['missing']}"
+            item.stash[RECORD_KEY] = _failed([], message)
+            pytest.fail(message, pytrace=False)
+        if last.get("outcome") == "skipped":
+            pytest.skip(str(last.get("line") or "skipped"))
+        record = _record(answers)
+        if record is not None:
+            item.stash[RECORD_KEY] = record
+        fixture = item.stash.get(FIXTURE_KEY, None)
+        if fixture is not None and "group" in last:
+            # benchmark.group / benchmark.name as the test left them, on side B.
+            fixture.group, fixture.name = last["group"], last["name"]
+        if last.get("outcome") == "failed":
+            pytest.fail(str(last.get("text") or last.get("line")), pytrace=False)
+
+    def _say_missing(self, key: str) -> None:
+        path, _, name = key.partition("::")
+        if path in self._missing_files:  # the whole file: said already
+            return
+        self._say(f"{path} has no test {name} at the revision: measured in the working tree only")
+
+    def _say(self, line: str) -> None:
+        if line not in self._said:
+            self._said.add(line)
+            self._write(f"benchsdk: A/B: {line}")
+
+
+def _rounds(data: Mapping[str, Any]) -> Rounds:
+    return Rounds(
+        int(data["iterations"]),
+        tuple(data["wall"]),
+        tuple(data["cpu"]),
+        float(data["started"]),
+        float(data["ended"]),
+    )
+
+
+def _record(answers: Sequence[Mapping[str, Any]]) -> TaskRecord | None:
+    """One side's record of a test from its turns' answers: the rounds of every turn, or (the
+    last turn failed) the failure; None when it passed without measuring (the fixture never
+    called: as in a plain session, no record)."""
+    last = answers[-1]
+    parts = [_rounds(a["rounds"]) for a in answers if a.get("rounds") is not None]
+    if last.get("outcome") == "passed":
+        if len(parts) < len(answers):
+            return None
+        return repeated_record(parts, last.get("extra_info"))
+    return _failed(parts, str(last.get("line") or "the test failed"), last.get("extra_info"))
+
+
+def _failed(
+    parts: Sequence[Rounds], message: str, extra: Mapping[str, Any] | None = None
+) -> TaskRecord:
+    import time
+
+    now = time.time()
+    return failed_record(None, message, parts[0].started if parts else now, now, extra)
