@@ -10,9 +10,9 @@ reads the ``-v`` lines as they come), so the load changes *during* the run, and 
 * A/A: the working tree is the revision (unchanged);
 * A/B: the working tree does ``1 + --change`` times the work (+10 %).
 
-Per session the script reads the JSON's comparison and judges two rows the way
-``--bench-compare-fail`` does (a judged ``regressed`` row fails the session): the
-``latency_ms`` median (wall time) and the ``cpu_ms`` median (``--bench-compare-on=cpu_ms``).
+Per session the script reads the JSON's comparison and judges each metric the way
+``--bench-compare-fail`` does (any judged ``regressed`` row fails the session, the median's or
+the p95's): ``latency_ms`` (wall time) and ``cpu_ms`` (``--bench-compare-on=cpu_ms``).
 Then how many sessions each verdict failed. Targets: A/A fails at most 1 of 20 sessions,
 A/B at least 18 of 20, on wall time too. ``--mode duet`` runs both sides at once instead
 (``--bench-ab-mode duet``), for the comparison of the two modes.
