@@ -28,7 +28,6 @@ and sends every measured round back as it is: the controller makes the records.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -156,7 +155,7 @@ class SidePlugin:
             self.channel.send(self._run(found))
 
     def _run(self, item: pytest.Item) -> dict[str, Any]:
-        from pytest_benchsdk._plugin.benchmark import FIXTURE_KEY
+        from pytest_benchsdk._plugin.benchmark import FIXTURE_KEY, json_safe
 
         self._reports = []
         self._body.pop(item.nodeid, None)
@@ -170,7 +169,7 @@ class SidePlugin:
         answer: dict[str, Any] = {
             "outcome": "failed" if failed else "skipped" if skipped else "passed",
             "rounds": None if rounds is None else rounds_data(rounds),
-            "extra_info": _json_safe(fixture.extra_info) if fixture is not None else None,
+            "extra_info": json_safe(fixture.extra_info) if fixture is not None else None,
             # benchmark.group / benchmark.name as the test left them.
             **(
                 {"group": _text(fixture.group), "name": _text(fixture.name)}
@@ -208,13 +207,6 @@ def _skip_reason(report: pytest.TestReport) -> str:
 
 def _text(value: object) -> str | None:
     return None if value is None else str(value)
-
-
-def _json_safe(value: dict[str, Any]) -> dict[str, Any] | None:
-    if not value:
-        return None
-    loaded: dict[str, Any] = json.loads(json.dumps(value, default=str))
-    return loaded
 
 
 def serve(channel: Any) -> None:

@@ -11,6 +11,7 @@ and measuring nothing); what measures is imported when a test asks with ``--benc
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -31,6 +32,7 @@ __all__ = [
     "benchmark",
     "body_benchmarked",
     "is_async",
+    "json_safe",
     "marker_options",
     "uses_fixture",
 ]
@@ -382,3 +384,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.get_closest_marker("benchmark") is None
         ):
             item.add_marker("benchmark")
+
+
+def json_safe(value: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``extra_info`` as JSON holds it (what JSON cannot, as its ``str``); None when empty.
+    Both the record made here and a side process's answer carry it so."""
+    if not value:
+        return None
+    loaded: dict[str, Any] = json.loads(json.dumps(dict(value), default=str))
+    return loaded

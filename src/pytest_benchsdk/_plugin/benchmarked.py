@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import json
 import math
 import re
 from collections.abc import Generator, Mapping, Sequence
@@ -52,6 +51,7 @@ from pytest_benchsdk._plugin.benchmark import (
     BenchmarkFixture,
     body_benchmarked,
     is_async,
+    json_safe,
     marker_options,
     uses_fixture,
 )
@@ -306,7 +306,7 @@ class BenchmarkedTests:
         # Its group as the test left it (and its run, open before the record is kept).
         file_key, participant = self._join(item, fixture)
         rounds = fixture.rounds if fixture is not None else item.stash.get(_BODY_KEY, None)
-        extra = _json_safe(fixture.extra_info) if fixture is not None else None
+        extra = json_safe(fixture.extra_info) if fixture is not None else None
         elsewhere = item.stash.get(RECORD_KEY, None)
         if elsewhere is not None:
             record = elsewhere
@@ -428,11 +428,3 @@ def _failure_text(call: pytest.CallInfo[None]) -> str:
     """The test's error in one line (``RuntimeError: boom``); the traceback is pytest's."""
     text = call.excinfo.exconly().strip() if call.excinfo is not None else ""
     return text.splitlines()[0] if text else "the test failed"
-
-
-def _json_safe(value: dict[str, Any]) -> dict[str, Any] | None:
-    """``extra_info`` as JSON holds it (what JSON cannot, as its ``str``)."""
-    if not value:
-        return None
-    loaded: dict[str, Any] = json.loads(json.dumps(value, default=str))
-    return loaded
