@@ -122,3 +122,18 @@ def assert_usage_error(pytester: pytest.Pytester, args: list[str], message: str)
     result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {message}"])
+
+
+def bench_cli(root: Path, *args: str) -> str:
+    """What ``python -m pytest_benchsdk ARGS`` prints, run in ``root`` (it must succeed)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_benchsdk", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout

@@ -9,15 +9,13 @@ A commit holds the revision (side A); each test edits the working tree (side B).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers.gitrepo import ab_worktrees, git
-from helpers.sessions import store_path, stored_records, stored_runs
+from helpers.sessions import bench_cli, store_path, stored_records, stored_runs
 
 PACKAGE = """
 import time
@@ -150,21 +148,10 @@ def test_an_unchanged_tree_compares_every_test_pairwise_turn_by_turn(
     noise = "Noise: paired rounds (each test ran on both sides in turns"
     assert noise in (root / "out.md").read_text()
     assert "| test_times[2] | time_ms | median |" in (root / "out.md").read_text()
-    shown = cli(root, "show", runs["B"].run_id[:12])
+    shown = bench_cli(root, "show", runs["B"].run_id[:12])
     assert noise in shown
     assert f"A/B: side B (the working tree) against revision {sha[:7]}" in shown
     assert ab_worktrees(root) == []
-
-
-def cli(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_benchsdk", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
 
 
 def test_a_slower_working_tree_fails_the_session_naming_the_test(

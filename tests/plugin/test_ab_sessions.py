@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -18,7 +16,7 @@ import pytest
 
 from helpers.gitrepo import ab_worktrees, git
 from helpers.processes import Session
-from helpers.sessions import store_path, stored_records, stored_runs
+from helpers.sessions import bench_cli, store_path, stored_records, stored_runs
 
 PACKAGE = """
 import time
@@ -107,22 +105,11 @@ def test_an_unchanged_tree_is_compared_pairwise_and_both_sides_are_stored_linked
         "otherRunId": runs["A"].run_id,
     }
     assert ab_worktrees(root) == []  # removed at the end
-    listing = cli(root, "runs")
+    listing = bench_cli(root, "runs")
     assert "A/B side A" in listing
     assert "A/B side B" in listing
-    shown = cli(root, "show", runs["A"].run_id[:12])
+    shown = bench_cli(root, "show", runs["A"].run_id[:12])
     assert f"A/B: side A (revision {sha[:7]}); side B is run {runs['B'].run_id[:12]}…" in shown
-
-
-def cli(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_benchsdk", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
 
 
 def test_a_slower_working_tree_fails_the_session_naming_the_row(
