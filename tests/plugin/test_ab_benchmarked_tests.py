@@ -9,12 +9,14 @@ A commit holds the revision (side A); each test edits the working tree (side B).
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers.gitrepo import ab_worktrees, git
+from helpers.processes import Session
 from helpers.sessions import bench_cli, store_path, stored_records, stored_runs
 
 PACKAGE = """
@@ -292,3 +294,60 @@ def test_a_group_set_inside_a_test_is_side_b_s_and_compared(pytester: pytest.Pyt
     runs = sides_of(pytester)
     assert {run.benchmark_slug for run in runs.values()} == {"moved"}
     assert runs["A"].knobs["abRun"] == runs["B"].run_id
+
+
+def test_the_command_line_s_plugins_reach_both_sides(pytester: pytest.Pytester) -> None:
+    root = project(pytester)
+    # A plugin only the command line names (no conftest, no ini): its fixture is in no side
+    # session unless the side takes the command line's -p too.
+    (root / "src" / "rig.py").write_text(
+        "import pytest\n\n\n@pytest.fixture\ndef times():\n    return 2\n"
+    )
+    (root / "test_rigged.py").write_text(
+        "import pytest\n\nfrom crunch import work\n\n\n"
+        "@pytest.mark.benchmark(max_time=0.2, min_rounds=5)\n"
+        "def test_rigged(benchmark, times):\n"
+        "    benchmark(work, times)\n"
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a plugin of the command line")
+    result = run_ab(pytester, "--bench-json=out.json", "-p", "rig", "test_rigged.py")
+    result.assert_outcomes(passed=1)
+    assert "not compared" not in result.stdout.str(), result.stdout.str()
+    (group,) = json.loads((root / "out.json").read_text())["benchmarks"]
+    row = rows_of(group)[("test_rigged", "time_ms", "median")]
+    assert row["noise"] == "paired"
+    assert row["comparison"]["baselineN"] >= 10
+
+
+def test_ctrl_c_before_side_a_measured_says_the_session_was_interrupted(
+    pytester: pytest.Pytester,
+) -> None:
+    root = project(pytester)
+    # Outside the worktree's checkout: both sides read these.
+    hold, started = root / "hold", root / "started"
+    (root / "src" / "crunch" / "__init__.py").write_text(
+        "import os\nimport time\n\n\ndef work(times=1):\n"
+        f"    open({str(started)!r}, 'w').close()\n"
+        f"    while os.path.exists({str(hold)!r}):\n"
+        "        time.sleep(0.01)\n"
+    )
+    hold.touch()
+    session = Session(root, "--bench", "--bench-ab=HEAD", "--bench-ab-processes=2", "-k", "work")
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists():  # the test is running on a side
+            assert time.monotonic() < deadline, session.output
+            time.sleep(0.05)
+        session.interrupt()
+        assert session.finish(timeout=60) == pytest.ExitCode.INTERRUPTED, session.output
+    finally:
+        session.kill()
+        hold.unlink()
+    out = session.output
+    assert "interrupted (0 of 1 tests ran)" in out, out
+    assert (
+        "Baseline: none (nothing compared: the session was interrupted before side A measured any)"
+    ) in out, out
+    assert "the revision lacks" not in out
+    assert ab_worktrees(root) == []

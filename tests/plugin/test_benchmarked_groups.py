@@ -17,6 +17,8 @@ import pytest
 from helpers.e2e import bench_args, server_records, use_platform
 from helpers.platform_server import LoopbackPlatform
 from helpers.sessions import read_json, store_path, stored_records, stored_runs
+from pytest_benchsdk.results import stored_status
+from pytest_benchsdk.store import ResultStore
 
 PRELUDE = """
 import os
@@ -183,6 +185,8 @@ def test_a_killed_session_keeps_what_its_moved_tests_reported(pytester: pytest.P
     (record,) = stored_records(store_path(pytester), run.run_id)["test_first"]
     assert record["status"] == "success"
     assert run.status == "interrupted"
+    with ResultStore(store_path(pytester)) as store:
+        assert stored_status(store, run).text() == "interrupted (1 of 1 tests ran)"
 
 
 def test_a_platform_run_gets_the_moved_tests_of_its_group(
@@ -216,3 +220,29 @@ def test_a_platform_run_gets_the_moved_tests_of_its_group(
     stored = {run.benchmark_slug: run for run in stored_runs(store_path(pytester))}
     assert stored["parse"].platform_run_id == runs["parse"]
     assert set(stored) == set(runs)
+
+
+def test_an_interrupted_group_counts_its_tests(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_stopped=PRELUDE
+        + textwrap.dedent(
+            """
+            def test_first(benchmark):
+                benchmark(str.upper, "a")
+
+
+            def test_fails(benchmark):
+                benchmark(int, "not a number")
+
+
+            def test_never(benchmark):
+                benchmark(str.lower, "A")
+            """
+        )
+    )
+    result = _run(pytester, "-x", "--bench-json=run.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*status: interrupted (2 of 3 tests ran)*"])
+    (run,) = stored_runs(store_path(pytester))
+    with ResultStore(store_path(pytester)) as store:
+        assert stored_status(store, run).text() == "interrupted (2 of 3 tests ran)"

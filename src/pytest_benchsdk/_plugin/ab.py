@@ -86,6 +86,8 @@ class ABPlugin:
         self.sides: Sides | None = None
         #: The benchmarked tests' sides (:mod:`.abtests`), when groups of them were selected.
         self.tests: ABTests | None = None
+        #: Whether the session stopped early (Ctrl-C, -x): set at its end.
+        self.interrupted = False
         options = controller.options
         import attrs
 
@@ -358,17 +360,19 @@ class ABPlugin:
         benchmarked = self.config.pluginmanager.get_plugin("benchsdk-benchmarked")
         if benchmarked is not None:
             benchmarked.set_ceilings(self.a_session.runs)
+        self.interrupted = exitstatus in (
+            pytest.ExitCode.INTERRUPTED,
+            pytest.ExitCode.INTERNAL_ERROR,
+        ) or bool(session.shouldstop)
         if self.a_session.runs:
-            interrupted = exitstatus in (
-                pytest.ExitCode.INTERRUPTED,
-                pytest.ExitCode.INTERNAL_ERROR,
-            ) or bool(session.shouldstop)
-            self.a_session.finish(interrupted=interrupted)
+            self.a_session.finish(interrupted=self.interrupted)
 
     def baseline(self, run: BenchmarkRun) -> Baseline | str | None:
         """Side A's run of ``run``'s bench file (or group of benchmarked tests), as the
         baseline its rounds pair with."""
         a_run = self.a_session.runs.get(run.file_key)
+        if a_run is None and self.interrupted:
+            return "nothing compared: the session was interrupted before side A measured any"
         if a_run is None and run.benchmarked_tests:
             return (
                 "nothing compared: side A measured none of its tests (the revision lacks "

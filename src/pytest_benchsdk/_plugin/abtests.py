@@ -124,6 +124,7 @@ class ABTests:
         paths_b = side_paths(repository, [Path(f).parent for f in files_b])
         paths_a = side_paths(worktree.path, [Path(f).parent for f in files_a])
         turns = self.turns
+        options = passed_options(self.ab.config.invocation_params.args)
         for pair in self.sides.pairs:
             pair["A"].set_up(
                 {
@@ -133,6 +134,7 @@ class ABTests:
                     "root": str(worktree.path),
                     "foreign": str(repository),
                     "turns": turns,
+                    "options": options,
                 }
             )
             pair["B"].set_up(
@@ -143,6 +145,7 @@ class ABTests:
                     "root": str(repository),
                     "foreign": str(worktree.path),
                     "turns": turns,
+                    "options": options,
                 }
             )
         answers = self.sides.wait_ready("its test files")
@@ -288,3 +291,27 @@ def _failed(
 
     now = time.time()
     return failed_record(None, message, parts[0].started if parts else now, now, extra)
+
+
+#: The command line's options a side session takes too: the plugins (``-p no:randomly``, ``-p
+#: myplugin``) and the ini overrides (``-o key=value``) that make the session the user ran.
+_PASSED = {"-p": "-p", "-o": "-o", "--override-ini": "-o"}
+
+
+def passed_options(args: Sequence[str]) -> list[str]:
+    """The ``-p`` and ``-o`` options of a pytest command line, each as ``[flag, value]``
+    (``-pNAME``, ``-o=k=v`` and ``--override-ini=k=v`` spelled out), for the side sessions:
+    the rest (test paths, ``--bench-*``, ``-k``) is the controller's."""
+    out: list[str] = []
+    pending: str | None = None
+    for arg in args:
+        if pending is not None:
+            out += [pending, arg]
+            pending = None
+        elif arg in _PASSED:
+            pending = _PASSED[arg]
+        elif arg.startswith("--override-ini="):
+            out += ["-o", arg.partition("=")[2]]
+        elif arg[:2] in ("-p", "-o") and len(arg) > 2:
+            out += [arg[:2], arg[2:].removeprefix("=")]
+    return out

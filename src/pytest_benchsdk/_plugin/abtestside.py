@@ -228,7 +228,8 @@ def serve(channel: Any) -> None:
             channel.send({"missing": f"{message['run'].partition('::')[0]} does not exist"})
         return
     plugin = SidePlugin(channel, setup)
-    args = [*files, "-p", "no:cacheprovider", "-q"]
+    # The command line's -p and -o too (the controller's own options are its own).
+    args = [*files, "-p", "no:cacheprovider", "-q", *setup.get("options", ())]
     try:
         code = pytest.main(args, plugins=[plugin])
     except BaseException as exc:  # reported to the controller, which stops the session

@@ -434,8 +434,9 @@ class BenchmarkRun:
         stopped before every selected item of this run finished; ``iterations_fail`` False:
         failed iterations are data (``--bench-failed-iterations=record``), not a reason."""
         planned, ran = self.planned_tasks, self.done_tasks
+        unit = "tests" if self.benchmarked_tests else "iterations"
         if interrupted:
-            return RunStatus("interrupted", (), planned, ran, False)
+            return RunStatus("interrupted", (), planned, ran, False, unit)
         complete = self.whole_plan and ran >= planned
         reasons = []
         if self.failed_tasks and iterations_fail:
@@ -450,7 +451,8 @@ class BenchmarkRun:
             reasons.append("regression")
         if warnings_failed:
             reasons.append("warnings")
-        return RunStatus("failed" if reasons else "passed", tuple(reasons), planned, ran, complete)
+        state = "failed" if reasons else "passed"
+        return RunStatus(state, tuple(reasons), planned, ran, complete, unit)
 
     def summarise(
         self,

@@ -170,6 +170,7 @@ def _merged_status(merged: StoredRun, sources: Sequence[_Source]) -> RunStatus:
         planned=sum(status.planned for status in statuses),
         ran=merged.record_count,
         complete=all(status.complete for status in statuses),
+        unit=statuses[0].unit if statuses else "iterations",
     )
 
 

@@ -606,19 +606,22 @@ class RunStatus:
     (:data:`STATUS_REASONS`), ``planned``/``ran`` iterations and whether the run is
     ``complete``: every iteration of the benchmark's plan was selected and left a record (no
     ``-k``/node-id subset, not interrupted). Only a complete run is a baseline by default
-    (:attr:`incomplete` says why another one is not)."""
+    (:attr:`incomplete` says why another one is not). ``unit`` names what ``planned`` and
+    ``ran`` count: ``iterations`` of a bench file, ``tests`` of a group of benchmarked tests
+    (one record each)."""
 
     state: str
     reasons: tuple[str, ...] = ()
     planned: int = 0
     ran: int = 0
     complete: bool = True
+    unit: str = "iterations"
 
     def text(self) -> str:
         """``passed``, ``failed (threshold, regression)``, ``interrupted (3 of 60 iterations
         ran)``; ``, partial`` when the selection was a subset."""
         if self.state == "interrupted":
-            return f"interrupted ({self.ran} of {self.planned} iterations ran)"
+            return f"interrupted ({self.ran} of {self.planned} {self.unit} ran)"
         head = self.state
         if self.reasons:
             head += f" ({', '.join(self.reasons)})"
@@ -649,6 +652,7 @@ class RunStatus:
             "planned": self.planned,
             "ran": self.ran,
             "complete": self.complete,
+            "unit": self.unit,
         }
 
     @classmethod
@@ -659,6 +663,7 @@ class RunStatus:
             planned=int(data.get("planned", 0)),
             ran=int(data.get("ran", 0)),
             complete=bool(data.get("complete", True)),
+            unit=str(data.get("unit") or "iterations"),
         )
 
 

@@ -110,8 +110,11 @@ def stored_status(store: ResultStore, run: StoredRun) -> RunStatus:
     # No status kept: the session never finished the run (it was killed), or an older store.
     # What ran is what the records say; what was planned is what the benchmark declares for
     # its participants (a -k subset planned fewer), and never less than what ran.
-    declared = _knobs(run).iterations * len(run.participants)
-    return RunStatus(run.status, ran=run.record_count, planned=max(declared, run.record_count))
+    knobs = _knobs(run)
+    declared = knobs.iterations * len(run.participants)
+    unit = "tests" if knobs.rounds is not None else "iterations"
+    planned = max(declared, run.record_count)
+    return RunStatus(run.status, ran=run.record_count, planned=planned, unit=unit)
 
 
 def stored_summary(store: ResultStore, run: StoredRun) -> RunSummary:
