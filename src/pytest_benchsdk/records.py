@@ -255,9 +255,7 @@ class TaskRecord:
     started_at: str | None = None
     completed_at: str | None = None
     latency_ms: float | None = None
-    _first_command_ms: float | Absent | None = attrs.field(
-        default=ABSENT, alias="first_command_ms"
-    )
+    _first_command_ms: float | Absent | None = attrs.field(default=ABSENT, alias="first_command_ms")
     _error_code: str | Absent | None = attrs.field(default=ABSENT, alias="error_code")
     steps: tuple[StepRecord, ...] | None = attrs.field(default=None, converter=_steps_converter)
     data: JSONObject | None = None

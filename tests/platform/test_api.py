@@ -83,5 +83,3 @@ def test_name_is_documented(name: str) -> None:
     obj = getattr(platform, name)
     doc = obj.__doc__ if inspect.isclass(obj) else inspect.getdoc(obj)
     assert doc, f"{name} has no docstring"
-
-

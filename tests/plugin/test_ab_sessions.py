@@ -46,6 +46,7 @@ def task(step):
     step("work", work)
 """
 
+
 def project(pytester: pytest.Pytester, delay: float = 0.002, iterations: int = 8) -> Path:
     """The package and its bench file, committed; returns the repository's root."""
     root = pytester.path

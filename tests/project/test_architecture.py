@@ -74,10 +74,29 @@ MAY_IMPORT: dict[str, set[str]] = {
     "views": {"base", "config", "analysis", "engine", "results", "store"},
     "session": {"base", "config", "analysis", "engine", "store", "platform", "results", "views"},
     "runner": {"base", "config", "analysis", "engine", "platform", "results", "session"},
-    "cli": {"base", "config", "analysis", "engine", "store", "platform", "results", "views",
-            "runner"},
-    "plugin": {"base", "config", "analysis", "engine", "store", "platform", "results", "views",
-             "session", "ab"},
+    "cli": {
+        "base",
+        "config",
+        "analysis",
+        "engine",
+        "store",
+        "platform",
+        "results",
+        "views",
+        "runner",
+    },
+    "plugin": {
+        "base",
+        "config",
+        "analysis",
+        "engine",
+        "store",
+        "platform",
+        "results",
+        "views",
+        "session",
+        "ab",
+    },
 }
 GLUE = AREAS["plugin"]
 RUNNER = AREAS["runner"]

@@ -126,8 +126,7 @@ class Side:
         # bootstrap rather than its source sent over); the side runs in its main thread: its
         # executor and signal handling expect it.
         spec = (
-            f"popen//id=benchsdk-ab-{self._role}{self.name}{self.index}"
-            "//execmodel=main_thread_only"
+            f"popen//id=benchsdk-ab-{self._role}{self.name}{self.index}//execmodel=main_thread_only"
         )
         try:
             gateway = self._group.makegateway(spec)
@@ -273,9 +272,7 @@ class Sides:
 
     def wait_ready(self, what: str = "its bench files") -> list[dict[SideName, dict[str, Any]]]:
         """Wait for every process (:meth:`Side.wait_ready`); their answers, pair by pair."""
-        return [
-            {name: side.wait_ready(what) for name, side in pair.items()} for pair in self.pairs
-        ]
+        return [{name: side.wait_ready(what) for name, side in pair.items()} for pair in self.pairs]
 
     def pair_of(self, task_index: int) -> dict[SideName, Side]:
         """The pair of processes that runs the round of ``task_index``."""

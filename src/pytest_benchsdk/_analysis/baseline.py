@@ -825,9 +825,7 @@ def _turn_pairs(
     pairs: list[tuple[float, float, int]] = []
     start_a = start_b = 0
     for turn, (count_a, count_b) in enumerate(zip(turns_a, turns_b, strict=True)):
-        pairs += [
-            (a[start_a + j], b[start_b + j], turn) for j in range(min(count_a, count_b))
-        ]
+        pairs += [(a[start_a + j], b[start_b + j], turn) for j in range(min(count_a, count_b))]
         start_a += count_a
         start_b += count_b
     return pairs

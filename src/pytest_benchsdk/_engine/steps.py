@@ -820,9 +820,8 @@ class StepRunner:
             barrier = (
                 target,
                 None if ready_timeout is None else float(ready_timeout) / 1000.0,
-                (
-                    coordination.ready_poll_interval_ms if interval is None else float(interval)
-                ) / 1000.0,
+                (coordination.ready_poll_interval_ms if interval is None else float(interval))
+                / 1000.0,
             )
         return _Arrival(count, timeout_ms, barrier)
 

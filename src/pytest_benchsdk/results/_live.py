@@ -206,9 +206,7 @@ class BenchmarkRun:
             file_config=attrs.evolve(
                 schedule.file_config, participants=schedule.file_config.participants + added
             ),
-            config=attrs.evolve(
-                schedule.config, participants=schedule.config.participants + added
-            ),
+            config=attrs.evolve(schedule.config, participants=schedule.config.participants + added),
             participants=schedule.participants + added,
         )
         self.selected[participant] = set(indexes)

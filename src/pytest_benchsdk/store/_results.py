@@ -491,8 +491,7 @@ class ResultStore:
         )
         with self._db.write() as conn:
             cursor = conn.execute(
-                "UPDATE runs SET participants = ?, knobs = ?, config_snapshot = ? "
-                "WHERE run_id = ?",
+                "UPDATE runs SET participants = ?, knobs = ?, config_snapshot = ? WHERE run_id = ?",
                 params,
             )
             if cursor.rowcount == 0:
