@@ -296,13 +296,16 @@ def test_a_group_set_inside_a_test_is_side_b_s_and_compared(pytester: pytest.Pyt
     assert runs["A"].knobs["abRun"] == runs["B"].run_id
 
 
-def test_the_command_line_s_plugins_reach_both_sides(pytester: pytest.Pytester) -> None:
+def test_the_command_line_s_plugins_reach_both_sides_each_its_own(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = project(pytester)
-    # A plugin only the command line names (no conftest, no ini): its fixture is in no side
-    # session unless the side takes the command line's -p too.
-    (root / "src" / "rig.py").write_text(
-        "import pytest\n\n\n@pytest.fixture\ndef times():\n    return 2\n"
-    )
+    # A plugin only the command line names (no conftest, no ini), in a folder of the
+    # repository on PYTHONPATH: its fixture is in no side session unless the side takes the
+    # command line's -p too, and each side must import its own tree's copy.
+    (root / "tools").mkdir()
+    rig = "import pytest\n\n\n@pytest.fixture\ndef times():\n    return {times}\n"
+    (root / "tools" / "rig.py").write_text(rig.format(times=1))
     (root / "test_rigged.py").write_text(
         "import pytest\n\nfrom crunch import work\n\n\n"
         "@pytest.mark.benchmark(max_time=0.2, min_rounds=5)\n"
@@ -311,13 +314,19 @@ def test_the_command_line_s_plugins_reach_both_sides(pytester: pytest.Pytester) 
     )
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "a plugin of the command line")
+    (root / "tools" / "rig.py").write_text(rig.format(times=3))  # three times the work
+    monkeypatch.setenv("PYTHONPATH", str(root / "tools"))
     result = run_ab(pytester, "--bench-json=out.json", "-p", "rig", "test_rigged.py")
     result.assert_outcomes(passed=1)
-    assert "not compared" not in result.stdout.str(), result.stdout.str()
+    text = result.stdout.str()
+    assert "not compared" not in text, text
+    assert "other side's tree" not in text, text
     (group,) = json.loads((root / "out.json").read_text())["benchmarks"]
     row = rows_of(group)[("test_rigged", "time_ms", "median")]
     assert row["noise"] == "paired"
     assert row["comparison"]["baselineN"] >= 10
+    assert row["verdict"] == "regressed", row
+    assert row["comparison"]["change"] > 1.0, row
 
 
 def test_ctrl_c_before_side_a_measured_says_the_session_was_interrupted(

@@ -43,6 +43,13 @@ def _git(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         raise ABError("--bench-ab needs git, and there is no `git` on PATH") from None
 
 
+def tracked(repository: Path, folder: Path) -> bool:
+    """Whether git tracks a file under ``folder`` (what a worktree of a revision has; an
+    ignored virtualenv's folders are not)."""
+    done = _git(["ls-files", "-z", "--", str(folder)], repository)
+    return done.returncode == 0 and bool(done.stdout)
+
+
 def repository_root(path: Path) -> Path:
     """The top folder of the git working tree holding ``path``."""
     done = _git(["rev-parse", "--show-toplevel"], path)

@@ -244,8 +244,8 @@ class ABPlugin:
                 )
         if self.tests is not None:
             dirs_b += [Path(item.path).resolve().parent for item in self.tests.items]
-        paths_b = side_paths(repository, dirs_b)
-        paths_a = side_paths(worktree.path, dirs_a)
+        paths_b = side_paths(repository, dirs_b, repository)
+        paths_a = side_paths(worktree.path, dirs_a, repository)
         if self.setup is None:
             missing = sorted(compiled_files(paths_b, repository) - _existing(worktree.path))
             if missing:

@@ -121,8 +121,8 @@ class ABTests:
                     f"{path.relative_to(repository)} does not exist at {worktree.label}: its "
                     "benchmarked tests are measured in the working tree only, not compared"
                 )
-        paths_b = side_paths(repository, [Path(f).parent for f in files_b])
-        paths_a = side_paths(worktree.path, [Path(f).parent for f in files_a])
+        paths_b = side_paths(repository, [Path(f).parent for f in files_b], repository)
+        paths_a = side_paths(worktree.path, [Path(f).parent for f in files_a], repository)
         turns = self.turns
         options = passed_options(self.ab.config.invocation_params.args)
         for pair in self.sides.pairs:
