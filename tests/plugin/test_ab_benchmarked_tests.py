@@ -360,3 +360,41 @@ def test_ctrl_c_before_side_a_measured_says_the_session_was_interrupted(
     ) in out, out
     assert "the revision lacks" not in out
     assert ab_worktrees(root) == []
+
+
+def test_the_sessions_own_process_sets_no_fixture_up(pytester: pytest.Pytester) -> None:
+    root = project(pytester)
+    setups = root / "setups.txt"  # outside the worktree's checkout: every process writes here
+    (root / "conftest.py").write_text(
+        "import os\n\nimport pytest\n\n\n"
+        "def pytest_configure(config):\n"
+        "    if config.getoption('bench_ab', None):  # the session's own process\n"
+        f"        with open({str(setups)!r}, 'a') as out:\n"
+        "            out.write(f'main {os.getpid()}\\n')\n\n\n"
+        "@pytest.fixture(scope='session')\n"
+        "def server():\n"
+        f"    with open({str(setups)!r}, 'a') as out:\n"
+        "        out.write(f'server {os.getpid()}\\n')\n"
+        "    return 1\n"
+    )
+    (root / "test_served.py").write_text(
+        "import pytest\n\nfrom crunch import work\n\n\n"
+        "@pytest.mark.benchmark(max_time=0.2, min_rounds=5)\n"
+        "def test_served(benchmark, server):\n"
+        '    benchmark.group = "served"\n'
+        "    benchmark(work, server)\n"
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a test with a session fixture")
+    result = run_ab(pytester, "--bench-json=out.json", "test_served.py")
+    result.assert_outcomes(passed=1)
+    lines = [line.split() for line in setups.read_text().splitlines()]
+    (main,) = [pid for kind, pid in lines if kind == "main"]
+    servers = [pid for kind, pid in lines if kind == "server"]
+    # Once in each of the 2 x 2 side sessions, never in the session's own process.
+    assert len(servers) == 4, lines
+    assert main not in servers
+    # Side B's group still names the test's benchmark (no fixture here to carry it).
+    (group,) = json.loads((root / "out.json").read_text())["benchmarks"]
+    assert group["benchmarkSlug"] == "served"
+    assert rows_of(group)[("test_served", "time_ms", "median")]["noise"] == "paired"

@@ -15,8 +15,8 @@ B's ``j``-th, and its intervals resample the turns (the process pairs) as cluste
 The main session's item reports side B's outcome: B's failure fails it with B's report, B's
 skip skips it. Side A's failure is said once (its record is kept, the row is not compared);
 a test (or a test file) the revision lacks is said once, and is measured on side B alone.
-The main process still sets up the test's fixtures (pytest's protocol), for nothing: the
-sides set up their own.
+The main process does not set the test's fixtures up (the sides set up their own): its
+protocol reports what side B did.
 """
 
 from __future__ import annotations
@@ -109,6 +109,11 @@ class ABTests:
             if key is None:
                 raise ABError(f"--bench-ab: {path} is outside the git repository {repository}")
             self._keys[item.nodeid] = key
+            if isinstance(item, pytest.Function):
+                # The sides set the test's fixtures up, each in its own session: here they
+                # would only cost their setup (a database, a server) and could collide with
+                # the sides' (a fixed port, a lock file). The protocol runs on without them.
+                item.setup = _fixtures_on_the_sides  # type: ignore[method-assign]
             if str(path) in files_b:
                 continue
             files_b.append(str(path))
@@ -243,6 +248,10 @@ class ABTests:
         if record is not None:
             item.stash[RECORD_KEY] = record
         fixture = item.stash.get(FIXTURE_KEY, None)
+        benchmarked = self.ab.config.pluginmanager.get_plugin("benchsdk-benchmarked")
+        if fixture is None and "group" in last and benchmarked is not None:
+            # No fixture was set up here: this one carries side B's group and name.
+            fixture = item.stash[FIXTURE_KEY] = benchmarked.fixture_for(item)
         if fixture is not None and "group" in last:
             # benchmark.group / benchmark.name as the test left them, on side B.
             fixture.group, fixture.name = last["group"], last["name"]
@@ -259,6 +268,10 @@ class ABTests:
         if line not in self._said:
             self._said.add(line)
             self._write(f"benchsdk: A/B: {line}")
+
+
+def _fixtures_on_the_sides() -> None:
+    """A compared test's setup in the session's own process: nothing (see :meth:`ABTests.start`)."""
 
 
 def _rounds(data: Mapping[str, Any]) -> Rounds:
