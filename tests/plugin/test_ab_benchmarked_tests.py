@@ -120,6 +120,7 @@ def test_an_unchanged_tree_compares_every_test_pairwise_turn_by_turn(
     comparison = group["comparison"]
     assert comparison["paired"] is True
     assert comparison["pairedTurns"] is True
+    assert comparison["duet"] is False
     assert comparison["processes"] == 2
     rows = rows_of(group)
     for test in TESTS_RUN:
@@ -398,3 +399,33 @@ def test_the_sessions_own_process_sets_no_fixture_up(pytester: pytest.Pytester) 
     (group,) = json.loads((root / "out.json").read_text())["benchmarks"]
     assert group["benchmarkSlug"] == "served"
     assert rows_of(group)[("test_served", "time_ms", "median")]["noise"] == "paired"
+
+
+def test_duet_mode_compares_and_the_report_draws_both_sides(pytester: pytest.Pytester) -> None:
+    root = project(pytester)
+    result = run_ab(
+        pytester,
+        "--bench-ab-mode=duet",
+        "--bench-json=out.json",
+        "--bench-html=out.html",
+        "-k",
+        "test_work",
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "benchsdk: A/B against HEAD (*): *runs on both, at the same time (duet)*",
+            "    Noise: paired rounds (each test ran on both sides in turns, at the same time, *",
+        ]
+    )
+    assert "one right after the other" not in result.stdout.str()
+    group = group_of(root)
+    assert group["comparison"]["duet"] is True
+    row = rows_of(group)[("test_work", "time_ms", "median")]
+    assert row["noise"] == "paired"
+    assert row["verdict"] == "unchanged", row
+    page = (root / "out.html").read_text()
+    # The rounds' distribution with side A's drawn beside it (the baseline's series).
+    assert "Dotted and lighter: the compared baseline run&#x27;s samples (A: HEAD (" in page or (
+        "Dotted and lighter: the compared baseline run's samples (A: HEAD (" in page
+    )

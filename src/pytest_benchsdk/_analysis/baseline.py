@@ -471,6 +471,9 @@ class BaselineComparison:
     #: The paired rounds are benchmarked tests', paired turn by turn (each test ran once per
     #: process pair on both sides), not a bench file's iterations.
     turns: bool = False
+    #: The two sides of a round ran at the same time (``--bench-ab-mode=duet``), not one
+    #: right after the other.
+    duet: bool = False
 
     @property
     def failed_rules(self) -> tuple[RuleVerdict, ...]:
@@ -505,15 +508,16 @@ class BaselineComparison:
                 if self.processes > 1
                 else ""
             )
+            when = "at the same time" if self.duet else "one right after the other"
             if self.turns:
                 return (
-                    "Noise: paired rounds (each test ran on both sides in turns, one side "
-                    "right after the other, and a turn's rounds pair in run order): what the "
-                    f"machine did during a turn it did to both sides{turns}"
+                    f"Noise: paired rounds (each test ran on both sides in turns, {when}, "
+                    "and a turn's rounds pair in run order): what the machine did during a "
+                    f"turn it did to both sides{turns}"
                 )
             return (
-                "Noise: paired rounds (each iteration ran on both sides, one right after the "
-                f"other): what the machine did to a round did it to both sides{turns}"
+                f"Noise: paired rounds (each iteration ran on both sides, {when}): what the "
+                f"machine did to a round did it to both sides{turns}"
             )
         runs = self.history_runs or 0
         if runs > HISTORY_RUNS:
@@ -540,6 +544,7 @@ class BaselineComparison:
             "processes": self.processes,
             "rules": [rule.to_json() for rule in self.rules],
             "pairedTurns": self.turns,
+            "duet": self.duet,
         }
 
     @classmethod
@@ -556,6 +561,7 @@ class BaselineComparison:
             processes=int(data.get("processes", 1)),
             rules=tuple(RuleVerdict.from_json(r) for r in data.get("rules") or ()),
             turns=bool(data.get("pairedTurns", False)),
+            duet=bool(data.get("duet", False)),
         )
 
 
@@ -581,6 +587,8 @@ class Baseline:
     processes: int = 1
     #: Its records are benchmarked tests' measured in turns (see :class:`BaselineComparison`).
     turns: bool = False
+    #: Both sides of a round ran at the same time (see :class:`BaselineComparison`).
+    duet: bool = False
 
 
 def compare_with_baseline(
@@ -632,6 +640,7 @@ def compare_with_baseline(
         processes=baseline.processes,
         rules=judge_rules(rules, baseline.records, current, spec) if rules else (),
         turns=baseline.turns,
+        duet=baseline.duet,
     )
 
 

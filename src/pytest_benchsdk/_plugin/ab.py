@@ -391,6 +391,7 @@ class ABPlugin:
             paired=True,
             processes=self.processes,
             turns=run.benchmarked_tests,
+            duet=self.mode == "duet",
         )
 
     def pytest_unconfigure(self) -> None:
