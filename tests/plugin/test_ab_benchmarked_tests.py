@@ -72,6 +72,17 @@ def set_delay(root: Path, delay: float) -> None:
     (root / "src" / "crunch" / "__init__.py").write_text(PACKAGE.format(delay=delay))
 
 
+def commit_test(root: Path, name: str, args: str, body: list[str], message: str) -> None:
+    """Commit ``name.py`` holding one benchmarked test ``name(args)`` whose body is ``body``."""
+    (root / f"{name}.py").write_text(
+        "import pytest\n\nfrom crunch import work\n\n\n"
+        "@pytest.mark.benchmark(max_time=0.2, min_rounds=5)\n"
+        f"def {name}({args}):\n" + "".join(f"    {line}\n" for line in body)
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
 def run_ab(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess(
         "--bench", "-p", "no:cacheprovider", "--bench-ab=HEAD", "--bench-ab-processes=2", *args
@@ -277,15 +288,8 @@ def test_a_test_failing_at_the_revision_is_said_once_and_not_compared(
 
 def test_a_group_set_inside_a_test_is_side_b_s_and_compared(pytester: pytest.Pytester) -> None:
     root = project(pytester)
-    (root / "test_moved.py").write_text(
-        "import pytest\n\nfrom crunch import work\n\n\n"
-        "@pytest.mark.benchmark(max_time=0.2, min_rounds=5)\n"
-        "def test_moved(benchmark):\n"
-        '    benchmark.group = "moved"\n'
-        "    benchmark(work)\n"
-    )
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "a test that sets its group")
+    body = ['benchmark.group = "moved"', "benchmark(work)"]
+    commit_test(root, "test_moved", "benchmark", body, "a test that sets its group")
     result = run_ab(pytester, "--bench-json=out.json", "test_moved.py")
     result.assert_outcomes(passed=1)
     (group,) = json.loads((root / "out.json").read_text())["benchmarks"]
@@ -307,14 +311,8 @@ def test_the_command_line_s_plugins_reach_both_sides_each_its_own(
     (root / "tools").mkdir()
     rig = "import pytest\n\n\n@pytest.fixture\ndef times():\n    return {times}\n"
     (root / "tools" / "rig.py").write_text(rig.format(times=1))
-    (root / "test_rigged.py").write_text(
-        "import pytest\n\nfrom crunch import work\n\n\n"
-        "@pytest.mark.benchmark(max_time=0.2, min_rounds=5)\n"
-        "def test_rigged(benchmark, times):\n"
-        "    benchmark(work, times)\n"
-    )
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "a plugin of the command line")
+    body = ["benchmark(work, times)"]
+    commit_test(root, "test_rigged", "benchmark, times", body, "a plugin of the command line")
     (root / "tools" / "rig.py").write_text(rig.format(times=3))  # three times the work
     monkeypatch.setenv("PYTHONPATH", str(root / "tools"))
     result = run_ab(pytester, "--bench-json=out.json", "-p", "rig", "test_rigged.py")
@@ -378,15 +376,8 @@ def test_the_sessions_own_process_sets_no_fixture_up(pytester: pytest.Pytester) 
         "        out.write(f'server {os.getpid()}\\n')\n"
         "    return 1\n"
     )
-    (root / "test_served.py").write_text(
-        "import pytest\n\nfrom crunch import work\n\n\n"
-        "@pytest.mark.benchmark(max_time=0.2, min_rounds=5)\n"
-        "def test_served(benchmark, server):\n"
-        '    benchmark.group = "served"\n'
-        "    benchmark(work, server)\n"
-    )
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "a test with a session fixture")
+    body = ['benchmark.group = "served"', "benchmark(work, server)"]
+    commit_test(root, "test_served", "benchmark, server", body, "a test with a session fixture")
     result = run_ab(pytester, "--bench-json=out.json", "test_served.py")
     result.assert_outcomes(passed=1)
     lines = [line.split() for line in setups.read_text().splitlines()]

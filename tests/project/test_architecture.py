@@ -61,6 +61,8 @@ AREAS: dict[str, tuple[str, ...]] = {
     "cli": _p("cli", "__main__"),
     "plugin": _p("plugin", "hookspecs", "_plugin"),
 }
+#: The areas under the session, which it and the entry points (cli, plugin) may import.
+_BELOW_ENTRY = {"base", "config", "analysis", "engine", "store", "platform", "results", "views"}
 #: Which areas an area may import (its own always).
 MAY_IMPORT: dict[str, set[str]] = {
     "base": set(),
@@ -72,31 +74,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "platform": {"base"},
     "results": {"base", "config", "analysis", "engine", "store"},
     "views": {"base", "config", "analysis", "engine", "results", "store"},
-    "session": {"base", "config", "analysis", "engine", "store", "platform", "results", "views"},
+    "session": _BELOW_ENTRY,
     "runner": {"base", "config", "analysis", "engine", "platform", "results", "session"},
-    "cli": {
-        "base",
-        "config",
-        "analysis",
-        "engine",
-        "store",
-        "platform",
-        "results",
-        "views",
-        "runner",
-    },
-    "plugin": {
-        "base",
-        "config",
-        "analysis",
-        "engine",
-        "store",
-        "platform",
-        "results",
-        "views",
-        "session",
-        "ab",
-    },
+    "cli": _BELOW_ENTRY | {"runner"},
+    "plugin": _BELOW_ENTRY | {"session", "ab"},
 }
 GLUE = AREAS["plugin"]
 RUNNER = AREAS["runner"]
