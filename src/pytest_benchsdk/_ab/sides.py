@@ -31,7 +31,15 @@ import attrs
 from pytest_benchsdk._ab.revision import ABError, tracked
 from pytest_benchsdk._engine.payload import RecordPayload
 
-__all__ = ["COMPILED_SUFFIXES", "Side", "SideResult", "Sides", "compiled_files", "side_paths"]
+__all__ = [
+    "COMPILED_SUFFIXES",
+    "Side",
+    "SideResult",
+    "Sides",
+    "compiled_files",
+    "import_folders",
+    "side_paths",
+]
 
 SideName = Literal["A", "B"]
 
@@ -42,24 +50,24 @@ COMPILED_SUFFIXES: Final = (".so", ".pyd", ".dylib")
 START_TIMEOUT: Final = 300.0
 
 
-def side_paths(root: Path, bench_dirs: Sequence[Path], repository: Path) -> list[str]:
+def side_paths(root: Path, bench_dirs: Sequence[Path], folders: Sequence[Path]) -> list[str]:
     """What a side puts first on its import path: its ``src/`` (the src layout), its root (a
-    flat layout), its bench files' folders (a bench file's sibling modules), then the folders
-    of the repository the session's own import path has (``PYTHONPATH=tools``, the ini's
-    ``pythonpath``), as they are in this side's tree (``root``: the repository or the
-    revision's worktree) when it has them."""
+    flat layout), its bench files' folders (a bench file's sibling modules), then ``folders``
+    (:func:`import_folders`, relative to the repository) as they are in this side's tree
+    (``root``: the repository or the revision's worktree) where it has them."""
     paths = [root / "src"] if (root / "src").is_dir() else []
     paths.append(root)
     paths += [d for d in bench_dirs if d not in paths]
-    paths += [p for p in _tree_folders(root, repository) if p not in paths]
+    paths += [root / f for f in folders if (root / f).is_dir() and root / f not in paths]
     return [str(p) for p in paths]
 
 
-def _tree_folders(root: Path, repository: Path) -> list[Path]:
-    """The session's import path's folders inside ``repository`` (but the root), as they are
-    under ``root``, where ``root`` has them: a module the session finds there (a plugin named
-    by ``-p``, a helper package on ``PYTHONPATH``) is each side's own. Ignored files (a
-    virtualenv in the repository) exist in the working tree only: they stay both sides'."""
+def import_folders(repository: Path) -> list[Path]:
+    """The folders of ``repository`` (but its root) on the session's own import path
+    (``PYTHONPATH=tools``, the ini's ``pythonpath``), relative to it, that git tracks: a
+    module the session finds there (a plugin named by ``-p``, a helper package) is each
+    side's own. Ignored files (a virtualenv in the repository) are in the working tree only:
+    they stay both sides'."""
     base = repository.resolve()
     found: list[Path] = []
     for entry in sys.path:
@@ -69,9 +77,9 @@ def _tree_folders(root: Path, repository: Path) -> list[Path]:
             continue
         if folder == base or not folder.is_relative_to(base) or not folder.is_dir():
             continue
-        there = root / folder.relative_to(base)
-        if there.is_dir() and tracked(base, folder) and there not in found:
-            found.append(there)
+        relative = folder.relative_to(base)
+        if relative not in found and tracked(base, folder):
+            found.append(relative)
     return found
 
 

@@ -41,7 +41,7 @@ from pytest_benchsdk._ab.revision import (
     remove_abandoned,
     repository_root,
 )
-from pytest_benchsdk._ab.sides import Sides, compiled_files, side_paths
+from pytest_benchsdk._ab.sides import Sides, compiled_files, import_folders, side_paths
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._session import BenchSession, SessionHooks
 from pytest_benchsdk.results import Baseline, BenchmarkRun, RunSetup
@@ -244,8 +244,9 @@ class ABPlugin:
                 )
         if self.tests is not None:
             dirs_b += [Path(item.path).resolve().parent for item in self.tests.items]
-        paths_b = side_paths(repository, dirs_b, repository)
-        paths_a = side_paths(worktree.path, dirs_a, repository)
+        folders = import_folders(repository)
+        paths_b = side_paths(repository, dirs_b, folders)
+        paths_a = side_paths(worktree.path, dirs_a, folders)
         if self.setup is None:
             missing = sorted(compiled_files(paths_b, repository) - _existing(worktree.path))
             if missing:
@@ -267,7 +268,7 @@ class ABPlugin:
         if sides is not None:
             sides.wait_ready()
         if self.tests is not None:
-            self.tests.start(worktree, cwd, cwd_a)
+            self.tests.start(worktree, cwd, cwd_a, folders)
         what = (
             "every iteration"
             if self.tests is None

@@ -97,9 +97,10 @@ class ABTests:
     def turns(self) -> int:
         return len(self.sides.pairs)
 
-    def start(self, worktree: Worktree, cwd_b: Path, cwd_a: Path) -> None:
+    def start(self, worktree: Worktree, cwd_b: Path, cwd_a: Path, folders: Sequence[Path]) -> None:
         """Have every process collect its side's test files (:class:`ABError` if a side's
-        pytest could not start, or imported the other side's code)."""
+        pytest could not start, or imported the other side's code); ``folders`` as
+        :func:`~pytest_benchsdk._ab.sides.side_paths` takes them."""
         repository = worktree.repository
         files_b: list[str] = []
         files_a: list[str] = []
@@ -126,8 +127,8 @@ class ABTests:
                     f"{path.relative_to(repository)} does not exist at {worktree.label}: its "
                     "benchmarked tests are measured in the working tree only, not compared"
                 )
-        paths_b = side_paths(repository, [Path(f).parent for f in files_b], repository)
-        paths_a = side_paths(worktree.path, [Path(f).parent for f in files_a], repository)
+        paths_b = side_paths(repository, [Path(f).parent for f in files_b], folders)
+        paths_a = side_paths(worktree.path, [Path(f).parent for f in files_a], folders)
         turns = self.turns
         options = passed_options(self.ab.config.invocation_params.args)
         for pair in self.sides.pairs:
@@ -248,10 +249,11 @@ class ABTests:
         if record is not None:
             item.stash[RECORD_KEY] = record
         fixture = item.stash.get(FIXTURE_KEY, None)
-        benchmarked = self.ab.config.pluginmanager.get_plugin("benchsdk-benchmarked")
-        if fixture is None and "group" in last and benchmarked is not None:
-            # No fixture was set up here: this one carries side B's group and name.
-            fixture = item.stash[FIXTURE_KEY] = benchmarked.fixture_for(item)
+        if fixture is None and "group" in last:
+            # No fixture was set up here (see start): this one carries side B's group and name.
+            benchmarked = self.ab.config.pluginmanager.get_plugin("benchsdk-benchmarked")
+            if benchmarked is not None:
+                fixture = item.stash[FIXTURE_KEY] = benchmarked.fixture_for(item)
         if fixture is not None and "group" in last:
             # benchmark.group / benchmark.name as the test left them, on side B.
             fixture.group, fixture.name = last["group"], last["name"]

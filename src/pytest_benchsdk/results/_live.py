@@ -432,7 +432,7 @@ class BenchmarkRun:
         stopped before every selected item of this run finished; ``iterations_fail`` False:
         failed iterations are data (``--bench-failed-iterations=record``), not a reason."""
         planned, ran = self.planned_tasks, self.done_tasks
-        unit = "tests" if self.benchmarked_tests else "iterations"
+        unit = self.knobs.unit
         if interrupted:
             return RunStatus("interrupted", (), planned, ran, False, unit)
         complete = self.whole_plan and ran >= planned

@@ -782,6 +782,12 @@ class Knobs:
     #: tests, each measured in rounds, and the knobs above mean nothing for it.
     rounds: RoundsKnobs | None = None
 
+    @property
+    def unit(self) -> str:
+        """What a run with these knobs counts (:attr:`RunStatus.unit`): ``tests`` for a group
+        of benchmarked tests, ``iterations`` for a bench file."""
+        return "iterations" if self.rounds is None else "tests"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "iterations": self.iterations,

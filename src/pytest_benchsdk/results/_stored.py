@@ -111,10 +111,8 @@ def stored_status(store: ResultStore, run: StoredRun) -> RunStatus:
     # What ran is what the records say; what was planned is what the benchmark declares for
     # its participants (a -k subset planned fewer), and never less than what ran.
     knobs = _knobs(run)
-    declared = knobs.iterations * len(run.participants)
-    unit = "tests" if knobs.rounds is not None else "iterations"
-    planned = max(declared, run.record_count)
-    return RunStatus(run.status, ran=run.record_count, planned=planned, unit=unit)
+    planned = max(knobs.iterations * len(run.participants), run.record_count)
+    return RunStatus(run.status, ran=run.record_count, planned=planned, unit=knobs.unit)
 
 
 def stored_summary(store: ResultStore, run: StoredRun) -> RunSummary:
