@@ -217,12 +217,14 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
     from pytest_benchsdk._plugin.distribution import DistributedBench, xdist_distributes
     from pytest_benchsdk._plugin.execution import RunnerPlugin, hand_over_to_xdist
 
+    benchmarked = None
     if other_provider(config.pluginmanager) is None:
         from pytest_benchsdk._plugin.benchmarked import XDIST_WHY_NOT, BenchmarkedTests
 
         distributed = hasattr(config, "workerinput") or xdist_distributes(config)
         why_not = XDIST_WHY_NOT if distributed else None
-        register(BenchmarkedTests(catalog, why_not=why_not), "benchsdk-benchmarked")
+        benchmarked = BenchmarkedTests(catalog, why_not=why_not)
+        register(benchmarked, "benchsdk-benchmarked")
     if hasattr(config, "workerinput"):
         register(RunnerPlugin(config, hand_over_to_xdist(config)), "benchsdk-runner")
         return
@@ -230,21 +232,32 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
 
     controller = ControllerPlugin(catalog)
     register(controller, "benchsdk-controller")
+    if benchmarked is not None:
+        benchmarked.attach(controller.session, controller.remember_local)
+        controller.test_groups = benchmarked
     if xdist_distributes(config):
         register(DistributedBench(catalog), "benchsdk-distribution")
     runner = RunnerPlugin(config, controller.keep_all, on_payload=controller.remember_local)
     register(runner, "benchsdk-runner")
     if options.ab is not None:
         from pytest_benchsdk._plugin.ab import ABPlugin
+        from pytest_benchsdk._plugin.nodes import install_item_runner
 
         ab = ABPlugin(
-            controller,
-            options.ab,
-            options.ab_setup,
-            options.ab_mode,
+            config,
+            catalog,
+            controller.session,
+            write=controller.write,
+            local_payload=controller.local_payload,
+            benchmarked=benchmarked,
+            revision=options.ab,
+            setup=options.ab_setup,
+            mode=options.ab_mode,
             processes=options.ab_processes,
         )
         register(ab, "benchsdk-ab")
+        install_item_runner(config, ab)
+        controller.baseline_source = ab.baseline
 
 
 def _rewrite_asserts_in_bench_files(config: pytest.Config, patterns: tuple[str, ...]) -> None:

@@ -9,7 +9,8 @@ import no config model).
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from pytest_benchsdk._analysis.scoring import (
     ScoringSpec,
@@ -21,13 +22,25 @@ from pytest_benchsdk._analysis.scoring import (
 )
 from pytest_benchsdk._base.awaitables import resolve_awaitable
 
-if TYPE_CHECKING:
-    from pytest_benchsdk._config.models import BenchmarkConfig
+
+class ScoredConfig(Protocol):
+    """The fields of a benchmark config (:class:`~pytest_benchsdk.config.BenchmarkConfig`)
+    that say how it is scored: the analyses read them without depending on the config area."""
+
+    @property
+    def on_score(self) -> Callable[..., Any] | None: ...
+    @property
+    def scoring(self) -> Any: ...
+    @property
+    def dimensions(self) -> Any: ...
+    @property
+    def display(self) -> Any: ...
+
 
 __all__ = ["scoring_problem", "scoring_spec_of"]
 
 
-def scoring_spec_of(config: BenchmarkConfig) -> ScoringSpec | None:
+def scoring_spec_of(config: ScoredConfig) -> ScoringSpec | None:
     """The config's scoring spec: ``on_score``'s, else the declarative ``scoring`` (with the
     display units), else None. Raises :class:`ScoringSpecError` for a bad ``on_score``."""
     if config.on_score is not None:
@@ -60,7 +73,7 @@ def _check_on_score_signature(on_score: Any) -> None:
         ) from None
 
 
-def scoring_problem(config: BenchmarkConfig) -> str | None:
+def scoring_problem(config: ScoredConfig) -> str | None:
     """What is wrong with the config's scoring, if anything (upstream's check validates
     ``on_score``'s spec too)."""
     try:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,20 +43,19 @@ from pytest_benchsdk._ab.revision import (
 )
 from pytest_benchsdk._ab.sides import Sides, compiled_files, import_folders, side_paths
 from pytest_benchsdk._engine.payload import RecordPayload
+from pytest_benchsdk._plugin.nodes import BenchItem, ItemFailure
 from pytest_benchsdk._session import BenchSession, SessionHooks
 from pytest_benchsdk.results import Baseline, BenchmarkRun, RunSetup
 
 if TYPE_CHECKING:
     from pytest_benchsdk._plugin.abtests import ABTests
-    from pytest_benchsdk._plugin.controller import ControllerPlugin
-    from pytest_benchsdk._plugin.nodes import BenchItem
+    from pytest_benchsdk._plugin.benchmarked import BenchmarkedTests
+    from pytest_benchsdk._plugin.catalog import Catalog
 
 __all__ = ["ABPlugin", "SideFailure"]
 
-_AB_KEY = pytest.StashKey["ABPlugin"]()
 
-
-class SideFailure(Exception):
+class SideFailure(ItemFailure):
     """Side B's iteration failed in its process: the text is its error (a TaskError's message,
     else the traceback there)."""
 
@@ -66,14 +65,26 @@ class ABPlugin:
 
     def __init__(
         self,
-        controller: ControllerPlugin,
+        config: pytest.Config,
+        catalog: Catalog,
+        session: BenchSession,
+        *,
+        write: Callable[[str], None],
+        local_payload: Callable[[pytest.TestReport], RecordPayload | None],
+        benchmarked: BenchmarkedTests | None,
         revision: str,
         setup: str | None,
         mode: str = "interleaved",
         processes: int = 4,
     ) -> None:
-        self.controller = controller
-        self.config = controller.config
+        self.config = config
+        #: The session's own bench session (side B's runs).
+        self.session = session
+        self.write = write
+        #: Side B's record on a report made in this process.
+        self.local_payload = local_payload
+        #: The session's benchmarked tests (the ``benchmark`` fixture's groups), if measured.
+        self.benchmarked = benchmarked
         self.revision = revision
         self.setup = setup
         #: ``interleaved`` (one side, then the other) or ``duet`` (both at once).
@@ -88,12 +99,11 @@ class ABPlugin:
         self.tests: ABTests | None = None
         #: Whether the session stopped early (Ctrl-C, -x): set at its end.
         self.interrupted = False
-        options = controller.options
         import attrs
 
         self.a_session = BenchSession(
             attrs.evolve(
-                options,
+                catalog.options,
                 json_path=None,
                 markdown_path=None,
                 html_path=None,
@@ -103,18 +113,13 @@ class ABPlugin:
                 compare_fail=False,
                 compare_rules=(),
             ),
-            environ=controller.catalog.environ,
-            rootpath=self.config.rootpath,
-            secrets=controller.catalog.secrets,
+            environ=catalog.environ,
+            rootpath=config.rootpath,
+            secrets=catalog.secrets,
             hooks=SessionHooks(),
         )
         self._order = random.Random()
         self._problems: dict[str, str] = {}
-        self.config.stash[_AB_KEY] = self
-
-    @staticmethod
-    def of(config: pytest.Config) -> ABPlugin | None:
-        return config.stash.get(_AB_KEY, None)
 
     # -- the session's start: the revision's worktree ----------------------------------------
 
@@ -125,9 +130,7 @@ class ABPlugin:
         try:
             repository = repository_root(self.config.rootpath)
             for path in remove_abandoned(repository):
-                self.controller._write(
-                    f"benchsdk: A/B: removed the worktree {path} a killed session left"
-                )
+                self.write(f"benchsdk: A/B: removed the worktree {path} a killed session left")
             self.worktree = check_out(repository, self.revision)
             self.label = self.worktree.label
             if self.setup is not None:
@@ -146,9 +149,9 @@ class ABPlugin:
             "abRevision": self.worktree.sha,
             "abProcesses": self.processes,
         }
-        self.controller.session.extra_knobs.update(knobs)
+        self.session.extra_knobs.update(knobs)
         # One store, one writer: side A's runs go through the controller's store.
-        self.a_session.store = self.controller.session.store
+        self.a_session.store = self.session.store
 
     # -- after collection: the sides' processes and side A's runs ----------------------------
 
@@ -157,8 +160,8 @@ class ABPlugin:
         if self.config.option.collectonly or self.worktree is None:
             return
         # Bench files' runs are open now; benchmarked tests' groups open as they report.
-        runs = dict(self.controller.runs)
-        benchmarked = self.config.pluginmanager.get_plugin("benchsdk-benchmarked")
+        runs = dict(self.session.runs)
+        benchmarked = self.benchmarked
         tests = list(benchmarked.tests) if benchmarked is not None else []
         if not runs and not tests:
             return
@@ -203,7 +206,7 @@ class ABPlugin:
         assert self.worktree is not None
         worktree = self.worktree
         repository = worktree.repository
-        write = self.controller._write
+        write = self.write
         cwd = Path.cwd().resolve()
         try:
             cwd_a = worktree.path / cwd.relative_to(repository)
@@ -322,7 +325,7 @@ class ABPlugin:
             self.a_session.keep(a.payload)
         elif a.problem is not None and a.problem not in self._problems:
             self._problems[a.problem] = iteration.file_key
-            self.controller._write(f"benchsdk: A/B: side A: {a.problem}")
+            self.write(f"benchsdk: A/B: side A: {a.problem}")
         if b.payload is None:
             raise SideFailure(b.problem or "side B ran nothing")
         return b.payload, b.error
@@ -358,9 +361,8 @@ class ABPlugin:
         for sides in self._all_sides():
             with contextlib.suppress(Exception):
                 sides.stop()
-        benchmarked = self.config.pluginmanager.get_plugin("benchsdk-benchmarked")
-        if benchmarked is not None:
-            benchmarked.set_ceilings(self.a_session.runs)
+        if self.benchmarked is not None:
+            self.benchmarked.set_ceilings(self.a_session.runs)
         self.interrupted = exitstatus in (
             pytest.ExitCode.INTERRUPTED,
             pytest.ExitCode.INTERNAL_ERROR,

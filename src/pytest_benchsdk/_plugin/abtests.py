@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
@@ -38,15 +38,31 @@ from pytest_benchsdk._plugin.benchmark import FIXTURE_KEY, RECORD_KEY
 
 if TYPE_CHECKING:
     from pytest_benchsdk._ab.revision import Worktree
-    from pytest_benchsdk._plugin.ab import ABPlugin
+    from pytest_benchsdk._plugin.benchmarked import BenchmarkedTests
     from pytest_benchsdk._session import BenchSession
     from pytest_benchsdk.records import TaskRecord
+    from pytest_benchsdk.results import BenchmarkRun
 
 __all__ = ["ABTests"]
 
 
 #: Where a test keeps side A's record until its report says its group (:meth:`ABTests.keep_a`).
 _A_RECORD_KEY = pytest.StashKey["TaskRecord"]()
+
+
+class ABSession(Protocol):
+    """What the benchmarked tests' sides use of the A/B session (:class:`~.ab.ABPlugin`)."""
+
+    config: pytest.Config
+    #: The session's own bench session (side B's runs).
+    session: BenchSession
+    benchmarked: BenchmarkedTests | None
+
+    def write(self, line: str) -> None: ...
+
+    def local_payload(self, report: pytest.TestReport) -> RecordPayload | None: ...
+
+    def a_knobs(self, run: BenchmarkRun) -> dict[str, Any]: ...
 
 
 class ABTests:
@@ -60,14 +76,14 @@ class ABTests:
         items: Sequence[pytest.Item],
         *,
         a_session: BenchSession,
-        ab: ABPlugin,
+        ab: ABSession,
         mode: str,
     ) -> None:
         self.sides = sides
         self.items = list(items)
         self.a_session = a_session
         self.ab = ab
-        self._write = ab.controller._write
+        self._write = ab.write
         self.mode = mode
         #: Per node id of a test the sides run: its key on both sides.
         self._keys: dict[str, str] = {}
@@ -85,7 +101,7 @@ class ABTests:
         items: Sequence[pytest.Item],
         *,
         a_session: BenchSession,
-        ab: ABPlugin,
+        ab: ABSession,
         mode: str,
     ) -> ABTests:
         """The tests' side processes, started in the background (:meth:`start` sets them
@@ -216,13 +232,13 @@ class ABTests:
         """The test reported (its call): side A's record joins A's run of the group B's record
         went to (a group's run opens as its tests report), under the same name."""
         record = item.stash.get(_A_RECORD_KEY, None)
-        b = self.ab.controller.local_payload(report)
+        b = self.ab.local_payload(report)
         if record is None or b is None:
             return
         del item.stash[_A_RECORD_KEY]
-        benchmarked = self.ab.config.pluginmanager.get_plugin("benchsdk-benchmarked")
+        benchmarked = self.ab.benchmarked
         group = benchmarked.groups.get(b.file_key) if benchmarked is not None else None
-        b_run = self.ab.controller.runs.get(b.file_key)
+        b_run = self.ab.session.runs.get(b.file_key)
         if group is None or b_run is None:
             return
         self.a_session.extra_knobs = self.ab.a_knobs(b_run)
@@ -251,7 +267,7 @@ class ABTests:
         fixture = item.stash.get(FIXTURE_KEY, None)
         if fixture is None and "group" in last:
             # No fixture was set up here (see start): this one carries side B's group and name.
-            benchmarked = self.ab.config.pluginmanager.get_plugin("benchsdk-benchmarked")
+            benchmarked = self.ab.benchmarked
             if benchmarked is not None:
                 fixture = item.stash[FIXTURE_KEY] = benchmarked.fixture_for(item)
         if fixture is not None and "group" in last:

@@ -67,9 +67,8 @@ def rounds_data(rounds: Rounds) -> dict[str, Any]:
 
 
 class _Measuring:
-    """The ``benchmark`` fixture's measuring side in a side's process (plugin
-    ``benchsdk-benchmarked``, which the fixture asks): each test's own settings with its share
-    of ``max_time``."""
+    """The ``benchmark`` fixture's measuring side in a side's process (installed where the
+    fixture looks for it): each test's own settings with its share of ``max_time``."""
 
     def __init__(self, turns: int) -> None:
         self.turns = turns
@@ -108,7 +107,9 @@ class SidePlugin:
         self._body: dict[str, Rounds] = {}
 
     def pytest_configure(self, config: pytest.Config) -> None:
-        config.pluginmanager.register(self.measuring, "benchsdk-benchmarked")
+        from pytest_benchsdk._plugin.benchmark import install_measuring
+
+        install_measuring(config, self.measuring)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:

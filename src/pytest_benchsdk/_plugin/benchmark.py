@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import pytest
 
@@ -28,9 +28,11 @@ __all__ = [
     "RECORD_KEY",
     "BenchmarkFixture",
     "FixtureAlreadyUsed",
+    "Measuring",
     "OtherProvider",
     "benchmark",
     "body_benchmarked",
+    "install_measuring",
     "is_async",
     "json_safe",
     "marker_options",
@@ -56,6 +58,22 @@ FIXTURE_KEY = pytest.StashKey["BenchmarkFixture"]()
 #: A test's record made elsewhere, for its report: an A/B session ran it in side B's
 #: processes (:mod:`.abtests`), not here.
 RECORD_KEY = pytest.StashKey["TaskRecord"]()
+
+
+class Measuring(Protocol):
+    """What measures the fixture's calls in this process (with ``--bench``): it makes each
+    test's fixture. Installed with :func:`install_measuring`."""
+
+    def fixture_for(self, node: pytest.Item) -> BenchmarkFixture: ...
+
+
+_MEASURING_KEY = pytest.StashKey[Measuring]()
+
+
+def install_measuring(config: pytest.Config, measuring: Measuring) -> None:
+    """The session's benchmarked tests are measured by ``measuring``."""
+    config.stash[_MEASURING_KEY] = measuring
+
 
 MARKER_LINE: Final = (
     "benchmark(group=None, min_time=..., max_time=..., min_rounds=..., timer=..., "
@@ -330,7 +348,7 @@ def benchmark(request: pytest.FixtureRequest) -> BenchmarkFixture:
     node = request.node
     assert isinstance(node, pytest.Item)
     marker_options(node)  # an unknown key is an error with or without --bench
-    measuring = request.config.pluginmanager.get_plugin("benchsdk-benchmarked")
+    measuring = request.config.stash.get(_MEASURING_KEY, None)
     if measuring is None:
         fixture = BenchmarkFixture(node, measuring=False)
     else:

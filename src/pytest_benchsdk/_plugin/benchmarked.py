@@ -24,7 +24,7 @@ import collections
 import functools
 import math
 import re
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
@@ -50,6 +50,7 @@ from pytest_benchsdk._plugin.benchmark import (
     RECORD_KEY,
     BenchmarkFixture,
     body_benchmarked,
+    install_measuring,
     is_async,
     json_safe,
     marker_options,
@@ -60,6 +61,7 @@ from pytest_benchsdk.results import RoundsKnobs
 
 if TYPE_CHECKING:
     from pytest_benchsdk._plugin.catalog import Catalog
+    from pytest_benchsdk._session import BenchSession
     from pytest_benchsdk.results import BenchmarkRun
 
 __all__ = ["BenchmarkedTests", "FixtureGroup"]
@@ -159,6 +161,7 @@ class BenchmarkedTests:
     def __init__(self, catalog: Catalog, *, why_not: str | None = None) -> None:
         self.catalog = catalog
         self.config = catalog.config
+        install_measuring(self.config, self)
         #: Why this session does not measure (pytest-xdist), said once.
         self.why_not = why_not
         #: The groups tests reported to (each a run), by key.
@@ -167,6 +170,20 @@ class BenchmarkedTests:
         self.tests: list[pytest.Item] = []
         self._joined: set[str] = set()
         self._said_why_not = False
+        #: The controller's bench session and its record keeper, where this process owns the
+        #: runs (:meth:`attach`); a worker or an A/B side process has none.
+        self._session: BenchSession | None = None
+        self._remember_local: Callable[[pytest.TestReport, RecordPayload], None] | None = None
+
+    def attach(
+        self,
+        session: BenchSession,
+        remember_local: Callable[[pytest.TestReport, RecordPayload], None],
+    ) -> None:
+        """The runs' owner (the controller): a group's run is declared in ``session`` as its
+        tests join, and a report's record is handed to ``remember_local``."""
+        self._session = session
+        self._remember_local = remember_local
 
     # -- the fixture ----------------------------------------------------------------------
 
@@ -244,9 +261,8 @@ class BenchmarkedTests:
         if settings not in group.settings:
             group.settings.append(settings)
         self._joined.add(item.nodeid)
-        controller = self.config.pluginmanager.get_plugin("benchsdk-controller")
-        if controller is not None:
-            controller.session.add_participant(
+        if self._session is not None:
+            self._session.add_participant(
                 key,
                 group.bench_file,
                 group.schedule,
@@ -320,9 +336,8 @@ class BenchmarkedTests:
             record = round_record(rounds, RoundStats.of(rounds), extra)
         payload = RecordPayload.of_record(file_key, participant, record)
         setattr(report, REPORT_ATTRIBUTE, payload.to_json())
-        controller = self.config.pluginmanager.get_plugin("benchsdk-controller")
-        if controller is not None:
-            controller.remember_local(report, payload)
+        if self._remember_local is not None:
+            self._remember_local(report, payload)
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

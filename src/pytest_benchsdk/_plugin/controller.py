@@ -11,9 +11,9 @@ selected, pytest's hooks as the session's hooks, the exit status and the termina
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
@@ -41,7 +41,24 @@ from pytest_benchsdk.store import ResultStore
 if TYPE_CHECKING:
     from pytest_benchsdk._session._link import PlatformLink
 
-__all__ = ["ControllerPlugin"]
+__all__ = ["BenchmarkedGroups", "ControllerPlugin"]
+
+
+class BenchmarkedGroups(Protocol):
+    """Benchmarked tests, whose runs open as their tests report: the controller's seam for
+    the ``benchmark`` fixture's groups (:class:`~.benchmarked.BenchmarkedTests`)."""
+
+    def collect_groups(self, items: Sequence[pytest.Item]) -> int:
+        """Note the selected tests' groups; how many tests there are."""
+
+    def close_groups(self) -> None:
+        """The session ends: tests that never reported leave their groups."""
+
+    def set_ceilings(self, runs: Mapping[str, BenchmarkRun]) -> None:
+        """Each group's scoring, from its figures."""
+
+    def failed_thresholds(self, runs: Mapping[str, BenchmarkRun]) -> list[str]:
+        """A line for each threshold a benchmarked test failed."""
 
 
 #: The names the plugin's items start with: iterations (and warm-up iterations), thresholds.
@@ -72,7 +89,7 @@ class ControllerPlugin:
             rootpath=self.config.rootpath,
             secrets=catalog.secrets,
             hooks=SessionHooks(
-                write=self._write,
+                write=self.write,
                 record=Hook(
                     "pytest_benchsdk_record hook",
                     partial(hook.pytest_benchsdk_record, config=self.config),
@@ -106,6 +123,11 @@ class ControllerPlugin:
         self._ctrl_c.on_deferred = self._stop_after_the_item
         # --bench-compare's REF, resolved when the session starts.
         self._compare_ref: CompareRef | None = None
+        #: Where a run's baseline comes from instead of ``--bench-compare``'s REF (A/B sets it:
+        #: side A's run of the same file).
+        self.baseline_source: Callable[[BenchmarkRun], Baseline | str | None] | None = None
+        #: The groups of benchmarked tests (the ``benchmark`` fixture's), where they are measured.
+        self.test_groups: BenchmarkedGroups | None = None
 
     # -- state -------------------------------------------------------------------------------
 
@@ -125,7 +147,8 @@ class ControllerPlugin:
     def session_errors(self) -> list[str]:
         return self.session.session_errors
 
-    def _write(self, line: str) -> None:
+    def write(self, line: str) -> None:
+        """One line on the terminal, also while an item runs (past its output capture)."""
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:
             return
@@ -161,11 +184,8 @@ class ControllerPlugin:
     # -- the comparison (--bench-compare) and a broken store, for the session ------------------
 
     def _baseline(self, run: BenchmarkRun) -> Baseline | str | None:
-        from pytest_benchsdk._plugin.ab import ABPlugin
-
-        ab = ABPlugin.of(self.config)
-        if ab is not None:
-            return ab.baseline(run)
+        if self.baseline_source is not None:
+            return self.baseline_source(run)
         ref = self._compare_ref
         if ref is None:
             return None
@@ -204,7 +224,7 @@ class ControllerPlugin:
             return
         # Iterations and thresholds (a threshold is judged only when its item is selected);
         # the groups of benchmarked tests (the benchmark fixture's) open as their tests report.
-        benchmarked = self.config.pluginmanager.get_plugin("benchsdk-benchmarked")
+        benchmarked = self.test_groups
         tests = benchmarked.collect_groups(session.items) if benchmarked is not None else 0
         self._begin([item.nodeid for item in session.items], opening_later=tests > 0)
 
@@ -373,13 +393,13 @@ class ControllerPlugin:
         # stopped the session (said in its own line).
         if self.runs and self.session.store_broken is None:
             pressed = self._ctrl_c.pressed or (not self._ctrl_c.counting and ctrl_c_can_arrive())
-            self._write(STOPPING_LINE if pressed else NOT_CTRL_C_LINE)
+            self.write(STOPPING_LINE if pressed else NOT_CTRL_C_LINE)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Finish every run (the session's :meth:`~BenchSession.finish`), then the exit
         status: a failure of the session end fails it; with
         ``--bench-failed-iterations=record`` failed iterations alone do not."""
-        benchmarked = self.config.pluginmanager.get_plugin("benchsdk-benchmarked")
+        benchmarked = self.test_groups
         if benchmarked is not None:
             benchmarked.close_groups()
         if not self.runs:

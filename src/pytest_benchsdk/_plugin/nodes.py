@@ -6,7 +6,7 @@ import contextlib
 import traceback
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
@@ -24,7 +24,6 @@ from pytest_benchsdk._engine.context import IterationOutcome, is_task_error
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._engine.plans import CONTEXT_FIXTURES, bench_iterations
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule
-from pytest_benchsdk._plugin.ab import ABPlugin, SideFailure
 from pytest_benchsdk._plugin.catalog import Catalog
 from pytest_benchsdk._plugin.distribution import grouping_problem
 from pytest_benchsdk._plugin.heap import FrozenHeap
@@ -33,7 +32,28 @@ from pytest_benchsdk._plugin.runtime import ProcessRuntime
 from pytest_benchsdk._plugin.thresholds import threshold_items
 from pytest_benchsdk._views.text import message_text
 
-__all__ = ["BenchItem", "BenchModule"]
+__all__ = ["BenchItem", "BenchModule", "ItemFailure", "ItemRunner", "install_item_runner"]
+
+
+class ItemFailure(Exception):
+    """An item's failure whose text says it all (no traceback of this process): raised by an
+    :class:`ItemRunner` whose iteration failed elsewhere (an A/B side's process)."""
+
+
+class ItemRunner(Protocol):
+    """Runs a bench item's iteration in place of this process's executor: the slot a feature
+    (A/B) installs with :func:`install_item_runner`. Returns the record the item reports and,
+    when the iteration failed, the text of its failure."""
+
+    def run_item(self, item: BenchItem) -> tuple[RecordPayload, str | None]: ...
+
+
+_ITEM_RUNNER_KEY = pytest.StashKey[ItemRunner]()
+
+
+def install_item_runner(config: pytest.Config, runner: ItemRunner) -> None:
+    """Every bench item of the session runs through ``runner`` (see :class:`ItemRunner`)."""
+    config.stash[_ITEM_RUNNER_KEY] = runner
 
 
 def _ends_a_program(error: BaseException) -> bool:
@@ -224,13 +244,13 @@ class BenchItem(LoadgroupNodeId, pytest.Function):
             refused = catalog.link.admit(self.bench.file_key, self.bench.participant.name)
             if refused is not None:
                 pytest.skip(refused)
-        ab = ABPlugin.of(self.config)
-        if ab is not None:
-            payload, failure = ab.run_item(self)
+        runner = self.config.stash.get(_ITEM_RUNNER_KEY, None)
+        if runner is not None:
+            payload, failure = runner.run_item(self)
             self.bench_outcome = payload
             ProcessRuntime.of(self.config).judge(self.bench, schedule, payload.record)
             if failure is not None:
-                raise SideFailure(failure)
+                raise ItemFailure(failure)
             return
         outcome = ProcessRuntime.of(self.config).run_item(self, schedule)
         error = outcome.error
@@ -246,7 +266,7 @@ class BenchItem(LoadgroupNodeId, pytest.Function):
     def repr_failure(  # type: ignore[override]
         self, excinfo: ExceptionInfo[BaseException]
     ) -> str | TerminalRepr:
-        if isinstance(excinfo.value, SideFailure):
+        if isinstance(excinfo.value, ItemFailure):
             return message_text(excinfo.value)
         if isinstance(excinfo.value, TaskExit):
             return excinfo.value.line(self.config.rootpath)
