@@ -7,15 +7,26 @@ that own their hooks (the model is pytest-xdist's ``plugin.py`` with ``dsession.
 ========================  =====================================================================
 role                      plugins
 ========================  =====================================================================
+every session             the task's fixtures (:mod:`~._plugin.items.fixtures`); the
+                          ``benchmark`` fixture (:mod:`~._plugin.benchmark.fixture`), unless
+                          pytest-benchmark or pytest-codspeed provides it
 no ``--bench``            :class:`UncollectedBenchFiles` (one hint line when bench files were
                           left out, unless a ``--bench*`` option is set; the fixtures explain
                           that they need ``--bench``)
-``--bench-resubmit``      :class:`~._plugin.resubmit.ResubmitPlugin`
-``--bench-check``         :class:`~._plugin.collection.CollectionPlugin`,
-                          :class:`~._plugin.check.CheckPlugin`
-xdist worker              collection, :class:`~._plugin.execution.RunnerPlugin`
-controller                collection, runner, :class:`~._plugin.controller.ControllerPlugin`;
-                          under xdist also :class:`~._plugin.distribution.DistributedBench`
+A/B side process          nothing more: the side's own plugin
+                          (:mod:`~._plugin.ab.side_session`) runs the tests it is asked for
+``--bench-resubmit``      :class:`~._plugin.control.resubmit.ResubmitPlugin`
+``--bench-check``         :class:`~._plugin.items.collection.CollectionPlugin`,
+                          :class:`~._plugin.control.check.CheckPlugin`
+xdist worker              collection, :class:`~._plugin.items.execution.RunnerPlugin`,
+                          :class:`~._plugin.benchmark.measuring.BenchmarkedTests` (which
+                          says why it measures nothing under xdist)
+controller                collection, runner, benchmarked tests,
+                          :class:`~._plugin.control.controller.ControllerPlugin`; under
+                          xdist also
+                          :class:`~._plugin.distribution.scheduling.DistributedBench`
+``--bench-ab`` controller the controller's, and :class:`~._plugin.ab.plugin.ABPlugin`, wired
+                          into the core's seams: the item runner, the baseline source
 ========================  =====================================================================
 
 ``--bench`` is also implied by the ini's ``bench = true``, by ``--bench-check``, by a
@@ -40,9 +51,9 @@ import pytest
 
 from pytest_benchsdk import hookspecs
 from pytest_benchsdk._base.files import is_bench_path
-from pytest_benchsdk._plugin import benchmark as benchmark_fixture
-from pytest_benchsdk._plugin import fixtures
-from pytest_benchsdk._plugin.benchmark import MARKER_LINE, other_provider
+from pytest_benchsdk._plugin.benchmark import fixture as benchmark_fixture
+from pytest_benchsdk._plugin.benchmark.fixture import MARKER_LINE, other_provider
+from pytest_benchsdk._plugin.items import fixtures
 from pytest_benchsdk._plugin.options import (
     add_options,
     bench_enabled,
@@ -52,9 +63,13 @@ from pytest_benchsdk._plugin.options import (
 )
 
 if TYPE_CHECKING:
+    from pytest_benchsdk._plugin.control.controller import ControllerPlugin  # noqa: F401
     from pytest_benchsdk._plugin.settings import BenchOptions
 
 __all__: list[str] = []
+
+#: The controller role's plugin, where this process has it.
+_CONTROLLER_KEY = pytest.StashKey["ControllerPlugin"]()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -91,7 +106,7 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object
     finally:
         # Last of all (every plugin's unconfigure and the config's cleanups are done): the
         # bench session hands Ctrl-C back.
-        controller = config.pluginmanager.get_plugin("benchsdk-controller")
+        controller = config.stash.get(_CONTROLLER_KEY, None)
         if controller is not None:
             controller.release_ctrl_c()
 
@@ -125,7 +140,7 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         config.pluginmanager.register(other, "benchsdk-other-benchmark")
     if config.pluginmanager.has_plugin("benchsdk-ab-side"):
-        # An A/B session's side process (_plugin.abtestside): its plugin runs the tests the
+        # An A/B session's side process (_plugin.ab.side_session): its plugin runs the tests the
         # session asks for and measures them; no bench role here, whatever the ini says.
         return
     if not (bench_option_given(config) or bench_enabled(config)):
@@ -187,7 +202,7 @@ class UncollectedBenchFiles:
 def _register_resubmit(config: pytest.Config, options: BenchOptions) -> None:
     import os
 
-    from pytest_benchsdk._plugin.resubmit import ResubmitPlugin
+    from pytest_benchsdk._plugin.control.resubmit import ResubmitPlugin
 
     config.pluginmanager.register(
         ResubmitPlugin(config, options, dict(os.environ)), "benchsdk-resubmit"
@@ -195,31 +210,31 @@ def _register_resubmit(config: pytest.Config, options: BenchOptions) -> None:
 
 
 def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> None:
-    from pytest_benchsdk._plugin.catalog import Catalog
-    from pytest_benchsdk._plugin.collection import CollectionPlugin
+    from pytest_benchsdk._plugin.items.collection import CollectionPlugin
+    from pytest_benchsdk._plugin.runtime.catalog import Catalog
 
     catalog = Catalog.install(config, options)
     register = config.pluginmanager.register
     register(CollectionPlugin(catalog, runs_items=not options.check), "benchsdk-collection")
     if options.enabled:
-        from pytest_benchsdk._plugin.loadgroup import plain_args
+        from pytest_benchsdk._plugin.distribution.loadgroup import plain_args
 
         _rewrite_asserts_in_bench_files(config, options.file_patterns)
         # An id pasted from an older run's output may carry xdist's group: find the item.
         plain_args(config.args)
     if options.check:
-        from pytest_benchsdk._plugin.check import CheckPlugin
+        from pytest_benchsdk._plugin.control.check import CheckPlugin
 
         register(CheckPlugin(catalog), "benchsdk-check")
         return
     if not options.enabled:
         return
-    from pytest_benchsdk._plugin.distribution import DistributedBench, xdist_distributes
-    from pytest_benchsdk._plugin.execution import RunnerPlugin, hand_over_to_xdist
+    from pytest_benchsdk._plugin.distribution.scheduling import DistributedBench, xdist_distributes
+    from pytest_benchsdk._plugin.items.execution import RunnerPlugin, hand_over_to_xdist
 
     benchmarked = None
     if other_provider(config.pluginmanager) is None:
-        from pytest_benchsdk._plugin.benchmarked import XDIST_WHY_NOT, BenchmarkedTests
+        from pytest_benchsdk._plugin.benchmark.measuring import XDIST_WHY_NOT, BenchmarkedTests
 
         distributed = hasattr(config, "workerinput") or xdist_distributes(config)
         why_not = XDIST_WHY_NOT if distributed else None
@@ -228,10 +243,11 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
     if hasattr(config, "workerinput"):
         register(RunnerPlugin(config, hand_over_to_xdist(config)), "benchsdk-runner")
         return
-    from pytest_benchsdk._plugin.controller import ControllerPlugin
+    from pytest_benchsdk._plugin.control.controller import ControllerPlugin
 
     controller = ControllerPlugin(catalog)
     register(controller, "benchsdk-controller")
+    config.stash[_CONTROLLER_KEY] = controller
     if benchmarked is not None:
         benchmarked.attach(controller.session, controller.remember_local)
         controller.test_groups = benchmarked
@@ -240,8 +256,8 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
     runner = RunnerPlugin(config, controller.keep_all, on_payload=controller.remember_local)
     register(runner, "benchsdk-runner")
     if options.ab is not None:
-        from pytest_benchsdk._plugin.ab import ABPlugin
-        from pytest_benchsdk._plugin.nodes import install_item_runner
+        from pytest_benchsdk._plugin.ab.plugin import ABPlugin
+        from pytest_benchsdk._plugin.items.nodes import install_item_runner
 
         ab = ABPlugin(
             config,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_benchsdk._plugin.abtests import passed_options
+from pytest_benchsdk._plugin.ab.benchmarked_tests import passed_options
 
 
 def test_plugins_and_ini_overrides_pass_in_every_spelling() -> None:

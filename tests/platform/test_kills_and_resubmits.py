@@ -31,7 +31,7 @@ from helpers.platform import new_local_run
 from helpers.platform_server import API_KEY, LoopbackPlatform, iter_lines
 from helpers.processes import Session
 from helpers.sessions import bench, store_path, stored_records, stored_runs
-from pytest_benchsdk._plugin.interrupts import STOPPING_LINE
+from pytest_benchsdk._plugin.control.interrupts import STOPPING_LINE
 from pytest_benchsdk.store import ResultStore
 
 RESUBMIT = "pytest --bench-resubmit"

@@ -238,14 +238,14 @@ def test_cycle_detection_sees_lazy_and_type_only_imports(tmp_path: Path) -> None
     # cycles we had hid there: a type-only arrow still ties the two modules together).
     source = (
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from ._plugin import controller\n"
-        "def f():\n    from ._plugin import nodes\n"
+        "if TYPE_CHECKING:\n    from ._plugin.control import controller\n"
+        "def f():\n    from ._plugin.items import nodes\n"
     )
     tree = ast.parse(source)
     names = set().union(
         *(_imported_names(f"{PACKAGE}.x", False, node) for node in _all_imports(tree))
     )
-    assert {f"{PACKAGE}._plugin.nodes", f"{PACKAGE}._plugin.controller"} <= names
+    assert {f"{PACKAGE}._plugin.items.nodes", f"{PACKAGE}._plugin.control.controller"} <= names
 
 
 def _area(module: str) -> str | None:
@@ -282,6 +282,43 @@ def test_the_area_rules_have_no_cycle_and_see_a_forbidden_import() -> None:
     assert "store" not in MAY_IMPORT["engine"]
     assert _area(f"{PACKAGE}.store._results") == "store"
     assert _area(f"{PACKAGE}._engine.executor") == "engine"
+
+
+#: The glue's sub-areas (``_plugin/<name>/``), bottom up: each imports only those before it.
+#: The core (runtime, distribution, items, control) owns seams that the features (the
+#: ``benchmark`` fixture, A/B) plug into at wiring, so it never imports a feature.
+GLUE_SUBAREAS = ("options", "runtime", "distribution", "items", "control", "benchmark", "ab")
+
+
+def _glue_subarea(module: str) -> str | None:
+    prefix = f"{PACKAGE}._plugin."
+    if not module.startswith(prefix):
+        return None
+    name = module[len(prefix) :].split(".")[0]
+    # The parsed settings are the options' (their table).
+    return "options" if name == "settings" else name
+
+
+def test_the_glue_is_cut_into_sub_areas_that_import_downwards() -> None:
+    graph = _graph()
+    glue = [name for name in graph if _glue_subarea(name) is not None]
+    assert glue, "the scan must find the glue's modules"
+    assert sorted({_glue_subarea(name) for name in glue}) == sorted(GLUE_SUBAREAS)
+    upwards: list[str] = []
+    for name in glue:
+        rank = GLUE_SUBAREAS.index(str(_glue_subarea(name)))
+        for target in graph[name]:
+            sub = _glue_subarea(target)
+            if sub is not None and GLUE_SUBAREAS.index(sub) > rank:
+                upwards.append(f"{name} -> {target}")
+    assert upwards == []
+
+
+def test_the_tests_of_the_glue_mirror_its_sub_areas() -> None:
+    tests = Path(__file__).resolve().parents[1] / "plugin"
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+    assert folders <= set(GLUE_SUBAREAS), sorted(folders - set(GLUE_SUBAREAS))
+    assert sorted(p.name for p in tests.glob("test_*.py")) == []
 
 
 def test_the_tests_mirror_the_areas() -> None:

@@ -7,5 +7,5 @@ a process of its own, running the same iterations round by round.
 * :mod:`.side`: the program each process runs (one iteration at a time, on request).
 
 The pairing of the rounds is an analysis (:func:`pytest_benchsdk.compare.compare_paired`); the
-pytest glue drives a session (:mod:`pytest_benchsdk._plugin.ab`).
+pytest glue drives a session (:mod:`pytest_benchsdk._plugin.ab.plugin`).
 """

@@ -76,6 +76,30 @@ class Worktree:
         short = self.sha[:7]
         return short if self.revision.startswith(short) else f"{self.revision} ({short})"
 
+    def relative(self, path: Path) -> Path:
+        """``path`` (a working-tree path, resolved) relative to the repository; :class:`ABError`
+        where it lies outside (the revision cannot have it)."""
+        try:
+            return path.relative_to(self.repository)
+        except ValueError:
+            raise ABError(
+                f"--bench-ab: {path} is outside the git repository {self.repository}"
+            ) from None
+
+    def counterpart(self, path: Path) -> Path | None:
+        """The working tree's file ``path`` as the revision has it; None where it lacks it."""
+        there = self.path / self.relative(path)
+        return there if there.is_file() else None
+
+    def folder_for(self, cwd: Path) -> Path:
+        """The worktree's folder for the working tree's ``cwd``: the same place, or the
+        worktree's root where ``cwd`` lies outside the repository or the revision lacks it."""
+        try:
+            there = self.path / cwd.relative_to(self.repository)
+        except ValueError:
+            return self.path
+        return there if there.is_dir() else self.path
+
     def run_setup(self, command: str) -> None:
         """Run ``--bench-ab-setup``'s command in the tree (a shell command; it must exit 0)."""
         try:

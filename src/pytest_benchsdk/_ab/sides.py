@@ -1,7 +1,7 @@
 """The two sides of an A/B session, each a Python process of its own (execnet gateways).
 
 Both run the same program (:mod:`pytest_benchsdk._ab.side` for bench files; the glue's
-``_plugin.abtestside`` for benchmarked tests, in processes of their own) with the same
+``_plugin.ab.side_session`` for benchmarked tests, in processes of their own) with the same
 measuring harness;
 they differ only in whose code they import: side B the working tree's, side A the revision's
 worktree (:mod:`pytest_benchsdk._ab.revision`). :func:`side_paths` says what goes first on a

@@ -2,7 +2,8 @@
 
 A Ctrl-C stops the session; a task that raises ``KeyboardInterrupt`` (or lets one out of a
 library) only fails its own iteration. Python raises both the same way, so the handler that
-turns Ctrl-C into ``KeyboardInterrupt`` (the plugin's, in ``_plugin/interrupts.py``) raises one
+turns Ctrl-C into ``KeyboardInterrupt`` (the plugin's, in ``_plugin/control/interrupts.py``) raises
+one
 made by :func:`ctrl_c_interrupt`, marked as a Ctrl-C's, and says so with :func:`marking`.
 :func:`is_ctrl_c` then decides: a marked one is a Ctrl-C; one raised on any other thread than
 the main one never is (Python runs signal handlers on the main thread only); an unmarked one

@@ -1,7 +1,7 @@
 """Bench files without pytest: which paths are bench files, what a bench module exports, its
 schedule, and the identity of each iteration item.
 
-The pytest node classes (:mod:`pytest_benchsdk._plugin.nodes`) import the module and turn what
+The pytest node classes (:mod:`pytest_benchsdk._plugin.items.nodes`) import the module and turn what
 this module reads into items; everything here is plain Python so that the controller, the
 scoring of stored runs and tests can use it without a pytest session.
 """

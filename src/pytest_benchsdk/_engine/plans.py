@@ -1,7 +1,7 @@
 """A bench file's iterations as executor groups: their identities, their plans, running one.
 
 The one home of what both paths do with a schedule: the pytest glue (items are views over a
-scheduled run, :mod:`pytest_benchsdk._plugin.runtime`) and the programmatic runs
+scheduled run, :mod:`pytest_benchsdk._plugin.runtime.process`) and the programmatic runs
 (:mod:`pytest_benchsdk.runner`) list the same
 :class:`~pytest_benchsdk._engine.benchfile.BenchIteration` s with the same group ids
 (:func:`bench_iterations`), build the same

@@ -2,14 +2,26 @@
 (:mod:`pytest_benchsdk.plugin`) and the hook specifications (:mod:`pytest_benchsdk.hookspecs`).
 
 :mod:`~pytest_benchsdk.plugin` decides the process's role once and registers the plugin objects
-of this package that the role needs:
+of this package that the role needs. The package has one sub-area per concept, each allowed to
+import only those before it (``tests/project/test_architecture.py`` holds the order):
 
-* :mod:`.collection` (every role that collects): bench files become items.
-* :mod:`.runner` (every process that executes items): runs them through :mod:`.runtime` and
-  attaches each iteration's record to its call report.
-* :mod:`.controller` (the process without ``workerinput``): the runs, the store, scoring, the
-  platform (:mod:`.upload`) and the terminal summary (:mod:`.terminal`).
-* :mod:`.check` (``--bench-check``) and :mod:`.resubmit` (``--bench-resubmit``): run-nothing modes.
-
-:mod:`.options`, :mod:`.catalog`, :mod:`.nodes` and :mod:`.fixtures` serve them all.
+``options``
+    the options, declared and parsed (imported by every pytest session).
+``runtime``
+    the process's runtime: the catalog of collected bench files, the executor that runs items'
+    groups, the heap kept out of the GC's way, ``PYTEST_CURRENT_TEST``.
+``distribution``
+    pytest-xdist: the ``--dist`` choice, groups that stay in one process, plain node ids.
+``items``
+    bench modules, iteration and threshold items, collection, selection, the task's fixtures
+    and the runner role (each record onto its call report). An item runs through the process's
+    executor unless a feature installed an item runner (:func:`.items.nodes.install_item_runner`).
+``control``
+    session control: the controller role (the runs, the store, scoring, the platform, the
+    summary), Ctrl-C, the session's own failures, ``--bench-check`` and ``--bench-resubmit``.
+    Features plug into its seams (``baseline_source``, ``test_groups``) at wiring.
+``benchmark``
+    the ``benchmark`` fixture and marker, and what measures them with ``--bench``.
+``ab``
+    ``--bench-ab``: the A/B session (bench files and benchmarked tests) and a side's session.
 """

@@ -6,7 +6,8 @@ first, then the platform and the record hook), and at the end scores each run, r
 :func:`~pytest_benchsdk.results.analyse`, ``on_complete``, the status and the
 :class:`~pytest_benchsdk.results.RunSummary`, keeps them in the store, writes ``--bench-json``,
 ``--bench-markdown`` and ``--bench-html`` and closes delivery. Both paths drive it: the pytest
-glue (:class:`~pytest_benchsdk._plugin.controller.ControllerPlugin`, whose pytest hooks become
+glue (:class:`~pytest_benchsdk._plugin.control.controller.ControllerPlugin`, whose pytest hooks
+become
 the :class:`SessionHooks` here) and the programmatic runs (:mod:`pytest_benchsdk.runner`).
 """
 

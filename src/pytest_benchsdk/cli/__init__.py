@@ -99,6 +99,19 @@ def build_parser() -> argparse.ArgumentParser:
         )
         return _with_store_option(parser)
 
+    _add_run_commands(command)
+    _add_baseline_command(command)
+    _add_store_command(command)
+    _list_own_parsers(commands)
+    return parser
+
+
+#: Adds a command to the parser: its name, help and example.
+_Command = Callable[[str, str, str], argparse.ArgumentParser]
+
+
+def _add_run_commands(command: _Command) -> None:
+    """The commands on stored runs: runs, export, merge, compare, show, report, history."""
     runs = command("runs", "list the stored runs, newest first", "pytest-benchsdk runs --limit 5")
     runs.add_argument("--benchmark", metavar="SLUG", help="only the runs of this benchmark")
     runs.add_argument("--limit", type=int, default=20, metavar="N", help="at most N (default 20)")
@@ -187,6 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--json", action="store_true", help="the series as JSON")
     history.set_defaults(handler=cmd_history)
 
+
+def _add_baseline_command(command: _Command) -> None:
     baseline = command(
         "baseline",
         "named baselines (--bench-compare=NAME): list them, move a name to a run, remove one",
@@ -214,6 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
     removing.add_argument("--benchmark", metavar="SLUG", help="only this benchmark's NAME")
     _with_store_option(removing).set_defaults(handler=cmd_baseline_rm)
 
+
+def _add_store_command(command: _Command) -> None:
     store = command(
         "store",
         "the store file itself: check it with SQLite's integrity check, or salvage what can "
@@ -238,7 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output", required=True, metavar="NEW", help="the new store (must not exist)"
     )
     _with_store_option(recovering).set_defaults(handler=cmd_store_recover)
-    # Listed for --help only: main() hands these to their own parsers before argparse runs.
+
+
+def _list_own_parsers(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """The commands with parsers of their own, listed for ``--help`` only: :func:`main` hands
+    them to their own parsers before argparse runs."""
     commands.add_parser(
         "platform",
         help="upstream bench's platform commands: auth, org, benchmarks, runs, results, "
@@ -262,7 +283,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a starter benchmark project into DIR (pytest-benchsdk init --help)",
         add_help=False,
     )
-    return parser
 
 
 def _with_store_option(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -21,11 +21,11 @@ import pytest
 
 from pytest_benchsdk._base.redact import LogRedaction, Redactor
 from pytest_benchsdk._engine.payload import RecordPayload
-from pytest_benchsdk._plugin.catalog import Catalog
-from pytest_benchsdk._plugin.currenttest import KeepCurrentTest
-from pytest_benchsdk._plugin.heap import FrozenHeap
-from pytest_benchsdk._plugin.nodes import BenchItem
-from pytest_benchsdk._plugin.runtime import ProcessRuntime
+from pytest_benchsdk._plugin.items.nodes import BenchItem
+from pytest_benchsdk._plugin.runtime.catalog import Catalog
+from pytest_benchsdk._plugin.runtime.currenttest import KeepCurrentTest
+from pytest_benchsdk._plugin.runtime.heap import FrozenHeap
+from pytest_benchsdk._plugin.runtime.process import ProcessRuntime
 from pytest_benchsdk.results import record_phase
 
 __all__ = ["RunnerPlugin", "attached_payload"]

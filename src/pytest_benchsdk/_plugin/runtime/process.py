@@ -24,7 +24,7 @@ from pytest_benchsdk._engine.executor import Executor, GroupPlan
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._engine.plans import CONTEXT_FIXTURES, context_value, plan_group, run_planned
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule
-from pytest_benchsdk._plugin.catalog import Catalog
+from pytest_benchsdk._plugin.runtime.catalog import Catalog
 from pytest_benchsdk.records import TaskRecord
 from pytest_benchsdk.results import ParticipantSamples
 

@@ -112,7 +112,7 @@ def test_objects_the_process_froze_itself_stay_frozen(pytester: pytest.Pytester)
 
 #: Freezes what the run keeps every 5 items (instead of every 1,000).
 SETTLE_OFTEN = """
-from pytest_benchsdk._plugin import heap
+from pytest_benchsdk._plugin.runtime import heap
 
 heap.SETTLE_EVERY = 5
 """

@@ -12,7 +12,7 @@ ONE = 'participants=[Participant("p1")]'
 def _records(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:
     """Run with --bench-json; return the result and ``{participant: [records]}`` (without
     the CPU times every passing sync iteration and step records: see
-    tests/plugin/test_cpu_time_and_compare_on.py)."""
+    tests/plugin/control/test_cpu_time_and_compare_on.py)."""
     out = pytester.path / "run.json"
     result = pytester.runpytest_inprocess(
         "--bench", "--bench-dry-run", "--bench-json", str(out), *args

@@ -21,19 +21,19 @@ from pytest_benchsdk._base.ctrlc import ctrl_c_can_arrive
 from pytest_benchsdk._engine.benchfile import BenchFile, item_name
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule
-from pytest_benchsdk._plugin.catalog import Catalog
-from pytest_benchsdk._plugin.comparison import check_ref
-from pytest_benchsdk._plugin.execution import WORKEROUTPUT_KEY, attached_payload
-from pytest_benchsdk._plugin.failures import count_session_failures
-from pytest_benchsdk._plugin.interrupts import (
+from pytest_benchsdk._plugin.control.comparison import check_ref
+from pytest_benchsdk._plugin.control.failures import count_session_failures
+from pytest_benchsdk._plugin.control.interrupts import (
     NOT_CTRL_C_LINE,
     STOPPING_LINE,
     CtrlC,
     give_every_frame_a_line,
 )
-from pytest_benchsdk._plugin.nodes import BenchModule
-from pytest_benchsdk._plugin.terminal import verbose_detail
-from pytest_benchsdk._plugin.thresholds import threshold_item_names
+from pytest_benchsdk._plugin.control.terminal import verbose_detail
+from pytest_benchsdk._plugin.items.execution import WORKEROUTPUT_KEY, attached_payload
+from pytest_benchsdk._plugin.items.nodes import BenchModule
+from pytest_benchsdk._plugin.items.thresholds import threshold_item_names
+from pytest_benchsdk._plugin.runtime.catalog import Catalog
 from pytest_benchsdk._session import BenchSession, Hook, SessionHooks, SessionUsageError
 from pytest_benchsdk.results import Baseline, BenchmarkRun, CompareRef, RunSetup, find_baseline
 from pytest_benchsdk.store import ResultStore
@@ -46,7 +46,8 @@ __all__ = ["BenchmarkedGroups", "ControllerPlugin"]
 
 class BenchmarkedGroups(Protocol):
     """Benchmarked tests, whose runs open as their tests report: the controller's seam for
-    the ``benchmark`` fixture's groups (:class:`~.benchmarked.BenchmarkedTests`)."""
+    the ``benchmark`` fixture's groups
+    (:class:`~pytest_benchsdk._plugin.benchmark.measuring.BenchmarkedTests`)."""
 
     def collect_groups(self, items: Sequence[pytest.Item]) -> int:
         """Note the selected tests' groups; how many tests there are."""

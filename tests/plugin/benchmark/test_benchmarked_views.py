@@ -14,7 +14,7 @@ import pytest
 
 from helpers.processes import Session, sigint_as_in_a_terminal
 from helpers.sessions import read_json, store_path, stored_records, stored_runs
-from pytest_benchsdk._plugin.interrupts import STOPPING_LINE
+from pytest_benchsdk._plugin.control.interrupts import STOPPING_LINE
 from pytest_benchsdk.cli import main
 
 GROUP = textwrap.dedent(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_benchsdk._analysis.scoring_spec import scoring_problem
-from pytest_benchsdk._plugin.catalog import Catalog
+from pytest_benchsdk._plugin.runtime.catalog import Catalog
 
 __all__ = ["CHECK_FAILED", "NOT_CHECKED", "CheckPlugin"]
 

@@ -261,6 +261,6 @@ def test_a_crashed_workers_item_is_reported_under_its_plain_id(
     ],
 )
 def test_plain_node_id_strips_only_a_group(nodeid: str, plain: str) -> None:
-    from pytest_benchsdk._plugin.loadgroup import plain_node_id
+    from pytest_benchsdk._plugin.distribution.loadgroup import plain_node_id
 
     assert plain_node_id(nodeid) == plain

@@ -1,7 +1,8 @@
 """One side of an A/B session's benchmarked tests, in its own process: pytest runs there, on
 the side's tree, and runs one test at a time when asked.
 
-The controller (:mod:`.abtests`) starts the processes through :class:`~pytest_benchsdk._ab.
+The controller (:mod:`.benchmarked_tests`) starts the processes through
+:class:`~pytest_benchsdk._ab.
 sides.Sides` with this module as their program (execnet sends its source; it runs as
 ``__channelexec__``), as pytest-xdist's ``remote.py`` runs a worker. Over the channel:
 
@@ -37,20 +38,16 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_benchsdk._engine.rounds import Rounds, RoundSettings
-    from pytest_benchsdk._plugin.benchmark import BenchmarkFixture
+    from pytest_benchsdk._plugin.benchmark.fixture import BenchmarkFixture
 
 #: The plugin's name in the side's pytest (:mod:`pytest_benchsdk.plugin` gives such a
 #: session no bench role).
 SIDE_PLUGIN = "benchsdk-ab-side"
 
 
-def side_test_key(path: Path, nodeid: str, root: Path) -> str | None:
-    """The key a test has on both sides: its file relative to its side's ``root`` and the rest
-    of its node id (None for a file outside ``root``)."""
-    try:
-        relative = Path(path).resolve().relative_to(root.resolve())
-    except ValueError:
-        return None
+def side_test_key(relative: Path, nodeid: str) -> str:
+    """The key a test has on both sides: its file relative to its side's root and the rest of
+    its node id."""
     _, _, rest = nodeid.partition("::")
     return f"{relative.as_posix()}::{rest}"
 
@@ -74,7 +71,7 @@ class _Measuring:
         self.turns = turns
 
     def fixture_for(self, node: pytest.Item) -> BenchmarkFixture:
-        from pytest_benchsdk._plugin.benchmark import BenchmarkFixture
+        from pytest_benchsdk._plugin.benchmark.fixture import BenchmarkFixture
 
         return BenchmarkFixture(node, measuring=True, settings=self.settings(node))
 
@@ -82,7 +79,7 @@ class _Measuring:
         import attrs
 
         from pytest_benchsdk._engine.rounds import RoundSettings
-        from pytest_benchsdk._plugin.benchmark import marker_options
+        from pytest_benchsdk._plugin.benchmark.fixture import marker_options
 
         options = marker_options(node)
         options.pop("group", None)
@@ -107,7 +104,7 @@ class SidePlugin:
         self._body: dict[str, Rounds] = {}
 
     def pytest_configure(self, config: pytest.Config) -> None:
-        from pytest_benchsdk._plugin.benchmark import install_measuring
+        from pytest_benchsdk._plugin.benchmark.fixture import install_measuring
 
         install_measuring(config, self.measuring)
 
@@ -119,7 +116,7 @@ class SidePlugin:
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
         # The marker alone (pytest-codspeed's convention): the whole body, measured.
         from pytest_benchsdk._engine.rounds import measure_rounds
-        from pytest_benchsdk._plugin.benchmark import body_benchmarked, is_async
+        from pytest_benchsdk._plugin.benchmark.fixture import body_benchmarked, is_async
 
         if not body_benchmarked(pyfuncitem) or is_async(pyfuncitem.obj):
             return None
@@ -138,10 +135,11 @@ class SidePlugin:
 
         self.answered = True
         items: dict[str, pytest.Item] = {}
+        root = self.root.resolve()
         for item in session.items:
-            key = side_test_key(item.path, item.nodeid, self.root)
-            if key is not None:
-                items.setdefault(key, item)
+            path = Path(item.path).resolve()
+            if path.is_relative_to(root):  # a file outside the side's root has no key
+                items.setdefault(side_test_key(path.relative_to(root), item.nodeid), item)
         foreign = imported_from(self.foreign, []) if self.foreign else []
         self.channel.send({"foreign": foreign, "problems": self.problems, "tests": list(items)})
         while True:
@@ -156,7 +154,7 @@ class SidePlugin:
             self.channel.send(self._run(found))
 
     def _run(self, item: pytest.Item) -> dict[str, Any]:
-        from pytest_benchsdk._plugin.benchmark import FIXTURE_KEY, json_safe
+        from pytest_benchsdk._plugin.benchmark.fixture import FIXTURE_KEY, json_safe
 
         self._reports = []
         self._body.pop(item.nodeid, None)

@@ -6,7 +6,7 @@ the plugin ``benchmark``, pytest-codspeed the plugin ``codspeed``); where one do
 :class:`OtherProvider` says once which plugin's fixture the tests get and how to choose. This
 module is light: a plain session imports it (the fixture must exist there, calling ``fn`` once
 and measuring nothing); what measures is imported when a test asks with ``--bench``
-(:mod:`.benchmarked`).
+(:mod:`pytest_benchsdk._plugin.benchmark.measuring`).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ OTHER_PROVIDERS: Final = (("benchmark", "pytest-benchmark"), ("codspeed", "pytes
 #: Where a test item keeps its fixture (the measuring side reads it at the report).
 FIXTURE_KEY = pytest.StashKey["BenchmarkFixture"]()
 #: A test's record made elsewhere, for its report: an A/B session ran it in side B's
-#: processes (:mod:`.abtests`), not here.
+#: processes (:mod:`pytest_benchsdk._plugin.ab.benchmarked_tests`), not here.
 RECORD_KEY = pytest.StashKey["TaskRecord"]()
 
 

@@ -2,7 +2,7 @@
 test runs on both sides, in processes where pytest runs on that side's tree, in turns.
 
 Per side, as many processes as ``--bench-ab-processes`` (``R``) run the program
-:mod:`.abtestside` (a pytest session of that side's test files, collected once, which runs a
+:mod:`.side_session` (a pytest session of that side's test files, collected once, which runs a
 test when asked). When the main session reaches a test's call, the test does not run there:
 it runs once in each process pair ``i`` (its *turn* ``i``), on side A and on side B, one
 after the other in an order drawn at random per turn (both at once with ``duet``), each
@@ -28,17 +28,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
-from pytest_benchsdk._ab.revision import ABError
 from pytest_benchsdk._ab.sides import SideName, Sides, side_paths
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._engine.rounds import Rounds, failed_record, repeated_record
-from pytest_benchsdk._plugin import abtestside
-from pytest_benchsdk._plugin.abtestside import side_test_key
-from pytest_benchsdk._plugin.benchmark import FIXTURE_KEY, RECORD_KEY
+from pytest_benchsdk._plugin.ab import side_session
+from pytest_benchsdk._plugin.ab.side_session import side_test_key
+from pytest_benchsdk._plugin.benchmark.fixture import FIXTURE_KEY, RECORD_KEY
 
 if TYPE_CHECKING:
     from pytest_benchsdk._ab.revision import Worktree
-    from pytest_benchsdk._plugin.benchmarked import BenchmarkedTests
+    from pytest_benchsdk._plugin.benchmark.measuring import BenchmarkedTests
     from pytest_benchsdk._session import BenchSession
     from pytest_benchsdk.records import TaskRecord
     from pytest_benchsdk.results import BenchmarkRun
@@ -51,7 +50,7 @@ _A_RECORD_KEY = pytest.StashKey["TaskRecord"]()
 
 
 class ABSession(Protocol):
-    """What the benchmarked tests' sides use of the A/B session (:class:`~.ab.ABPlugin`)."""
+    """What the benchmarked tests' sides use of the A/B session (:class:`~.plugin.ABPlugin`)."""
 
     config: pytest.Config
     #: The session's own bench session (side B's runs).
@@ -106,7 +105,7 @@ class ABTests:
     ) -> ABTests:
         """The tests' side processes, started in the background (:meth:`start` sets them
         up)."""
-        sides = Sides.launched(processes, program=abtestside, role="tests-")
+        sides = Sides.launched(processes, program=side_session, role="tests-")
         return cls(sides, items, a_session=a_session, ab=ab, mode=mode)
 
     @property
@@ -114,18 +113,17 @@ class ABTests:
         return len(self.sides.pairs)
 
     def start(self, worktree: Worktree, cwd_b: Path, cwd_a: Path, folders: Sequence[Path]) -> None:
-        """Have every process collect its side's test files (:class:`ABError` if a side's
-        pytest could not start, or imported the other side's code); ``folders`` as
-        :func:`~pytest_benchsdk._ab.sides.side_paths` takes them."""
+        """Have every process collect its side's test files (an ``ABError`` if a side's pytest
+        could not start, or imported the other side's code, or a test file lies outside the
+        repository); ``folders`` as :func:`~pytest_benchsdk._ab.sides.side_paths` takes
+        them."""
         repository = worktree.repository
         files_b: list[str] = []
         files_a: list[str] = []
         for item in self.items:
             path = Path(item.path).resolve()
-            key = side_test_key(path, item.nodeid, repository)
-            if key is None:
-                raise ABError(f"--bench-ab: {path} is outside the git repository {repository}")
-            self._keys[item.nodeid] = key
+            relative = worktree.relative(path)
+            self._keys[item.nodeid] = side_test_key(relative, item.nodeid)
             if isinstance(item, pytest.Function):
                 # The sides set the test's fixtures up, each in its own session: here they
                 # would only cost their setup (a database, a server) and could collide with
@@ -134,13 +132,13 @@ class ABTests:
             if str(path) in files_b:
                 continue
             files_b.append(str(path))
-            there = worktree.path / path.relative_to(repository)
-            if there.is_file():
+            there = worktree.counterpart(path)
+            if there is not None:
                 files_a.append(str(there))
             else:
-                self._missing_files.add(path.relative_to(repository).as_posix())
+                self._missing_files.add(relative.as_posix())
                 self._say(
-                    f"{path.relative_to(repository)} does not exist at {worktree.label}: its "
+                    f"{relative} does not exist at {worktree.label}: its "
                     "benchmarked tests are measured in the working tree only, not compared"
                 )
         paths_b = side_paths(repository, [Path(f).parent for f in files_b], folders)
@@ -185,7 +183,8 @@ class ABTests:
 
     def run(self, item: pytest.Item) -> None:
         """Run the test in every turn on both sides; keep A's record, stash B's for the
-        item's report (:data:`~.benchmark.RECORD_KEY`). Raises B's failure (as pytest's
+        item's report (:data:`~pytest_benchsdk._plugin.benchmark.fixture.RECORD_KEY`). Raises B's
+        failure (as pytest's
         ``fail``, with B's report) or B's skip."""
         key = self._keys[item.nodeid]
         answers: dict[SideName, list[dict[str, Any]]] = {"A": [], "B": []}

@@ -12,7 +12,8 @@ as in any session; side A's records go to a run of their own, opened beside B's 
 runs carry the knobs ``abSide`` and ``abRevision`` (so they are never the history or the
 ``latest`` baseline of a plain run), A's also ``abRun``, B's run id.
 
-Benchmarked tests (the ``benchmark`` fixture's groups) are compared too: :mod:`.abtests` runs
+Benchmarked tests (the ``benchmark`` fixture's groups) are compared too: :mod:`.benchmarked_tests`
+runs
 each test in both sides' pytest processes, once per process pair
 (:meth:`ABPlugin.pytest_pyfunc_call` keeps its body out of this process), and side A's record
 joins A's run of the group B's record went to (a group's run opens as its tests report).
@@ -43,14 +44,14 @@ from pytest_benchsdk._ab.revision import (
 )
 from pytest_benchsdk._ab.sides import Sides, compiled_files, import_folders, side_paths
 from pytest_benchsdk._engine.payload import RecordPayload
-from pytest_benchsdk._plugin.nodes import BenchItem, ItemFailure
+from pytest_benchsdk._plugin.items.nodes import BenchItem, ItemFailure
 from pytest_benchsdk._session import BenchSession, SessionHooks
 from pytest_benchsdk.results import Baseline, BenchmarkRun, RunSetup
 
 if TYPE_CHECKING:
-    from pytest_benchsdk._plugin.abtests import ABTests
-    from pytest_benchsdk._plugin.benchmarked import BenchmarkedTests
-    from pytest_benchsdk._plugin.catalog import Catalog
+    from pytest_benchsdk._plugin.ab.benchmarked_tests import ABTests
+    from pytest_benchsdk._plugin.benchmark.measuring import BenchmarkedTests
+    from pytest_benchsdk._plugin.runtime.catalog import Catalog
 
 __all__ = ["ABPlugin", "SideFailure"]
 
@@ -95,7 +96,8 @@ class ABPlugin:
         #: What side A ran (``main (1a2b3c4)``), once checked out.
         self.label: str | None = None
         self.sides: Sides | None = None
-        #: The benchmarked tests' sides (:mod:`.abtests`), when groups of them were selected.
+        #: The benchmarked tests' sides (:mod:`.benchmarked_tests`), when groups of them were
+        #: selected.
         self.tests: ABTests | None = None
         #: Whether the session stopped early (Ctrl-C, -x): set at its end.
         self.interrupted = False
@@ -171,7 +173,7 @@ class ABPlugin:
         if runs:
             self.sides = Sides.launched(self.processes)
         if tests:
-            from pytest_benchsdk._plugin.abtests import ABTests
+            from pytest_benchsdk._plugin.ab.benchmarked_tests import ABTests
 
             self.tests = ABTests.launched(
                 self.processes, tests, a_session=self.a_session, ab=self, mode=self.mode
@@ -208,12 +210,7 @@ class ABPlugin:
         repository = worktree.repository
         write = self.write
         cwd = Path.cwd().resolve()
-        try:
-            cwd_a = worktree.path / cwd.relative_to(repository)
-        except ValueError:
-            cwd_a = worktree.path
-        if not cwd_a.is_dir():
-            cwd_a = worktree.path
+        cwd_a = worktree.folder_for(cwd)
         files_b: dict[str, str] = {}
         files_a: dict[str, str] = {}
         dirs_b: list[Path] = []
@@ -222,21 +219,16 @@ class ABPlugin:
             path = Path(run.bench_file.path).resolve()
             files_b[file_key] = str(path)
             dirs_b.append(path.parent)
-            try:
-                relative = path.relative_to(repository)
-            except ValueError:
-                raise ABError(
-                    f"--bench-ab: {path} is outside the git repository {repository}"
-                ) from None
-            there = worktree.path / relative
-            if there.is_file():
+            there = worktree.counterpart(path)
+            if there is not None:
                 files_a[file_key] = str(there)
                 dirs_a.append(there.parent)
             else:
                 files_a[file_key] = str(path)
                 write(
-                    f"benchsdk: A/B: {relative} does not exist at {worktree.label}: side A runs "
-                    "the working tree's bench file against that revision's code"
+                    f"benchsdk: A/B: {worktree.relative(path)} does not exist at "
+                    f"{worktree.label}: side A runs the working tree's bench file against "
+                    "that revision's code"
                 )
             concurrency = run.schedule.resolved.concurrency
             if concurrency > 1 or run.schedule.resolved.stagger_delay_ms > 0:

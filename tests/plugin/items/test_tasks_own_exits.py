@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from helpers.sessions import bench, store_path, stored_records, stored_runs
-from pytest_benchsdk._plugin.interrupts import NOT_CTRL_C_LINE, STOPPING_LINE
+from pytest_benchsdk._plugin.control.interrupts import NOT_CTRL_C_LINE, STOPPING_LINE
 
 EXITS = {
     "kbd": 'raise KeyboardInterrupt("from the task")',

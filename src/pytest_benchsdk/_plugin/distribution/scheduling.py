@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule
-from pytest_benchsdk._plugin.catalog import Catalog
-from pytest_benchsdk._plugin.loadgroup import plain_node_id
+from pytest_benchsdk._plugin.distribution.loadgroup import plain_node_id
 from pytest_benchsdk._plugin.options import n_without_dist
+from pytest_benchsdk._plugin.runtime.catalog import Catalog
 
 __all__ = [
     "DistributedBench",

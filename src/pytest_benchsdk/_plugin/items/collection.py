@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from pytest_benchsdk._base.files import is_bench_path
-from pytest_benchsdk._plugin.catalog import Catalog
-from pytest_benchsdk._plugin.distribution import tags_items
-from pytest_benchsdk._plugin.loadgroup import plain_cached_ids, shown_to_xdist
-from pytest_benchsdk._plugin.nodes import BenchModule
-from pytest_benchsdk._plugin.selection import Completion, complete_selection
+from pytest_benchsdk._plugin.distribution.loadgroup import plain_cached_ids, shown_to_xdist
+from pytest_benchsdk._plugin.distribution.scheduling import tags_items
+from pytest_benchsdk._plugin.items.nodes import BenchModule
+from pytest_benchsdk._plugin.items.selection import Completion, complete_selection
+from pytest_benchsdk._plugin.runtime.catalog import Catalog
 
 __all__ = ["CollectionPlugin"]
 

@@ -45,7 +45,7 @@ from pytest_benchsdk._engine.rounds import (
     round_record,
 )
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule, RunArgs
-from pytest_benchsdk._plugin.benchmark import (
+from pytest_benchsdk._plugin.benchmark.fixture import (
     FIXTURE_KEY,
     RECORD_KEY,
     BenchmarkFixture,
@@ -56,11 +56,11 @@ from pytest_benchsdk._plugin.benchmark import (
     marker_options,
     uses_fixture,
 )
-from pytest_benchsdk._plugin.execution import REPORT_ATTRIBUTE
+from pytest_benchsdk._plugin.items.execution import REPORT_ATTRIBUTE
 from pytest_benchsdk.results import RoundsKnobs
 
 if TYPE_CHECKING:
-    from pytest_benchsdk._plugin.catalog import Catalog
+    from pytest_benchsdk._plugin.runtime.catalog import Catalog
     from pytest_benchsdk._session import BenchSession
     from pytest_benchsdk.results import BenchmarkRun
 

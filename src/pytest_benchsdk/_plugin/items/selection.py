@@ -28,8 +28,8 @@ import attrs
 import pytest
 
 from pytest_benchsdk._engine.benchfile import BenchIteration
-from pytest_benchsdk._plugin.nodes import BenchModule
-from pytest_benchsdk._plugin.thresholds import ThresholdItem
+from pytest_benchsdk._plugin.items.nodes import BenchModule
+from pytest_benchsdk._plugin.items.thresholds import ThresholdItem
 
 __all__ = ["Completion", "complete_selection"]
 

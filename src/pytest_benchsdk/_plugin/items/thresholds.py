@@ -7,7 +7,7 @@ participant's summary exactly as the session end judges it
 verdict and every view says the same. The item carries the participant's xdist group, so under
 ``--dist loadgroup`` it runs on the worker that ran the iterations, after them; and whenever a
 threshold item is selected (a node id, ``-k``, ``--lf`` …), so are the iterations it judges
-(see :mod:`.selection`).
+(see :mod:`pytest_benchsdk._plugin.items.selection`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from pytest_benchsdk._config.thresholds import Threshold
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule, SkippedParticipant
-from pytest_benchsdk._plugin.catalog import Catalog
-from pytest_benchsdk._plugin.loadgroup import LoadgroupNodeId
-from pytest_benchsdk._plugin.runtime import ProcessRuntime
+from pytest_benchsdk._plugin.distribution.loadgroup import LoadgroupNodeId
+from pytest_benchsdk._plugin.runtime.catalog import Catalog
+from pytest_benchsdk._plugin.runtime.process import ProcessRuntime
 from pytest_benchsdk.results import participant_verdicts
 
 __all__ = [

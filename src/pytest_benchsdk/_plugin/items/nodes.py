@@ -24,12 +24,12 @@ from pytest_benchsdk._engine.context import IterationOutcome, is_task_error
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._engine.plans import CONTEXT_FIXTURES, bench_iterations
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule
-from pytest_benchsdk._plugin.catalog import Catalog
-from pytest_benchsdk._plugin.distribution import grouping_problem
-from pytest_benchsdk._plugin.heap import FrozenHeap
-from pytest_benchsdk._plugin.loadgroup import LoadgroupNodeId, group_name
-from pytest_benchsdk._plugin.runtime import ProcessRuntime
-from pytest_benchsdk._plugin.thresholds import threshold_items
+from pytest_benchsdk._plugin.distribution.loadgroup import LoadgroupNodeId, group_name
+from pytest_benchsdk._plugin.distribution.scheduling import grouping_problem
+from pytest_benchsdk._plugin.items.thresholds import threshold_items
+from pytest_benchsdk._plugin.runtime.catalog import Catalog
+from pytest_benchsdk._plugin.runtime.heap import FrozenHeap
+from pytest_benchsdk._plugin.runtime.process import ProcessRuntime
 from pytest_benchsdk._views.text import message_text
 
 __all__ = ["BenchItem", "BenchModule", "ItemFailure", "ItemRunner", "install_item_runner"]

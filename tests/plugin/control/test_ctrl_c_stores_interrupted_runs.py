@@ -11,7 +11,7 @@ import pytest
 
 from helpers.processes import Session
 from helpers.sessions import bench, store_path, stored_records, stored_runs
-from pytest_benchsdk._plugin.interrupts import STOPPING_LINE
+from pytest_benchsdk._plugin.control.interrupts import STOPPING_LINE
 
 SLOW = bench(
     'participants=[Participant("p1"), Participant("p2")], iterations=30',
