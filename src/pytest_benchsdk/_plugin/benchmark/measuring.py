@@ -412,7 +412,7 @@ def _median_of(medians: Mapping[str, float], name: str) -> float:
 
 
 #: This package's directory: its frames are the measuring machinery, not the user's code.
-_PACKAGE_DIR: Final = Path(__file__).resolve().parent.parent
+_PACKAGE_DIR: Final = Path(__file__).resolve().parents[2]
 
 
 def _without_our_frames(excinfo: pytest.ExceptionInfo[BaseException], config: Any) -> None:
