@@ -1,40 +1,37 @@
-"""One side of an A/B session, in its own process: runs single iterations when asked.
+"""One side of an A/B session's bench files, in its own process: runs single iterations when
+asked.
 
-The controller (:mod:`pytest_benchsdk._ab.sides`) starts a Python process per side through
-execnet and sends this module's source to it (``gateway.remote_exec(module)``); it runs there
-as ``__channelexec__`` and speaks over the channel:
+:class:`~pytest_benchsdk._ab.sides.Side` starts the process (:mod:`.side_start` puts the harness
+first on its import path and imports this module, and with it the measuring engine, while the
+session goes on), then hands :func:`serve` the setup and the channel, over which it speaks:
 
-1. ``{"harness": …}``, as soon as the process starts: put the harness (the folder holding the
-   measuring ``pytest_benchsdk``, the same on both sides) first on ``sys.path`` and import
-   the measuring engine (most of a side's start), no answer;
-2. ``{"cwd": …, "paths": […], "files": {file key: path}, "foreign": root | None}``, once the
-   session collected its bench files: move to ``cwd``, put this side's ``paths`` (its source
-   tree, its bench files' folders) right after the harness, import the bench files, and answer
-   ``{"foreign": [modules imported from the other side's tree]}`` or ``{"error": text}``;
-3. ``{"run": [file key, participant, phase, task index, custom args]}``: run that iteration
+1. the setup, ``{"cwd": …, "paths": […], "files": {file key: path}, "foreign": root | None}``
+   (the process already moved to ``cwd`` with this side's ``paths`` right after the harness):
+   import the bench files, and answer ``{"foreign": [modules imported from the other side's
+   tree]}`` or ``{"error": text}``;
+2. ``{"run": [file key, participant, phase, task index, custom args]}``: run that iteration
    now, on this process's own executor, and answer ``{"payload": RecordPayload JSON,
    "error": text | None}``;
-4. ``None`` (instead of 2 or 3): stop.
-
-The engine's own imports come before the side's paths, as in the controller (pytest loads
-the plugin before a ``pythonpath`` ini puts the project's folders first).
-
-Nothing here is imported by the controller: it is the remote's program.
+3. ``None`` (instead of 2): stop.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
+import inspect
 import sys
 import traceback
 from pathlib import Path
 from typing import Any
 
+from pytest_benchsdk._engine.benchfile import BenchSetupError, load_bench_file
+from pytest_benchsdk._engine.executor import Executor, GroupPlan, IterationSpec
+from pytest_benchsdk._engine.payload import RecordPayload
+from pytest_benchsdk._engine.plans import context_call
+from pytest_benchsdk._engine.taskerror import is_task_error
+
 
 def _load(file_key: str, path: str) -> Any:
-    from pytest_benchsdk._engine.benchfile import load_bench_file
-
     name = Path(path).stem
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -70,30 +67,14 @@ def imported_from(root: str, bench_files: list[str]) -> list[str]:
 
 def _error_text(error: BaseException) -> str:
     """A TaskError's message (the task's own verdict), else the traceback."""
-    from pytest_benchsdk._engine.taskerror import is_task_error
-
     if is_task_error(error):
         return str(error)
     return "".join(traceback.format_exception(type(error), error, error.__traceback__))
 
 
-def serve(channel: Any) -> None:
-    import inspect
-    import signal
-
-    # Ctrl-C in a terminal reaches the whole process group: the controller decides what
-    # stops (it ends this process when the session ends).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.path.insert(0, channel.receive()["harness"])
-    from pytest_benchsdk._engine.executor import Executor, GroupPlan, IterationSpec
-    from pytest_benchsdk._engine.payload import RecordPayload
-    from pytest_benchsdk._engine.plans import context_call
-
-    setup = channel.receive()
-    if setup is None:
-        return
-    os.chdir(setup["cwd"])
-    sys.path[1:1] = setup["paths"]
+def serve(channel: Any, setup: dict[str, Any]) -> None:
+    """Import the setup's bench files, then run iterations until ``None`` (the module's
+    steps)."""
     files: dict[str, Any] = {}
     calls: dict[str, Any] = {}
     try:
@@ -101,8 +82,6 @@ def serve(channel: Any) -> None:
             files[key] = _load(key, path)
             calls[key] = context_call(files[key].task, path)
     except BaseException as exc:  # reported to the controller, which stops the session
-        from pytest_benchsdk._engine.benchfile import BenchSetupError
-
         if isinstance(exc, BenchSetupError):  # its message says it all
             channel.send({"error": str(exc)})
         else:
@@ -156,7 +135,3 @@ def serve(channel: Any) -> None:
     finally:
         executor.cancel_all()
         executor.shutdown(timeout=1.0)
-
-
-if __name__ == "__channelexec__":
-    serve(channel)  # type: ignore[name-defined]  # noqa: F821  (execnet's global)

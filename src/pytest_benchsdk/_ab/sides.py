@@ -1,19 +1,19 @@
 """The two sides of an A/B session, each a Python process of its own (execnet gateways).
 
 Both run the same program (:mod:`pytest_benchsdk._ab.side` for bench files; the glue's
-``_plugin.ab.side_session`` for benchmarked tests, in processes of their own) with the same
-measuring harness;
-they differ only in whose code they import: side B the working tree's, side A the revision's
+``_plugin.ab.side_session`` for benchmarked tests, in processes of their own), started by the
+same first steps (:mod:`pytest_benchsdk._ab.side_start`) with the same measuring harness; they
+differ only in whose code they import: side B the working tree's, side A the revision's
 worktree (:mod:`pytest_benchsdk._ab.revision`). :func:`side_paths` says what goes first on a
 side's import path; :class:`Side` starts the process, loads the bench files there and runs one
 iteration at a time on request.
 
 execnet (the engine under pytest-xdist's workers) starts and talks to the processes: a popen
-gateway per process, the side's program sent as source, and a channel that carries plain data;
-``Group.terminate`` kills them all on the way out, Ctrl-C included. The processes start in the
-background, all at once: what a process costs to start (the interpreter, execnet's bootstrap,
-the measuring engine's imports) overlaps with the session's own work and with the other
-processes' starts.
+gateway per process, :mod:`~pytest_benchsdk._ab.side_start` sent as source, and a channel that
+carries plain data; ``Group.terminate`` kills them all on the way out, Ctrl-C included. The
+processes start in the background, all at once: what a process costs to start (the interpreter,
+execnet's bootstrap, the measuring engine's imports) overlaps with the session's own work and
+with the other processes' starts.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Final, Literal
 
 import attrs
@@ -119,9 +118,11 @@ class Side:
     imports the measuring engine meanwhile), :meth:`load` tells it what to import,
     :meth:`wait_ready` waits for that.
 
-    ``program`` is the module the process runs (by default :mod:`pytest_benchsdk._ab.side`,
+    ``program`` names the module the process runs (by default :mod:`pytest_benchsdk._ab.side`,
     which runs bench files' iterations; the glue's benchmarked tests have one that runs
-    pytest there); ``role`` names its processes apart from the other programs'."""
+    pytest there): its ``serve(channel, setup)`` takes over once :mod:`.side_start` has put
+    the harness and the side's paths in place; ``role`` names its processes apart from the
+    other programs'."""
 
     def __init__(
         self,
@@ -129,7 +130,7 @@ class Side:
         *,
         group: Any,
         index: int = 0,
-        program: ModuleType | None = None,
+        program: str = "pytest_benchsdk._ab.side",
         role: str = "",
     ) -> None:
         self.name = name
@@ -151,9 +152,7 @@ class Side:
         self._launching.start()
 
     def _launch(self) -> None:
-        program = self._program
-        if program is None:
-            from pytest_benchsdk._ab import side as program
+        from pytest_benchsdk._ab import side_start
 
         # This interpreter (execnet's default, started with -c and execnet's installed
         # bootstrap rather than its source sent over); the side runs in its main thread: its
@@ -163,9 +162,10 @@ class Side:
         )
         try:
             gateway = self._group.makegateway(spec)
-            self._channel = gateway.remote_exec(program)
+            self._channel = gateway.remote_exec(side_start)
             # The folder holding this pytest_benchsdk: both sides measure with it.
-            self._channel.send({"harness": str(Path(__file__).resolve().parents[2])})
+            harness = str(Path(__file__).resolve().parents[2])
+            self._channel.send({"harness": harness, "program": self._program})
         except BaseException as exc:  # the session's thread reports it (load)
             self._launch_error = exc
 
@@ -288,7 +288,7 @@ class Sides:
 
     @classmethod
     def launched(
-        cls, processes: int, *, program: ModuleType | None = None, role: str = ""
+        cls, processes: int, *, program: str = "pytest_benchsdk._ab.side", role: str = ""
     ) -> Sides:
         """``processes`` pairs of sides, every process started (each :meth:`Side.load`
         tells it what to import); ``program`` and ``role`` as :class:`Side`'s."""

@@ -105,7 +105,7 @@ class ABTests:
     ) -> ABTests:
         """The tests' side processes, started in the background (:meth:`start` sets them
         up)."""
-        sides = Sides.launched(processes, program=side_session, role="tests-")
+        sides = Sides.launched(processes, program=side_session.__name__, role="tests-")
         return cls(sides, items, a_session=a_session, ab=ab, mode=mode)
 
     @property

@@ -2,12 +2,13 @@
 the side's tree, and runs one test at a time when asked.
 
 The controller (:mod:`.benchmarked_tests`) starts the processes through
-:class:`~pytest_benchsdk._ab.
-sides.Sides` with this module as their program (execnet sends its source; it runs as
-``__channelexec__``), as pytest-xdist's ``remote.py`` runs a worker. Over the channel:
+:class:`~pytest_benchsdk._ab.sides.Sides`, which has :mod:`pytest_benchsdk._ab.side_start`
+import this module there (as pytest-xdist's ``remote.py`` runs a worker) and hand it the
+setup. Over the channel:
 
-1. ``{"harness": …}``, as soon as the process starts: the folder holding the measuring
-   ``pytest_benchsdk`` goes first on ``sys.path`` (both sides measure with it);
+1. ``{"harness": …, "program": …}`` (:mod:`~pytest_benchsdk._ab.side_start`'s): the folder
+   holding the measuring ``pytest_benchsdk`` goes first on ``sys.path`` (both sides measure
+   with it), then this module is imported;
 2. ``{"cwd", "paths", "files", "root", "foreign", "turns"}``: move to ``cwd`` (the side's tree),
    put its ``paths`` right after the harness, and run ``pytest.main`` on ``files`` (the test
    files, those this side has) with :class:`SidePlugin`, which answers once collection is done:
@@ -29,8 +30,6 @@ and sends every measured round back as it is: the controller makes the records.
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -208,18 +207,10 @@ def _text(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def serve(channel: Any) -> None:
-    import signal
-
-    # Ctrl-C in a terminal reaches the whole process group: the controller decides what
-    # stops (it ends this process when the session ends).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.path.insert(0, channel.receive()["harness"])
-    setup = channel.receive()
-    if setup is None:
-        return
-    os.chdir(setup["cwd"])
-    sys.path[1:1] = setup["paths"]
+def serve(channel: Any, setup: dict[str, Any]) -> None:
+    """Run pytest on the setup's test files (the process already moved to its ``cwd``, with
+    its ``paths`` after the harness: :mod:`pytest_benchsdk._ab.side_start`), answering the
+    controller's requests from :class:`SidePlugin`."""
     files = list(setup["files"])
     if not files:  # this side has none of the test files: every test is missing here
         channel.send({"foreign": [], "problems": [], "tests": []})
@@ -243,7 +234,3 @@ def serve(channel: Any) -> None:
                 f"{int(code)})" + (f":\n{problems}" if problems else "")
             }
         )
-
-
-if __name__ == "__channelexec__":
-    serve(channel)  # type: ignore[name-defined]  # noqa: F821  (execnet's global)
