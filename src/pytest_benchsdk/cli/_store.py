@@ -537,6 +537,14 @@ def cmd_store_recover(args: argparse.Namespace) -> int:
         done = recover_store(source, target)
     except StoreError as exc:
         raise UsageError(str(exc)) from None
+    left: dict[str, list[str]] = {}
+    for leftover in done.abandoned:  # a partial store and its -wal / -shm: one line
+        base, _, side = str(leftover).partition(".partial")
+        left.setdefault(f"{base}.partial", []).append(side)
+    for partial, sides in left.items():
+        also = [side for side in sides if side]
+        with_sides = f" (and its {', '.join(also)})" if also else ""
+        print(f"Removed {partial}{with_sides}: a recover that was killed left it (not a store).")
     print(f"Recovered what could be read of {source} into {target} ({source} is left as it was):")
     for name, count in done.copied.items():
         parts = done.damaged_parts.get(name)

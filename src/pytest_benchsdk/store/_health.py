@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from pytest_benchsdk._base.files import partial_path, publish_new, remove_abandoned_partials
 from pytest_benchsdk.store._connection import StoreError, corruption, dump_json, now_iso
 from pytest_benchsdk.store._journal import JOURNAL_INFIX, journal_lines
 
@@ -73,6 +74,8 @@ class StoreRecovery:
     rebuilt_runs: int
     #: Tables that could not be read at all (their message).
     unreadable: dict[str, str]
+    #: The partial files a killed recover of the same target had left, removed first.
+    abandoned: tuple[Path, ...] = ()
 
 
 def _connect_read_only(path: Path) -> sqlite3.Connection:
@@ -282,11 +285,30 @@ def _take_journals(out: sqlite3.Connection, journals: Sequence[Path]) -> int:
     return count
 
 
+def _fold_wal(path: Path) -> None:
+    """Make ``path`` hold everything on its own: its write-ahead log checkpointed into it
+    and emptied (SQLite removes it when the last connection closes; this makes sure)."""
+    wal = Path(f"{path}-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        conn = sqlite3.connect(path, isolation_level=None)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
+    for side in (wal, Path(f"{path}-shm")):
+        with contextlib.suppress(OSError):
+            side.unlink()
+
+
 def recover_store(source: Path, target: Path) -> StoreRecovery:
     """Copy what can be read of the store at ``source`` (and of the journals beside it) into
     the new store ``target``; ``source`` is only read. Raises :class:`StoreError` when
     ``target`` exists (or is ``source``), when there is no ``source``, and when not even its
-    list of tables can be read."""
+    list of tables can be read.
+
+    The copy is made in a partial file beside ``target`` and moved there when it is whole and
+    checked: ``target`` never exists half-made, also when the command is killed (the next
+    recover removes what a killed one left: :attr:`StoreRecovery.abandoned`)."""
     from pytest_benchsdk.store._results import ResultStore
 
     wal = Path(f"{target}-wal")
@@ -298,6 +320,9 @@ def recover_store(source: Path, target: Path) -> StoreRecovery:
             if same
             else f"{target} exists: recover writes a new file only; give a path that does not exist"
         )
+    abandoned = tuple(remove_abandoned_partials(target))
+    final_target = target
+    target = partial_path(final_target)
     src = _connect_read_only(source)
     created = False
     try:
@@ -362,16 +387,30 @@ def recover_store(source: Path, target: Path) -> StoreRecovery:
         raise
     finally:
         src.close()
-    # The copy is checked as any store is when it is opened; runs a killed session left
-    # running are marked interrupted now.
-    ResultStore(target).close()
+    try:
+        # The copy is checked as any store is when it is opened; runs a killed session left
+        # running are marked interrupted now. Closing it folds its WAL into the file.
+        ResultStore(target).close()
+        _fold_wal(target)
+        publish_new(target, final_target)
+    except BaseException as exc:
+        for leftover in (target, Path(f"{target}-wal"), Path(f"{target}-shm")):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+        if isinstance(exc, FileExistsError):
+            raise StoreError(
+                f"{final_target} was created by something else while recover ran: nothing "
+                "was written there; give a path that does not exist"
+            ) from None
+        raise
     return StoreRecovery(
         source=source,
-        target=target,
+        target=final_target,
         copied=copied,
         damaged_parts=damaged,
         journal_records=from_journals,
         journals=len(journals),
         rebuilt_runs=rebuilt,
         unreadable=unreadable,
+        abandoned=abandoned,
     )
