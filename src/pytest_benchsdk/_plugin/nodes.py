@@ -31,7 +31,7 @@ from pytest_benchsdk._plugin.heap import FrozenHeap
 from pytest_benchsdk._plugin.loadgroup import LoadgroupNodeId, group_name
 from pytest_benchsdk._plugin.runtime import ProcessRuntime
 from pytest_benchsdk._plugin.thresholds import threshold_items
-from pytest_benchsdk._views.text import message_text
+from pytest_benchsdk._views.escape import message_text
 
 __all__ = ["BenchItem", "BenchModule"]
 
