@@ -33,6 +33,7 @@ from pytest_benchsdk.records import TaskRecord
 from pytest_benchsdk.results import (
     BaselineRefused,
     CompareRef,
+    ComparisonOptions,
     RunRefError,
     RunSetup,
     analyse,
@@ -331,9 +332,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         samples={},
         records=records,
         spec=spec,
-        warnings=False,
-        baseline=baseline,
-        setup=setup.describe(current.environment),
+        hygiene=None,
+        comparison=ComparisonOptions(baseline=baseline, setup=setup.describe(current.environment)),
     )
     print(title_line(summary, f"run {current.run_id}"))
     if scored_elsewhere:
