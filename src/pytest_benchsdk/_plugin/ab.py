@@ -41,7 +41,7 @@ from pytest_benchsdk._ab.revision import (
     remove_abandoned,
     repository_root,
 )
-from pytest_benchsdk._ab.sides import Sides, compiled_files, import_folders, side_paths
+from pytest_benchsdk._ab.side_processes import Sides, compiled_files, import_folders, side_paths
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._session import BenchSession, SessionHooks
 from pytest_benchsdk.results import Baseline, BenchmarkRun, RunSetup
@@ -426,7 +426,7 @@ class ABPlugin:
 
 
 def _existing(root: Path) -> set[str]:
-    from pytest_benchsdk._ab.sides import COMPILED_SUFFIXES
+    from pytest_benchsdk._ab.side_processes import COMPILED_SUFFIXES
 
     return {
         str(path.relative_to(root))

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_benchsdk._ab.revision import ABError
-from pytest_benchsdk._ab.sides import SideName, Sides, side_paths
+from pytest_benchsdk._ab.side_processes import SideName, Sides, side_paths
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._engine.rounds import Rounds, failed_record, repeated_record
 from pytest_benchsdk._plugin import abtestside

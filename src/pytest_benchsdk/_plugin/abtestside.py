@@ -133,7 +133,7 @@ class SidePlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
-        from pytest_benchsdk._ab.side import imported_from
+        from pytest_benchsdk._ab.side_program import imported_from
 
         self.answered = True
         items: dict[str, pytest.Item] = {}

@@ -1,7 +1,7 @@
 """The two sides of an A/B session, each a Python process of its own (execnet gateways).
 
-Both run the same program (:mod:`pytest_benchsdk._ab.side` for bench files; the glue's
-``_plugin.abtestside`` for benchmarked tests, in processes of their own) with the same
+Both run the same program (:mod:`pytest_benchsdk._ab.side_program` for bench files; the
+glue's ``_plugin.abtestside`` for benchmarked tests, in processes of their own) with the same
 measuring harness;
 they differ only in whose code they import: side B the working tree's, side A the revision's
 worktree (:mod:`pytest_benchsdk._ab.revision`). :func:`side_paths` says what goes first on a
@@ -119,9 +119,10 @@ class Side:
     imports the measuring engine meanwhile), :meth:`load` tells it what to import,
     :meth:`wait_ready` waits for that.
 
-    ``program`` is the module the process runs (by default :mod:`pytest_benchsdk._ab.side`,
-    which runs bench files' iterations; the glue's benchmarked tests have one that runs
-    pytest there); ``role`` names its processes apart from the other programs'."""
+    ``program`` is the module the process runs (by default
+    :mod:`pytest_benchsdk._ab.side_program`, which runs bench files' iterations; the glue's
+    benchmarked tests have one that runs pytest there); ``role`` names its processes apart
+    from the other programs'."""
 
     def __init__(
         self,
@@ -153,7 +154,7 @@ class Side:
     def _launch(self) -> None:
         program = self._program
         if program is None:
-            from pytest_benchsdk._ab import side as program
+            from pytest_benchsdk._ab import side_program as program
 
         # This interpreter (execnet's default, started with -c and execnet's installed
         # bootstrap rather than its source sent over); the side runs in its main thread: its

@@ -1,8 +1,8 @@
 """One side of an A/B session, in its own process: runs single iterations when asked.
 
-The controller (:mod:`pytest_benchsdk._ab.sides`) starts a Python process per side through
-execnet and sends this module's source to it (``gateway.remote_exec(module)``); it runs there
-as ``__channelexec__`` and speaks over the channel:
+The controller (:mod:`pytest_benchsdk._ab.side_processes`) starts a Python process per side
+through execnet and sends this module's source to it (``gateway.remote_exec(module)``); it runs
+there as ``__channelexec__`` and speaks over the channel:
 
 1. ``{"harness": …}``, as soon as the process starts: put the harness (the folder holding the
    measuring ``pytest_benchsdk``, the same on both sides) first on ``sys.path`` and import
