@@ -15,11 +15,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import pluggy
+import pytest
 
 if TYPE_CHECKING:
-    import pytest
-
     from pytest_benchsdk._analysis.scoring import ScoreResult
     from pytest_benchsdk.records import TaskRecord
 
@@ -29,7 +27,7 @@ __all__ = [
     "pytest_benchsdk_summary",
 ]
 
-hookspec = pluggy.HookspecMarker("pytest")
+hookspec = pytest.hookspec
 
 
 @hookspec

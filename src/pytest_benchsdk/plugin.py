@@ -18,10 +18,10 @@ A/B side process          nothing more: the side's own plugin
 ``--bench-resubmit``      :class:`~._plugin.control.resubmit.ResubmitPlugin`
 ``--bench-check``         :class:`~._plugin.items.collection.CollectionPlugin`,
                           :class:`~._plugin.control.check.CheckPlugin`
-xdist worker              collection, :class:`~._plugin.items.execution.RunnerPlugin`,
+xdist worker              collection, :class:`~._plugin.items.execution.ExecutionPlugin`,
                           :class:`~._plugin.benchmark.measuring.BenchmarkedTests` (which
                           says why it measures nothing under xdist)
-controller                collection, runner, benchmarked tests,
+controller                collection, execution, benchmarked tests,
                           :class:`~._plugin.control.controller.ControllerPlugin`; under
                           xdist also
                           :class:`~._plugin.distribution.scheduling.DistributedBench`
@@ -230,7 +230,7 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
     if not options.enabled:
         return
     from pytest_benchsdk._plugin.distribution.scheduling import DistributedBench, xdist_distributes
-    from pytest_benchsdk._plugin.items.execution import RunnerPlugin, hand_over_to_xdist
+    from pytest_benchsdk._plugin.items.execution import ExecutionPlugin, hand_over_to_xdist
 
     benchmarked = None
     if other_provider(config.pluginmanager) is None:
@@ -241,7 +241,7 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
         benchmarked = BenchmarkedTests(catalog, why_not=why_not)
         register(benchmarked, "benchsdk-benchmarked")
     if hasattr(config, "workerinput"):
-        register(RunnerPlugin(config, hand_over_to_xdist(config)), "benchsdk-runner")
+        register(ExecutionPlugin(config, hand_over_to_xdist(config)), "benchsdk-execution")
         return
     from pytest_benchsdk._plugin.control.controller import ControllerPlugin
 
@@ -253,8 +253,8 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
         controller.test_groups = benchmarked
     if xdist_distributes(config):
         register(DistributedBench(catalog), "benchsdk-distribution")
-    runner = RunnerPlugin(config, controller.keep_all, on_payload=controller.remember_local)
-    register(runner, "benchsdk-runner")
+    execution = ExecutionPlugin(config, controller.keep_all, on_payload=controller.remember_local)
+    register(execution, "benchsdk-execution")
     if options.ab is not None:
         from pytest_benchsdk._plugin.ab.plugin import ABPlugin
         from pytest_benchsdk._plugin.items.nodes import install_item_runner

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_benchsdk._ab.side import imported_from
+from pytest_benchsdk._ab.side_program import imported_from
 
 
 def _module(monkeypatch: pytest.MonkeyPatch, name: str, path: Path) -> None:

@@ -1,6 +1,6 @@
 """The first steps of every A/B side process, whatever it runs there.
 
-:class:`~pytest_benchsdk._ab.sides.Side` starts a Python process through execnet and sends
+:class:`~pytest_benchsdk._ab.side_processes.Side` starts a Python process through execnet and sends
 this module's source to it (``gateway.remote_exec(module)``), as pytest-xdist's ``remote.py``
 is sent to a worker; it runs there as ``__channelexec__``, so it imports nothing of the package
 until the harness is on the import path:
@@ -9,7 +9,7 @@ until the harness is on the import path:
    to the controller (it reaches the whole process group in a terminal; the controller ends
    this process when the session ends), the harness (the folder holding the measuring
    ``pytest_benchsdk``, the same on both sides) goes first on ``sys.path``, and the program is
-   imported: the bench files' sides (:mod:`pytest_benchsdk._ab.side`) or the benchmarked
+   imported: the bench files' sides (:mod:`pytest_benchsdk._ab.side_program`) or the benchmarked
    tests' (:mod:`pytest_benchsdk._plugin.ab.side_session`). Its own imports (the measuring
    engine, most of a side's start) come before the side's paths, as in the controller, where
    pytest loads the plugin before a ``pythonpath`` ini puts the project's folders first;

@@ -72,7 +72,7 @@ CPU_KEY: Final = "cpu_ms"
 ROUNDS_KEY: Final = "rounds"
 #: Under :data:`ROUNDS_KEY`, a record of a test measured in turns (:func:`repeated_record`):
 #: how many of the kept per-call figures each turn gave, in run order (the sides of an A/B
-#: session pair their rounds turn by turn: ``_analysis.baseline`` reads it).
+#: session pair their rounds turn by turn: ``_analysis.baseline.pairing`` reads it).
 REPETITIONS_KEY: Final = "repetitions"
 #: Per-call figures a record keeps at most per clock: a ~100 ns function makes ~100,000 rounds
 #: in pytest-benchmark's second; a record keeps 1,000 of them, evenly spaced in run order (a

@@ -14,7 +14,7 @@ import only those before it (``tests/project/test_architecture.py`` holds the or
     pytest-xdist: the ``--dist`` choice, groups that stay in one process, plain node ids.
 ``items``
     bench modules, iteration and threshold items, collection, selection, the task's fixtures
-    and the runner role (each record onto its call report). An item runs through the process's
+    and the execution role (each record onto its call report). An item runs through the process's
     executor unless a feature installed an item runner (:func:`.items.nodes.install_item_runner`).
 ``control``
     session control: the controller role (the runs, the store, scoring, the platform, the

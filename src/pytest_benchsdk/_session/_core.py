@@ -46,6 +46,8 @@ from pytest_benchsdk.results import (
     Baseline,
     BaselineRefused,
     BenchmarkRun,
+    ComparisonOptions,
+    HygieneOptions,
     analyse,
     save_analyses,
     save_baseline,
@@ -700,21 +702,28 @@ class BenchSession:
             display_metrics=display.metrics if display is not None else None,
             resamples=self.options.score_resamples,
             score_intervals=run.score_intervals,
-            warnings=self.options.warnings != "off",
+            hygiene=None
+            if self.options.warnings == "off"
+            else HygieneOptions(
+                ignore=self.options.warnings_ignore,
+                warmup=run.schedule.resolved.warmup,
+                phase_warmup={
+                    entry.phase: entry.count
+                    for entry in run.schedule.warmup_plan
+                    if entry.phase is not None
+                },
+                rounds=run.benchmarked_tests,
+            ),
             thresholds=run.thresholds,
-            baseline=baseline,
-            setup=self.hooks.setup(run) if self.hooks.setup is not None else None,
-            noise_threshold=self.options.compare_noise,
-            compare_on=self.options.compare_on,
-            compare_rules=self.options.compare_rules,
-            warnings_ignore=self.options.warnings_ignore,
-            warmup=run.schedule.resolved.warmup,
-            phase_warmup={
-                entry.phase: entry.count
-                for entry in run.schedule.warmup_plan
-                if entry.phase is not None
-            },
-            rounds=run.benchmarked_tests,
+            comparison=None
+            if baseline is None
+            else ComparisonOptions(
+                baseline=baseline,
+                setup=(self.hooks.setup(run) if self.hooks.setup is not None else None) or {},
+                noise_threshold=self.options.compare_noise,
+                compare_on=self.options.compare_on,
+                rules=self.options.compare_rules,
+            ),
         )
 
     def _conclude(self, run: BenchmarkRun, interrupted: bool) -> None:

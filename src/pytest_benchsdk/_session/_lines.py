@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from pytest_benchsdk._session._options import SessionOptions
+from pytest_benchsdk._views.escape import terminal_text
 from pytest_benchsdk._views.text import (
     knobs_line,
     summary_lines,
-    terminal_text,
     title_line,
     warmup_line,
 )

@@ -16,6 +16,7 @@ from typing import Final
 
 from pytest_benchsdk._base.numbers import change_text, in_unit, phase_subject
 from pytest_benchsdk._base.percentiles import BEST_TAIL_NOTE
+from pytest_benchsdk._views.escape import terminal_text
 from pytest_benchsdk._views.text import (
     comparison_legend,
     comparison_reasons,
@@ -27,7 +28,6 @@ from pytest_benchsdk._views.text import (
     rounds_cell,
     score_rows,
     stats_cell,
-    terminal_text,
     warmup_line,
     warnings_more,
     warnings_shown,

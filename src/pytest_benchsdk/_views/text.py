@@ -3,7 +3,8 @@ show`` print these lines, so both say the same.
 
 Everything comes from the :class:`~pytest_benchsdk.results.RunSummary`; numbers go through
 :mod:`pytest_benchsdk._base.numbers` (three significant digits, times in the unit that reads best),
-names and messages through :func:`terminal_text` (no control character reaches the terminal).
+names and messages through :func:`~pytest_benchsdk._views.escape.terminal_text` (no control
+character reaches the terminal).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import math
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any, Final, TextIO
+from typing import Final
 
 from pytest_benchsdk._analysis.baseline import BaselineComparison, MetricComparison
 from pytest_benchsdk._analysis.changepoints import ChangePoint, fewest_runs
@@ -31,6 +32,7 @@ from pytest_benchsdk._base.numbers import (
     stat_triple,
 )
 from pytest_benchsdk._base.percentiles import BEST_TAIL_NOTE
+from pytest_benchsdk._views.escape import terminal_text
 from pytest_benchsdk.results import (
     HISTORY_RULE,
     HistorySeries,
@@ -52,7 +54,6 @@ __all__ = [
     "MAX_NAME_WIDTH",
     "RELATIVE_ROWS",
     "WARNINGS_PER_CODE",
-    "TerminalStream",
     "change_point_text",
     "column_lines",
     "comparison_legend",
@@ -61,7 +62,6 @@ __all__ = [
     "detectable_cell",
     "history_lines",
     "knobs_line",
-    "message_text",
     "name_cell",
     "relative_lines",
     "relative_more",
@@ -74,8 +74,6 @@ __all__ = [
     "stats_cell",
     "summary_lines",
     "table",
-    "terminal_data",
-    "terminal_text",
     "threshold_lines",
     "title_line",
     "warmup_line",
@@ -90,56 +88,6 @@ __all__ = [
 MAX_NAME_WIDTH: Final = 40
 #: Width at which long lines (warnings, threshold messages) wrap.
 _WRAP: Final = 96
-
-
-def terminal_text(text: object) -> str:
-    """``str(text)`` on one terminal line: characters that are not printable (a newline, a
-    tab, an escape sequence) are written as Python escapes (``\\n``, ``\\x1b``)."""
-    text = str(text)
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
-
-
-def terminal_data(text: str) -> str:
-    """Data (a CSV, JSON, a listing) for a terminal: its line structure is kept (``\n``,
-    ``\r\n``, tabs) and every other character that is not printable is written as a Python
-    escape (an escape sequence in a stored name reaches the terminal as ``\x1b[31m``)."""
-    if text.isprintable():
-        return text
-    kept: list[str] = []
-    for index, ch in enumerate(text):
-        if ch.isprintable() or ch in "\n\t" or (ch == "\r" and text[index + 1 : index + 2] == "\n"):
-            kept.append(ch)
-        else:
-            kept.append(ascii(ch)[1:-1])
-    return "".join(kept)
-
-
-class TerminalStream:
-    """A text stream for a terminal: what is written goes through :func:`terminal_data`
-    (every other attribute is the stream's own). The CLI writes through it when its output
-    is a terminal; a pipe or a file gets the data exactly as it is."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-
-    def write(self, text: str) -> int:
-        self.stream.write(terminal_data(text))
-        return len(text)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.stream, name)
-
-
-def message_text(text: object) -> str:
-    """:func:`terminal_text` that keeps a message's own line breaks and tabs: a multi-line
-    message stays readable, an escape sequence (ESC, BEL, CR …) is written as a Python escape
-    and never reaches the terminal."""
-    return "\n".join(
-        "\t".join(terminal_text(part) for part in line.split("\t"))
-        for line in str(text).split("\n")
-    )
 
 
 def name_cell(text: object) -> str:

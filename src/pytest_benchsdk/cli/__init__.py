@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn, ParamSpec, TextIO, cast
 
 from pytest_benchsdk._base.defaults import DEFAULT_STORE
+from pytest_benchsdk._views.escape import TerminalStream
 from pytest_benchsdk._views.exports import EXPORT_FORMATS
-from pytest_benchsdk._views.text import TerminalStream
 from pytest_benchsdk.cli._store import (
     UsageError,
     cli_store,
@@ -302,7 +302,7 @@ _P = ParamSpec("_P")
 
 def _escaping_terminal_output(command: Callable[_P, int]) -> Callable[_P, int]:
     """``command`` with what it writes to a terminal escaped: a name in the store may hold an
-    escape sequence (see :class:`~pytest_benchsdk._views.text.TerminalStream`); a pipe or a
+    escape sequence (see :class:`~pytest_benchsdk._views.escape.TerminalStream`); a pipe or a
     file gets the data as it is."""
 
     @functools.wraps(command)

@@ -19,6 +19,7 @@ from pytest_benchsdk._base.defaults import DEFAULT_STORE
 from pytest_benchsdk._base.files import write_atomically
 from pytest_benchsdk._base.js import js_json
 from pytest_benchsdk._base.storepath import StoreLocation, find_inifile, resolve_store
+from pytest_benchsdk._views.escape import terminal_text
 from pytest_benchsdk._views.exports import EXPORT_FORMATS, export_text, gab_entries
 from pytest_benchsdk._views.text import (
     comparison_lines,
@@ -26,13 +27,13 @@ from pytest_benchsdk._views.text import (
     name_cell,
     summary_lines,
     table,
-    terminal_text,
     title_line,
 )
 from pytest_benchsdk.records import TaskRecord
 from pytest_benchsdk.results import (
     BaselineRefused,
     CompareRef,
+    ComparisonOptions,
     RunRefError,
     RunSetup,
     analyse,
@@ -331,9 +332,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         samples={},
         records=records,
         spec=spec,
-        warnings=False,
-        baseline=baseline,
-        setup=setup.describe(current.environment),
+        hygiene=None,
+        comparison=ComparisonOptions(baseline=baseline, setup=setup.describe(current.environment)),
     )
     print(title_line(summary, f"run {current.run_id}"))
     if scored_elsewhere:

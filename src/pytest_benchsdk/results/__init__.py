@@ -30,6 +30,8 @@ from pytest_benchsdk._analysis.baseline import Baseline
 from pytest_benchsdk._base.public import publish
 from pytest_benchsdk.results._analyse import (
     Analyses,
+    ComparisonOptions,
+    HygieneOptions,
     analyse,
     judge_thresholds,
     participant_verdicts,
@@ -112,8 +114,10 @@ __all__ = [
     "BaselineRefused",
     "BenchmarkRun",
     "CompareRef",
+    "ComparisonOptions",
     "FailureGroup",
     "HistorySeries",
+    "HygieneOptions",
     "Knobs",
     "MergeResult",
     "MergedRun",

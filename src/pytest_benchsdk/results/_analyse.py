@@ -63,9 +63,52 @@ from pytest_benchsdk.results._model import (
 )
 from pytest_benchsdk.results._samples import ParticipantSamples, record_phase
 
-__all__ = ["Analyses", "analyse", "judge_thresholds", "participant_verdicts"]
+__all__ = [
+    "Analyses",
+    "ComparisonOptions",
+    "HygieneOptions",
+    "analyse",
+    "judge_thresholds",
+    "participant_verdicts",
+]
 
 _T = TypeVar("_T")
+
+
+@attrs.frozen(kw_only=True)
+class HygieneOptions:
+    """How :func:`analyse` runs the run-hygiene checks: the warning codes to leave out
+    (``ignore``, ``--bench-warnings-ignore``); ``warmup``, the warm-up iterations each
+    participant ran first (per phase), and ``phase_warmup`` the count of each phase where it
+    is its own (a cold phase gets none); ``rounds``: the run is a group of benchmarked tests,
+    each participant's samples its rounds (the warnings' advice names the ``benchmark``
+    fixture's knobs)."""
+
+    ignore: Collection[str] = ()
+    warmup: int = 0
+    phase_warmup: Mapping[str, int] = attrs.field(factory=dict)
+    rounds: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class ComparisonOptions:
+    """What :func:`analyse` compares the run with: ``baseline`` (a string says why there is
+    none); ``setup``, this run's ``{"benchmark", "knobs", "environment"}``;
+    ``noise_threshold``, the relative change below which nothing is a change
+    (``--bench-compare-noise``); ``compare_on``, the metrics whose verdicts count
+    (``--bench-compare-on``; one that no participant measured is
+    :attr:`Analyses.usage_error`, and there is no comparison); ``rules``
+    (``--bench-compare-fail=STAT:LIMIT``), judged in the comparison."""
+
+    baseline: Baseline | str
+    setup: Mapping[str, Any] = attrs.field(factory=dict)
+    noise_threshold: float = DEFAULT_NOISE_THRESHOLD
+    compare_on: Sequence[str] = ()
+    rules: Sequence[CompareRule] = ()
+
+
+#: The run-hygiene checks with every code and no warm-up (:func:`analyse`'s default).
+_ALL_CHECKS: Final = HygieneOptions()
 
 
 @attrs.frozen
@@ -285,17 +328,9 @@ def analyse(
     display_metrics: Any = None,
     resamples: int = 0,
     score_intervals: bool = True,
-    warnings: bool = True,
+    hygiene: HygieneOptions | None = _ALL_CHECKS,
     thresholds: Mapping[str, Sequence[Threshold]] | None = None,
-    baseline: Baseline | str | None = None,
-    setup: Mapping[str, Any] | None = None,
-    noise_threshold: float = DEFAULT_NOISE_THRESHOLD,
-    warnings_ignore: Collection[str] = (),
-    warmup: int = 0,
-    compare_on: Sequence[str] = (),
-    phase_warmup: Mapping[str, int] | None = None,
-    compare_rules: Sequence[CompareRule] = (),
-    rounds: bool = False,
+    comparison: ComparisonOptions | None = None,
 ) -> Analyses:
     """Every analysis of one run.
 
@@ -305,19 +340,11 @@ def analyse(
       statistics' intervals nor the relative summary); ``score_intervals`` False: no scores'
       intervals whatever ``resamples`` says (a run whose participants each have one record
       holding their samples, as a benchmarked test's: resampling records says nothing).
-    * ``warnings``: run the run-hygiene checks, leaving out the codes in ``warnings_ignore``;
-      ``warmup`` is the warm-up iterations each participant ran first (per phase), and
-      ``phase_warmup`` the count of each phase where it is its own (a cold phase gets none).
-      With phases each participant × phase is judged alone. ``rounds``: the run is a group
-      of benchmarked tests, each participant's samples its rounds (the warnings' advice names
-      the ``benchmark`` fixture's knobs).
+    * ``hygiene``: run the run-hygiene checks as :class:`HygieneOptions` says (None: none).
+      With phases each participant × phase is judged alone.
     * ``thresholds``: per participant the thresholds to judge (those selected).
-    * ``baseline``: compare with it (a string says why there is none); ``setup`` is this run's
-      ``{"benchmark", "knobs", "environment"}``; ``noise_threshold`` the relative change below
-      which nothing is a change (``--bench-compare-noise``); ``compare_on`` the metrics whose
-      verdicts count (``--bench-compare-on``; one that no participant measured is
-      :attr:`Analyses.usage_error`, and there is no comparison); ``compare_rules``
-      (``--bench-compare-fail=STAT:LIMIT``) are judged in the comparison.
+    * ``comparison``: compare with a baseline as :class:`ComparisonOptions` says (None: no
+      comparison, and no note of why).
     """
     errors: list[str] = []
     by_name = {pr.participant: pr.records for pr in records}
@@ -358,7 +385,8 @@ def analyse(
             "relative summary", errors, lambda: relative_summary(ran, *primary, values)
         )
     found: tuple[RunWarning, ...] = ()
-    if warnings:
+    if hygiene is not None:
+        checks = hygiene
         found = (
             _guarded(
                 "run-hygiene checks",
@@ -369,10 +397,10 @@ def analyse(
                     by_name,
                     spec,
                     thresholds=thresholds or {},
-                    warmup=warmup,
-                    phase_warmup=phase_warmup or {},
-                    ignore=warnings_ignore,
-                    rounds=rounds,
+                    warmup=checks.warmup,
+                    phase_warmup=checks.phase_warmup,
+                    ignore=checks.ignore,
+                    rounds=checks.rounds,
                 ),
             )
             or ()
@@ -397,13 +425,36 @@ def analyse(
             )
             or ()
         )
-    comparison: BaselineComparison | None = None
-    note: str | None = None
-    usage_error: str | None = None
     current = {name: recs for name, recs in by_name.items() if recs}
-    unmeasured = _unmeasured_thresholds(verdicts, participants, spec)
-    if unmeasured is not None:
-        usage_error = unmeasured
+    usage_error = _unmeasured_thresholds(verdicts, participants, spec)
+    compared, note, usage_error = _compare(comparison, current, spec, usage_error, errors)
+    return Analyses(
+        uncertainty=uncertainty,
+        intervals=intervals,
+        relative=relative,
+        warnings=found,
+        thresholds=tuple(verdicts),
+        comparison=compared,
+        comparison_note=note,
+        errors=tuple(errors),
+        usage_error=usage_error,
+    )
+
+
+def _compare(
+    comparison: ComparisonOptions | None,
+    current: Mapping[str, Sequence[TaskRecord]],
+    spec: ScoringSpec | None,
+    usage_error: str | None,
+    errors: list[str],
+) -> tuple[BaselineComparison | None, str | None, str | None]:
+    """:func:`analyse`'s comparison: the comparison or the note why there is none, and the
+    usage error (``usage_error`` so far, and a ``--bench-compare-on`` key no participant
+    measured)."""
+    compared: BaselineComparison | None = None
+    note: str | None = None
+    baseline = None if comparison is None else comparison.baseline
+    compare_on = () if comparison is None else comparison.compare_on
     if baseline is not None and compare_on:
         # Checked whether or not there is a baseline yet: the first run says it too.
         try:
@@ -414,26 +465,22 @@ def analyse(
             baseline = f"nothing compared: {problem}"
     if isinstance(baseline, str):
         note = baseline
-    elif baseline is not None:
-        base = baseline
-        comparison = _guarded(
+    elif baseline is not None and comparison is not None:
+        base, asked = baseline, comparison
+        compared = _guarded(
             "baseline comparison",
             errors,
             lambda: compare_with_baseline(
-                base, current, spec, setup or {}, noise_threshold, compare_on, compare_rules
+                base,
+                current,
+                spec,
+                asked.setup,
+                asked.noise_threshold,
+                asked.compare_on,
+                asked.rules,
             ),
         )
-    return Analyses(
-        uncertainty=uncertainty,
-        intervals=intervals,
-        relative=relative,
-        warnings=found,
-        thresholds=tuple(verdicts),
-        comparison=comparison,
-        comparison_note=note,
-        errors=tuple(errors),
-        usage_error=usage_error,
-    )
+    return compared, note, usage_error
 
 
 def _unmeasured_thresholds(

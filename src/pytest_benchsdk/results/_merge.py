@@ -21,7 +21,7 @@ import attrs
 from pytest_benchsdk._analysis.scoring import RecordsOutcome, score
 from pytest_benchsdk._base.defaults import DEFAULT_SCORE_RESAMPLES
 from pytest_benchsdk._config.thresholds import Threshold, parse_threshold
-from pytest_benchsdk.results._analyse import analyse
+from pytest_benchsdk.results._analyse import HygieneOptions, analyse
 from pytest_benchsdk.results._model import RunStatus
 from pytest_benchsdk.results._samples import sample_sets
 from pytest_benchsdk.results._stored import (
@@ -208,9 +208,10 @@ def _analyse_merged(
         spec=spec,
         results=results,
         resamples=DEFAULT_SCORE_RESAMPLES if "uncertainty" in had and results else 0,
-        warnings="warnings" in had,
+        hygiene=HygieneOptions(rounds=draft.knobs.rounds is not None)
+        if "warnings" in had
+        else None,
         thresholds={p.participant: thresholds for p in records} if thresholds else None,
-        rounds=draft.knobs.rounds is not None,
     )
     save_analyses(out, run_id, analyses)
     notes.extend(analyses.errors)

@@ -26,7 +26,7 @@ from pytest_benchsdk.platform._barrier import PoolBarrier
 from pytest_benchsdk.platform._metrics import samples_to_ndjson
 from pytest_benchsdk.records import LOG_LEVELS, TaskRecord
 
-__all__ = ["WorkerResult", "run_worker"]
+__all__ = ["WorkerOptions", "WorkerResult", "run_worker"]
 
 MAX_BATCH_SIZE = 5000
 
@@ -112,43 +112,134 @@ def run_worker(
     unless the step names its own. Nothing to claim:
     ``assignment`` None and no further request. Upstream's messages for bad options
     (``ValueError``)."""
-    if concurrency is not None:
-        _positive("concurrency", concurrency)
-    _positive("batchSize", batch_size)
-    if batch_size > MAX_BATCH_SIZE:
-        raise ValueError("Benchmark batchSize must be at most 5000.")
-    _positive("flushIntervalMs", flush_interval_ms)
-    _positive("heartbeatIntervalMs", heartbeat_interval_ms)
-    if (
-        not isinstance(ready_poll_interval_ms, (int, float))
-        or isinstance(ready_poll_interval_ms, bool)
-        or not 0 < ready_poll_interval_ms < float("inf")
-    ):
-        raise ValueError(
-            "Benchmark readyPollIntervalMs must be a positive number "
-            f"(got {ready_poll_interval_ms!r})."
+    options = WorkerOptions(
+        benchmark_slug=benchmark_slug,
+        run_id=run_id,
+        participant_slug=participant_slug,
+        task=task,
+        participant=participant,
+        process_kind=process_kind,
+        process_key=process_key,
+        concurrency=concurrency,
+        batch_size=batch_size,
+        on_result=on_result,
+        on_finish=on_finish,
+        log_level=log_level,
+        max_log_lines=max_log_lines,
+        log_compression=log_compression,
+        metrics_interval_ms=metrics_interval_ms,
+        flush_interval_ms=flush_interval_ms,
+        heartbeat_interval_ms=heartbeat_interval_ms,
+        ready_poll_interval_ms=ready_poll_interval_ms,
+        log_flush_interval_ms=log_flush_interval_ms,
+        on_telemetry_error=on_telemetry_error,
+    )
+    return _work(client, options, options.checked(os.environ))
+
+
+@attrs.frozen(kw_only=True)
+class WorkerOptions:
+    """:func:`run_worker`'s options as given (upstream ``runWorker``'s options, snake_case):
+    the parameter object behind its keywords, documented there."""
+
+    benchmark_slug: str
+    run_id: str
+    participant_slug: str
+    task: Callable[..., Any]
+    participant: Participant | None = None
+    process_kind: str | None = None
+    process_key: str | None = None
+    concurrency: int | None = None
+    batch_size: int = 1000
+    on_result: Callable[[TaskRecord], object] | None = None
+    on_finish: Callable[[Mapping[str, Any]], object] | None = None
+    log_level: str | None = None
+    max_log_lines: int | None = None
+    log_compression: str | bool | None = None
+    metrics_interval_ms: int | None = None
+    flush_interval_ms: int = 30_000
+    heartbeat_interval_ms: int = 30_000
+    ready_poll_interval_ms: float = DEFAULT_READY_POLL_INTERVAL_MS
+    log_flush_interval_ms: int | None = None
+    on_telemetry_error: Callable[[BaseException, str], object] | None = None
+
+    def checked(self, env: Mapping[str, str]) -> _WorkerSettings:
+        """The options checked (upstream's messages, ``ValueError``), and those left ``None``
+        read from the ``BENCHMARK_*`` variables of ``env``, else upstream's defaults."""
+        if self.concurrency is not None:
+            _positive("concurrency", self.concurrency)
+        _positive("batchSize", self.batch_size)
+        if self.batch_size > MAX_BATCH_SIZE:
+            raise ValueError("Benchmark batchSize must be at most 5000.")
+        _positive("flushIntervalMs", self.flush_interval_ms)
+        _positive("heartbeatIntervalMs", self.heartbeat_interval_ms)
+        ready_poll_interval_ms = self.ready_poll_interval_ms
+        if (
+            not isinstance(ready_poll_interval_ms, (int, float))
+            or isinstance(ready_poll_interval_ms, bool)
+            or not 0 < ready_poll_interval_ms < float("inf")
+        ):
+            raise ValueError(
+                "Benchmark readyPollIntervalMs must be a positive number "
+                f"(got {ready_poll_interval_ms!r})."
+            )
+        log_flush_interval_ms = self.log_flush_interval_ms
+        if log_flush_interval_ms is None:
+            log_flush_interval_ms = _env_int(env, "BENCHMARK_LOG_FLUSH_INTERVAL_MS", 0)
+        _non_negative("logFlushIntervalMs", log_flush_interval_ms)
+        metrics_interval_ms = self.metrics_interval_ms
+        if metrics_interval_ms is None:
+            metrics_interval_ms = _env_int(env, "BENCHMARK_METRICS_INTERVAL_MS", 30_000)
+        _non_negative("metricsIntervalMs", metrics_interval_ms)
+        level = (self.log_level or env.get("BENCHMARK_LOG_LEVEL") or "info").strip().lower()
+        max_log_lines = self.max_log_lines
+        if max_log_lines is None:
+            max_log_lines = _env_int(env, "BENCHMARK_LOG_MAX_LINES", 100_000)
+        log_compression = self.log_compression
+        if log_compression is None:
+            compression = (env.get("BENCHMARK_LOG_COMPRESSION") or "").strip().lower()
+            log_compression = compression == "gzip"
+        return _WorkerSettings(
+            level=level if level in LOG_LEVELS else "info",
+            max_log_lines=max_log_lines,
+            gzipped=log_compression is True or log_compression == "gzip",
+            metrics_interval_ms=metrics_interval_ms,
+            log_flush_interval_ms=log_flush_interval_ms,
         )
-    env = os.environ
-    if log_flush_interval_ms is None:
-        log_flush_interval_ms = _env_int(env, "BENCHMARK_LOG_FLUSH_INTERVAL_MS", 0)
-    _non_negative("logFlushIntervalMs", log_flush_interval_ms)
-    if metrics_interval_ms is None:
-        metrics_interval_ms = _env_int(env, "BENCHMARK_METRICS_INTERVAL_MS", 30_000)
-    _non_negative("metricsIntervalMs", metrics_interval_ms)
-    level = (log_level or env.get("BENCHMARK_LOG_LEVEL") or "info").strip().lower()
-    level = level if level in LOG_LEVELS else "info"
-    if max_log_lines is None:
-        max_log_lines = _env_int(env, "BENCHMARK_LOG_MAX_LINES", 100_000)
-    if log_compression is None:
-        log_compression = (env.get("BENCHMARK_LOG_COMPRESSION") or "").strip().lower() == "gzip"
-    gzipped = log_compression is True or log_compression == "gzip"
+
+
+@attrs.frozen(kw_only=True)
+class _WorkerSettings:
+    """The worker's settings that :meth:`WorkerOptions.checked` resolves: the lowest log
+    level kept, how many log lines at most, whether ``worker.log`` is gzipped, how often the
+    system metrics are sampled and the log lines uploaded (0: never; only at the end)."""
+
+    level: str
+    max_log_lines: int
+    gzipped: bool
+    metrics_interval_ms: int
+    log_flush_interval_ms: int
+
+
+def _work(
+    client: BenchmarkClient, options: WorkerOptions, settings: _WorkerSettings
+) -> WorkerResult:
+    """:func:`run_worker`'s loop: claim, run the tasks, report, finish."""
+    o = options
+    benchmark_slug, run_id, participant_slug = o.benchmark_slug, o.run_id, o.participant_slug
+    task, participant, concurrency = o.task, o.participant, o.concurrency
+    on_result, on_finish, on_telemetry_error = o.on_result, o.on_finish, o.on_telemetry_error
+    flush_interval_ms, heartbeat_interval_ms = o.flush_interval_ms, o.heartbeat_interval_ms
+    level, max_log_lines, gzipped = settings.level, settings.max_log_lines, settings.gzipped
+    metrics_interval_ms = settings.metrics_interval_ms
+    log_flush_interval_ms = settings.log_flush_interval_ms
     reporter = BenchmarkReporter.claim(
         benchmark_slug=benchmark_slug,
         run_id=run_id,
         participant_slug=participant_slug,
-        process_kind=process_kind,
-        process_key=process_key or socket.gethostname(),
-        batch_size=batch_size,
+        process_kind=o.process_kind,
+        process_key=o.process_key or socket.gethostname(),
+        batch_size=o.batch_size,
         client=client,
     )
     if reporter is None:
@@ -165,7 +256,7 @@ def run_worker(
         workers,
         barrier=PoolBarrier(heartbeats, participant_slug, reporter.client),
         on_change=heartbeats.poke,
-        ready_poll_interval_ms=ready_poll_interval_ms,
+        ready_poll_interval_ms=o.ready_poll_interval_ms,
     )
     heartbeats.coordination = coordination
     start, count = reporter.task_index_start, reporter.task_count

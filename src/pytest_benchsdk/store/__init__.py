@@ -55,9 +55,9 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`):
 
 Code: :mod:`._connection` opens the file and runs the transactions (and defines the errors),
 :mod:`._schema` creates and migrates the tables, :mod:`._results` holds :class:`ResultStore` with
-every query, :mod:`._journal` keeps the grouped records' journal and replays orphaned ones,
-:mod:`._owner` tells whether a run's process is gone, :mod:`._health` checks and salvages a
-damaged file.
+its queries, :mod:`._outbox` the outbox's (which :class:`ResultStore` inherits), :mod:`._journal`
+keeps the grouped records' journal and replays orphaned ones, :mod:`._owner` tells whether a run's
+process is gone, :mod:`._health` checks and salvages a damaged file.
 Only the names in ``__all__`` here are public.
 """
 
@@ -69,15 +69,8 @@ from pytest_benchsdk.store._connection import (
     UnknownRunError,
 )
 from pytest_benchsdk.store._health import StoreCheck, StoreRecovery, check_store, recover_store
-from pytest_benchsdk.store._results import (
-    OUTBOX_STATES,
-    RUN_STATUSES,
-    NamedBaseline,
-    OutboxEntry,
-    OutboxTarget,
-    ResultStore,
-    StoredRun,
-)
+from pytest_benchsdk.store._outbox import OUTBOX_STATES, OutboxEntry, OutboxTarget
+from pytest_benchsdk.store._results import RUN_STATUSES, NamedBaseline, ResultStore, StoredRun
 from pytest_benchsdk.store._schema import SCHEMA_VERSION
 
 __all__ = [

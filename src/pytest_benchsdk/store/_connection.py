@@ -3,8 +3,8 @@
 Private to :mod:`pytest_benchsdk.store`, which re-exports :class:`StoreError` and
 :class:`UnknownRunError`. :class:`StoreConnection` knows nothing of the tables except that
 :func:`~pytest_benchsdk.store._schema.migrate` creates them; the queries live in
-:mod:`pytest_benchsdk.store._results`. See :mod:`pytest_benchsdk.store` for the concurrency
-rules and the schema.
+:mod:`pytest_benchsdk.store._results` and :mod:`pytest_benchsdk.store._outbox`. See
+:mod:`pytest_benchsdk.store` for the concurrency rules and the schema.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ __all__ = [
     "dump_json",
     "load_json",
     "now_iso",
+    "require_run",
 ]
 
 #: Seconds a writer waits for another process's write lock before giving up.
@@ -158,6 +159,12 @@ class UnknownRunError(StoreError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else "unknown run"
+
+
+def require_run(conn: sqlite3.Connection, run_id: str) -> None:
+    """:class:`UnknownRunError` unless the store holds the run (inside a write transaction)."""
+    if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
+        raise UnknownRunError(f"no run {run_id!r} in the results store")
 
 
 def now_iso() -> str:

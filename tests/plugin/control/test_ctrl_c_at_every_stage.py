@@ -151,7 +151,7 @@ STAGES = [
     "ExceptionInfo.getrepr",
     # The session finishes: the executor stops, the runs are scored, stored, written,
     # summarised; pytest's KeyboardInterrupt line.
-    "RunnerPlugin.pytest_sessionfinish",
+    "ExecutionPlugin.pytest_sessionfinish",
     "ProcessRuntime.unreported",
     "Executor.shutdown",
     "ControllerPlugin.pytest_sessionfinish",

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
-from pytest_benchsdk._ab.sides import SideName, Sides, side_paths
+from pytest_benchsdk._ab.side_processes import SideName, Sides, side_paths
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._engine.rounds import Rounds, failed_record, repeated_record
 from pytest_benchsdk._plugin.ab import side_session
@@ -115,7 +115,7 @@ class ABTests:
     def start(self, worktree: Worktree, cwd_b: Path, cwd_a: Path, folders: Sequence[Path]) -> None:
         """Have every process collect its side's test files (an ``ABError`` if a side's pytest
         could not start, or imported the other side's code, or a test file lies outside the
-        repository); ``folders`` as :func:`~pytest_benchsdk._ab.sides.side_paths` takes
+        repository); ``folders`` as :func:`~pytest_benchsdk._ab.side_processes.side_paths` takes
         them."""
         repository = worktree.repository
         files_b: list[str] = []

@@ -3,14 +3,14 @@
 
 When the session starts, REV is checked out into a temporary worktree
 (:mod:`pytest_benchsdk._ab.revision`; ``--bench-ab-setup`` runs there). Once the items are
-collected, the sides' processes start (:mod:`pytest_benchsdk._ab.sides`), all at once, and each
-imports its own tree's code and the bench files. Each bench item then runs its iteration on both
-sides, one right after the other, in an order drawn at random per item (the item's *round*):
-whatever the machine does to a round, it does to both sides. The item reports side B's outcome,
-as in any session; side A's records go to a run of their own, opened beside B's by a second
-:class:`~pytest_benchsdk._session.BenchSession` that shares the store and prints nothing. Both
-runs carry the knobs ``abSide`` and ``abRevision`` (so they are never the history or the
-``latest`` baseline of a plain run), A's also ``abRun``, B's run id.
+collected, the sides' processes start (:mod:`pytest_benchsdk._ab.side_processes`), all at once,
+and each imports its own tree's code and the bench files. Each bench item then runs its
+iteration on both sides, one right after the other, in an order drawn at random per item (the
+item's *round*): whatever the machine does to a round, it does to both sides. The item reports
+side B's outcome, as in any session; side A's records go to a run of their own, opened beside
+B's by a second :class:`~pytest_benchsdk._session.BenchSession` that shares the store and prints
+nothing. Both runs carry the knobs ``abSide`` and ``abRevision`` (so they are never the history
+or the ``latest`` baseline of a plain run), A's also ``abRun``, B's run id.
 
 Benchmarked tests (the ``benchmark`` fixture's groups) are compared too: :mod:`.benchmarked_tests`
 runs
@@ -42,7 +42,7 @@ from pytest_benchsdk._ab.revision import (
     remove_abandoned,
     repository_root,
 )
-from pytest_benchsdk._ab.sides import Sides, compiled_files, import_folders, side_paths
+from pytest_benchsdk._ab.side_processes import Sides, compiled_files, import_folders, side_paths
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._plugin.items.nodes import BenchItem, ItemFailure
 from pytest_benchsdk._session import BenchSession, SessionHooks
@@ -420,7 +420,7 @@ class ABPlugin:
 
 
 def _existing(root: Path) -> set[str]:
-    from pytest_benchsdk._ab.sides import COMPILED_SUFFIXES
+    from pytest_benchsdk._ab.side_processes import COMPILED_SUFFIXES
 
     return {
         str(path.relative_to(root))

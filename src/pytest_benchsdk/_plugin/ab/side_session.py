@@ -2,7 +2,7 @@
 the side's tree, and runs one test at a time when asked.
 
 The controller (:mod:`.benchmarked_tests`) starts the processes through
-:class:`~pytest_benchsdk._ab.sides.Sides`, which has :mod:`pytest_benchsdk._ab.side_start`
+:class:`~pytest_benchsdk._ab.side_processes.Sides`, which has :mod:`pytest_benchsdk._ab.side_start`
 import this module there (as pytest-xdist's ``remote.py`` runs a worker) and hand it the
 setup. Over the channel:
 
@@ -130,7 +130,7 @@ class SidePlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
-        from pytest_benchsdk._ab.side import imported_from
+        from pytest_benchsdk._ab.side_program import imported_from
 
         self.answered = True
         items: dict[str, pytest.Item] = {}

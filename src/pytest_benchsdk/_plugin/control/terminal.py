@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from pytest_benchsdk._session import run_header_lines, section_lines
-from pytest_benchsdk._views.text import terminal_text
+from pytest_benchsdk._views.escape import terminal_text
 
 __all__ = [
     "readable",

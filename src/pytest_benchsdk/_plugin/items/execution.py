@@ -1,4 +1,4 @@
-"""The runner role: every process that executes bench items (plain pytest, xdist workers).
+"""The execution role: every process that executes bench items (plain pytest, xdist workers).
 
 It attaches each iteration's record to the item's call report, where the controller receives
 it through ``pytest_runtest_logreport`` (in this process, or from an xdist worker); at session
@@ -28,7 +28,7 @@ from pytest_benchsdk._plugin.runtime.heap import FrozenHeap
 from pytest_benchsdk._plugin.runtime.process import ProcessRuntime
 from pytest_benchsdk.results import record_phase
 
-__all__ = ["RunnerPlugin", "attached_payload"]
+__all__ = ["ExecutionPlugin", "attached_payload"]
 
 #: ``TestReport`` attribute holding the iteration's :class:`RecordPayload` as plain JSON, so it
 #: crosses xdist (and ``--report-log``) intact.
@@ -41,7 +41,7 @@ def attached_payload(report: pytest.TestReport) -> dict[str, object] | None:
     return data if isinstance(data, dict) and report.when == "call" else None
 
 
-class RunnerPlugin:
+class ExecutionPlugin:
     """Runs bench items through this process's :class:`ProcessRuntime`.
 
     ``hand_over`` receives the records of iterations whose items never reported (an early

@@ -30,7 +30,7 @@ from pytest_benchsdk._plugin.items.thresholds import threshold_items
 from pytest_benchsdk._plugin.runtime.catalog import Catalog
 from pytest_benchsdk._plugin.runtime.heap import FrozenHeap
 from pytest_benchsdk._plugin.runtime.process import ProcessRuntime
-from pytest_benchsdk._views.text import message_text
+from pytest_benchsdk._views.escape import message_text
 
 __all__ = ["BenchItem", "BenchModule", "ItemFailure", "ItemRunner", "install_item_runner"]
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 
 from pytest_benchsdk.cli._platform._argv import UsageError, parse_global_args
-from pytest_benchsdk.cli._platform._commands import USAGE, Session, command_help, dispatch
+from pytest_benchsdk.cli._platform._commands import USAGE, Invocation, command_help, dispatch
 from pytest_benchsdk.platform._auth import DeviceFlowError, load_config
 from pytest_benchsdk.platform._errors import AuthError, BenchmarkApiError, PlatformConnectionError
 
@@ -64,7 +64,7 @@ def main(
         return 0
     verbose = args.flag("verbose")
     try:
-        session = Session(
+        invocation = Invocation(
             args,
             load_config(home),
             os.environ if env is None else env,
@@ -74,7 +74,7 @@ def main(
             sleep=sleep,
             clock=clock,
         )
-        dispatch(session, args.positionals)
+        dispatch(invocation, args.positionals)
     except BenchmarkApiError as exc:
         err(f"API error: {exc}")
         if exc.body:

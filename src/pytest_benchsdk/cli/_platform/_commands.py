@@ -39,7 +39,7 @@ from pytest_benchsdk.platform._auth import (
 from pytest_benchsdk.platform._client import BenchmarkClient
 from pytest_benchsdk.platform._connect import client_for
 
-__all__ = ["PROG", "USAGE", "Session", "command_help", "dispatch"]
+__all__ = ["PROG", "USAGE", "Invocation", "command_help", "dispatch"]
 
 PROG = "pytest-benchsdk platform"
 
@@ -114,7 +114,7 @@ def command_help(command: str | None) -> str:
 
 
 @attrs.define
-class Session:
+class Invocation:
     """One invocation: its global options, the environment, the home directory of
     ``~/.benchsdk`` and where output goes. ``sleep`` and ``clock`` drive the device-login poll
     (tests pass their own)."""
@@ -176,18 +176,18 @@ def _now_ms() -> int:
 # --- auth and org --------------------------------------------------------------------------------
 
 
-def auth_login(session: Session) -> None:
+def auth_login(invocation: Invocation) -> None:
     """Device login (RFC 8628): show the URL and code, poll, save, pick the only organisation."""
-    root = get_platform_base_url(session.base_url, session.env)
+    root = get_platform_base_url(invocation.base_url, invocation.env)
     auth_base, resource = get_auth_base_url(root), get_api_base_url(root)
     code = request_device_code(auth_base, resource=resource)
     address = str(code.get("verification_uri_complete") or code.get("verification_uri") or "")
     warning = check_verification_address(address, root)
     if warning:
-        session.err(warning)
-    session.out("To sign in, visit:")
-    session.out(address)
-    session.out(f"User code: {code['user_code']}")
+        invocation.err(warning)
+    invocation.out("To sign in, visit:")
+    invocation.out(address)
+    invocation.out(f"User code: {code['user_code']}")
     interval = code.get("interval")
     expires_in = code.get("expires_in")
     token = poll_device_token(
@@ -196,8 +196,8 @@ def auth_login(session: Session) -> None:
         interval_s=float(interval) if isinstance(interval, (int, float)) else 5.0,
         expires_in_s=float(expires_in) if isinstance(expires_in, (int, float)) else 900.0,
         resource=resource,
-        sleep=session.sleep,
-        clock=session.clock,
+        sleep=invocation.sleep,
+        clock=invocation.clock,
     )
     now = _now_ms()
     credentials: dict[str, Any] = {
@@ -212,20 +212,20 @@ def auth_login(session: Session) -> None:
     refresh_in = token.get("refresh_expires_in") or token.get("refresh_token_expires_in")
     if refresh_in is not None:
         credentials["refreshExpiresAt"] = _expiry(now, refresh_in)
-    save_credentials(credentials, session.home)
-    session.out("Authenticated.")
+    save_credentials(credentials, invocation.home)
+    invocation.out("Authenticated.")
     try:
-        _select_only_organization(session, credentials)
+        _select_only_organization(invocation, credentials)
     except Exception as exc:  # best-effort, as upstream
-        if session.args.flag("verbose"):
-            session.err(f"Organization auto-select failed: {exc}")
+        if invocation.args.flag("verbose"):
+            invocation.err(f"Organization auto-select failed: {exc}")
 
 
 def _expiry(now_ms: int, seconds: Any) -> int | None:
     return now_ms + int(float(seconds) * 1000) if isinstance(seconds, (int, float)) else None
 
 
-def _select_only_organization(session: Session, credentials: dict[str, Any]) -> None:
+def _select_only_organization(invocation: Invocation, credentials: dict[str, Any]) -> None:
     # The fresh login's token, not BENCHMARKS_PLATFORM_TOKEN/API_KEY from the environment:
     # those must never end up in the credentials file.
     with BenchmarkClient(
@@ -239,22 +239,22 @@ def _select_only_organization(session: Session, credentials: dict[str, Any]) -> 
             return
         org = organizations[0]
         answer = client.set_active_organization(str(org.get("slug")))
-    updated = {**(load_credentials(session.home) or {}), **credentials}
+    updated = {**(load_credentials(invocation.home) or {}), **credentials}
     if answer.get("accessToken"):
         updated["token"] = answer["accessToken"]
         updated["tokenExpiresAt"] = _expiry(_now_ms(), answer.get("expiresIn") or 3600)
     updated.update({"orgSlug": org.get("slug"), "orgId": org.get("id"), "kind": "oauth"})
-    save_credentials(updated, session.home)
-    session.out(f"Set active organization to {org.get('slug')}")
+    save_credentials(updated, invocation.home)
+    invocation.out(f"Set active organization to {org.get('slug')}")
 
 
-def auth_logout(session: Session) -> None:
-    clear_credentials(session.home)
-    session.out("Logged out.")
+def auth_logout(invocation: Invocation) -> None:
+    clear_credentials(invocation.home)
+    invocation.out("Logged out.")
 
 
-def auth_status(session: Session) -> None:
-    client, _ = session.client()
+def auth_status(invocation: Invocation) -> None:
+    client, _ = invocation.client()
     with client:
         me = client.get_me()
     organizations = me.get("organizations") or []
@@ -266,20 +266,20 @@ def auth_status(session: Session) -> None:
         ),
         None,
     )
-    session.print(
+    invocation.print(
         {"user": me.get("user"), "activeOrganization": active, "organizations": organizations}
     )
 
 
-def org_list(session: Session) -> None:
-    client, _ = session.client()
+def org_list(invocation: Invocation) -> None:
+    client, _ = invocation.client()
     with client:
-        session.print(client.list_organizations())
+        invocation.print(client.list_organizations())
 
 
-def org_use(session: Session, slug: str) -> None:
-    credentials = load_credentials(session.home) or {}
-    client, auth = session.client()
+def org_use(invocation: Invocation, slug: str) -> None:
+    credentials = load_credentials(invocation.home) or {}
+    client, auth = invocation.client()
     with client:
         answer = client.set_active_organization(slug)
     org = answer.get("organization")
@@ -301,9 +301,9 @@ def org_use(session: Session, slug: str) -> None:
             "orgId": org.get("id"),
             "kind": "oauth",
         },
-        session.home,
+        invocation.home,
     )
-    session.out(f"Active organization set to {org.get('slug')} ({org.get('id')})")
+    invocation.out(f"Active organization set to {org.get('slug')} ({org.get('id')})")
 
 
 # --- benchmarks, runs, results -------------------------------------------------------------------
@@ -319,43 +319,43 @@ def _text(options: Mapping[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def benchmarks_list(session: Session, options: Mapping[str, Any]) -> None:
-    client, _ = session.client()
+def benchmarks_list(invocation: Invocation, options: Mapping[str, Any]) -> None:
+    client, _ = invocation.client()
     with client:
-        session.print(
+        invocation.print(
             client.list_benchmarks(
                 limit=_number(options, "limit"), offset=_number(options, "offset")
             )
         )
 
 
-def runs_list(session: Session, slug: str | None, options: Mapping[str, Any]) -> None:
+def runs_list(invocation: Invocation, slug: str | None, options: Mapping[str, Any]) -> None:
     limit, offset = _number(options, "limit"), _number(options, "offset")
-    client, _ = session.client()
+    client, _ = invocation.client()
     with client:
         if slug:
-            session.print(client.list_runs(slug, limit=limit, offset=offset))
+            invocation.print(client.list_runs(slug, limit=limit, offset=offset))
         else:
-            session.print(client.list_all_runs(limit=limit, offset=offset))
+            invocation.print(client.list_all_runs(limit=limit, offset=offset))
 
 
-def runs_show(session: Session, slug: str, run_id: str) -> None:
-    client, _ = session.client()
+def runs_show(invocation: Invocation, slug: str, run_id: str) -> None:
+    client, _ = invocation.client()
     with client:
-        session.print(client.get_run(slug, run_id))
+        invocation.print(client.get_run(slug, run_id))
 
 
-def results(session: Session, slug: str, options: Mapping[str, Any]) -> None:
+def results(invocation: Invocation, slug: str, options: Mapping[str, Any]) -> None:
     run_id = _text(options, "run")
-    client, _ = session.client()
+    client, _ = invocation.client()
     with client:
         data = (
             client.get_run_results(slug, run_id) if run_id else client.get_benchmark_results(slug)
         )
-    session.print(data)
+    invocation.print(data)
 
 
-def iterations(session: Session, slug: str, options: Mapping[str, Any]) -> None:
+def iterations(invocation: Invocation, slug: str, options: Mapping[str, Any]) -> None:
     run_id = _text(options, "run")
     if not run_id:
         raise UsageError(
@@ -364,7 +364,7 @@ def iterations(session: Session, slug: str, options: Mapping[str, Any]) -> None:
         )
     raw_steps = _text(options, "steps")
     steps = [s.strip() for s in raw_steps.split(",") if s.strip()] if raw_steps else None
-    client, _ = session.client()
+    client, _ = invocation.client()
     with client:
         data = client.get_run_step_iterations(
             slug, run_id, participant=_text(options, "participant"), steps=steps
@@ -394,17 +394,19 @@ def iterations(session: Session, slug: str, options: Mapping[str, Any]) -> None:
                 **extra,
             }
         )
-    session.print(formatted)
+    invocation.print(formatted)
 
 
-def artifacts_list(session: Session, slug: str, run_id: str, options: Mapping[str, Any]) -> None:
+def artifacts_list(
+    invocation: Invocation, slug: str, run_id: str, options: Mapping[str, Any]
+) -> None:
     worker = _text(options, "worker")
-    client, _ = session.client()
+    client, _ = invocation.client()
     with client:
         if worker:
-            session.print(client.list_worker_artifacts(slug, run_id, worker))
+            invocation.print(client.list_worker_artifacts(slug, run_id, worker))
         else:
-            session.print(client.list_run_artifacts(slug, run_id))
+            invocation.print(client.list_run_artifacts(slug, run_id))
 
 
 # --- logs ----------------------------------------------------------------------------------------
@@ -452,11 +454,11 @@ def log_lines(participant: str, answer: Mapping[str, Any], worker: str | None) -
     return out
 
 
-def logs(session: Session, slug: str, run_id: str, options: Mapping[str, Any]) -> None:
+def logs(invocation: Invocation, slug: str, run_id: str, options: Mapping[str, Any]) -> None:
     participant = _text(options, "participant")
     worker = _text(options, "worker")
     max_lines = _number(options, "max-lines")
-    client, _ = session.client()
+    client, _ = invocation.client()
     with client:
         if participant:
             names = [participant]
@@ -470,20 +472,20 @@ def logs(session: Session, slug: str, run_id: str, options: Mapping[str, Any]) -
             (name, client.get_participant_logs(slug, run_id, name, max_lines=max_lines))
             for name in names
         ]
-    if session.json_output:
-        session.out(js_stringify(answers[0][1] if participant else [a for _, a in answers]))
+    if invocation.json_output:
+        invocation.out(js_stringify(answers[0][1] if participant else [a for _, a in answers]))
         return
     lines = [line for name, answer in answers for line in log_lines(name, answer, worker)]
-    session.out("\n".join(lines) if lines else "No results.")
+    invocation.out("\n".join(lines) if lines else "No results.")
 
 
 # --- export --------------------------------------------------------------------------------------
 
 
-def export(session: Session, slug: str, options: Mapping[str, Any]) -> None:
+def export(invocation: Invocation, slug: str, options: Mapping[str, Any]) -> None:
     run_id = _text(options, "run")
     out_dir = _text(options, "out") or "."
-    client, _ = session.client()
+    client, _ = invocation.client()
     with client:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
         if run_id:
@@ -500,13 +502,13 @@ def export(session: Session, slug: str, options: Mapping[str, Any]) -> None:
     # Node's path.join normalises ("./x" is "x", "a/../b" is "b").
     path = os.path.normpath(os.path.join(out_dir, name))
     write_atomically(Path(path), js_stringify(payload))
-    session.out(f"Exported to {path}")
+    invocation.out(f"Exported to {path}")
 
 
 # --- dispatch ------------------------------------------------------------------------------------
 
 
-def dispatch(session: Session, positionals: Sequence[str]) -> None:
+def dispatch(invocation: Invocation, positionals: Sequence[str]) -> None:
     """Run the command named by the positionals (upstream's ``switch``); a wrong command line
     raises :class:`UsageError` with the usage text."""
     command, *rest = positionals
@@ -515,16 +517,16 @@ def dispatch(session: Session, positionals: Sequence[str]) -> None:
         handlers = {"login": auth_login, "logout": auth_logout, "status": auth_status}
         if sub not in handlers:
             raise UsageError(USAGE)
-        handlers[sub](session)
+        handlers[sub](invocation)
     elif command == "org":
         sub = rest[0] if rest else None
         _, positional = parse_subcommand_options(rest[1:])
         if sub == "list":
-            org_list(session)
+            org_list(invocation)
         elif sub == "use":
             if not positional:
                 raise UsageError(f"Organization slug required: {PROG} org use <slug>")
-            org_use(session, positional[0])
+            org_use(invocation, positional[0])
         else:
             raise UsageError(USAGE)
     elif command == "benchmarks":
@@ -532,16 +534,16 @@ def dispatch(session: Session, positionals: Sequence[str]) -> None:
         options, _ = parse_subcommand_options(rest[1:])
         if sub != "list":
             raise UsageError(USAGE)
-        benchmarks_list(session, options)
+        benchmarks_list(invocation, options)
     elif command == "runs":
         options, positional = parse_subcommand_options(rest)
         sub, slug, run_id = [*positional, None, None, None][:3]
         if sub == "list":
-            runs_list(session, slug, options)
+            runs_list(invocation, slug, options)
         elif sub == "show":
             if not slug or not run_id:
                 raise UsageError(f"Usage: {PROG} runs show <benchmark-slug> <runId>")
-            runs_show(session, slug, run_id)
+            runs_show(invocation, slug, run_id)
         else:
             raise UsageError(USAGE)
     elif command in ("results", "iterations", "export"):
@@ -549,7 +551,7 @@ def dispatch(session: Session, positionals: Sequence[str]) -> None:
         if not positional:
             raise UsageError(f"Benchmark slug required: {PROG} {command} <benchmark-slug>")
         {"results": results, "iterations": iterations, "export": export}[command](
-            session, positional[0], options
+            invocation, positional[0], options
         )
     elif command == "artifacts":
         sub = rest[0] if rest else None
@@ -558,11 +560,11 @@ def dispatch(session: Session, positionals: Sequence[str]) -> None:
             raise UsageError(USAGE)
         if len(positional) < 2:
             raise UsageError(f"Usage: {PROG} artifacts list <benchmark-slug> <runId>")
-        artifacts_list(session, positional[0], positional[1], options)
+        artifacts_list(invocation, positional[0], positional[1], options)
     elif command == "logs":
         options, positional = parse_subcommand_options(rest)
         if len(positional) < 2:
             raise UsageError(f"Usage: {PROG} logs <benchmark-slug> <runId>")
-        logs(session, positional[0], positional[1], options)
+        logs(invocation, positional[0], positional[1], options)
     else:
         raise UsageError(USAGE)

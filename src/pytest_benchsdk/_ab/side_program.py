@@ -1,9 +1,10 @@
 """One side of an A/B session's bench files, in its own process: runs single iterations when
 asked.
 
-:class:`~pytest_benchsdk._ab.sides.Side` starts the process (:mod:`.side_start` puts the harness
-first on its import path and imports this module, and with it the measuring engine, while the
-session goes on), then hands :func:`serve` the setup and the channel, over which it speaks:
+:class:`~pytest_benchsdk._ab.side_processes.Side` starts the process (:mod:`.side_start` puts
+the harness first on its import path and imports this module, and with it the measuring engine,
+while the session goes on), then hands :func:`serve` the setup and the channel, over which it
+speaks:
 
 1. the setup, ``{"cwd": …, "paths": […], "files": {file key: path}, "foreign": root | None}``
    (the process already moved to ``cwd`` with this side's ``paths`` right after the harness):

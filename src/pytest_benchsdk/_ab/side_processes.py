@@ -1,6 +1,6 @@
 """The two sides of an A/B session, each a Python process of its own (execnet gateways).
 
-Both run the same program (:mod:`pytest_benchsdk._ab.side` for bench files; the glue's
+Both run the same program (:mod:`pytest_benchsdk._ab.side_program` for bench files; the glue's
 ``_plugin.ab.side_session`` for benchmarked tests, in processes of their own), started by the
 same first steps (:mod:`pytest_benchsdk._ab.side_start`) with the same measuring harness; they
 differ only in whose code they import: side B the working tree's, side A the revision's
@@ -118,11 +118,11 @@ class Side:
     imports the measuring engine meanwhile), :meth:`load` tells it what to import,
     :meth:`wait_ready` waits for that.
 
-    ``program`` names the module the process runs (by default :mod:`pytest_benchsdk._ab.side`,
-    which runs bench files' iterations; the glue's benchmarked tests have one that runs
-    pytest there): its ``serve(channel, setup)`` takes over once :mod:`.side_start` has put
-    the harness and the side's paths in place; ``role`` names its processes apart from the
-    other programs'."""
+    ``program`` names the module the process runs (by default
+    :mod:`pytest_benchsdk._ab.side_program`, which runs bench files' iterations; the glue's
+    benchmarked tests have one that runs pytest there): its ``serve(channel, setup)`` takes
+    over once :mod:`.side_start` has put the harness and the side's paths in place; ``role``
+    names its processes apart from the other programs'."""
 
     def __init__(
         self,
@@ -130,7 +130,7 @@ class Side:
         *,
         group: Any,
         index: int = 0,
-        program: str = "pytest_benchsdk._ab.side",
+        program: str = "pytest_benchsdk._ab.side_program",
         role: str = "",
     ) -> None:
         self.name = name
@@ -288,7 +288,7 @@ class Sides:
 
     @classmethod
     def launched(
-        cls, processes: int, *, program: str = "pytest_benchsdk._ab.side", role: str = ""
+        cls, processes: int, *, program: str = "pytest_benchsdk._ab.side_program", role: str = ""
     ) -> Sides:
         """``processes`` pairs of sides, every process started (each :meth:`Side.load`
         tells it what to import); ``program`` and ``role`` as :class:`Side`'s."""

@@ -1,0 +1,140 @@
+"""What a comparison compares: the metrics (the scored ones, the latency, the keys
+``--bench-compare-on`` names), the keys the run measured, each metric's samples of a set of
+records, and a record's phase.
+
+Part of :mod:`pytest_benchsdk._analysis.baseline` (which re-exports every name in
+``__all__`` but :func:`samples_of`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+import attrs
+
+from pytest_benchsdk._analysis.scoring import ScoringSpec, metric_samples
+from pytest_benchsdk._analysis.stats import DEFAULT_TRIM, finite_samples
+from pytest_benchsdk.records import TaskRecord
+
+__all__ = [
+    "CPU_METRIC",
+    "LATENCY_METRIC",
+    "CompareOnError",
+    "ComparedMetric",
+    "check_compare_on",
+    "compared_metrics",
+    "measured_keys",
+    "record_phase",
+    "samples_of",
+]
+
+#: The CPU time an iteration measured (``cpu_ms``): an A/B comparison shows its rows too.
+CPU_METRIC: Final = "cpu_ms"
+#: The metric compared when the benchmark scores nothing: the iteration's ``latencyMs``.
+LATENCY_METRIC: Final = "latency_ms"
+
+
+def record_phase(record: TaskRecord) -> str | None:
+    """The record's phase (``data["phase"]``, set by the plugin; None without phases)."""
+    data = record.data
+    phase = data.get("phase") if isinstance(data, Mapping) else None
+    return phase if isinstance(phase, str) else None
+
+
+@attrs.frozen
+class ComparedMetric:
+    """A metric to compare: its key, direction, unit and ``trim`` (the statistics follow the
+    scores' percentile rule)."""
+
+    key: str
+    lower_is_better: bool = True
+    unit: str | None = None
+    trim: float = DEFAULT_TRIM
+
+
+class CompareOnError(ValueError):
+    """``--bench-compare-on`` names a key that no participant of the run measured (the
+    message names the keys there are)."""
+
+
+def compared_metrics(
+    spec: ScoringSpec | None, compare_on: Sequence[str] = ()
+) -> tuple[ComparedMetric, ...]:
+    """The scored metrics of ``spec`` (or the latency when nothing is scored), then each key of
+    ``compare_on`` that is not among them (lower is better; ``ms`` for a key ending in
+    ``_ms``)."""
+    if spec is None or not spec.metrics:
+        metrics = [ComparedMetric(LATENCY_METRIC, True, "ms")]
+    else:
+        metrics = [
+            ComparedMetric(
+                metric.name,
+                not metric.higher_is_better,
+                metric.unit,
+                DEFAULT_TRIM if metric.trim is None else metric.trim,
+            )
+            for metric in spec.metrics
+        ]
+    known = {m.key for m in metrics}
+    for key in compare_on:
+        if key not in known:
+            known.add(key)
+            unit = "ms" if key == LATENCY_METRIC or key.endswith("_ms") else None
+            metrics.append(ComparedMetric(key, True, unit))
+    return tuple(metrics)
+
+
+def measured_keys(records: Mapping[str, Sequence[TaskRecord]]) -> tuple[str, ...]:
+    """The metrics the participants' passing records measured: the latency and every data key
+    with a sample (sorted after the latency)."""
+    keys: set[str] = set()
+    for participant_records in records.values():
+        for record in participant_records:
+            if record.status != "success" or not isinstance(record.data, Mapping):
+                continue
+            keys.update(
+                key
+                for key, value in record.data.items()
+                if isinstance(key, str) and finite_samples([value])
+            )
+    keys.discard(LATENCY_METRIC)
+    return (LATENCY_METRIC, *sorted(keys))
+
+
+def check_compare_on(
+    compare_on: Sequence[str],
+    current: Mapping[str, Sequence[TaskRecord]],
+    spec: ScoringSpec | None,
+) -> None:
+    """:class:`CompareOnError` for a key of ``compare_on`` no participant of ``current``
+    measured (a scored metric counts as measured)."""
+    if not compare_on:
+        return
+    there = list(measured_keys(current))
+    there += [m.name for m in (spec.metrics if spec is not None else ()) if m.name not in there]
+    unknown = [key for key in compare_on if key not in there]
+    if unknown:
+        raise CompareOnError(
+            f"no participant measured {', '.join(unknown)}; the keys there are: {', '.join(there)}"
+        )
+
+
+def samples_of(
+    records: Sequence[TaskRecord], metrics: Sequence[ComparedMetric], spec: ScoringSpec | None
+) -> dict[str, list[float]]:
+    """Each metric's samples of ``records``: what scoring counts of a scored metric
+    (:func:`~pytest_benchsdk._analysis.scoring.metric_samples`), the passing iterations'
+    ``latencyMs``, or a measured key's finite values in their data."""
+    samples = {} if spec is None or not spec.metrics else metric_samples(spec, records)
+    passing = [r for r in records if r.status == "success"]
+    for metric in metrics:
+        if metric.key in samples:
+            continue
+        if metric.key == LATENCY_METRIC:
+            samples[LATENCY_METRIC] = [r.latency_ms for r in passing if r.latency_ms is not None]
+        else:  # a measured key that is not scored (e.g. cpu_ms): the data's samples
+            samples[metric.key] = finite_samples(
+                [r.data.get(metric.key) if isinstance(r.data, Mapping) else None for r in passing]
+            )
+    return samples
