@@ -52,7 +52,7 @@ from pytest_benchsdk._plugin.options import (
 )
 
 if TYPE_CHECKING:
-    from pytest_benchsdk._plugin.settings import BenchOptions
+    from pytest_benchsdk._plugin.options.settings import BenchOptions
 
 __all__: list[str] = []
 
@@ -136,7 +136,7 @@ def pytest_configure(config: pytest.Config) -> None:
             UncollectedBenchFiles(config, patterns), "benchsdk-uncollected"
         )
         return
-    from pytest_benchsdk._plugin.settings import BenchOptions
+    from pytest_benchsdk._plugin.options.settings import BenchOptions
 
     options = BenchOptions.from_config(config)
     if options.enabled:
