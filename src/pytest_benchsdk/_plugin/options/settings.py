@@ -497,6 +497,7 @@ CONVERTERS: Mapping[str, Callable[[Any, str], Any]] = {
     "ab_processes": _ab_processes,
     "baseline_name": _baseline_name,
     "compare_ref": _compare_ref,
+    "score_resamples": _score_resamples,
     "compare_noise": _compare_noise,
     "compare_on": _compare_on,
     "compare_fail": _compare_fail,
