@@ -34,8 +34,6 @@ def _row(*cells: str) -> str:
 
 def option_usage(option: Option) -> str:
     """The option column: each flag, with its value's metavar (or choices) where it takes one."""
-    if option.doc_usage is not None:
-        return option.doc_usage
     if not option.flags:
         return ""
     value = option.metavar or ("|".join(option.choices) if option.choices else None)

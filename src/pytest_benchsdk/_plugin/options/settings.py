@@ -83,6 +83,7 @@ class BenchOptions(SessionOptions):
         """Parse and validate; a bad value raises :class:`pytest.UsageError` with its flag."""
         env = os.environ if environ is None else environ
         values = parse_options(config, env)
+        # What depends on several options, checked once each entry is parsed.
         knobs = [field for field in values if field.startswith("run_args.")]
         run_args = {field.removeprefix("run_args."): values.pop(field) for field in knobs}
         run_args["no_ingest"] = bool(run_args["no_ingest"]) or is_env_no_ingest(env)
@@ -96,6 +97,7 @@ class BenchOptions(SessionOptions):
             )
         if values["ab"] is not None:
             _check_ab(config)
+        # --bench-compare-fail's entry parses to both: (the verdicts fail, the expressions).
         values["compare_fail"], values["compare_rules"] = values["compare_fail"]
         return cls(
             enabled=bench_enabled(config),

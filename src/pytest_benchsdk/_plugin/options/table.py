@@ -101,8 +101,6 @@ class Option:
     group: str = "run"
     #: The meaning column (Markdown).
     doc: str = ""
-    #: The option column, when not ``flags`` with the metavar (or choices).
-    doc_usage: str | None = None
     #: The "env / ini" column, when not the ini key (Markdown).
     doc_source: str | None = None
     #: The ini keys table: the value's type, its default and what it is like.
