@@ -13,7 +13,6 @@ holds data only (the standard library and :mod:`pytest_benchsdk._base.defaults`)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final, Literal
 
 from pytest_benchsdk._base.defaults import (
@@ -56,9 +55,10 @@ DOCS_GROUPS: Final = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
 class Option:
-    """One option of the plugin: a command-line option, an ini key, or both.
+    """One option of the plugin: a command-line option, an ini key, or both (a plain class, not a
+    dataclass or a named tuple: every pytest session builds the table, and defining either with
+    this many fields costs a millisecond or two).
 
     ``name`` is argparse's ``dest`` (``config.getoption(name)``), or the ini key of an ini-only
     entry. ``field`` names what the parsed settings hold it in: a field of
@@ -69,44 +69,108 @@ class Option:
     naming the flag (or ``<key> (ini)``).
     """
 
-    name: str
-    flags: tuple[str, ...] = ()
-    help: str = ""
-    #: argparse: ``store`` (a value), ``store_true`` (a flag) or ``append`` (repeatable).
-    action: Literal["store", "store_true", "append"] = "store"
-    metavar: str | None = None
-    nargs: Literal["?"] | None = None
-    const: str | None = None
-    choices: tuple[str, ...] | None = None
-    #: argparse's default: empty, None or False for every option (see ``bench_option_given``).
-    cli_default: object = None
-    ini: str | None = None
-    #: pytest's ini type: ``string``, ``bool`` or ``args``.
-    ini_type: Literal["string", "bool", "args"] = "string"
-    ini_default: object = ""
-    ini_help: str = ""
-    ini_rule: IniRule = "fallback"
-    #: An environment variable read when the option is not given (``BENCHMARK_SLUG``).
-    env_fallback: str | None = None
-    field: str | None = None
-    convert: str | None = None
-    default: object = None
-    #: Only with this option given (the message says how to add it).
-    requires: tuple[str, str] | None = None
-    #: Given on the command line, it implies ``--bench`` (see ``IMPLYING_OPTIONS``).
-    implies_bench: bool = False
-    #: The same option of ``pytest-benchsdk run`` (upstream's ``bench run`` spelling).
-    run_flags: tuple[str, ...] = ()
-    # -- the reference page --
-    group: str = "run"
-    #: The meaning column (Markdown).
-    doc: str = ""
-    #: The "env / ini" column, when not the ini key (Markdown).
-    doc_source: str | None = None
-    #: The ini keys table: the value's type, its default and what it is like.
-    ini_doc_type: str = ""
-    ini_doc_default: str = "none"
-    ini_doc_like: str | None = None
+    __slots__ = (
+        "action",
+        "choices",
+        "cli_default",
+        "const",
+        "convert",
+        "default",
+        "doc",
+        "doc_source",
+        "env_fallback",
+        "field",
+        "flags",
+        "group",
+        "help",
+        "implies_bench",
+        "ini",
+        "ini_default",
+        "ini_doc_default",
+        "ini_doc_like",
+        "ini_doc_type",
+        "ini_help",
+        "ini_rule",
+        "ini_type",
+        "metavar",
+        "name",
+        "nargs",
+        "requires",
+        "run_flags",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        flags: tuple[str, ...] = (),
+        help: str = "",
+        action: Literal["store", "store_true", "append"] = "store",
+        metavar: str | None = None,
+        nargs: Literal["?"] | None = None,
+        const: str | None = None,
+        choices: tuple[str, ...] | None = None,
+        cli_default: object = None,
+        ini: str | None = None,
+        ini_type: Literal["string", "bool", "args"] = "string",
+        ini_default: object = "",
+        ini_help: str = "",
+        ini_rule: IniRule = "fallback",
+        env_fallback: str | None = None,
+        field: str | None = None,
+        convert: str | None = None,
+        default: object = None,
+        requires: tuple[str, str] | None = None,
+        implies_bench: bool = False,
+        run_flags: tuple[str, ...] = (),
+        group: str = "run",
+        doc: str = "",
+        doc_source: str | None = None,
+        ini_doc_type: str = "",
+        ini_doc_default: str = "none",
+        ini_doc_like: str | None = None,
+    ) -> None:
+        self.name = name
+        self.flags = flags
+        self.help = help
+        # argparse: ``store`` (a value), ``store_true`` (a flag) or ``append`` (repeatable).
+        self.action = action
+        self.metavar = metavar
+        self.nargs = nargs
+        self.const = const
+        self.choices = choices
+        # argparse's default: empty, None or False for every option (see ``bench_option_given``).
+        self.cli_default = cli_default
+        self.ini = ini
+        # pytest's ini type: ``string``, ``bool`` or ``args``.
+        self.ini_type = ini_type
+        self.ini_default = ini_default
+        self.ini_help = ini_help
+        self.ini_rule = ini_rule
+        # An environment variable read when the option is not given (``BENCHMARK_SLUG``).
+        self.env_fallback = env_fallback
+        self.field = field
+        self.convert = convert
+        self.default = default
+        # Only with this option given (the message says how to add it).
+        self.requires = requires
+        # Given on the command line, it implies ``--bench`` (see ``IMPLYING_OPTIONS``).
+        self.implies_bench = implies_bench
+        # The same option of ``pytest-benchsdk run`` (upstream's ``bench run`` spelling).
+        self.run_flags = run_flags
+        # -- the reference page --
+        self.group = group
+        # The meaning column (Markdown).
+        self.doc = doc
+        # The "env / ini" column, when not the ini key (Markdown).
+        self.doc_source = doc_source
+        # The ini keys table: the value's type, its default and what it is like.
+        self.ini_doc_type = ini_doc_type
+        self.ini_doc_default = ini_doc_default
+        self.ini_doc_like = ini_doc_like
+
+    def __repr__(self) -> str:
+        return f"Option(name={self.name!r})"
 
     @property
     def flag(self) -> str:
