@@ -222,3 +222,66 @@ def test_the_run_commands_shared_flags_convert_as_the_options_do(option: Option)
     assert str(from_run.value) == str(from_table.value).replace(
         option.flags[0], option.run_flags[0]
     )
+
+
+# -- what the table says beyond one value ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--bench-ab-mode=duet"], ["--bench-ab-processes=2"], ["--bench-ab-processes=abc"]],
+    ids=["mode", "processes", "bad-processes"],
+)
+def test_an_option_that_requires_another_says_so_before_its_value(
+    pytester: pytest.Pytester, args: list[str]
+) -> None:
+    flag = args[0].partition("=")[0]
+    with pytest.raises(
+        pytest.UsageError, match=f"^{flag} is for A/B sessions: add --bench-ab=REV$"
+    ):
+        BenchOptions.from_config(pytester.parseconfig(*args), environ={})
+
+
+def test_a_blank_text_is_no_value_given(pytester: pytest.Pytester) -> None:
+    options = BenchOptions.from_config(
+        pytester.parseconfig("--bench-ab-setup= ", "--bench-org= "), environ={}
+    )
+    assert (options.ab, options.ab_setup, options.org) == (None, None, None)
+
+
+def test_an_environment_fallback_is_read_only_without_the_option(
+    pytester: pytest.Pytester,
+) -> None:
+    env = {"BENCHMARK_SLUG": "from-env", "BENCHMARK_NAME": "From env"}
+    from_env = BenchOptions.from_config(pytester.parseconfig(), environ=env).run_args
+    assert (from_env.benchmark, from_env.name) == ("from-env", "From env")
+    given = BenchOptions.from_config(
+        pytester.parseconfig("--bench-benchmark=given", "--bench-name=Given"), environ=env
+    ).run_args
+    assert (given.benchmark, given.name) == ("given", "Given")
+    with pytest.raises(pytest.UsageError, match=r"^--bench-benchmark expects a lowercase"):
+        BenchOptions.from_config(pytester.parseconfig(), environ={"BENCHMARK_SLUG": "Not A Slug"})
+
+
+def test_the_ini_and_the_option_combine_as_the_entry_says(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        "[pytest]\nbench_warnings_ignore = p99-few-samples\nbench_compare_fail = true\n"
+        "bench_compare_noise = 7\nbench_warnings = error\n"
+    )
+    options = BenchOptions.from_config(
+        pytester.parseconfig(
+            "--bench-warnings-ignore=high-variance",
+            "--bench-compare-fail=min:5%",
+            "--bench-compare-noise=3",
+        ),
+        environ={},
+    )
+    assert options.warnings_ignore == {"p99-few-samples", "high-variance"}  # extend
+    assert options.compare_fail is True  # pair: the ini's verdicts and the option's rule
+    assert len(options.compare_rules) == 1
+    assert options.compare_noise == pytest.approx(0.03)  # fallback: the option wins
+    assert options.warnings == "error"  # or
+    pytester.makeini("[pytest]\nbench_compare_noise = lots\n")
+    config = pytester.parseconfig()
+    with pytest.raises(pytest.UsageError, match=r"^bench_compare_noise \(ini\) expects"):
+        BenchOptions.from_config(config, environ={})
