@@ -47,7 +47,7 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("benchsdk", "benchmarks (pytest-benchsdk)")
     for option in OPTIONS:
         if option.flags:
-            attrs: dict[str, Any] = {"dest": option.name, "default": option.cli_default}
+            attrs: dict[str, Any] = {"dest": option.name, "default": _fresh(option.cli_default)}
             if option.action != "store":
                 attrs["action"] = option.action
             for key in ("metavar", "nargs", "const", "choices"):
@@ -56,8 +56,16 @@ def add_options(parser: pytest.Parser) -> None:
             group.addoption(*option.flags, help=option.help, **attrs)
         if option.ini is not None:
             parser.addini(
-                option.ini, help=option.ini_help, type=option.ini_type, default=option.ini_default
+                option.ini,
+                help=option.ini_help,
+                type=option.ini_type,
+                default=_fresh(option.ini_default),
             )
+
+
+def _fresh(default: object) -> object:
+    """A list default copied: each session's parser gets its own (the table's is shared)."""
+    return list(default) if isinstance(default, list) else default
 
 
 def spell_out_compare(args: list[str]) -> None:
