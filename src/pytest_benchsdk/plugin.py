@@ -64,7 +64,7 @@ from pytest_benchsdk._plugin.options import (
 
 if TYPE_CHECKING:
     from pytest_benchsdk._plugin.control.controller import ControllerPlugin  # noqa: F401
-    from pytest_benchsdk._plugin.settings import BenchOptions
+    from pytest_benchsdk._plugin.options.settings import BenchOptions
 
 __all__: list[str] = []
 
@@ -151,7 +151,7 @@ def pytest_configure(config: pytest.Config) -> None:
             UncollectedBenchFiles(config, patterns), "benchsdk-uncollected"
         )
         return
-    from pytest_benchsdk._plugin.settings import BenchOptions
+    from pytest_benchsdk._plugin.options.settings import BenchOptions
 
     options = BenchOptions.from_config(config)
     if options.enabled:

@@ -294,14 +294,14 @@ def _glue_subarea(module: str) -> str | None:
     prefix = f"{PACKAGE}._plugin."
     if not module.startswith(prefix):
         return None
-    name = module[len(prefix) :].split(".")[0]
-    # The parsed settings are the options' (their table).
-    return "options" if name == "settings" else name
+    return module[len(prefix) :].split(".")[0]
 
 
 def test_the_glue_is_cut_into_sub_areas_that_import_downwards() -> None:
     graph = _graph()
     glue = [name for name in graph if _glue_subarea(name) is not None]
+    flat = sorted(name for name in glue if _modules()[name].parent.name == "_plugin")
+    assert flat == [], "every module of the glue belongs to a sub-area (a folder)"
     assert glue, "the scan must find the glue's modules"
     assert sorted({_glue_subarea(name) for name in glue}) == sorted(GLUE_SUBAREAS)
     upwards: list[str] = []

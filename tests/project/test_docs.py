@@ -329,6 +329,23 @@ def test_every_option_and_ini_key_is_in_the_options_reference() -> None:
     assert sorted(k for k in ini_keys if f"`{k}`" not in page) == []
 
 
+def test_the_options_reference_is_generated_from_the_option_table() -> None:
+    # Each option is declared once (_plugin/options/table.py); the page's tables are rendered
+    # from it: after changing an entry, `python -m pytest_benchsdk._plugin.options.reference
+    # docs/reference/options.md` rewrites them.
+    from pytest_benchsdk._plugin.options.reference import option_usage, update_page
+    from pytest_benchsdk._plugin.options.table import OPTIONS
+
+    page = (DOCS / "reference" / "options.md").read_text()
+    assert update_page(page) == page
+    # Entry by entry (a failure names the entry): each option's row and each ini key's row.
+    rows = {line.split(" | ")[0].removeprefix("| ") for line in page.splitlines()}
+    for option in OPTIONS:
+        usage = option_usage(option).replace("|", "\\|")
+        assert not option.flags or usage in rows, option.name
+        assert option.ini is None or f"`{option.ini}`" in rows, option.name
+
+
 def test_the_store_schema_reference_names_every_table_and_column(tmp_path: Path) -> None:
     import sqlite3
 

@@ -1,7 +1,9 @@
 """Every default that more than one part of the package states, defined once.
 
-A leaf: the option definitions (which must stay cheap to import), the session, the CLI and the
-analyses all read these.
+A leaf: the option table (``_plugin/options/table.py``, which refers to these for the options'
+defaults and must stay cheap to import), the session, the CLI and the analyses all read these.
+Where an option's default is stated, the table is the place; a constant lives here when the
+engine (which imports no pytest) states it too.
 """
 
 from __future__ import annotations
@@ -9,11 +11,15 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "DEFAULT_AB_MODE",
+    "DEFAULT_AB_PROCESSES",
+    "DEFAULT_FAILED_ITERATIONS",
     "DEFAULT_NOISE_THRESHOLD",
     "DEFAULT_RESAMPLES",
     "DEFAULT_SCORE_RESAMPLES",
     "DEFAULT_STORE",
     "DEFAULT_UPLOAD_TIMEOUT_S",
+    "DEFAULT_WARNINGS",
 ]
 
 #: The results store, relative to the rootdir (pytest) or the current directory (the CLI).
@@ -26,3 +32,11 @@ DEFAULT_SCORE_RESAMPLES: Final = 200
 DEFAULT_NOISE_THRESHOLD: Final = 0.02
 #: How long the session end waits for platform deliveries (seconds, ``--bench-upload-timeout``).
 DEFAULT_UPLOAD_TIMEOUT_S: Final = 30.0
+#: Run-hygiene warnings: ``warn`` (show them), ``error`` or ``off`` (``--bench-warnings``).
+DEFAULT_WARNINGS: Final = "warn"
+#: A failed iteration fails its run (``--bench-failed-iterations``: ``fail`` or ``record``).
+DEFAULT_FAILED_ITERATIONS: Final = "fail"
+#: An A/B round's two sides one after the other (``--bench-ab-mode``: or ``duet``).
+DEFAULT_AB_MODE: Final = "interleaved"
+#: Processes per A/B side, taking turns round by round (``--bench-ab-processes``).
+DEFAULT_AB_PROCESSES: Final = 4

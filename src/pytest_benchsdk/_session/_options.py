@@ -1,8 +1,8 @@
 """The options a bench session runs with, as plain values (no pytest).
 
-The pytest glue parses its ``--bench-*`` options and ini keys into
-:class:`~pytest_benchsdk._plugin.settings.BenchOptions`, a subclass that adds what only the glue
-needs (collection, ``--bench-check``, ``--bench-resubmit``); the programmatic runs make a
+The pytest glue parses its ``--bench-*`` options and ini keys (its option table) into
+:class:`~pytest_benchsdk._plugin.options.settings.BenchOptions`, a subclass that adds what only
+the glue needs (collection, ``--bench-check``, ``--bench-resubmit``); the programmatic runs make a
 :class:`SessionOptions` from upstream's ``bench run`` flags or take one from the caller.
 """
 
@@ -14,9 +14,11 @@ import attrs
 
 from pytest_benchsdk._analysis.baseline import CompareRule
 from pytest_benchsdk._base.defaults import (
+    DEFAULT_FAILED_ITERATIONS,
     DEFAULT_NOISE_THRESHOLD,
     DEFAULT_SCORE_RESAMPLES,
     DEFAULT_UPLOAD_TIMEOUT_S,
+    DEFAULT_WARNINGS,
 )
 from pytest_benchsdk._engine.schedule import RunArgs
 
@@ -82,11 +84,11 @@ class SessionOptions:
     save_as: str | None = None
     score_resamples: int = DEFAULT_SCORE_RESAMPLES
     #: ``warn``, ``error`` or ``off``.
-    warnings: str = "warn"
+    warnings: str = DEFAULT_WARNINGS
     #: ``--bench-warnings-ignore``: warning codes left out.
     warnings_ignore: frozenset[str] = frozenset()
     #: ``fail`` or ``record`` (:data:`FAILED_ITERATIONS_MODES`).
-    failed_iterations: str = "fail"
+    failed_iterations: str = DEFAULT_FAILED_ITERATIONS
 
     def store_problem(self, problem: str) -> str:
         """A message about the store that says where its path came from; ``problem`` names the

@@ -16,7 +16,7 @@ import pytest
 from helpers.platform_server import API_KEY
 from helpers.sessions import SCORING, bench, read_json, store_path, stored_runs
 from pytest_benchsdk import ResultStore
-from pytest_benchsdk._plugin.settings import BenchOptions
+from pytest_benchsdk._plugin.options.settings import BenchOptions
 
 #: A task that leaves a marker file when any iteration runs.
 MARKING_TASK = """

@@ -22,6 +22,7 @@ PLAIN_SESSION_MODULES = [
     "pytest_benchsdk._plugin.items",
     "pytest_benchsdk._plugin.items.fixtures",
     "pytest_benchsdk._plugin.options",
+    "pytest_benchsdk._plugin.options.table",
     "pytest_benchsdk.hookspecs",
     "pytest_benchsdk.plugin",
 ]
@@ -66,7 +67,10 @@ def test_a_bench_session_loads_the_engine(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider", "--bench-dry-run")
     result.assert_outcomes(passed=4)
     loaded = _loaded(result)
-    assert {"pytest_benchsdk._plugin.settings", "pytest_benchsdk._engine.executor"} <= set(loaded)
+    assert {
+        "pytest_benchsdk._plugin.options.settings",
+        "pytest_benchsdk._engine.executor",
+    } <= set(loaded)
 
 
 def test_a_task_fixture_outside_a_bench_file_still_explains_itself(

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_benchsdk._plugin.settings import BenchOptions
+from pytest_benchsdk._plugin.options.settings import BenchOptions
 from pytest_benchsdk.platform import (
     RESUBMIT_COMMAND,
     AuthError,

@@ -19,7 +19,7 @@ from pytest_benchsdk._base.redact import Redactor
 from pytest_benchsdk._config.models import BenchmarkConfig, Participant
 from pytest_benchsdk._engine.benchfile import BenchFile, schedule_bench_file
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule
-from pytest_benchsdk._plugin.settings import BenchOptions
+from pytest_benchsdk._plugin.options.settings import BenchOptions
 from pytest_benchsdk._session import SessionSecrets
 
 __all__ = ["Catalog", "ParticipantLink"]

@@ -1,0 +1,516 @@
+"""The plugin's options parsed and validated once into :class:`BenchOptions` (a bad value is a
+:class:`pytest.UsageError` naming its flag), driven by the option table
+(:data:`~.table.OPTIONS`): each entry's given value (the option's, its ini key's, its environment
+variable's, combined as the entry says) goes through the converter the entry names in
+:data:`CONVERTERS`, else the entry's default applies; what depends on several options (the store,
+A/B's refusals, the worker pool's run key) is checked after. Imported only when a ``--bench*``
+option is set or bench files are run (see :mod:`pytest_benchsdk._plugin.options`)."""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+import pytest
+
+from pytest_benchsdk._analysis.baseline import CompareRule
+from pytest_benchsdk._analysis.hygiene import WARNING_CODES
+from pytest_benchsdk._base.redact import redact_url
+from pytest_benchsdk._base.storepath import IniFile, resolve_store
+from pytest_benchsdk._config.thresholds import parse_cli_thresholds
+from pytest_benchsdk._engine.flag_values import (
+    parse_group_by,
+    parse_non_negative_int,
+    parse_non_negative_number,
+    parse_positive_int,
+    parse_providers,
+    parse_slug,
+    parse_text,
+)
+from pytest_benchsdk._engine.schedule import RunArgs, is_env_no_ingest
+from pytest_benchsdk._plugin.options import bench_enabled
+from pytest_benchsdk._plugin.options.table import (
+    COMPARE_FAIL_VERDICTS,
+    OPTIONS,
+    Option,
+    by_name,
+)
+from pytest_benchsdk._session import (
+    SessionOptions,
+    parse_failed_iterations,
+    unwritable_reason,
+)
+
+__all__ = ["CONVERTERS", "BenchOptions", "parse_options"]
+
+
+def _default(name: str) -> Any:
+    return by_name(name).default
+
+
+@attrs.frozen(kw_only=True)
+class BenchOptions(SessionOptions):
+    """The plugin's options after validation: the session's (:class:`SessionOptions`, what
+    the engine-side session runs with) and what only the glue reads."""
+
+    enabled: bool
+    file_patterns: tuple[str, ...]
+    check: bool
+    custom_args: Mapping[str, str]
+    resubmit: bool = _default("bench_resubmit")
+    resubmit_other_platform: bool = _default("bench_resubmit_to_other_platform")
+    resubmit_rejected: bool = _default("bench_resubmit_rejected")
+    #: ``--bench-ab=REV``: the git revision side A runs (None: no A/B session).
+    ab: str | None = _default("bench_ab")
+    #: ``--bench-ab-setup CMD``: run once in side A's worktree before the sides start.
+    ab_setup: str | None = _default("bench_ab_setup")
+    #: ``--bench-ab-mode``: ``interleaved`` (one side after the other) or ``duet`` (both at
+    #: once).
+    ab_mode: str = _default("bench_ab_mode")
+    #: ``--bench-ab-processes``: processes per side, taking turns round by round.
+    ab_processes: int = _default("bench_ab_processes")
+
+    @classmethod
+    def from_config(
+        cls, config: pytest.Config, environ: Mapping[str, str] | None = None
+    ) -> BenchOptions:
+        """Parse and validate; a bad value raises :class:`pytest.UsageError` with its flag."""
+        env = os.environ if environ is None else environ
+        values = parse_options(config, env)
+        # What depends on several options, checked once each entry is parsed.
+        knobs = [field for field in values if field.startswith("run_args.")]
+        run_args = {field.removeprefix("run_args."): values.pop(field) for field in knobs}
+        run_args["no_ingest"] = bool(run_args["no_ingest"]) or is_env_no_ingest(env)
+        if run_args["worker_pool"] is not None and run_args["run_key"] is None:
+            raise pytest.UsageError("--bench-worker-pool requires --bench-run-key")
+        store_path, store_origin = _store(config)
+        if values["save_as"] is not None and store_path is None:
+            raise pytest.UsageError(
+                f"--bench-save {values['save_as']} keeps the run's name in the results store: it "
+                "cannot be used with --bench-no-store"
+            )
+        if values["ab"] is not None:
+            _check_ab(config)
+        # --bench-compare-fail's entry parses to both: (the verdicts fail, the expressions).
+        values["compare_fail"], values["compare_rules"] = values["compare_fail"]
+        return cls(
+            enabled=bench_enabled(config),
+            run_args=RunArgs(**run_args),
+            # An A/B session is local: neither side is reported to the platform.
+            dry_run=run_args["no_ingest"] or values["ab"] is not None,
+            store_path=store_path,
+            store_origin=store_origin,
+            **values,
+        )
+
+
+def parse_options(config: pytest.Config, env: Mapping[str, str]) -> dict[str, Any]:
+    """Every table entry with a ``field``, parsed, in the table's order (the first bad value is
+    the usage error): ``{field: value}``."""
+    values: dict[str, Any] = {}
+    for option in OPTIONS:
+        if option.field is None:
+            continue
+        raw, where = _given(option, config, env)
+        if option.requires is not None:
+            required, why = option.requires
+            if values[by_name(required).field or ""] is None:
+                if _is_given(option, raw):
+                    raise pytest.UsageError(f"{option.flag} {why}")
+                raw = None
+        if raw is None:
+            values[option.field] = option.default
+            continue
+        try:
+            values[option.field] = CONVERTERS[option.convert or ""](raw, where)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return values
+
+
+def _given(option: Option, config: pytest.Config, env: Mapping[str, str]) -> tuple[Any, str]:
+    """What was given for ``option`` (None: nothing) and the name a message gives it."""
+    raw: Any = config.getoption(option.name) if option.flags else None
+    where = option.flag
+    if option.ini is not None:
+        ini = config.getini(option.ini)
+        if option.ini_rule == "fallback":
+            if raw is None:
+                raw, where = ini, f"{option.ini} (ini)"
+        elif option.ini_rule == "or":
+            raw = raw or ini
+        elif option.ini_rule == "extend":
+            raw = [*ini, *(raw or ())]
+        else:  # pair
+            raw = (ini, raw)
+    if raw is None and option.env_fallback is not None and env.get(option.env_fallback):
+        raw = env[option.env_fallback]
+    return raw, where
+
+
+def _is_given(option: Option, raw: object) -> bool:
+    """Whether a value was given (a blank text is none, where the converter strips it)."""
+    if option.convert == "stripped":
+        return _stripped(raw, option.flag) is not None
+    return raw is not None
+
+
+def _store(config: pytest.Config) -> tuple[Path | None, str]:
+    """The results store (``--bench-store``, ``--bench-no-store``, the ini's ``bench_store``,
+    the default), resolved with the rule the CLI uses too (``_base/storepath``)."""
+    store = by_name("bench_store")
+    if config.getoption("bench_no_store"):
+        return None, store.flag
+    ini_dir = config.inipath.parent if config.inipath else config.rootpath
+    location = resolve_store(
+        config.getoption(store.name),
+        flag=store.flag,
+        given_base=config.rootpath,
+        ini=IniFile(ini_dir, config.inipath, str(config.getini(store.ini or "")).strip()),
+        rootdir=config.rootpath,
+        rootdir_words="the rootdir",
+    )
+    return location.path, location.origin
+
+
+def _check_ab(config: pytest.Config) -> None:
+    """``--bench-ab`` is refused with ``--bench-compare`` and with pytest-xdist (the A/B session
+    runs both sides itself)."""
+    if config.getoption("bench_compare") is not None:
+        raise pytest.UsageError(
+            "--bench-ab and --bench-compare both compare this run with another: pick one "
+            "(--bench-ab runs the revision now, interleaved; --bench-compare reads a stored run)"
+        )
+    workers = getattr(config.option, "numprocesses", None)
+    if workers or getattr(config.option, "dist", "no") != "no":
+        raise pytest.UsageError(
+            "--bench-ab runs both sides in processes of its own, one iteration at a time: "
+            "run it without pytest-xdist (drop -n/--dist)"
+        )
+
+
+# -- the converters: (what was given, the name a message gives it) -> the parsed value --------
+
+
+def _flag(raw: object, where: str) -> bool:
+    return bool(raw)
+
+
+def _or_none(raw: object, where: str) -> object:
+    return raw or None
+
+
+def _stripped(raw: object, where: str) -> str | None:
+    """A text, surrounding blanks dropped; a blank one is None."""
+    return str(raw or "").strip() or None
+
+
+def _choice(raw: object, where: str) -> str:
+    return str(raw)  # argparse checked it against the entry's choices
+
+
+def _patterns(raw: Sequence[str], where: str) -> tuple[str, ...]:
+    return tuple(raw)
+
+
+def _text(raw: object, where: str) -> str:
+    return parse_text(where, str(raw))
+
+
+def _slug(raw: object, where: str) -> str:
+    return parse_slug(where, str(raw))
+
+
+def _positive_int(raw: object, where: str) -> int:
+    return parse_positive_int(where, str(raw))
+
+
+def _non_negative_int(raw: object, where: str) -> int:
+    return parse_non_negative_int(where, str(raw))
+
+
+def _non_negative_number(raw: object, where: str) -> float:
+    return parse_non_negative_number(where, str(raw))
+
+
+def _group_by(raw: object, where: str) -> str:
+    return parse_group_by(where, str(raw))
+
+
+def _providers(raw: Sequence[str], where: str) -> tuple[str, ...] | None:
+    return parse_providers(raw) if raw else None
+
+
+def _thresholds(raw: Sequence[str], where: str) -> Any:
+    return parse_cli_thresholds(raw or ())
+
+
+def _ab_processes(raw: object, where: str) -> int:
+    return parse_positive_int(where, str(raw), 64)
+
+
+def _baseline_name(raw: object, where: str) -> str:
+    """``--bench-save NAME``: a valid baseline name (the session checks it has a store)."""
+    from pytest_benchsdk.results import check_baseline_name
+
+    try:
+        return check_baseline_name(str(raw).strip())
+    except ValueError as exc:
+        raise pytest.UsageError(f"{where}: {exc}") from None
+
+
+def _compare_noise(raw: object, where: str) -> float:
+    """``--bench-compare-noise PCT`` (or the ini's): a percentage >= 0, ``2`` or ``2%``."""
+    text = str(raw or "").strip().removesuffix("%").strip()
+    if not text:
+        return float(_default("bench_compare_noise"))
+    try:
+        percent = float(text)
+    except ValueError:
+        percent = -1.0
+    if not (percent >= 0 and percent < 100):
+        raise pytest.UsageError(
+            f'{where} expects a percentage >= 0 and < 100, e.g. 2 or 2.5% (got "{raw}")'
+        )
+    return percent / 100
+
+
+def _compare_on(raw: object, where: str) -> tuple[str, ...]:
+    """``--bench-compare-on KEY[,KEY...]`` (or the ini's): metric keys, each once, in order.
+    Whether a participant measured each is known only once the run has: the session end
+    says so (a usage error naming the keys there are)."""
+    keys = [key.strip() for key in str(raw or "").split(",")]
+    if any(not key for key in keys) and any(keys):
+        raise pytest.UsageError(f'{where} expects metric keys separated by commas (got "{raw}")')
+    return tuple(dict.fromkeys(key for key in keys if key))
+
+
+def _compare_fail(
+    raw: tuple[object, Sequence[object] | None], where: str
+) -> tuple[bool, tuple[CompareRule, ...]]:
+    """``--bench-compare-fail`` (bare, or the ini's: the verdicts fail the session) and its
+    ``=STAT:LIMIT`` expressions, every malformed one named in one usage error."""
+    ini, given = raw
+    verdicts = bool(ini)
+    rules: list[CompareRule] = []
+    problems: list[str] = []
+    for value in given or []:
+        if value is True or value == COMPARE_FAIL_VERDICTS:
+            verdicts = True
+            continue
+        try:
+            rules.append(CompareRule.parse(str(value)))
+        except ValueError as exc:
+            problems.append(f"{where}={value}: {exc}")
+    if problems:
+        raise pytest.UsageError("\n".join(problems))
+    return verdicts, tuple(rules)
+
+
+def _columns(raw: object, where: str) -> tuple[str, ...]:
+    """``--bench-columns COL[,COL...]`` (or the ini's): pytest-benchmark's column names."""
+    from pytest_benchsdk._views.text import COLUMNS
+
+    names = [name.strip().lower() for name in str(raw or "").split(",") if name.strip()]
+    unknown = [name for name in names if name not in COLUMNS]
+    if unknown:
+        raise pytest.UsageError(
+            f"{where}: unknown column(s) {', '.join(unknown)} (the columns: {', '.join(COLUMNS)})"
+        )
+    return tuple(dict.fromkeys(names))
+
+
+def _warnings_ignore(raw: Sequence[object], where: str) -> frozenset[str]:
+    """``--bench-warnings-ignore`` and the ini's codes, each a known warning code."""
+    codes = [code.strip() for value in raw for code in str(value).split(",") if code.strip()]
+    for code in codes:
+        if code not in WARNING_CODES:
+            close = [c for c in WARNING_CODES if c.startswith(code)] or (
+                difflib.get_close_matches(code, WARNING_CODES, n=1, cutoff=0.5)
+            )
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise pytest.UsageError(
+                f'{where}: unknown warning code "{code}" (codes: {", ".join(WARNING_CODES)}){hint}'
+            )
+    return frozenset(codes)
+
+
+def _html_path(raw: object, where: str) -> Path | None:
+    """``--bench-html PATH``: a writable file path, and plotly installed (the report extra)."""
+    path = _output_path(raw, where)
+    if path is None:
+        return None
+    try:
+        found = importlib.util.find_spec("plotly") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise pytest.UsageError(f"{where} needs plotly: pip install 'pytest-benchsdk[report]'")
+    return path
+
+
+def _exports(raw: Sequence[object], where: str) -> tuple[tuple[str, Path], ...]:
+    """``--bench-export FORMAT:PATH``, each checked now: a known format, a writable path."""
+    from pytest_benchsdk._views.exports import EXPORT_FORMATS
+
+    found: list[tuple[str, Path]] = []
+    for value in raw or ():
+        text = str(value)
+        fmt, sep, target = text.partition(":")
+        fmt = fmt.strip().lower()
+        if not sep or not target:
+            raise pytest.UsageError(
+                f"{where} expects FORMAT:PATH, e.g. gab:benchmark.json (got {text!r}); "
+                f"formats: {', '.join(EXPORT_FORMATS)}"
+            )
+        if fmt not in EXPORT_FORMATS:
+            raise pytest.UsageError(
+                f"{where} {text}: unknown format {fmt!r}; expected one of "
+                f"{', '.join(EXPORT_FORMATS)}"
+            )
+        path = Path(target).absolute()
+        problem = unwritable_reason(path)
+        if problem is not None:
+            raise pytest.UsageError(f"{where} {text}: {problem}")
+        if any(path == other for _, other in found):
+            raise pytest.UsageError(f"{where} {text}: {target} is given twice")
+        found.append((fmt, path))
+    return tuple(found)
+
+
+def _base_url(raw: object, where: str) -> str | None:
+    """``--bench-base-url``: an http(s) URL with a host, else a usage error (not a long
+    transient wait at the end of the session)."""
+    if raw is None or str(raw).strip() == "":
+        return None
+    value = str(raw).strip()
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            f"{where} expects an http(s) URL with a host, like "
+            f'https://platform.computesdk.com (got "{redact_url(value)}")'
+        )
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise ValueError(f'{where} has an invalid port (got "{redact_url(value)}")') from None
+    return value
+
+
+def _upload_timeout(raw: object, where: str) -> float:
+    if str(raw).strip() == "":
+        return float(_default("bench_upload_timeout"))
+    return float(parse_non_negative_number(where, str(raw)))
+
+
+def _phase_sizes(raw: object, where: str) -> tuple[tuple[str, int], ...]:
+    """``--bench-phase-iterations cold=2,warm=5``: ``(phase, iterations)`` pairs."""
+    text = str(raw)
+    sizes: dict[str, int] = {}
+    for part in text.split(","):
+        name, sep, count = part.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ValueError(
+                f'{where} expects PHASE=N[,PHASE=N...], e.g. "cold=2,warm=5" (got "{text}")'
+            )
+        if name in sizes:
+            raise ValueError(f'{where} names the phase {name!r} twice (got "{text}")')
+        sizes[name] = parse_positive_int(f"{where} {name}", count.strip())
+    return tuple(sizes.items())
+
+
+def _output_path(raw: object, where: str) -> Path | None:
+    """A file the session writes at its end, checked now (a usage error, not a lost result)."""
+    if not raw:
+        return None
+    path = Path(str(raw)).absolute()
+    problem = unwritable_reason(path)
+    if problem is not None:
+        raise pytest.UsageError(f"{where} {raw}: {problem}")
+    return path
+
+
+def _score_resamples(raw: object, where: str) -> int:
+    text = str(raw).strip()
+    if not text.isdigit():
+        raise pytest.UsageError(f'{where} expects an integer >= 0 (got "{raw}")')
+    return int(text)
+
+
+def _failed_iterations(raw: object, where: str) -> str:
+    if str(raw).strip() == "":
+        return str(_default("bench_failed_iterations"))
+    return parse_failed_iterations(where, str(raw))
+
+
+def _warnings_mode(raw: object, where: str) -> str:
+    text = str(raw or _default("bench_warnings")).strip().lower()
+    if text not in ("warn", "error", "off"):
+        raise pytest.UsageError(f'{where} expects warn, error or off (got "{raw}")')
+    return text
+
+
+def _compare_ref(raw: object, where: str) -> str:
+    text = str(raw).strip()
+    if not text:
+        raise pytest.UsageError(
+            f"{where}= expects a REF: 'latest', a baseline name, a stored run id or a "
+            f"--bench-json file (got ''); {where} alone means latest"
+        )
+    return text
+
+
+def _custom_args(raw: Sequence[str], where: str) -> dict[str, str]:
+    args: dict[str, str] = {}
+    for value in raw:
+        name, sep, val = value.partition("=")
+        name = name.strip().lstrip("-")
+        if not sep or not name:
+            raise ValueError(f'{where} expects NAME=VALUE (got "{value}")')
+        args[name] = val
+    return args
+
+
+#: The converters the table's entries name (:attr:`~.table.Option.convert`): each takes what was
+#: given and the name a message gives it, and returns the parsed value or raises ``ValueError`` /
+#: :class:`pytest.UsageError` with its message.
+CONVERTERS: Mapping[str, Callable[[Any, str], Any]] = {
+    "flag": _flag,
+    "or_none": _or_none,
+    "stripped": _stripped,
+    "choice": _choice,
+    "patterns": _patterns,
+    "text": _text,
+    "slug": _slug,
+    "positive_int": _positive_int,
+    "non_negative_int": _non_negative_int,
+    "non_negative_number": _non_negative_number,
+    "group_by": _group_by,
+    "providers": _providers,
+    "thresholds": _thresholds,
+    "phase_sizes": _phase_sizes,
+    "ab_processes": _ab_processes,
+    "baseline_name": _baseline_name,
+    "compare_ref": _compare_ref,
+    "score_resamples": _score_resamples,
+    "compare_noise": _compare_noise,
+    "compare_on": _compare_on,
+    "compare_fail": _compare_fail,
+    "columns": _columns,
+    "warnings_mode": _warnings_mode,
+    "warnings_ignore": _warnings_ignore,
+    "failed_iterations": _failed_iterations,
+    "upload_timeout": _upload_timeout,
+    "output_path": _output_path,
+    "html_path": _html_path,
+    "exports": _exports,
+    "base_url": _base_url,
+    "custom_args": _custom_args,
+}

@@ -1,0 +1,939 @@
+"""The plugin's options, each declared once: :data:`OPTIONS`.
+
+One :class:`Option` per command-line option (and its ini key) or ini-only key: its flags, how
+argparse reads it, its ini key, the value the session gets when nothing is given, the converter
+that turns what was given into that value (a name in :data:`.settings.CONVERTERS`, so that this
+module imports nothing of the engine), its help, the spelling ``pytest-benchsdk run`` shares,
+and its row on the options reference page (``docs/reference/options.md``, generated from this
+table by :mod:`.reference`).
+
+pytest imports this module in every session of a project that has the plugin installed: it
+holds data only (the standard library and :mod:`pytest_benchsdk._base.defaults`).
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from pytest_benchsdk._base.defaults import (
+    DEFAULT_AB_MODE,
+    DEFAULT_AB_PROCESSES,
+    DEFAULT_FAILED_ITERATIONS,
+    DEFAULT_NOISE_THRESHOLD,
+    DEFAULT_SCORE_RESAMPLES,
+    DEFAULT_STORE,
+    DEFAULT_UPLOAD_TIMEOUT_S,
+    DEFAULT_WARNINGS,
+)
+
+__all__ = [
+    "COMPARE_FAIL_VERDICTS",
+    "DOCS_GROUPS",
+    "OPTIONS",
+    "Option",
+    "by_name",
+]
+
+#: A bare ``--bench-compare-fail``, spelled out: the comparison's verdicts fail the session.
+COMPARE_FAIL_VERDICTS: Final = "verdicts"
+
+#: How an option's value and its ini key's combine: ``fallback``, the ini's when the option is
+#: not given (a message names ``<key> (ini)``); ``or``, the option's if truthy, else the ini's
+#: (a message names the option); ``extend``, the ini's list then the option's; ``pair``, both,
+#: as ``(ini, option)``.
+IniRule = Literal["fallback", "or", "extend", "pair"]
+
+#: The reference page's sections, in page order: (key, title).
+DOCS_GROUPS: Final = (
+    ("run", "What runs"),
+    ("knobs", "Knobs"),
+    ("output", "Output"),
+    ("compare", "Comparisons and A/B"),
+    ("verdicts", "Verdicts and warnings"),
+    ("store", "Results store"),
+    ("platform", "Platform"),
+)
+
+
+class Option:
+    """One option of the plugin: a command-line option, an ini key, or both (a plain class, not a
+    dataclass or a named tuple: every pytest session builds the table, and defining either with
+    this many fields costs a millisecond or two).
+
+    ``name`` is argparse's ``dest`` (``config.getoption(name)``), or the ini key of an ini-only
+    entry. ``field`` names what the parsed settings hold it in: a field of
+    :class:`~.settings.BenchOptions`, ``run_args.<field>`` for a run knob, or None where the
+    settings combine it with other options themselves (the store, ``--bench``). ``default`` is
+    the parsed value when nothing is given; ``convert`` names the converter (see
+    :data:`.settings.CONVERTERS`) that turns a given value into the parsed one, its messages
+    naming the flag (or ``<key> (ini)``).
+    """
+
+    __slots__ = (
+        "action",
+        "choices",
+        "cli_default",
+        "const",
+        "convert",
+        "default",
+        "doc",
+        "doc_source",
+        "env_fallback",
+        "field",
+        "flags",
+        "group",
+        "help",
+        "implies_bench",
+        "ini",
+        "ini_default",
+        "ini_doc_default",
+        "ini_doc_like",
+        "ini_doc_type",
+        "ini_help",
+        "ini_rule",
+        "ini_type",
+        "metavar",
+        "name",
+        "nargs",
+        "requires",
+        "run_flags",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        flags: tuple[str, ...] = (),
+        help: str = "",
+        action: Literal["store", "store_true", "append"] = "store",
+        metavar: str | None = None,
+        nargs: Literal["?"] | None = None,
+        const: str | None = None,
+        choices: tuple[str, ...] | None = None,
+        cli_default: object = None,
+        ini: str | None = None,
+        ini_type: Literal["string", "bool", "args"] = "string",
+        ini_default: object = "",
+        ini_help: str = "",
+        ini_rule: IniRule = "fallback",
+        env_fallback: str | None = None,
+        field: str | None = None,
+        convert: str | None = None,
+        default: object = None,
+        requires: tuple[str, str] | None = None,
+        implies_bench: bool = False,
+        run_flags: tuple[str, ...] = (),
+        group: str = "run",
+        doc: str = "",
+        doc_source: str | None = None,
+        ini_doc_type: str = "",
+        ini_doc_default: str = "none",
+        ini_doc_like: str | None = None,
+    ) -> None:
+        self.name = name
+        self.flags = flags
+        self.help = help
+        # argparse: ``store`` (a value), ``store_true`` (a flag) or ``append`` (repeatable).
+        self.action = action
+        self.metavar = metavar
+        self.nargs = nargs
+        self.const = const
+        self.choices = choices
+        # argparse's default: empty, None or False for every option (see ``bench_option_given``).
+        self.cli_default = cli_default
+        self.ini = ini
+        # pytest's ini type: ``string``, ``bool`` or ``args``.
+        self.ini_type = ini_type
+        self.ini_default = ini_default
+        self.ini_help = ini_help
+        self.ini_rule = ini_rule
+        # An environment variable read when the option is not given (``BENCHMARK_SLUG``).
+        self.env_fallback = env_fallback
+        self.field = field
+        self.convert = convert
+        self.default = default
+        # Only with this option given (the message says how to add it).
+        self.requires = requires
+        # Given on the command line, it implies ``--bench`` (see ``IMPLYING_OPTIONS``).
+        self.implies_bench = implies_bench
+        # The same option of ``pytest-benchsdk run`` (upstream's ``bench run`` spelling).
+        self.run_flags = run_flags
+        # -- the reference page --
+        self.group = group
+        # The meaning column (Markdown).
+        self.doc = doc
+        # The "env / ini" column, when not the ini key (Markdown).
+        self.doc_source = doc_source
+        # The ini keys table: the value's type, its default and what it is like.
+        self.ini_doc_type = ini_doc_type
+        self.ini_doc_default = ini_doc_default
+        self.ini_doc_like = ini_doc_like
+
+    def __repr__(self) -> str:
+        return f"Option(name={self.name!r})"
+
+    @property
+    def flag(self) -> str:
+        """The name a message gives the option: its first flag, else its ini key."""
+        return self.flags[0] if self.flags else f"{self.name} (ini)"
+
+
+OPTIONS: Final[tuple[Option, ...]] = (
+    Option(
+        name="bench",
+        flags=("--bench",),
+        action="store_true",
+        help="Collect and run benchmark files (ini: bench = true). Without it, bench files are "
+        "not collected and a normal test run is unchanged.",
+        ini="bench",
+        ini_type="bool",
+        ini_default=False,
+        ini_help="Collect and run benchmark files, like --bench.",
+        group="run",
+        doc="collect and run bench files (also implied, see [Running](running.md))",
+        doc_source="ini `bench = true`",
+        ini_doc_type="bool",
+        ini_doc_default="`false`",
+        ini_doc_like="`--bench`: collect and run bench files in every session",
+    ),
+    Option(
+        name="bench_files",
+        ini="bench_files",
+        ini_type="args",
+        ini_default=["bench_*.py"],
+        ini_help="Glob patterns of benchmark files (default: bench_*.py).",
+        field="file_patterns",
+        convert="patterns",
+        default=("bench_*.py",),
+        group="run",
+        doc="glob patterns of bench files (default `bench_*.py`)",
+        ini_doc_type="glob patterns",
+        ini_doc_default="`bench_*.py`",
+        ini_doc_like="which files are bench files",
+    ),
+    Option(
+        name="bench_provider",
+        flags=("--bench-provider",),
+        action="append",
+        cli_default=[],
+        metavar="NAMES",
+        help="Run only these participants (repeatable, comma lists). Default: the file's "
+        "default_providers, else all.",
+        field="run_args.providers",
+        convert="providers",
+        implies_bench=True,
+        run_flags=("--provider",),
+        group="run",
+        doc="participants to run (repeatable, comma lists); default: the file's "
+        "`default_providers`, else all. A name no collected file declares fails the session with "
+        "exit status 1, as upstream (`--bench-provider: Unknown participant(s): x. Available: a, "
+        "b`); `--bench-provider ''` (no name at all) is a usage error. When no selected "
+        "participant has its required env vars, the session says upstream's `No participants "
+        "have their required env vars set — nothing to run (skipped: a, b).` once and exits 0",
+    ),
+    Option(
+        name="bench_dry_run",
+        flags=("--bench-dry-run", "--bench-no-ingest"),
+        action="store_true",
+        cli_default=False,
+        help="Run and score locally; no platform traffic and no credentials needed "
+        "(env BENCHSDK_NO_INGEST=1).",
+        field="run_args.no_ingest",
+        convert="flag",
+        default=False,
+        implies_bench=True,
+        run_flags=("--no-ingest", "--dry-run"),
+        group="run",
+        doc="no platform traffic, no credentials needed; scores and the store still work",
+        doc_source="`BENCHSDK_NO_INGEST=1` (or `true`)",
+    ),
+    Option(
+        name="bench_iterations",
+        flags=("--bench-iterations",),
+        metavar="N",
+        help="Iterations per participant (with even phases: per phase).",
+        field="run_args.iterations",
+        convert="positive_int",
+        implies_bench=True,
+        run_flags=("--iterations",),
+        group="knobs",
+        doc="iterations per participant; with even phases, per phase (uneven phases ignore it, "
+        "with upstream's warning)",
+    ),
+    Option(
+        name="bench_phase_iterations",
+        flags=("--bench-phase-iterations",),
+        metavar="PHASE=N[,PHASE=N...]",
+        help="Size named phases (e.g. cold=2,warm=5): works where --bench-iterations is "
+        "ignored (phases sized individually); phases not named keep their size.",
+        field="run_args.phase_sizes",
+        convert="phase_sizes",
+        default=(),
+        implies_bench=True,
+        group="knobs",
+        doc="sizes the named phases (`cold=2,warm=5`: a quick smoke pass, or a larger sample), "
+        "also where `--bench-iterations` is ignored; a phase not named keeps its size (with even "
+        "phases, `--bench-iterations`' size); the knobs line then ends `phases=cold=2,warm=5`; a "
+        "phase no collected benchmark has is a usage error naming the phases",
+    ),
+    Option(
+        name="bench_concurrency",
+        flags=("--bench-concurrency",),
+        metavar="N",
+        help="Iterations in flight at once.",
+        field="run_args.concurrency",
+        convert="positive_int",
+        implies_bench=True,
+        run_flags=("--concurrency",),
+        group="knobs",
+        doc="iterations in flight at once",
+    ),
+    Option(
+        name="bench_stagger_delay_ms",
+        flags=("--bench-stagger-delay-ms",),
+        metavar="MS",
+        help="Start iteration i no earlier than t0 + i*MS (round mode: pause between rounds).",
+        field="run_args.stagger_delay_ms",
+        convert="non_negative_number",
+        implies_bench=True,
+        run_flags=("--stagger-delay-ms",),
+        group="knobs",
+        doc="participant mode: iteration i starts no earlier than `t0 + i × MS`; round mode: "
+        "pause between rounds",
+    ),
+    Option(
+        name="bench_group_by",
+        flags=("--bench-group-by",),
+        metavar="participant|round",
+        help="Run each participant's iterations together (participant) or interleave (round).",
+        field="run_args.group_by",
+        convert="group_by",
+        implies_bench=True,
+        run_flags=("--group-by",),
+        group="knobs",
+        doc="run each participant's iterations together, or every participant's i-th before "
+        "anyone's i+1-th",
+    ),
+    Option(
+        name="bench_shape",
+        flags=("--bench-shape",),
+        metavar="NAME",
+        help="Use one of the file's named shapes.",
+        field="run_args.shape",
+        convert="text",
+        implies_bench=True,
+        run_flags=("--shape",),
+        group="knobs",
+        doc="use one of the file's `shapes` (slug, name, stagger)",
+    ),
+    Option(
+        name="bench_benchmark",
+        flags=("--bench-benchmark",),
+        metavar="SLUG",
+        help="Report under this benchmark slug (env BENCHMARK_SLUG).",
+        env_fallback="BENCHMARK_SLUG",
+        field="run_args.benchmark",
+        convert="slug",
+        implies_bench=True,
+        run_flags=("--benchmark", "--slug"),
+        group="knobs",
+        doc="report under another benchmark slug",
+        doc_source="`BENCHMARK_SLUG`",
+    ),
+    Option(
+        name="bench_name",
+        flags=("--bench-name",),
+        metavar="NAME",
+        help="Benchmark display name (env BENCHMARK_NAME).",
+        env_fallback="BENCHMARK_NAME",
+        field="run_args.name",
+        convert="text",
+        implies_bench=True,
+        run_flags=("--name",),
+        group="knobs",
+        doc="benchmark display name",
+        doc_source="`BENCHMARK_NAME`",
+    ),
+    Option(
+        name="bench_run_key",
+        flags=("--bench-run-key",),
+        metavar="KEY",
+        help="Join (or create) the platform run with this key: several processes share one run.",
+        field="run_args.run_key",
+        convert="text",
+        implies_bench=True,
+        run_flags=("--run-key",),
+        group="platform",
+        doc="join (or create) the keyed platform run: several processes share one run",
+    ),
+    Option(
+        name="bench_compare",
+        flags=("--bench-compare",),
+        nargs="?",
+        const="latest",
+        metavar="REF",
+        help="Compare this run with a baseline. Alone: 'latest' (the newest complete run of the "
+        "same benchmark with the same knobs in the store); --bench-compare=REF: a baseline name "
+        "(--bench-save), a stored run id or unique prefix, or a --bench-json file. Prints per "
+        "participant and metric the change, its interval and a verdict.",
+        field="compare",
+        convert="compare_ref",
+        implies_bench=True,
+        group="compare",
+        doc="compare with a baseline: alone `latest` (the newest complete run with the same "
+        "setup); `=REF` a baseline name, a stored run id or unique prefix, or a `--bench-json` "
+        "file; resolved before anything runs (see [Baselines](../howto/ci.md#compare-with-a-"
+        "baseline))",
+    ),
+    Option(
+        name="bench_save",
+        flags=("--bench-save",),
+        metavar="NAME",
+        help="Keep this run under a baseline name (per benchmark), for --bench-compare=NAME: e.g. "
+        "--bench-save main on the main branch (pytest-benchsdk baseline set NAME RUN moves it).",
+        field="save_as",
+        convert="baseline_name",
+        implies_bench=True,
+        group="compare",
+        doc="keep this session's complete runs under a baseline name, per benchmark "
+        "(`--bench-compare=NAME`; `pytest-benchsdk baseline set NAME RUN` moves it)",
+    ),
+    Option(
+        name="bench_columns",
+        flags=("--bench-columns",),
+        metavar="COL[,COL...]",
+        help="Add pytest-benchmark's table to each benchmark's summary, with these columns of "
+        "the scored metric's per-participant statistics: min, max, mean, stddev, median, iqr, "
+        "ops, rounds, iterations (e.g. min,median,ops; ini: bench_columns).",
+        ini="bench_columns",
+        ini_help="--bench-columns' columns (comma-separated).",
+        field="columns",
+        convert="columns",
+        default=(),
+        group="output",
+        doc="add pytest-benchmark's table to each benchmark's summary: the scored metric's "
+        "`min`, `max`, `mean`, `stddev`, `median`, `iqr`, `ops` (per second), `rounds`, "
+        "`iterations` per participant (an unknown column is a usage error)",
+        ini_doc_type="column names, comma-separated",
+    ),
+    Option(
+        name="bench_compare_noise",
+        flags=("--bench-compare-noise",),
+        metavar="PCT",
+        help="With --bench-compare: a change smaller than PCT percent is no change (default 2; "
+        "ini: bench_compare_noise).",
+        ini="bench_compare_noise",
+        ini_help="--bench-compare's noise threshold in percent (default 2).",
+        field="compare_noise",
+        convert="compare_noise",
+        default=DEFAULT_NOISE_THRESHOLD,
+        group="compare",
+        doc="a change under PCT % is no change (default 2)",
+        ini_doc_type="percent",
+        ini_doc_default="`2`",
+    ),
+    Option(
+        name="bench_compare_on",
+        flags=("--bench-compare-on",),
+        metavar="KEY[,KEY...]",
+        help="With --bench-compare: the metrics whose verdicts count for --bench-compare-fail "
+        "and the summary, e.g. cpu_ms (default: the scored metrics, or latency_ms when nothing "
+        "is scored); the other rows are still shown (ini: bench_compare_on).",
+        ini="bench_compare_on",
+        ini_help="--bench-compare-on's metrics (comma-separated).",
+        field="compare_on",
+        convert="compare_on",
+        default=(),
+        group="compare",
+        doc="the metrics whose verdicts count for `--bench-compare-fail` and the summary, e.g. "
+        "`cpu_ms` (default: the scored metrics, or `latency_ms` when nothing is scored); the "
+        "other rows are still shown, their verdicts in parentheses. A key that no participant "
+        "measured is a usage error naming the keys there are (see [Judge what you "
+        "choose](../howto/ci.md#judge-what-you-choose---bench-compare-on))",
+        ini_doc_type="metric keys, comma-separated",
+        ini_doc_default="none (the default rows)",
+    ),
+    Option(
+        name="bench_ab",
+        flags=("--bench-ab",),
+        metavar="REV",
+        help="A/B: run the selected benchmarks against the working tree (B) and against the "
+        "git revision REV (A: main, origin/main, HEAD~1, a sha), each iteration on both sides "
+        "in a random order per round, and compare them pairwise; with --bench-compare-fail a "
+        "regression fails the session. Local only (ini: bench_ab).",
+        ini="bench_ab",
+        ini_help="--bench-ab's git revision.",
+        field="ab",
+        convert="stripped",
+        implies_bench=True,
+        group="compare",
+        doc="A/B: run the selected benchmarks against the working tree (side B) and against the "
+        "git revision REV (side A: `main`, `origin/main`, `HEAD~1`, a sha, checked out into a "
+        "temporary worktree), each iteration (and each benchmarked test, once per process pair) "
+        "on both sides in a random order per round, and compare them pairwise; every view shows "
+        "the comparison as `--bench-compare`'s, `--bench-compare-fail` fails on a regression. "
+        "Local only (nothing is reported to the platform); not with `--bench-compare` or "
+        "pytest-xdist (usage errors). See [Is my pull request slower?](../howto/ab.md)",
+        ini_doc_type="git revision",
+    ),
+    Option(
+        name="bench_ab_setup",
+        flags=("--bench-ab-setup",),
+        metavar="CMD",
+        help="With --bench-ab: a shell command run once in side A's worktree before the run "
+        "(build compiled extensions, e.g. 'pip install -e . --no-deps').",
+        field="ab_setup",
+        convert="stripped",
+        requires=("bench_ab", "is for A/B sessions: add --bench-ab=REV"),
+        group="compare",
+        doc="with `--bench-ab`: a shell command run once in side A's worktree before the sides "
+        "start (build compiled extensions there)",
+    ),
+    Option(
+        name="bench_ab_mode",
+        flags=("--bench-ab-mode",),
+        choices=("interleaved", "duet"),
+        help="With --bench-ab: run each round's two sides one after the other in a random "
+        "order (interleaved, the default) or both at once on their own cores (duet).",
+        field="ab_mode",
+        convert="choice",
+        default=DEFAULT_AB_MODE,
+        requires=("bench_ab", "is for A/B sessions: add --bench-ab=REV"),
+        group="compare",
+        doc="with `--bench-ab`: a round's two sides run one after the other in a random order "
+        "(`interleaved`, the default) or at the same time, each on a core of its own (`duet`)",
+    ),
+    Option(
+        name="bench_ab_processes",
+        flags=("--bench-ab-processes",),
+        metavar="N",
+        help="With --bench-ab: how many processes each side runs in, taking turns round by "
+        "round (default 4): a process's own speed (its memory layout) differs by a few per "
+        "cent, and the verdict must not hang on one.",
+        field="ab_processes",
+        convert="ab_processes",
+        default=DEFAULT_AB_PROCESSES,
+        requires=("bench_ab", "is for A/B sessions: add --bench-ab=REV"),
+        group="compare",
+        doc="with `--bench-ab`: each side runs in N processes (default 4, at most 64) taking "
+        "turns round by round (round i in pair i mod N); a benchmarked test runs once in every "
+        "pair, each time with its `max_time` divided by N; a process's own speed differs by a "
+        "few per cent, and the intervals include that spread",
+    ),
+    Option(
+        name="bench_compare_fail",
+        flags=("--bench-compare-fail",),
+        action="append",
+        nargs="?",
+        const=COMPARE_FAIL_VERDICTS,
+        metavar="EXPR",
+        help="Fail the session when --bench-compare or --bench-ab finds a regression (ini: "
+        "bench_compare_fail). --bench-compare-fail=STAT:N%% (or STAT:N seconds; STAT one of "
+        "min, max, mean, stddev, median, iqr, ops; repeatable): pytest-benchmark's "
+        "expressions, e.g. --bench-compare-fail=min:5%% fails when a participant's minimum "
+        "is more than 5 %% above the baseline's.",
+        ini="bench_compare_fail",
+        ini_type="bool",
+        ini_default=False,
+        ini_help="Fail the session when --bench-compare finds a regression.",
+        ini_rule="pair",
+        field="compare_fail",
+        convert="compare_fail",
+        default=(False, ()),
+        group="compare",
+        doc="fail the session when `--bench-compare` or `--bench-ab` finds a regression; "
+        "`=STAT:N%` or `=STAT:N` (pytest-benchmark's expressions, repeatable; STAT one of "
+        "`min`, `max`, `mean`, `stddev`, `median`, `iqr`, `ops`; N in seconds, or operations per "
+        "second for `ops`) fails it when a participant's STAT of the scored metric is worse than "
+        "the baseline's by more than that, e.g. `--bench-compare-fail=min:5%` (see [Migrate from "
+        "pytest-benchmark](../howto/pytest-benchmark.md))",
+        ini_doc_type="bool",
+        ini_doc_default="`false`",
+    ),
+    Option(
+        name="bench_threshold",
+        flags=("--bench-threshold",),
+        action="append",
+        cli_default=[],
+        metavar="KEY: EXPR",
+        help="A pass/fail limit per participant, added to every benchmark's thresholds, e.g. "
+        '"tti_ms: p95 < 3000", "success_rate: >= 0.99", "score: >= 70", or for one phase '
+        '"tti_ms: warm: p95 < 40" (repeatable). Each becomes an item '
+        "threshold[<participant>-<key>-<expr>] (with phases, one per phase: "
+        "threshold[<participant>-<phase>-<key>-<expr>]).",
+        field="run_args.thresholds",
+        convert="thresholds",
+        default=(),
+        implies_bench=True,
+        group="verdicts",
+        doc="a pass/fail limit added to every benchmark (repeatable; see "
+        '[Thresholds](../howto/thresholds-warmup.md#thresholds)); `"KEY: PHASE: EXPR"` judges '
+        "one phase (a phase no collected benchmark has is a usage error naming the phases), and "
+        "with phases one without a phase is judged per phase; every malformed one is named in "
+        "one usage error; a threshold on a key no participant measured (a misspelt "
+        "`latncy_ms`) fails its items with what the participant did measure and the closest "
+        "key, and ends the session with a usage error (status 4) naming them",
+    ),
+    Option(
+        name="bench_warmup",
+        flags=("--bench-warmup",),
+        metavar="N",
+        help="Warm-up iterations per participant (per phase) run first and never scored, "
+        "compared or reported (overrides the file's warmup).",
+        field="run_args.warmup",
+        convert="non_negative_int",
+        implies_bench=True,
+        group="knobs",
+        doc="warm-up iterations per participant (with phases: per phase, right before it; not "
+        "for cold-named phases, and a phase's own `warmup` wins), never scored (see "
+        "[Warm-up](../howto/thresholds-warmup.md#warm-up))",
+        doc_source="config `warmup`",
+    ),
+    Option(
+        name="bench_score_resamples",
+        flags=("--bench-score-resamples",),
+        metavar="N",
+        help="Bootstrap resamples for the scores' 95 %% intervals and rank stability "
+        "(default 200; 0 turns them off).",
+        field="score_resamples",
+        convert="score_resamples",
+        default=DEFAULT_SCORE_RESAMPLES,
+        group="verdicts",
+        doc="bootstrap resamples of the score intervals (default 200; 0 = off, and with it the "
+        "statistics' intervals and the relative summary)",
+    ),
+    Option(
+        name="bench_warnings",
+        flags=("--bench-warnings",),
+        metavar="warn|error|off",
+        help="Run-hygiene warnings (few samples for p99, an outlier first iteration, high "
+        "variance, a trend, failures): show them (warn, the default), fail the session on "
+        "them (error), or skip the checks (off). Ini: bench_warnings.",
+        ini="bench_warnings",
+        ini_help="Run-hygiene warnings: warn (default), error, off.",
+        ini_rule="or",
+        field="warnings",
+        convert="warnings_mode",
+        default=DEFAULT_WARNINGS,
+        group="verdicts",
+        doc="run-hygiene warnings: show (default), fail the session, or skip",
+        ini_doc_type="`warn` / `error` / `off`",
+        ini_doc_default="`warn`",
+    ),
+    Option(
+        name="bench_failed_iterations",
+        flags=("--bench-failed-iterations",),
+        metavar="fail|record",
+        help="A failed iteration fails the session (fail, the default, pytest's convention) or "
+        "is data (record, upstream's rule): its item is still reported failed, but the session "
+        "exits 0 unless a threshold, comparison or warning rule fails it. Ini: "
+        "bench_failed_iterations.",
+        ini="bench_failed_iterations",
+        ini_help="Failed iterations: fail (default) or record (they are data; see "
+        "--bench-failed-iterations).",
+        field="failed_iterations",
+        convert="failed_iterations",
+        default=DEFAULT_FAILED_ITERATIONS,
+        group="verdicts",
+        doc="a failed iteration fails the session (`fail`, the default: pytest's convention) or "
+        "is data (`record`, upstream's rule): its item is still reported failed and counted in "
+        "the summary, but the session exits 0 unless a threshold, a comparison, a warning rule "
+        "or another test fails it (see [Differences from upstream](../explanation/upstream.md))",
+        ini_doc_type="`fail` / `record`",
+        ini_doc_default="`fail`",
+    ),
+    Option(
+        name="bench_warnings_ignore",
+        flags=("--bench-warnings-ignore",),
+        action="append",
+        cli_default=[],
+        metavar="CODE[,CODE...]",
+        help="Silence these run-hygiene warning codes (repeatable, comma lists), also under "
+        "--bench-warnings=error; ini: bench_warnings_ignore.",
+        ini="bench_warnings_ignore",
+        ini_type="args",
+        ini_default=[],
+        ini_help="Run-hygiene warning codes to silence (like --bench-warnings-ignore).",
+        ini_rule="extend",
+        field="warnings_ignore",
+        convert="warnings_ignore",
+        default=frozenset(),
+        group="verdicts",
+        doc="silence these warning codes (repeatable), also under `--bench-warnings=error`",
+        ini_doc_type="warning codes",
+    ),
+    Option(
+        name="bench_worker_pool",
+        flags=("--bench-worker-pool",),
+        metavar="N",
+        help="With --bench-run-key: spread each participant over N processes (machines) through "
+        "the platform. Each process claims one of N workers and runs its share; start N of "
+        "them with the same run key (group_by participant only).",
+        field="run_args.worker_pool",
+        convert="positive_int",
+        implies_bench=True,
+        run_flags=("--worker-pool",),
+        group="platform",
+        doc="with `--bench-run-key`: this process is one of N workers of each participant's "
+        "platform pool; it claims one worker and runs that worker's share (see [Scaling "
+        "out](../howto/xdist.md#scaling-out)). Participant mode only; not with `-n`",
+    ),
+    Option(
+        name="bench_close_after_ms",
+        flags=("--bench-close-after-ms",),
+        metavar="MS",
+        help="Worker pool: the run's close deadline sent by the process that claims the last "
+        "worker (default: the file's close_after_ms).",
+        field="run_args.close_after_ms",
+        convert="non_negative_number",
+        implies_bench=True,
+        run_flags=("--close-after-ms",),
+        group="platform",
+        doc="worker pool: the close deadline the process holding the last worker sends when it "
+        "closes the run",
+        doc_source="config `close_after_ms`",
+    ),
+    Option(
+        name="bench_check",
+        flags=("--bench-check",),
+        action="store_true",
+        cli_default=False,
+        help="Validate config, shapes, providers, env and scoring without running; print "
+        "the check report and fail when something is wrong.",
+        field="check",
+        convert="flag",
+        default=False,
+        implies_bench=True,
+        run_flags=("--check", "--validate"),
+        group="run",
+        doc="validate config, shapes, providers, env, scoring and (outside dry runs) platform "
+        "connectivity and credentials without running; print the check report; exit non-zero "
+        "when it fails",
+    ),
+    Option(
+        name="bench_arg",
+        flags=("--bench-arg",),
+        action="append",
+        cli_default=[],
+        metavar="NAME=VALUE",
+        help="Value for a custom flag the file declares in custom_cli_flags "
+        "(read in the task as bench.args['NAME']). Repeatable.",
+        field="custom_args",
+        convert="custom_args",
+        default={},
+        implies_bench=True,
+        group="run",
+        doc='value for a flag the file declares in `custom_cli_flags` (`["--file-size"]` → '
+        '`--bench-arg file-size=10MB`), read as `bench.args["file-size"]`; an undeclared name '
+        "is an error",
+    ),
+    Option(
+        name="bench_json",
+        flags=("--bench-json",),
+        metavar="PATH",
+        help="Write the run (config, records, scores) as JSON.",
+        field="json_path",
+        convert="output_path",
+        implies_bench=True,
+        group="output",
+        doc="write the run (config snapshot, records, scores, intervals, warnings, comparison, "
+        "warm-up records) as JSON",
+    ),
+    Option(
+        name="bench_markdown",
+        flags=("--bench-markdown",),
+        metavar="PATH",
+        help="Write the run summary as GitHub-flavoured Markdown (for a CI job summary: append "
+        "it to $GITHUB_STEP_SUMMARY).",
+        field="markdown_path",
+        convert="output_path",
+        implies_bench=True,
+        group="output",
+        doc="write the run summary as GitHub-flavoured Markdown (see [CI "
+        "summaries](../howto/ci.md#ci-summaries---bench-markdown))",
+    ),
+    Option(
+        name="bench_html",
+        flags=("--bench-html",),
+        metavar="PATH",
+        help="Write an offline HTML report of this session's runs (needs the report extra: "
+        "pip install 'pytest-benchsdk[report]').",
+        field="html_path",
+        convert="html_path",
+        implies_bench=True,
+        group="output",
+        doc="write an offline HTML report of the session's runs (needs the `report` extra; see "
+        "[HTML report](../howto/html-report.md))",
+    ),
+    Option(
+        name="bench_export",
+        flags=("--bench-export",),
+        action="append",
+        cli_default=[],
+        metavar="FORMAT:PATH",
+        help="Write the runs' statistics for another tool: gab (github-action-benchmark's "
+        "customSmallerIsBetter JSON), gab-bigger (its customBiggerIsBetter), bmf (Bencher "
+        "Metric Format). Repeatable.",
+        field="exports",
+        convert="exports",
+        default=(),
+        implies_bench=True,
+        group="output",
+        doc="write the runs' statistics for another tool: `gab` / `gab-bigger` "
+        "(github-action-benchmark), `bmf` (Bencher); repeatable (see [Exports for other "
+        "tools](../howto/exports.md#exports-for-other-tools---bench-export))",
+    ),
+    Option(
+        name="bench_store",
+        flags=("--bench-store",),
+        metavar="PATH",
+        help=f"Local results store (SQLite). Default: {DEFAULT_STORE} under the rootdir "
+        "(ini: bench_store).",
+        ini="bench_store",
+        ini_help=f"Local results store path (default: {DEFAULT_STORE}).",
+        default=DEFAULT_STORE,
+        run_flags=("--store",),
+        group="store",
+        doc=f"local results store (default `{DEFAULT_STORE}` under the rootdir)",
+        ini_doc_type="path (relative to the ini file's directory)",
+        ini_doc_default=f"`{DEFAULT_STORE}` under the rootdir",
+        ini_doc_like="`--bench-store`; the `pytest-benchsdk` commands read it too",
+    ),
+    Option(
+        name="bench_no_store",
+        flags=("--bench-no-store",),
+        action="store_true",
+        cli_default=False,
+        help="Do not write the local results store.",
+        run_flags=("--no-store",),
+        group="store",
+        doc="do not write the store",
+    ),
+    Option(
+        name="bench_base_url",
+        flags=("--bench-base-url",),
+        metavar="URL",
+        help="Benchmarks platform root URL (env BENCHMARKS_PLATFORM_URL; default "
+        "https://platform.computesdk.com).",
+        field="base_url",
+        convert="base_url",
+        run_flags=("--base-url",),
+        group="platform",
+        doc="platform root URL (default `https://platform.computesdk.com`); must be an http(s) "
+        "URL with a host, anything else (`notaurl`) is a usage error",
+        doc_source="`BENCHMARKS_PLATFORM_URL`",
+    ),
+    Option(
+        name="bench_api_key",
+        flags=("--bench-api-key",),
+        metavar="KEY",
+        help="Platform API key (prefer env BENCHMARKS_PLATFORM_API_KEY: a command line is "
+        "visible to other users of the machine).",
+        field="api_key",
+        convert="or_none",
+        run_flags=("--api-key",),
+        group="platform",
+        doc="platform credentials (see [Credentials](../howto/platform.md#credentials))",
+        doc_source="`BENCHMARKS_PLATFORM_API_KEY`, `BENCHMARKS_PLATFORM_TOKEN`",
+    ),
+    Option(
+        name="bench_org",
+        flags=("--bench-org",),
+        metavar="SLUG",
+        help="Platform organization to report to (sent as X-Org-Slug; ini: bench_org; default: "
+        "~/.benchsdk/config.json's org, else the saved login's).",
+        ini="bench_org",
+        ini_help="Platform organization slug to report to (like --bench-org).",
+        ini_rule="or",
+        field="org",
+        convert="stripped",
+        group="platform",
+        doc="the platform organisation to report to (upstream's `--org`, sent as `X-Org-Slug`); "
+        "default: `org` in `~/.benchsdk/config.json`, else the saved login's",
+        ini_doc_type="slug",
+        ini_doc_default="the saved login's",
+    ),
+    Option(
+        name="bench_resubmit",
+        flags=("--bench-resubmit",),
+        action="store_true",
+        cli_default=False,
+        help="Send what earlier runs left unsent in the local store's outbox; runs no benchmark.",
+        field="resubmit",
+        convert="flag",
+        default=False,
+        group="platform",
+        doc="send what earlier sessions left unsent in the store's outbox (also the records of a "
+        "killed session); runs no benchmark",
+    ),
+    Option(
+        name="bench_strict_upload",
+        flags=("--bench-strict-upload",),
+        action="store_true",
+        help="Fail the session when results could not be delivered to the platform "
+        "(ini: bench_strict_upload).",
+        ini="bench_strict_upload",
+        ini_type="bool",
+        ini_default=False,
+        ini_help="Fail the session when results could not be delivered to the platform.",
+        ini_rule="or",
+        field="strict_upload",
+        convert="flag",
+        default=False,
+        group="platform",
+        doc="fail the session when results could not be delivered to the platform",
+        ini_doc_type="bool",
+        ini_doc_default="`false`",
+    ),
+    Option(
+        name="bench_upload_timeout",
+        flags=("--bench-upload-timeout",),
+        metavar="SECONDS",
+        help="How long the session end waits for platform deliveries before leaving the rest "
+        "to --bench-resubmit (default 30; ini: bench_upload_timeout).",
+        ini="bench_upload_timeout",
+        ini_help="Seconds the session end waits for platform deliveries (default 30).",
+        field="upload_timeout_s",
+        convert="upload_timeout",
+        default=DEFAULT_UPLOAD_TIMEOUT_S,
+        group="platform",
+        doc="how long the session end waits for platform deliveries before leaving the rest to "
+        "`--bench-resubmit` (default 30)",
+        ini_doc_type="seconds",
+        ini_doc_default="`30`",
+    ),
+    Option(
+        name="bench_resubmit_to_other_platform",
+        flags=("--bench-resubmit-to-other-platform",),
+        action="store_true",
+        cli_default=False,
+        help="With --bench-resubmit: send runs that were reported to another platform URL or "
+        "org to this one (their whole lifecycle is replayed there).",
+        field="resubmit_other_platform",
+        convert="flag",
+        default=False,
+        group="platform",
+        doc="with `--bench-resubmit`: send runs that were reported to another platform URL or "
+        "org to this one (the whole run is replayed)",
+    ),
+    Option(
+        name="bench_resubmit_rejected",
+        flags=("--bench-resubmit-rejected",),
+        action="store_true",
+        cli_default=False,
+        help="With --bench-resubmit: send uploads the platform rejected before again.",
+        field="resubmit_rejected",
+        convert="flag",
+        default=False,
+        group="platform",
+        doc="with `--bench-resubmit`: send uploads the platform rejected before again",
+    ),
+)
+
+
+def by_name(name: str) -> Option:
+    """The entry named ``name`` (argparse's dest, or an ini-only key)."""
+    for option in OPTIONS:
+        if option.name == name:
+            return option
+    raise KeyError(name)
