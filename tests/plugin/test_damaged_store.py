@@ -74,7 +74,7 @@ def test_a_session_refuses_a_damaged_store_before_anything_runs(
     (pytester.path / "ran").unlink()
     damage(path)
     before = digest(path)
-    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "-q")
+    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "-q")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     output = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in output
@@ -99,6 +99,8 @@ def test_a_store_damaged_while_the_session_runs_keeps_the_sessions_records(
     assert first.ret == 0, first.stdout.str()
     pytester.makeconftest(DAMAGE_AFTER_FIRST)
     path = store_path(pytester)
+    # A process of its own: what recovery reads of the interrupted run is what its process
+    # left at exit.
     result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "-q")
     output = result.stdout.str()
     assert result.ret == pytest.ExitCode.INTERRUPTED, output
