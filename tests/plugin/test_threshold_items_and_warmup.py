@@ -71,7 +71,7 @@ def test_k_selects_thresholds_and_cli_thresholds_add(pytester: pytest.Pytester) 
 def test_thresholds_hold_under_xdist(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     pytester.makepyfile(bench_x=TWO_SPEEDS)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-p", "xdist", "-n", "2", "--dist", "loadgroup", "--bench", "--bench-dry-run", "-rf"
     )
     result.assert_outcomes(passed=15, failed=1)
