@@ -125,15 +125,10 @@ def assert_usage_error(pytester: pytest.Pytester, args: list[str], message: str)
 
 
 def bench_cli(root: Path, *args: str) -> str:
-    """What ``python -m pytest_benchsdk ARGS`` prints, run in ``root`` (it must succeed)."""
-    import subprocess
-    import sys
+    """What ``python -m pytest_benchsdk ARGS`` prints, run in ``root`` (it must succeed); the
+    CLI runs in this process (:func:`helpers.cli.cli`)."""
+    from helpers.cli import cli
 
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_benchsdk", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    done = cli(*args, cwd=root)
+    assert done.returncode == 0, done.stderr
     return done.stdout

@@ -10,11 +10,11 @@ writes nothing more to the store, keeps its records in the journal and exits non
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers.cli import cli
 from helpers.damage import damage, digest
 from helpers.sessions import bench, store_path
 
@@ -54,14 +54,7 @@ def pytest_benchsdk_record(config, benchmark, participant, record):
 
 
 def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_benchsdk", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        check=False,
-        timeout=120,
-    )
+    return cli(*args, cwd=cwd)
 
 
 def test_a_session_refuses_a_damaged_store_before_anything_runs(

@@ -1,0 +1,42 @@
+"""The store CLI (``pytest-benchsdk ARGS``) run in this process, as a subprocess would report it.
+
+``cli.main`` is what ``python -m pytest_benchsdk`` calls: with the working directory set and
+its streams captured, a test reads the exit status, stdout and stderr a process would give
+without starting one (an interpreter's start-up and the package's imports, ~1 s of CPU each).
+Tests whose subject is the process itself (no traceback on exit, ``__main__``, a terminal)
+start one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+from pathlib import Path
+
+from pytest_benchsdk.cli import main
+
+__all__ = ["cli"]
+
+
+def cli(
+    *args: str | os.PathLike[str], cwd: Path | str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``pytest-benchsdk ARGS`` in ``cwd`` (default: here): its exit status and output."""
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    previous = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as exc:  # as the interpreter would map it
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        os.chdir(previous)
+    return subprocess.CompletedProcess(
+        ["pytest-benchsdk", *argv], code, out.getvalue(), err.getvalue()
+    )
