@@ -119,7 +119,7 @@ def assert_usage_error(pytester: pytest.Pytester, args: list[str], message: str)
     """A dry-run session with ``args`` on a simple bench file stops with a usage error whose
     line matches ``message`` (fnmatch)."""
     pytester.makepyfile(bench_x=bench())
-    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", *args)
+    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {message}"])
 
