@@ -13,6 +13,7 @@ import contextlib
 import io
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_benchsdk.cli import main
@@ -21,14 +22,21 @@ __all__ = ["cli"]
 
 
 def cli(
-    *args: str | os.PathLike[str], cwd: Path | str | None = None
+    *args: str | os.PathLike[str],
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``pytest-benchsdk ARGS`` in ``cwd`` (default: here): its exit status and output."""
+    """``pytest-benchsdk ARGS`` in ``cwd`` (default: here) with ``env`` as the whole
+    environment (default: this one): its exit status and output."""
     argv = [str(a) for a in args]
     out, err = io.StringIO(), io.StringIO()
     previous = Path.cwd()
+    saved = dict(os.environ)
     if cwd is not None:
         os.chdir(cwd)
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
@@ -37,6 +45,9 @@ def cli(
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
         os.chdir(previous)
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(saved)
     return subprocess.CompletedProcess(
         ["pytest-benchsdk", *argv], code, out.getvalue(), err.getvalue()
     )
