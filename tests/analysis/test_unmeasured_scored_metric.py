@@ -32,7 +32,7 @@ def test_the_session_says_the_scored_metric_was_never_measured(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(bench_hash=IN_A_STEP)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--bench", "--bench-dry-run", "--bench-json", "run.json", "--bench-markdown", "run.md"
     )
     result.assert_outcomes(passed=10)
@@ -52,7 +52,7 @@ def test_the_session_says_the_scored_metric_was_never_measured(
 
 def test_silenced_by_its_code(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_hash=IN_A_STEP)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--bench", "--bench-dry-run", "--bench-warnings-ignore", "unmeasured-metric"
     )
     result.assert_outcomes(passed=10)

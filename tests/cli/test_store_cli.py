@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import cli
 from helpers.sessions import SCORING, bench, store_path, stored_records, stored_runs
 from pytest_benchsdk import ResultStore
 from pytest_benchsdk.cli import main
@@ -46,14 +47,7 @@ def _session(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 
 def _cli(*args: str | os.PathLike[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_benchsdk", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        check=False,
-        timeout=120,
-    )
+    return cli(*args, cwd=cwd)
 
 
 def _main(capsys: pytest.CaptureFixture[str], *args: str | os.PathLike[str]) -> tuple[int, str]:

@@ -1,7 +1,8 @@
 """Where ``pytest-benchsdk`` finds the results store: the ``bench_store`` of the ini file pytest
 would use (pytest.ini, pyproject.toml, tox.ini, setup.cfg, found from the current directory
 upwards), relative to that file's directory as the plugin resolves it; ``--store`` before or
-after any command wins. Real ini files, real pytest sessions, real CLI processes."""
+after any command wins. Real ini files, a real pytest session, the CLI's entry point
+(``cli.main``) in this process."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import cli
 from helpers.sessions import bench, stored_runs
 
 BENCH = bench(slug="located")
@@ -29,6 +31,9 @@ INI_FILES = {
 def _run(
     *args: str | os.PathLike[str], cwd: Path, module: str = "pytest_benchsdk"
 ) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` in ``cwd``; the store CLI as ``cli.main`` in this process."""
+    if module == "pytest_benchsdk":
+        return cli(*args, cwd=cwd)
     return subprocess.run(
         [sys.executable, "-m", module, *map(str, args)],
         capture_output=True,

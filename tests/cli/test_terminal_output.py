@@ -51,7 +51,7 @@ def _on_a_terminal(args: list[str], cwd: Path) -> bytes:
 @pytest.fixture
 def hostile_store(pytester: pytest.Pytester) -> str:
     pytester.makepyfile(bench_names=bench(f"participants=[Participant({HOSTILE!r})], iterations=2"))
-    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
     (run,) = stored_runs(store_path(pytester))
     return run.run_id

@@ -8,7 +8,8 @@
 * :mod:`helpers.platform`: small helpers for platform tests (retry settings, local runs);
 * :mod:`helpers.e2e`: reporting sessions against the loopback platform (bench files, options,
   delivery checks);
-* :mod:`helpers.browser`: a page in headless Chromium (DOM, console, requests).
+* :mod:`helpers.browser`: a page in headless Chromium (DOM, console, requests);
+* :mod:`helpers.cli`: the store CLI run in this process, read as a subprocess would be.
 
 * :mod:`helpers.platform_fixtures`: the loopback platform's fixtures (registered by the root
   ``conftest.py``).

@@ -119,21 +119,16 @@ def assert_usage_error(pytester: pytest.Pytester, args: list[str], message: str)
     """A dry-run session with ``args`` on a simple bench file stops with a usage error whose
     line matches ``message`` (fnmatch)."""
     pytester.makepyfile(bench_x=bench())
-    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", *args)
+    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {message}"])
 
 
 def bench_cli(root: Path, *args: str) -> str:
-    """What ``python -m pytest_benchsdk ARGS`` prints, run in ``root`` (it must succeed)."""
-    import subprocess
-    import sys
+    """What ``python -m pytest_benchsdk ARGS`` prints, run in ``root`` (it must succeed); the
+    CLI runs in this process (:func:`helpers.cli.cli`)."""
+    from helpers.cli import cli
 
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_benchsdk", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    done = cli(*args, cwd=root)
+    assert done.returncode == 0, done.stderr
     return done.stdout

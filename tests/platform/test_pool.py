@@ -142,7 +142,7 @@ def test_a_process_finding_no_pending_worker_skips_its_iterations(
     use_platform(monkeypatch)
     pytester.makepyfile(bench_x=bench('participants=[Participant("p1")], iterations=2'))
     results = [
-        pytester.runpytest_subprocess("-ra", *_pool_args(server, 2, f"s{i}.sqlite3"), timeout=120)
+        pytester.runpytest_inprocess("-ra", *_pool_args(server, 2, f"s{i}.sqlite3"))
         for i in range(3)
     ]
     run_id = _only_run(server)["id"]
@@ -172,7 +172,7 @@ def test_readiness_barrier_times_out_when_the_pool_never_fills(
     pytester.makepyfile(
         bench_pool=POOL_BENCH.replace("READY_TIMEOUT_MS = 60000", "READY_TIMEOUT_MS = 300")
     )
-    result = pytester.runpytest_subprocess(*_pool_args(server, 2, "s.sqlite3"), timeout=120)
+    result = pytester.runpytest_inprocess(*_pool_args(server, 2, "s.sqlite3"))
     assert result.ret == 1, result.stdout.str()
     result.assert_outcomes(failed=2)
     message = 'Timed out waiting for benchmark step "burst" to become ready.'
@@ -211,7 +211,7 @@ def test_heartbeat_samples_are_capped_unique_sorted_and_honour_report_concurrenc
             """,
         )
     )
-    result = pytester.runpytest_subprocess(*bench_args(server), timeout=120)
+    result = pytester.runpytest_inprocess(*bench_args(server))
     assert result.ret == 0, result.stdout.str()
     beats = [r.json for r in server.calls("heartbeat")]
     full = [b for b in beats if b.get("concurrency")]
@@ -239,8 +239,8 @@ def test_a_failed_close_warns_and_changes_nothing_else(
     use_platform(monkeypatch)
     server.fault("close", status=409, body={"error": "Run already closed"}, times=None)
     pytester.makepyfile(bench_x=bench('participants=[Participant("p1")], iterations=2'))
-    result = pytester.runpytest_subprocess(
-        *_pool_args(server, 1, "s.sqlite3", "--bench-strict-upload"), timeout=120
+    result = pytester.runpytest_inprocess(
+        *_pool_args(server, 1, "s.sqlite3", "--bench-strict-upload")
     )
     assert result.ret == 0, result.stdout.str()
     run_id = _only_run(server)["id"]
@@ -259,15 +259,15 @@ def test_resubmit_finishes_a_pool_worker_without_claiming_another(
     pytester.makepyfile(bench_x=bench('participants=[Participant("p1")], iterations=3'))
     # The worker is claimed, then the platform stops taking results.
     server.fault("events", status=503, times=None)
-    first = pytester.runpytest_subprocess(
-        *_pool_args(server, 2, "s.sqlite3", "--bench-upload-timeout", "1"), timeout=120
+    first = pytester.runpytest_inprocess(
+        *_pool_args(server, 2, "s.sqlite3", "--bench-upload-timeout", "1")
     )
     assert first.ret == 0, first.stdout.str()
     assert "pytest --bench-resubmit" in first.stdout.str()
     run_id = _only_run(server)["id"]
     assert server.records(run_id) == []
     server.clear_faults()
-    again = pytester.runpytest_subprocess(
+    again = pytester.runpytest_inprocess(
         "--bench-resubmit", "--bench-base-url", server.root_url, "--bench-store=s.sqlite3"
     )
     assert again.ret == 0, again.stdout.str()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import cli
 from helpers.platform_server import API_KEY, LoopbackPlatform
 from pytest_benchsdk import (
     NoAvailableParticipantsError,
@@ -265,13 +266,17 @@ def task(participant, task_index, measure, bench):
 """
 
 
-def _cli(tmp_path: Path, *args: str, entry: str = "module") -> subprocess.CompletedProcess[str]:
+def _cli(tmp_path: Path, *args: str, entry: str = "main") -> subprocess.CompletedProcess[str]:
+    """The CLI on ``bench_cli.py``: ``cli.main`` in this process (``entry="main"``), or a
+    process of its own started as ``python -m pytest_benchsdk`` or the console script."""
     (tmp_path / "bench_cli.py").write_text(BENCH_FILE)
+    env = {k: v for k, v in os.environ.items() if k != "KEYED_TOKEN"}
+    if entry == "main":
+        return cli(*args, cwd=tmp_path, env=env)
     if entry == "module":
         command = [sys.executable, "-m", "pytest_benchsdk", *args]
     else:
         command = [str(Path(sys.executable).parent / "pytest-benchsdk"), *args]
-    env = {k: v for k, v in os.environ.items() if k != "KEYED_TOKEN"}
     return subprocess.run(
         command, cwd=tmp_path, capture_output=True, text=True, check=False, env=env, timeout=120
     )

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from helpers.cli import cli
 from helpers.platform_server import API_KEY, LoopbackPlatform
 from pytest_benchsdk import (
     NoAvailableParticipantsError,
@@ -176,15 +176,7 @@ def task(participant, task_index, measure):
 
 def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "bench_parity.py").write_text(BENCH_FILE)
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_benchsdk", *args],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-        env=dict(os.environ),
-        timeout=120,
-    )
+    return cli(*args, cwd=tmp_path)
 
 
 def test_the_run_command_prints_the_code_and_message_of_a_failed_task(tmp_path: Path) -> None:
@@ -238,15 +230,7 @@ def _check(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
         if not k.startswith(("BENCHMARKS_PLATFORM_", "BENCHSDK_")) and k != "CHECK_KEY"
     }
     environ["HOME"] = str(tmp_path)  # no saved credentials
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_benchsdk", *args],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**environ, **env},
-        timeout=120,
-    )
+    return cli(*args, cwd=tmp_path, env={**environ, **env})
 
 
 CHECK_REPORT = """\

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import cli
 from helpers.sessions import bench, store_path, stored_runs
 from pytest_benchsdk.store import ResultStore, StoreError, StoreReadOnlyError
 
@@ -94,6 +95,8 @@ def test_an_empty_database_still_becomes_a_store(tmp_path: Path) -> None:
 def _cli(
     args: list[str], *, cwd: Path, user: int | None = None
 ) -> subprocess.CompletedProcess[str]:
+    if user is None:  # this process's user: cli.main here
+        return cli(*args, cwd=cwd)
     command = [sys.executable, "-m", "pytest_benchsdk", *args]
     if user is not None:
         command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *command]

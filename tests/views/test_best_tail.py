@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
+from helpers.cli import cli
 from helpers.sessions import bench
 
 BENCH = bench(
@@ -92,14 +91,7 @@ def test_every_view_says_a_higher_is_better_p95_is_the_best_tail(
     assert "best 5" not in json.dumps(run.get("scores", []))
     assert '"higherIsBetter": ["copy_mbs"]' in blob
 
-    history = subprocess.run(
-        [sys.executable, "-m", "pytest_benchsdk", "history", "throughput"],
-        capture_output=True,
-        text=True,
-        cwd=pytester.path,
-        check=False,
-        timeout=120,
-    )
+    history = cli("history", "throughput", cwd=pytester.path)
     assert history.returncode == 0, history.stderr
     assert "copy_mbs p95 (best 5 %)" in history.stdout
     assert "Read p95 (best 5 %)" in history.stdout

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from helpers.cli import cli
 from helpers.sessions import bench, stored_runs
 
 pytest.importorskip("plotly")
@@ -84,11 +85,8 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr  # failed iterations and a threshold
     (run,) = stored_runs(store_path_of(root))
-    show = subprocess.run(
-        [sys.executable, "-m", "pytest_benchsdk", "--store", str(store_path_of(root)), "show",
-         run.run_id[:8]],
-        cwd=root, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+    show = cli("--store", store_path_of(root), "show", run.run_id[:8], cwd=root)
+    assert show.returncode == 0, show.stderr
     return {
         "terminal": _section(done.stdout),
         "json": json.loads((root / "run.json").read_text())["benchmarks"][0],
@@ -169,10 +167,8 @@ def test_the_status_says_why_the_run_failed_in_every_view(views: dict[str, Any])
     assert any(line.endswith(f"status: {status}") for line in views["show"])
     assert f"status **{status}**" in views["markdown"]
     assert status in _text(views["html"])
-    listed = subprocess.run(
-        [sys.executable, "-m", "pytest_benchsdk", "--store", str(views["store"]), "runs"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+    listed = cli("--store", views["store"], "runs")
+    assert listed.returncode == 0, listed.stderr
     assert f"{status} (dry run)" in listed.stdout
     assert views["run"].run_id[:12] in listed.stdout
 

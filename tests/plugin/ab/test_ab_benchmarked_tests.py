@@ -83,10 +83,13 @@ def commit_test(root: Path, name: str, args: str, body: list[str], message: str)
     git(root, "commit", "-q", "-m", message)
 
 
-def run_ab(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "--bench", "-p", "no:cacheprovider", "--bench-ab=HEAD", "--bench-ab-processes=2", *args
-    )
+def run_ab(pytester: pytest.Pytester, *args: str, processes: int = 1) -> pytest.RunResult:
+    """An A/B session against HEAD, run in this process (its sides are the processes it
+    starts): one process a side unless the number of processes (turns) is the subject."""
+    return pytester.runpytest_inprocess(
+        "--bench", "-p", "no:cacheprovider", "--bench-ab=HEAD",
+        f"--bench-ab-processes={processes}", *args,
+    )  # fmt: skip
 
 
 def group_of(root: Path) -> dict[str, Any]:
@@ -113,7 +116,7 @@ def test_an_unchanged_tree_compares_every_test_pairwise_turn_by_turn(
     pytester: pytest.Pytester,
 ) -> None:
     root = project(pytester)
-    result = run_ab(pytester, "--bench-json=out.json", "--bench-markdown=out.md")
+    result = run_ab(pytester, "--bench-json=out.json", "--bench-markdown=out.md", processes=2)
     result.assert_outcomes(passed=4)
     sha = git(root, "rev-parse", "HEAD").strip()
     result.stdout.fnmatch_lines(
@@ -315,7 +318,12 @@ def test_the_command_line_s_plugins_reach_both_sides_each_its_own(
     commit_test(root, "test_rigged", "benchmark, times", body, "a plugin of the command line")
     (root / "tools" / "rig.py").write_text(rig.format(times=3))  # three times the work
     monkeypatch.setenv("PYTHONPATH", str(root / "tools"))
-    result = run_ab(pytester, "--bench-json=out.json", "-p", "rig", "test_rigged.py")
+    # The session's own process must be started with that PYTHONPATH (-p rig imports there
+    # too): a subprocess, two processes a side (two turns, the rounds counted below).
+    result = pytester.runpytest_subprocess(
+        "--bench", "-p", "no:cacheprovider", "--bench-ab=HEAD", "--bench-ab-processes=2",
+        "--bench-json=out.json", "-p", "rig", "test_rigged.py",
+    )  # fmt: skip
     result.assert_outcomes(passed=1)
     text = result.stdout.str()
     assert "not compared" not in text, text
@@ -378,7 +386,7 @@ def test_the_sessions_own_process_sets_no_fixture_up(pytester: pytest.Pytester) 
     )
     body = ['benchmark.group = "served"', "benchmark(work, server)"]
     commit_test(root, "test_served", "benchmark, server", body, "a test with a session fixture")
-    result = run_ab(pytester, "--bench-json=out.json", "test_served.py")
+    result = run_ab(pytester, "--bench-json=out.json", "test_served.py", processes=2)
     result.assert_outcomes(passed=1)
     lines = [line.split() for line in setups.read_text().splitlines()]
     (main,) = [pid for kind, pid in lines if kind == "main"]
@@ -401,6 +409,7 @@ def test_duet_mode_compares_and_the_report_draws_both_sides(pytester: pytest.Pyt
         "--bench-html=out.html",
         "-k",
         "test_work",
+        processes=2,
     )
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(

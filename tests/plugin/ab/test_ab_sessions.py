@@ -65,8 +65,19 @@ def set_delay(root: Path, delay: float) -> None:
     (root / "src" / "crunch" / "__init__.py").write_text(PACKAGE.format(delay=delay))
 
 
+#: One process a side (the default is 4) where the number of processes is not the subject: a
+#: side process is a pytest session of its own, the costliest part of an A/B test.
+ONE_PROCESS = "--bench-ab-processes=1"
+
+
 def run_ab(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("--bench", "-p", "no:cacheprovider", *args)
+    """An A/B session in a process of its own (its sides are processes it starts), one process
+    a side unless ``args`` say how many."""
+    if any(a.startswith("--bench-ab=") for a in args) and not any(
+        a.startswith("--bench-ab-processes") for a in args
+    ):
+        args = (ONE_PROCESS, *args)
+    return pytester.runpytest_inprocess("--bench", "-p", "no:cacheprovider", *args)
 
 
 def test_an_unchanged_tree_is_compared_pairwise_and_both_sides_are_stored_linked(
@@ -230,7 +241,8 @@ def test_what_an_ab_session_cannot_do_is_a_usage_error(
     pytester: pytest.Pytester, args: list[str], message: str
 ) -> None:
     root = project(pytester)
-    result = run_ab(pytester, *args)
+    # Refused before any side starts: the session's own process is not the subject.
+    result = pytester.runpytest_inprocess("--bench", "-p", "no:cacheprovider", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
     assert ab_worktrees(root) == []
@@ -240,7 +252,7 @@ def test_outside_a_git_repository_is_a_usage_error(pytester: pytest.Pytester) ->
     pytester.makepyfile(
         bench_x=BENCH.format(iterations=1).replace("from crunch import work\n", "work = print\n")
     )
-    result = run_ab(pytester, "--bench-ab=HEAD")
+    result = pytester.runpytest_inprocess("--bench", "-p", "no:cacheprovider", "--bench-ab=HEAD")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*is not in a git repository*"])
 
@@ -281,7 +293,13 @@ def test_a_killed_session_s_worktree_is_removed_by_the_next_one(
     root = project(pytester)
     (root / "src" / "crunch" / "__init__.py").write_text(HOLD)
     session = Session(
-        root, "--bench", "--bench-ab=HEAD", "-v", "-s", env={**os.environ, "AB_HOLD": "1"}
+        root,
+        "--bench",
+        "--bench-ab=HEAD",
+        ONE_PROCESS,
+        "-v",
+        "-s",
+        env={**os.environ, "AB_HOLD": "1"},
     )
     try:
         session.wait_for("benchsdk: A/B against")
@@ -307,7 +325,7 @@ def test_ctrl_c_stores_both_sides_as_interrupted_and_removes_the_worktree(
         HOLD.replace('os.environ.get("AB_HOLD")', 'os.path.exists("hold")')
     )
     (root / "hold").touch()
-    session = Session(root, "--bench", "--bench-ab=HEAD", "-v")
+    session = Session(root, "--bench", "--bench-ab=HEAD", ONE_PROCESS, "-v")
     try:
         session.wait_for("benchsdk: A/B against")
         session.interrupt()

@@ -233,7 +233,7 @@ def test_under_xdist_nothing_is_measured_and_one_line_says_why(
             """
         )
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--bench", "-n", "2")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--bench", "-n", "2")
     result.assert_outcomes(passed=2)
     text = result.stdout.str()
     assert text.count("are not measured under pytest-xdist") == 1, text

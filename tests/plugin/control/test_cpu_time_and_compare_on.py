@@ -211,7 +211,7 @@ def test_a_key_nobody_measured_is_a_usage_error_naming_the_keys(
 
 def test_compare_on_needs_keys(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=TWO_METRICS)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--bench", "--bench-dry-run", "--bench-compare", "--bench-compare-on=steady,,x"
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR

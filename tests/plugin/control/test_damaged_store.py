@@ -10,11 +10,11 @@ writes nothing more to the store, keeps its records in the journal and exits non
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers.cli import cli
 from helpers.damage import damage, digest
 from helpers.sessions import bench, store_path
 
@@ -54,14 +54,7 @@ def pytest_benchsdk_record(config, benchmark, participant, record):
 
 
 def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_benchsdk", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        check=False,
-        timeout=120,
-    )
+    return cli(*args, cwd=cwd)
 
 
 def test_a_session_refuses_a_damaged_store_before_anything_runs(
@@ -74,7 +67,7 @@ def test_a_session_refuses_a_damaged_store_before_anything_runs(
     (pytester.path / "ran").unlink()
     damage(path)
     before = digest(path)
-    result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "-q")
+    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "-q")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     output = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in output
@@ -99,6 +92,8 @@ def test_a_store_damaged_while_the_session_runs_keeps_the_sessions_records(
     assert first.ret == 0, first.stdout.str()
     pytester.makeconftest(DAMAGE_AFTER_FIRST)
     path = store_path(pytester)
+    # A process of its own: what recovery reads of the interrupted run is what its process
+    # left at exit.
     result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "-q")
     output = result.stdout.str()
     assert result.ret == pytest.ExitCode.INTERRUPTED, output

@@ -41,7 +41,7 @@ def test_record_makes_failed_iterations_data(pytester: pytest.Pytester, where: s
         args.append("--bench-failed-iterations=record")
     if where == "xdist":
         args += ["-n", "2"]
-    result = pytester.runpytest_subprocess(*args)
+    result = pytester.runpytest_inprocess(*args)
     # The iteration is still reported as failed (not passed), yet the session passes.
     result.assert_outcomes(passed=3, failed=1)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()

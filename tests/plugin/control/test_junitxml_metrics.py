@@ -26,7 +26,7 @@ def test_junitxml_properties_carry_the_measured_metrics(
     xml = pytester.path / "junit.xml"
     args = ["--bench", "--bench-dry-run", f"--junitxml={xml}", "-p", "no:cacheprovider"]
     if xdist:
-        result = pytester.runpytest_subprocess(*args, "-n", "2")
+        result = pytester.runpytest_inprocess(*args, "-n", "2")
     else:
         result = pytester.runpytest_inprocess(*args)
     result.assert_outcomes(passed=3)

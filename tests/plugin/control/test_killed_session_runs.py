@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers.cli import cli
 from helpers.processes import Session
 from helpers.sessions import bench, store_path
 from pytest_benchsdk.store import ResultStore
@@ -53,23 +52,17 @@ def _status(path: Path) -> dict[str, tuple[str, int]]:
 
 
 def _open_by(pytester: pytest.Pytester, opener: str) -> str:
-    """Open the store the way ``opener`` does; what it printed."""
+    """Open the store the way ``opener`` does; what it printed. Each opener runs in this
+    process: the session under test, the owner of the run, is the process apart."""
     if opener == "cli":
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest_benchsdk", "runs"],
-            capture_output=True,
-            text=True,
-            cwd=pytester.path,
-            check=False,
-            timeout=120,
-        )
+        done = cli("runs", cwd=pytester.path)
         assert done.returncode == 0, done.stderr
         return done.stderr + done.stdout
     if opener == "session":
-        result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "bench_other.py")
+        result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "bench_other.py")
         assert result.ret == 0, result.stdout.str()
         return result.stdout.str()
-    result = pytester.runpytest_subprocess("--bench-resubmit")
+    result = pytester.runpytest_inprocess("--bench-resubmit")
     assert result.ret == 0, result.stdout.str()
     return result.stdout.str()
 

@@ -69,7 +69,7 @@ def test_an_export_that_cannot_be_written_leaves_the_old_file_whole(
     pytester.makepyfile(
         bench_many=bench('participants=[Participant(f"p{i}") for i in range(12)], iterations=100')
     )
-    assert pytester.runpytest_subprocess("--bench", "--bench-dry-run", "-q").ret == 0
+    assert pytester.runpytest_inprocess("--bench", "--bench-dry-run", "-q").ret == 0
     old = pytester.path / "out.json"
     old.write_text("the good file of an earlier export\n")
     listing = subprocess.run(

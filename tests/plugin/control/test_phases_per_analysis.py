@@ -125,7 +125,7 @@ def test_an_unknown_phase_on_the_command_line_is_a_usage_error(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(bench_x=PHASED_THRESHOLDS)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--bench", "--bench-dry-run", "--bench-threshold", "value: hot: p95 < 4"
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR

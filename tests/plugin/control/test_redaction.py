@@ -141,7 +141,7 @@ def test_the_platform_api_key_never_reaches_any_output(
     if xdist:
         pytest.importorskip("xdist")
         args += ["-n", "2", "--dist", "loadgroup"]
-    result = pytester.runpytest_subprocess(*args)
+    result = pytester.runpytest_inprocess(*args)
     result.assert_outcomes(passed=2, failed=2)
     terminal = result.stdout.str() + result.stderr.str()
     assert "denied for ***" in terminal
@@ -279,7 +279,7 @@ def test_secrets_are_redacted_in_the_live_log_and_every_logging_handler(
     monkeypatch.setenv("BENCHMARKS_PLATFORM_API_KEY", API_KEY)
     pytester.makepyfile(bench_logs=LOGGING_BENCH)
     pytester.makeconftest(OWN_HANDLER)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--bench", "--bench-dry-run", "-p", "no:cacheprovider", "-rA",
         "-o", "log_cli=true", "-o", "log_cli_level=INFO", "--log-file=file.log",
     )  # fmt: skip

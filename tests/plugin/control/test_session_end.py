@@ -643,7 +643,7 @@ def test_check_reports_each_file(pytester: pytest.Pytester) -> None:
 
 def test_check_stays_in_one_process_under_xdist(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=bench(task=CHECK_TASK))
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-p", "xdist", "-n", "2", "--bench", "--bench-check", "--bench-dry-run"
     )
     assert result.ret == pytest.ExitCode.OK

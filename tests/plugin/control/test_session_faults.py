@@ -95,7 +95,7 @@ def test_a_failing_finish_is_reported_under_its_benchmark(
     source, error = BROKEN_FINISHES[case]
     pytester.makepyfile(bench_broken=source, bench_healthy=HEALTHY)
     out = pytester.path / "run.json"
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--bench", "--bench-dry-run", "--bench-json", str(out), "-p", "no:cacheprovider"
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -258,7 +258,7 @@ def test_store_problem_under_xdist_is_a_usage_error(pytester: pytest.Pytester) -
     pytest.importorskip("xdist")
     pytester.makepyfile(bench_x=bench(task=MARKING_TASK))
     (pytester.path / "store.sqlite3").write_bytes(b"garbage " * 300)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--bench", "--bench-dry-run", "--bench-store", "store.sqlite3", "-n", "2"
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -351,7 +351,7 @@ def test_store_filling_up_mid_run_stops_the_session(pytester: pytest.Pytester, x
     pytester.makeconftest(FULL_AFTER_FIRST)
     if xdist:
         pytest.importorskip("xdist")
-        result = pytester.runpytest_subprocess("--bench", "--bench-dry-run", "-n", "1")
+        result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "-n", "1")
     else:
         result = pytester.runpytest_inprocess("--bench", "--bench-dry-run")
     _check_full_store_session(result, store_path(pytester))
@@ -489,7 +489,7 @@ def test_xdist_worker_crash_is_not_passed(pytester: pytest.Pytester) -> None:
             """,
         )
     )
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--bench", "--bench-dry-run", "-n", "2", "--dist", "loadgroup", "-p", "no:cacheprovider"
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -533,7 +533,7 @@ def test_secrets_are_redacted_everywhere(
     args += ["-l", "-rA", "-vv", "-p", "no:cacheprovider"]
     if xdist:
         args += ["-n", "2"]
-    result = pytester.runpytest_subprocess(*args)
+    result = pytester.runpytest_inprocess(*args)
     result.assert_outcomes(failed=2)
     text = result.stdout.str() + result.stderr.str()
     assert SECRET not in text

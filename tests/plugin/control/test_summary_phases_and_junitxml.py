@@ -155,7 +155,7 @@ def test_junitxml_testcases_carry_the_iteration(pytester: pytest.Pytester, xdist
     xml = pytester.path / "junit.xml"
     args = ["--bench", "--bench-dry-run", f"--junitxml={xml}", "-p", "no:cacheprovider"]
     if xdist:
-        result = pytester.runpytest_subprocess(*args, "-n", "2", "--dist", "loadgroup")
+        result = pytester.runpytest_inprocess(*args, "-n", "2", "--dist", "loadgroup")
     else:
         result = pytester.runpytest_inprocess(*args)
     result.assert_outcomes(passed=3, failed=1)

@@ -59,7 +59,7 @@ def _summary(doc: dict) -> dict:
 
 def _run(pytester: pytest.Pytester, name: str, *args: str) -> tuple[pytest.RunResult, dict]:
     out = pytester.path / f"{name}.json"
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-p", "xdist", "--bench", "--bench-dry-run", "--bench-json", str(out), *args
     )
     return result, read_json(out)
@@ -131,7 +131,7 @@ def test_xdist_failure_output_is_the_same(pytester: pytest.Pytester) -> None:
 
 def test_xdist_concurrency_needs_loadgroup(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_b=SOURCE_B)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-p", "xdist", "--bench", "--bench-dry-run", "-n", "2", "--dist", "load"
     )
     assert result.ret != pytest.ExitCode.OK
@@ -155,7 +155,7 @@ def test_loadgroup_keeps_each_participant_on_one_worker(pytester: pytest.Pyteste
     pytester.makepyfile(
         bench_a=bench('participants=[Participant("p1"), Participant("p2")], iterations=3')
     )
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-p", "xdist", "--bench", "--bench-dry-run", "-n", "2", "--dist", "loadgroup", "-v"
     )
     assert result.ret == pytest.ExitCode.OK

@@ -34,7 +34,7 @@ SOURCE = bench(
 
 
 def _session(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "xdist", "--bench", "--bench-dry-run", *args)
+    return pytester.runpytest_inprocess("-p", "xdist", "--bench", "--bench-dry-run", *args)
 
 
 def _junit(path: Path) -> list[tuple[str | None, str | None, str]]:

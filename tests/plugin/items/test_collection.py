@@ -322,7 +322,7 @@ def test_unknown_provider_in_every_file_fails_with_status_1_as_upstream(
         bench_x=bench(),
         bench_y=bench('participants=[Participant("q1")]', slug="other"),
     )
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--bench", "--bench-no-store", "--bench-provider", "p1,zz,yy", *dist
     )
     # Upstream's bench run exits 1 for it (pytest's usage errors exit 4).

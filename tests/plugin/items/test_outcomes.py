@@ -563,7 +563,7 @@ def test_bench_files_run_without_xdist_under_strict_markers(pytester: pytest.Pyt
     # xdist_group is xdist's marker: without xdist it must not be applied (unknown marks warn,
     # and are collection errors with --strict-markers).
     pytester.makepyfile(bench_x=bench(config='participants=[Participant("p1")], iterations=2'))
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--bench", "--bench-dry-run", "-p", "no:xdist", "--strict-markers", "-W", "error"
     )
     result.assert_outcomes(passed=2)

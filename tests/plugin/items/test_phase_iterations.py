@@ -103,7 +103,7 @@ def test_without_the_option_the_knobs_line_is_upstreams(pytester: pytest.Pyteste
 )  # fmt: skip
 def test_bad_values_are_usage_errors(pytester: pytest.Pytester, value: str, message: str) -> None:
     pytester.makepyfile(bench_x=UNEVEN)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--bench", "--bench-dry-run", "--bench-phase-iterations", value
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -71,7 +71,7 @@ def test_k_selects_thresholds_and_cli_thresholds_add(pytester: pytest.Pytester) 
 def test_thresholds_hold_under_xdist(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     pytester.makepyfile(bench_x=TWO_SPEEDS)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-p", "xdist", "-n", "2", "--dist", "loadgroup", "--bench", "--bench-dry-run", "-rf"
     )
     result.assert_outcomes(passed=15, failed=1)
@@ -181,7 +181,7 @@ def test_warmup_never_reaches_the_platform(
     server = loopback_platform
     use_platform(monkeypatch)
     pytester.makepyfile(bench_x=bench('participants=[Participant("p1")], iterations=3, warmup=2'))
-    result = pytester.runpytest_subprocess(*bench_args(server))
+    result = pytester.runpytest_inprocess(*bench_args(server))
     assert result.ret == 0, result.stdout.str()
     (run,) = server.runs.values()
     assert server.participants[(run["id"], "p1")]["totalTasks"] == 3

@@ -18,7 +18,7 @@ MEASURES_VALUE = bench(
 
 def test_every_bad_threshold_is_reported_not_only_the_first(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=MEASURES_VALUE)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--bench",
         "--bench-dry-run",
         "--bench-threshold",

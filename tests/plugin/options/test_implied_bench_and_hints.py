@@ -42,7 +42,7 @@ def test_a_named_bench_file_in_a_folder_runs_under_xdist(pytester: pytest.Pytest
     pytest.importorskip("xdist")
     pytester.mkpydir("benchmarks")
     (pytester.path / "benchmarks" / "bench_x.py").write_text(bench())
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-p", "xdist", "-n", "2", "--dist", "loadgroup", "--bench-no-store",
         "benchmarks/bench_x.py::task[p1-1]",
     )  # fmt: skip
@@ -132,7 +132,7 @@ def test_env_dry_run_implies_nothing(
 def test_implied_bench_reaches_xdist_workers(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     pytester.makepyfile(bench_x=bench())
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-p", "xdist", "-n", "2", "--dist", "loadgroup", "--bench-no-store", "--bench-dry-run"
     )
     result.assert_outcomes(passed=4)
@@ -152,7 +152,7 @@ def test_a_run_without_bench_says_which_files_it_left_out(pytester: pytest.Pytes
 def test_the_hint_counts_files_under_xdist_too(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     pytester.makepyfile(bench_x=bench(), bench_y=bench(slug="y"), test_plain=PLAIN_TEST)
-    result = pytester.runpytest_subprocess("-p", "xdist", "-n", "2")
+    result = pytester.runpytest_inprocess("-p", "xdist", "-n", "2")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines([HINT.replace("1 bench", "2 bench")])
 
