@@ -314,7 +314,7 @@ def test_the_command_line_s_plugins_reach_both_sides_each_its_own(
     (root / "tools").mkdir()
     rig = "import pytest\n\n\n@pytest.fixture\ndef times():\n    return {times}\n"
     (root / "tools" / "rig.py").write_text(rig.format(times=1))
-    body = ["benchmark(work, times)"]
+    body = ['benchmark.extra_info["times"] = times', "benchmark(work, times)"]
     commit_test(root, "test_rigged", "benchmark, times", body, "a plugin of the command line")
     (root / "tools" / "rig.py").write_text(rig.format(times=3))  # three times the work
     monkeypatch.setenv("PYTHONPATH", str(root / "tools"))
@@ -332,8 +332,13 @@ def test_the_command_line_s_plugins_reach_both_sides_each_its_own(
     row = rows_of(group)[("test_rigged", "time_ms", "median")]
     assert row["noise"] == "paired"
     assert row["comparison"]["baselineN"] >= 10
-    assert row["verdict"] == "regressed", row
-    assert row["comparison"]["change"] > 1.0, row
+    # Each side ran its own tree's plugin: what the fixture gave the test is in each side's
+    # record. (The slower side's verdict is the other tests' subject: three sleeps against one
+    # cannot always be told apart on two cores loaded far past their count.)
+    runs = sides_of(pytester)
+    for side, times in (("A", 1), ("B", 3)):
+        records = stored_records(store_path(pytester), runs[side].run_id)
+        assert records["test_rigged"][0]["data"]["extra_info"] == {"times": times}, side
 
 
 def test_ctrl_c_before_side_a_measured_says_the_session_was_interrupted(
