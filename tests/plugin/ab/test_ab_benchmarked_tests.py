@@ -175,7 +175,7 @@ def test_a_slower_working_tree_fails_the_session_naming_the_test(
     pytester: pytest.Pytester,
 ) -> None:
     root = project(pytester, delay=0.001)
-    set_delay(root, 0.003)  # three times: clear under any load
+    set_delay(root, 0.03)  # thirty times: clear under any load (three was not, at load 12)
     result = run_ab(pytester, "--bench-compare-fail", "--bench-json=out.json", "-k", "work")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(
@@ -191,7 +191,7 @@ def test_a_slower_working_tree_fails_the_session_naming_the_test(
 
 def test_compare_on_chooses_the_metric_whose_verdicts_count(pytester: pytest.Pytester) -> None:
     root = project(pytester, delay=0.001)
-    set_delay(root, 0.003)
+    set_delay(root, 0.03)  # thirty times: clear under any load (three was not, at load 12)
     result = run_ab(
         pytester, "--bench-compare-fail", "--bench-compare-on=cpu_ms", "--bench-json=out.json",
         "-k", "test_work",
