@@ -167,6 +167,17 @@ class BenchmarkedTests:
         self.tests: list[pytest.Item] = []
         self._joined: set[str] = set()
         self._said_why_not = False
+        # Its per-test report hooks are a plugin of their own, plugged in only for a session
+        # with a test to measure or to say is unmeasured: in a session of bench files alone
+        # they ran for every item's three reports for nothing (~10 µs an item).
+        self._reports: _Reports | None = None
+        if why_not is not None:  # any test with the fixture reports why it is not measured
+            self._plug_in()
+
+    def _plug_in(self) -> None:
+        if self._reports is None:
+            self._reports = _Reports(self)
+            self.config.pluginmanager.register(self._reports, "benchsdk-benchmarked-reports")
 
     # -- the fixture ----------------------------------------------------------------------
 
@@ -197,6 +208,7 @@ class BenchmarkedTests:
         for item in items:
             if not (uses_fixture(item) or body_benchmarked(item)):
                 continue
+            self._plug_in()
             try:
                 group = marker_options(item).get("group")
             except (TypeError, ValueError):
@@ -284,10 +296,10 @@ class BenchmarkedTests:
 
     # -- the record, on the call report ------------------------------------------------------
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
+    def runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """``pytest_runtest_makereport`` (a wrapper) of :class:`_Reports`."""
         if (
             call.when == "call"
             and call.excinfo is not None
@@ -325,7 +337,8 @@ class BenchmarkedTests:
             controller.remember_local(report, payload)
         return report
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    def runtest_logreport(self, report: pytest.TestReport) -> None:
+        """``pytest_runtest_logreport`` of :class:`_Reports`."""
         why_not = getattr(report, UNMEASURED_ATTRIBUTE, None)
         if why_not is None or self._said_why_not or hasattr(self.config, "workerinput"):
             return
@@ -428,3 +441,19 @@ def _failure_text(call: pytest.CallInfo[None]) -> str:
     """The test's error in one line (``RuntimeError: boom``); the traceback is pytest's."""
     text = call.excinfo.exconly().strip() if call.excinfo is not None else ""
     return text.splitlines()[0] if text else "the test failed"
+
+
+class _Reports:
+    """The per-test report hooks of :class:`BenchmarkedTests` (see ``_plug_in``)."""
+
+    def __init__(self, tests: BenchmarkedTests) -> None:
+        self.tests = tests
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        return (yield from self.tests.runtest_makereport(item, call))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.tests.runtest_logreport(report)
