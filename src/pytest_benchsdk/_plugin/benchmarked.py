@@ -167,17 +167,18 @@ class BenchmarkedTests:
         self.tests: list[pytest.Item] = []
         self._joined: set[str] = set()
         self._said_why_not = False
-        # Its per-test report hooks are a plugin of their own, plugged in only for a session
-        # with a test to measure or to say is unmeasured: in a session of bench files alone
-        # they ran for every item's three reports for nothing (~10 µs an item).
-        self._reports: _Reports | None = None
-        if why_not is not None:  # any test with the fixture reports why it is not measured
-            self._plug_in()
+        # Its per-test report hooks are a plugin of their own, registered now (where this
+        # one is: A/B's report wrapper, registered later, must stay around them) and taken
+        # out once collection selected no test with the fixture or the marker: in a session
+        # of bench files alone they ran on every item's three reports for nothing (~10 µs an
+        # item).
+        self._reports: _Reports | None = _Reports(self)
+        self.config.pluginmanager.register(self._reports, "benchsdk-benchmarked-reports")
 
-    def _plug_in(self) -> None:
-        if self._reports is None:
-            self._reports = _Reports(self)
-            self.config.pluginmanager.register(self._reports, "benchsdk-benchmarked-reports")
+    def _unplug_reports(self) -> None:
+        if self._reports is not None:
+            self.config.pluginmanager.unregister(self._reports)
+            self._reports = None
 
     # -- the fixture ----------------------------------------------------------------------
 
@@ -202,13 +203,14 @@ class BenchmarkedTests:
         module, or the whole node id when another test of the group has the same. Returns how
         many tests there are (none when this session does not measure)."""
         if self.why_not is not None:
-            return 0
+            return 0  # (the report hooks stay: a test with the fixture says why it is not measured)
         members: dict[str, list[pytest.Item]] = {}
         names: dict[str, str] = {}
+        benchmarked = False
         for item in items:
             if not (uses_fixture(item) or body_benchmarked(item)):
                 continue
-            self._plug_in()
+            benchmarked = True
             try:
                 group = marker_options(item).get("group")
             except (TypeError, ValueError):
@@ -222,6 +224,8 @@ class BenchmarkedTests:
                 name = short if shared[short] == 1 else item.nodeid
                 item.stash[_COLLECTED_KEY] = (key, names[key], name)
                 self.tests.append(item)
+        if not benchmarked:
+            self._unplug_reports()
         return len(self.tests)
 
     def _group_key(self, item: pytest.Item, group: str | None) -> tuple[str, str]:
@@ -444,7 +448,7 @@ def _failure_text(call: pytest.CallInfo[None]) -> str:
 
 
 class _Reports:
-    """The per-test report hooks of :class:`BenchmarkedTests` (see ``_plug_in``)."""
+    """The per-test report hooks of :class:`BenchmarkedTests` (see its ``__init__``)."""
 
     def __init__(self, tests: BenchmarkedTests) -> None:
         self.tests = tests
