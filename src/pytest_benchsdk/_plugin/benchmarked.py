@@ -203,7 +203,7 @@ class BenchmarkedTests:
         module, or the whole node id when another test of the group has the same. Returns how
         many tests there are (none when this session does not measure)."""
         if self.why_not is not None:
-            return 0  # (the report hooks stay: a test with the fixture says why it is not measured)
+            return 0  # (the report hooks stay: a test with the fixture says why it is unmeasured)
         members: dict[str, list[pytest.Item]] = {}
         names: dict[str, str] = {}
         benchmarked = False
