@@ -13,19 +13,29 @@ The step's record keeps the per-call time as its ``latency_ms`` (nanosecond reso
 the loop in its data: ``calls`` (the loop's count) and ``loop_ms`` (the loop's time); its
 timestamps span that loop. The step returns the last call's value.
 
-The loops read the clock they are given (the task context's, injectable in tests) and import
-nothing of the step machinery, which calls them (:mod:`pytest_benchsdk._engine.steps`).
+This module is the calibrated step's one home: the step machinery
+(:mod:`pytest_benchsdk._engine.steps`) hands a step with ``calls=`` or ``min_time_ms=`` to
+:func:`calibrated_step`, which checks it, opens and settles it through the runner (a
+:class:`LoopRunner`: opening, readiness, helper threads, timeouts and records stay the step
+machinery's) and times the loops here. The loops read the clock they are given (the task
+context's, injectable in tests); nothing here imports the step machinery.
 """
 
 from __future__ import annotations
 
 import inspect
 import itertools
+import threading
+
+# Returns None where asyncio.get_running_loop raises RuntimeError (which costs a microsecond).
+from asyncio import _get_running_loop
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import attrs
 
+from pytest_benchsdk._base.awaitables import await_with_timeout, is_coroutine_callable
+from pytest_benchsdk._base.clock import Clock
 from pytest_benchsdk._base.js import is_js_integer, py_value
 from pytest_benchsdk._base.numbers import is_finite
 
@@ -36,7 +46,9 @@ __all__ = [
     "LOOPS",
     "LOOP_KEY",
     "Calibration",
+    "LoopRunner",
     "LoopTiming",
+    "calibrated_step",
     "calibration",
     "loop_async",
     "loop_sync",
@@ -228,3 +240,153 @@ async def loop_async(
                 timing = _fastest(timing, await _awaited_loop(fn, calls, monotonic))
             return timing
     raise AssertionError("unreachable")  # pragma: no cover - _counts() is endless
+
+
+# -- the calibrated step: step(name, fn, calls="auto" | N) ---------------------------------------
+
+
+class LoopRunner(Protocol):
+    """What a calibrated step uses of the step machinery (a
+    :class:`~pytest_benchsdk._engine.steps.StepRunner`): opening and settling the step, its
+    readiness wait, helper threads and timeouts. States, tokens, options and arrivals are the
+    runner's own objects, passed back to it as they came; of a state this module sets
+    ``started``, ``calls`` and ``data`` (under :attr:`lock`), of options it reads ``name``,
+    ``calls``, ``min_time_ms``, ``parallelism`` and ``timeout_ms``, of an arrival
+    ``timeout_ms``."""
+
+    @property
+    def lock(self) -> threading.Lock: ...
+    def monotonic(self) -> float: ...
+    def begin(self, options: Any) -> tuple[Any, Any]: ...
+    def arrive(self, state: Any, options: Any) -> Any: ...
+    def wait_ready(self, state: Any, arrival: Any) -> None: ...
+    async def wait_ready_async(self, state: Any, arrival: Any) -> None: ...
+    def end(
+        self,
+        state: Any,
+        token: Any,
+        options: Any,
+        value: Any,
+        exc: BaseException | None,
+        ended: float | None = None,
+    ) -> None: ...
+    def resolve_blocking(self, result: Any, deadline: float | None, options: Any) -> Any: ...
+    def invoke_threads(
+        self, options: Any, fn: Callable[[], Any], count: int, timeout_ms: float | None
+    ) -> Any: ...
+    async def invoke_on_thread(
+        self, options: Any, fn: Callable[[], Any], timeout_ms: float
+    ) -> Any: ...
+    def check_blocking(self, name: str, seconds: float) -> None: ...
+    def timeout_error(self, name: str, timeout_ms: Any) -> BaseException: ...
+
+
+def calibrated_step(runner: LoopRunner, options: Any, fn: object) -> Any:
+    """A step with ``calls=``/``min_time_ms=``: ``fn`` called in a loop. On a plain thread it
+    runs now and returns the last call's value; in a running event loop it returns an
+    awaitable. A block or an awaitable cannot be looped (``TypeError``, before the step
+    starts)."""
+    name = options.name
+    if fn is None:
+        raise TypeError(
+            f'step "{name}" calls= times a function in a loop, so it needs one: '
+            f'step("{name}", fn, calls="auto"); a `with step(...)` block runs its body '
+            "once and cannot be looped"
+        )
+    if not callable(fn):
+        if inspect.iscoroutine(fn):
+            fn.close()  # never awaited: say why instead of warning about it
+        raise TypeError(
+            f'step "{name}" calls= needs a function to call again and again, got '
+            f"{type(fn).__name__} {py_value(fn)} (an awaitable runs only once): "
+            f'step("{name}", fn, calls="auto") or step("{name}", lambda: fn(x), calls=1000)'
+        )
+    if _get_running_loop() is not None:
+        return _calibrated_async(runner, options, fn)
+    return _calibrated_sync(runner, options, fn)
+
+
+def _arrival(runner: LoopRunner, state: Any, options: Any) -> tuple[Calibration, Any]:
+    calibrated = calibration(options.name, options.calls, options.min_time_ms)
+    if options.parallelism is not None:
+        raise ValueError(
+            f'step "{options.name}" calls= and parallel_invocations= cannot be combined: '
+            "a calibrated loop runs its calls one after another"
+        )
+    return calibrated, runner.arrive(state, options)
+
+
+def _calibrated_sync(runner: LoopRunner, options: Any, fn: Callable[[], Any]) -> Any:
+    state, token = runner.begin(options)
+    monotonic = runner.monotonic
+    name = options.name
+    try:
+        calibrated, arrival = _arrival(runner, state, options)
+        runner.wait_ready(state, arrival)
+        timeout_ms = arrival.timeout_ms
+        timing: LoopTiming
+        if is_coroutine_callable(fn):
+            # Awaited on the executor's loop, the whole loop at once (one hop, not one a
+            # call); the deadline holds for the whole loop.
+            deadline = None if timeout_ms is None else monotonic() + timeout_ms / 1000.0
+            timing = runner.resolve_blocking(
+                loop_async(name, fn, calibrated, monotonic), deadline, options
+            )
+        elif timeout_ms is None:
+            timing = loop_sync(name, fn, calibrated, monotonic)
+        else:
+            timing = runner.invoke_threads(
+                options, lambda: loop_sync(name, fn, calibrated, monotonic), 1, timeout_ms
+            )
+    except BaseException as exc:
+        runner.end(state, token, options, None, exc, monotonic())
+        raise
+    _settle(runner, state, timing)
+    runner.end(state, token, options, timing.value, None, timing.ended)
+    return timing.value
+
+
+async def _calibrated_async(runner: LoopRunner, options: Any, fn: Callable[[], Any]) -> Any:
+    state, token = runner.begin(options)
+    monotonic = runner.monotonic
+    name = options.name
+    try:
+        calibrated, arrival = _arrival(runner, state, options)
+        await runner.wait_ready_async(state, arrival)
+        timeout_ms = arrival.timeout_ms
+        timing: LoopTiming
+        if timeout_ms is not None and timeout_ms > 0 and not is_coroutine_callable(fn):
+            # As a plain step: a sync function with a timeout runs on a helper thread (the
+            # whole loop), so the timeout holds and the event loop stays free.
+            timing = await runner.invoke_on_thread(
+                options, lambda: loop_sync(name, fn, calibrated, monotonic), timeout_ms
+            )
+        elif timeout_ms is None:
+            began = monotonic()
+            timing = await loop_async(name, fn, calibrated, monotonic)
+            if not is_coroutine_callable(fn):
+                runner.check_blocking(name, monotonic() - began)
+        else:
+            timing = await await_with_timeout(
+                loop_async(name, fn, calibrated, monotonic),
+                timeout_ms / 1000.0,
+                lambda: runner.timeout_error(name, options.timeout_ms),
+            )
+    except BaseException as exc:
+        runner.end(state, token, options, None, exc, monotonic())
+        raise
+    _settle(runner, state, timing)
+    runner.end(state, token, options, timing.value, None, timing.ended)
+    return timing.value
+
+
+def _settle(runner: LoopRunner, state: Any, timing: LoopTiming) -> None:
+    """The measured loop becomes the step's time: its readings, its count, and both in the
+    step's data (after what ``measure`` wrote in the loop)."""
+    with runner.lock:
+        state.started = timing.started
+        state.calls = timing.calls
+        data = state.data if state.data is not None else {}
+        data[CALLS_KEY] = timing.calls
+        data[LOOP_KEY] = Clock.elapsed_ms(timing.started, timing.ended)
+        state.data = data

@@ -33,29 +33,24 @@ import contextlib
 import contextvars
 import inspect
 import threading
-import time
 import warnings
 
 # Returns None where asyncio.get_running_loop raises RuntimeError (which costs a microsecond).
 from asyncio import _get_running_loop
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from threading import get_ident
+from time import perf_counter, thread_time
 from types import CoroutineType, TracebackType
 from typing import Any, Final, Protocol
 
 import attrs
 
+from pytest_benchsdk._base.awaitables import await_with_timeout, is_coroutine_callable
 from pytest_benchsdk._base.clock import Clock
 from pytest_benchsdk._base.coordination import StepCoordination
 from pytest_benchsdk._base.js import is_js_integer, is_number, py_number, py_value
 from pytest_benchsdk._base.numbers import is_finite
-from pytest_benchsdk._engine.calibrated import (
-    CALLS_KEY,
-    LOOP_KEY,
-    LoopTiming,
-    calibration,
-    loop_async,
-    loop_sync,
-)
+from pytest_benchsdk._engine.calibrated import calibrated_step
 from pytest_benchsdk._engine.taskerror import TaskError, error_code_of, is_task_error
 from pytest_benchsdk.records import StepRecord
 
@@ -167,33 +162,6 @@ def _clear_active(state: StepState) -> None:
         ACTIVE_STEP.set(None)
 
 
-def _consume_result(task: asyncio.Future[Any]) -> None:
-    # Mark an abandoned task's exception as retrieved so asyncio does not warn about it.
-    if not task.cancelled():
-        task.exception()
-
-
-async def _await_with_timeout(
-    awaitable: Awaitable[Any], timeout_s: float, on_timeout: Callable[[], BaseException]
-) -> Any:
-    """Await ``awaitable``; at the deadline cancel it, let it unwind, raise ``on_timeout()``."""
-    task = asyncio.ensure_future(awaitable)
-    try:
-        done, _ = await asyncio.wait({task}, timeout=timeout_s)
-    except asyncio.CancelledError:
-        task.cancel()
-        task.add_done_callback(_consume_result)
-        raise
-    if task in done:
-        return task.result()
-    task.cancel()
-    task.add_done_callback(_consume_result)
-    # Wait for the work to acknowledge the cancellation (its finally blocks run) before the
-    # step reports, like ``asyncio.wait_for``.
-    await asyncio.wait({task})
-    raise on_timeout()
-
-
 async def _as_coroutine(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
@@ -221,13 +189,13 @@ class _ThreadCall:
         self._thread.start()
 
     def _body(self, run: Callable[[], Any]) -> None:
-        cpu_started = time.thread_time()
+        cpu_started = thread_time()
         try:
             self.value = run()
         except BaseException as exc:  # handed to the waiting thread
             self.error = exc
         finally:
-            self.cpu_s = time.thread_time() - cpu_started
+            self.cpu_s = thread_time() - cpu_started
             self.done.set()
             if self._notify is not None:
                 self._notify()
@@ -246,10 +214,7 @@ class _GivenAwaitable:
 def _is_async_callable(fn: Callable[[], Any]) -> bool:
     """``fn`` is known to return an awaitable at once: a coroutine function (also behind
     ``functools.partial`` or as an object's ``async def __call__``) or a given awaitable."""
-    if isinstance(fn, _GivenAwaitable) or inspect.iscoroutinefunction(fn):
-        return True
-    call = getattr(type(fn), "__call__", None)  # noqa: B004 - the class's method
-    return call is not None and inspect.iscoroutinefunction(call)
+    return isinstance(fn, _GivenAwaitable) or is_coroutine_callable(fn)
 
 
 def _discard_unstarted(fn: Callable[[], Any]) -> None:
@@ -362,7 +327,7 @@ def _cpu_reading() -> tuple[int, float] | None:
     tasks' work too). None elsewhere."""
     if _get_running_loop() is not None:
         return None
-    return threading.get_ident(), time.thread_time()
+    return get_ident(), thread_time()
 
 
 class StepBlock:
@@ -466,20 +431,20 @@ class StepBlock:
     ) -> None:
         runner = self._runner
         ended = runner._host.clock.monotonic()
-        cpu_ended = time.thread_time()
+        cpu_ended = thread_time()
         state, token = self._state, self._token
         started = self._cpu_started
-        # Only on the thread the block began on: another thread's clock says nothing.
-        if (
-            exc is None
-            and state is not None
-            and started is not None
-            and started[0] == threading.get_ident()
-        ):
-            runner.note_cpu(state, cpu_ended - started[1])
         if exc is None and state is not None and token is not None:
             self._token = None
-            runner.succeed(state, token, ended)
+            # Only on the thread the block began on: another thread's clock says nothing.
+            runner.succeed(
+                state,
+                token,
+                ended,
+                cpu_s=cpu_ended - started[1]
+                if started is not None and started[0] == get_ident()
+                else None,
+            )
         else:
             self._finish(None, exc, ended)
 
@@ -524,6 +489,16 @@ class StepBlock:
                 raise error from None
         self._finish(None, exc, ended)
         return False
+
+
+def _set_cpu(state: StepState, seconds: float) -> None:
+    # StepRunner.note_cpu's work, under the runner's lock.
+    cpu_ms = round(seconds * 1000.0, 6)
+    data = state.data
+    if data is None:
+        state.data = {CPU_KEY: cpu_ms}
+    elif CPU_KEY not in data:
+        data[CPU_KEY] = cpu_ms
 
 
 class StepHost(Protocol):
@@ -571,17 +546,17 @@ class StepRunner:
     def note_cpu(self, state: StepState, seconds: float) -> None:
         """Record ``seconds`` of CPU time as the step's ``cpu_ms``, unless the step measured a
         ``cpu_ms`` of its own (the user's value wins)."""
-        cpu_ms = round(seconds * 1000.0, 6)
         with self._lock:
-            data = state.data
-            if data is None:
-                state.data = {CPU_KEY: cpu_ms}
-            elif CPU_KEY not in data:
-                data[CPU_KEY] = cpu_ms
+            _set_cpu(state, seconds)
 
     def monotonic(self) -> float:
         """A reading of the host's clock (see :meth:`Clock.monotonic`)."""
         return self._host.clock.monotonic()
+
+    @property
+    def lock(self) -> threading.Lock:
+        """The context's lock (guards measures, steps and logs)."""
+        return self._lock
 
     def _write_log(self, level: str, message: str) -> None:
         line = (self._host.clock.monotonic(), level, message, None)
@@ -592,7 +567,7 @@ class StepRunner:
         """A block without ``fn``; in a running loop an awaitable; else run now (see
         ``TaskContext.step``). ``fn`` may be an awaitable (run as the step's work)."""
         if options.calibrated:
-            return self._start_calibrated(options, fn)
+            return calibrated_step(self, options, fn)
         fn = step_fn(options.name, fn, options.parallelism)
         if fn is None:
             return StepBlock(self, options)
@@ -620,22 +595,23 @@ class StepRunner:
         if coordination is not None and report_concurrency:
             coordination.enter(name, coordination.target_of(None), 1)
             state.entered = 1
+        cpu_s: float | None = None
         try:
             # (The CPU clock is read outside the wall-clock readings: not in the latency.)
-            cpu_started = time.thread_time()
+            cpu_started = thread_time()
             state.started = monotonic()
             value = fn()
             ended = monotonic()
-            cpu_ended = time.thread_time()
+            cpu_ended = thread_time()
             if value is not None and inspect.isawaitable(value):
                 value = self.resolve_blocking(value, None, None)
                 ended = monotonic()
             else:  # (an awaitable's work runs on the event loop's thread: not counted here)
-                self.note_cpu(state, cpu_ended - cpu_started)
+                cpu_s = cpu_ended - cpu_started
         except BaseException as exc:
             self.end(state, token, None, None, exc, monotonic())
             raise
-        self.succeed(state, token, ended, value, capture_output)
+        self.succeed(state, token, ended, value, capture_output, cpu_s)
         return value
 
     async def _plain_async(
@@ -648,7 +624,7 @@ class StepRunner:
             value = fn()
             ended = monotonic()
             if ended - started > BLOCKING_WARN_S:
-                self._check_blocking(name, ended - started)
+                self.check_blocking(name, ended - started)
             # (A coroutine is told apart without a call: this check is inside the step's time.)
             if type(value) is CoroutineType or (value is not None and inspect.isawaitable(value)):
                 value = await value
@@ -666,10 +642,11 @@ class StepRunner:
         ended: float | None,
         value: Any = None,
         capture_output: bool = False,
+        cpu_s: float | None = None,
     ) -> None:
         """:meth:`end` of a step whose work returned ``value`` (``ended``: the reading right
-        after it; None: now): one lock for the status and the step's log line, stamped with
-        the step's end."""
+        after it; None: now): one lock for the status, the step's log line, stamped with
+        the step's end, and its CPU time (``cpu_s``: see :meth:`note_cpu`)."""
         if ended is None:
             ended = self._host.clock.monotonic()
         try:
@@ -679,6 +656,8 @@ class StepRunner:
         if state.entered:
             self._leave(state)
         with self._lock:
+            if cpu_s is not None:
+                _set_cpu(state, cpu_s)
             state.ended = ended
             state.status = "success"
             self._logs.append((ended, "info", state.name, None))
@@ -894,21 +873,21 @@ class StepRunner:
         self, options: StepOptions, fn: Callable[[], Any], timeout_ms: float | None
     ) -> Any:
         if timeout_ms is not None and timeout_ms > 0 and not _is_async_callable(fn):
-            return await self._invoke_on_thread(options, fn, timeout_ms)
-        started = time.perf_counter()
+            return await self.invoke_on_thread(options, fn, timeout_ms)
+        started = perf_counter()
         result = fn()
-        self._check_blocking(options.name, time.perf_counter() - started)
+        self.check_blocking(options.name, perf_counter() - started)
         if not inspect.isawaitable(result):
             return result
         if timeout_ms is None:
             return await result
-        return await _await_with_timeout(
+        return await await_with_timeout(
             result,
             timeout_ms / 1000.0,
             lambda: self.timeout_error(options.name, options.timeout_ms),
         )
 
-    async def _invoke_on_thread(
+    async def invoke_on_thread(
         self, options: StepOptions, fn: Callable[[], Any], timeout_ms: float
     ) -> Any:
         """Call a sync ``fn`` on a helper thread, waiting at most ``timeout_ms`` for it (and for
@@ -947,13 +926,13 @@ class StepRunner:
         result = call.value
         if not inspect.isawaitable(result):
             return result
-        return await _await_with_timeout(
+        return await await_with_timeout(
             result,
             max(0.0, deadline - loop.time()),
             lambda: self.timeout_error(options.name, options.timeout_ms),
         )
 
-    def _check_blocking(self, name: str, seconds: float) -> None:
+    def check_blocking(self, name: str, seconds: float) -> None:
         """Warn (once per step name) about a sync step function that held the event loop
         for ``seconds`` (as the step's readings measured it)."""
         if seconds <= BLOCKING_WARN_S or not _first_blocking_report(name):
@@ -977,11 +956,11 @@ class StepRunner:
             self.wait_ready(state, arrival)
             count, timeout_ms = arrival.count, arrival.timeout_ms
             if count == 1 and timeout_ms is None:
-                cpu_started = time.thread_time()
+                cpu_started = thread_time()
                 state.started = monotonic()
                 value = fn()
                 ended = monotonic()
-                cpu_ended = time.thread_time()
+                cpu_ended = thread_time()
                 if value is not None and inspect.isawaitable(value):
                     value = self.resolve_blocking(value, None, options)
                     ended = monotonic()
@@ -989,7 +968,7 @@ class StepRunner:
                     self.note_cpu(state, cpu_ended - cpu_started)
             else:
                 state.started = monotonic()
-                value = self._invoke_threads(options, fn, count, timeout_ms, state)
+                value = self.invoke_threads(options, fn, count, timeout_ms, state)
                 ended = monotonic()
         except BaseException as exc:
             ended = monotonic()
@@ -999,7 +978,7 @@ class StepRunner:
         self.end(state, token, options, value, None, ended)
         return value
 
-    def _invoke_threads(
+    def invoke_threads(
         self,
         options: StepOptions,
         fn: Callable[[], Any],
@@ -1054,7 +1033,7 @@ class StepRunner:
             remaining = max(0.0, deadline - self._host.clock.monotonic())
             assert options is not None
             name, timeout = options.name, options.timeout_ms
-            coro = _await_with_timeout(result, remaining, lambda: self.timeout_error(name, timeout))
+            coro = await_with_timeout(result, remaining, lambda: self.timeout_error(name, timeout))
         loop = self._host.loop
         if loop is not None and loop.is_running() and not loop.is_closed():
             future = asyncio.run_coroutine_threadsafe(coro, loop)
@@ -1064,112 +1043,6 @@ class StepRunner:
                 future.cancel()
                 raise
         return asyncio.run(coro)
-
-    # -- calibrated loops: step(name, fn, calls="auto" | N) -------------------------------------
-
-    def _start_calibrated(self, options: StepOptions, fn: object) -> Any:
-        """A calibrated step: ``fn`` called in a loop (see :mod:`.calibrated`); a block or an
-        awaitable cannot be looped (``TypeError``, before the step starts)."""
-        name = options.name
-        if fn is None:
-            raise TypeError(
-                f'step "{name}" calls= times a function in a loop, so it needs one: '
-                f'step("{name}", fn, calls="auto"); a `with step(...)` block runs its body '
-                "once and cannot be looped"
-            )
-        if not callable(fn):
-            if inspect.iscoroutine(fn):
-                fn.close()  # never awaited: say why instead of warning about it
-            raise TypeError(
-                f'step "{name}" calls= needs a function to call again and again, got '
-                f"{type(fn).__name__} {py_value(fn)} (an awaitable runs only once): "
-                f'step("{name}", fn, calls="auto") or step("{name}", lambda: fn(x), calls=1000)'
-            )
-        if _in_running_loop():
-            return self._calibrated_async(options, fn)
-        return self._calibrated_sync(options, fn)
-
-    def _calibrated_arrival(self, state: StepState, options: StepOptions) -> tuple[Any, _Arrival]:
-        calibrated = calibration(options.name, options.calls, options.min_time_ms)
-        if options.parallelism is not None:
-            raise ValueError(
-                f'step "{options.name}" calls= and parallel_invocations= cannot be combined: '
-                "a calibrated loop runs its calls one after another"
-            )
-        return calibrated, self.arrive(state, options)
-
-    def _calibrated_sync(self, options: StepOptions, fn: Callable[[], Any]) -> Any:
-        state, token = self.begin(options)
-        monotonic = self._host.clock.monotonic
-        name = options.name
-        try:
-            calibrated, arrival = self._calibrated_arrival(state, options)
-            self.wait_ready(state, arrival)
-            timeout_ms = arrival.timeout_ms
-            timing: LoopTiming
-            if _is_async_callable(fn):
-                # Awaited on the executor's loop, the whole loop at once (one hop, not one a
-                # call); the deadline holds for the whole loop.
-                deadline = None if timeout_ms is None else monotonic() + timeout_ms / 1000.0
-                timing = self.resolve_blocking(
-                    loop_async(name, fn, calibrated, monotonic), deadline, options
-                )
-            elif timeout_ms is None:
-                timing = loop_sync(name, fn, calibrated, monotonic)
-            else:
-                timing = self._invoke_threads(
-                    options, lambda: loop_sync(name, fn, calibrated, monotonic), 1, timeout_ms
-                )
-        except BaseException as exc:
-            self.end(state, token, options, None, exc, monotonic())
-            raise
-        self._settle_loop(state, timing)
-        self.end(state, token, options, timing.value, None, timing.ended)
-        return timing.value
-
-    async def _calibrated_async(self, options: StepOptions, fn: Callable[[], Any]) -> Any:
-        state, token = self.begin(options)
-        monotonic = self._host.clock.monotonic
-        name = options.name
-        try:
-            calibrated, arrival = self._calibrated_arrival(state, options)
-            await self.wait_ready_async(state, arrival)
-            timeout_ms = arrival.timeout_ms
-            timing: LoopTiming
-            if timeout_ms is not None and timeout_ms > 0 and not _is_async_callable(fn):
-                # As a plain step: a sync function with a timeout runs on a helper thread (the
-                # whole loop), so the timeout holds and the event loop stays free.
-                timing = await self._invoke_on_thread(
-                    options, lambda: loop_sync(name, fn, calibrated, monotonic), timeout_ms
-                )
-            elif timeout_ms is None:
-                began = monotonic()
-                timing = await loop_async(name, fn, calibrated, monotonic)
-                if not _is_async_callable(fn):
-                    self._check_blocking(name, monotonic() - began)
-            else:
-                timing = await _await_with_timeout(
-                    loop_async(name, fn, calibrated, monotonic),
-                    timeout_ms / 1000.0,
-                    lambda: self.timeout_error(name, options.timeout_ms),
-                )
-        except BaseException as exc:
-            self.end(state, token, options, None, exc, monotonic())
-            raise
-        self._settle_loop(state, timing)
-        self.end(state, token, options, timing.value, None, timing.ended)
-        return timing.value
-
-    def _settle_loop(self, state: StepState, timing: LoopTiming) -> None:
-        """The measured loop becomes the step's time: its readings, its count, and both in
-        the step's data (after what ``measure`` wrote in the loop)."""
-        with self._lock:
-            state.started = timing.started
-            state.calls = timing.calls
-            data = state.data if state.data is not None else {}
-            data[CALLS_KEY] = timing.calls
-            data[LOOP_KEY] = Clock.elapsed_ms(timing.started, timing.ended)
-            state.data = data
 
     def rows(self, now: float) -> tuple[StepRow, ...]:
         """The steps as they are at ``now``, in start order (see :data:`StepRow`); steps still

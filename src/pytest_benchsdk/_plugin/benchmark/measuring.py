@@ -170,10 +170,22 @@ class BenchmarkedTests:
         self.tests: list[pytest.Item] = []
         self._joined: set[str] = set()
         self._said_why_not = False
+        # Its per-test report hooks are a plugin of their own, registered now (where this
+        # one is: A/B's report wrapper, registered later, must stay around them) and taken
+        # out once collection selected no test with the fixture or the marker: in a session
+        # of bench files alone they ran on every item's three reports for nothing (~10 µs an
+        # item).
         #: The controller's bench session and its record keeper, where this process owns the
         #: runs (:meth:`attach`); a worker or an A/B side process has none.
         self._session: BenchSession | None = None
         self._remember_local: Callable[[pytest.TestReport, RecordPayload], None] | None = None
+        self._reports: _Reports | None = _Reports(self)
+        self.config.pluginmanager.register(self._reports, "benchsdk-benchmarked-reports")
+
+    def _unplug_reports(self) -> None:
+        if self._reports is not None:
+            self.config.pluginmanager.unregister(self._reports)
+            self._reports = None
 
     def attach(
         self,
@@ -208,12 +220,14 @@ class BenchmarkedTests:
         module, or the whole node id when another test of the group has the same. Returns how
         many tests there are (none when this session does not measure)."""
         if self.why_not is not None:
-            return 0
+            return 0  # (the report hooks stay: a test with the fixture says why it is unmeasured)
         members: dict[str, list[pytest.Item]] = {}
         names: dict[str, str] = {}
+        benchmarked = False
         for item in items:
             if not (uses_fixture(item) or body_benchmarked(item)):
                 continue
+            benchmarked = True
             try:
                 group = marker_options(item).get("group")
             except (TypeError, ValueError):
@@ -227,6 +241,8 @@ class BenchmarkedTests:
                 name = short if shared[short] == 1 else item.nodeid
                 item.stash[_COLLECTED_KEY] = (key, names[key], name)
                 self.tests.append(item)
+        if not benchmarked:
+            self._unplug_reports()
         return len(self.tests)
 
     def _group_key(self, item: pytest.Item, group: str | None) -> tuple[str, str]:
@@ -300,10 +316,10 @@ class BenchmarkedTests:
 
     # -- the record, on the call report ------------------------------------------------------
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
+    def runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """``pytest_runtest_makereport`` (a wrapper) of :class:`_Reports`."""
         if (
             call.when == "call"
             and call.excinfo is not None
@@ -340,7 +356,8 @@ class BenchmarkedTests:
             self._remember_local(report, payload)
         return report
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    def runtest_logreport(self, report: pytest.TestReport) -> None:
+        """``pytest_runtest_logreport`` of :class:`_Reports`."""
         why_not = getattr(report, UNMEASURED_ATTRIBUTE, None)
         if why_not is None or self._said_why_not or hasattr(self.config, "workerinput"):
             return
@@ -443,3 +460,19 @@ def _failure_text(call: pytest.CallInfo[None]) -> str:
     """The test's error in one line (``RuntimeError: boom``); the traceback is pytest's."""
     text = call.excinfo.exconly().strip() if call.excinfo is not None else ""
     return text.splitlines()[0] if text else "the test failed"
+
+
+class _Reports:
+    """The per-test report hooks of :class:`BenchmarkedTests` (see its ``__init__``)."""
+
+    def __init__(self, tests: BenchmarkedTests) -> None:
+        self.tests = tests
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        return (yield from self.tests.runtest_makereport(item, call))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.tests.runtest_logreport(report)

@@ -25,7 +25,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import CodeType, FrameType, TracebackType
 from typing import Any, Final
 
@@ -47,6 +47,21 @@ NOT_CTRL_C_LINE: Final = (
 )
 
 
+class _Phase:
+    """:meth:`CtrlC.phase`: a slotted context manager (entered three times per item)."""
+
+    __slots__ = ("_ctrl_c",)
+
+    def __init__(self, ctrl_c: CtrlC) -> None:
+        self._ctrl_c = ctrl_c
+
+    def __enter__(self) -> None:
+        self._ctrl_c._enter_phase()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._ctrl_c.in_phase = False
+
+
 class CtrlC:
     """Counts Ctrl-C presses once :meth:`install` ed; see the module."""
 
@@ -62,18 +77,19 @@ class CtrlC:
         self.deferred = False
         #: Told of a deferred press: the session stops after the item (``shouldstop``).
         self.on_deferred: Callable[[], None] | None = None
+        # Three phases an item: one reusable context manager, not a generator's each time.
+        self._phase = _Phase(self)
 
-    @contextlib.contextmanager
-    def phase(self) -> Iterator[None]:
-        """Around one phase of an item: a press deferred before it is raised as it starts."""
+    def phase(self) -> _Phase:
+        """Around one phase of an item (``with ctrl_c.phase():``): a press deferred before it
+        is raised as it starts."""
+        return self._phase
+
+    def _enter_phase(self) -> None:
         if self.deferred:
             self.deferred = False
             raise ctrl_c_interrupt()
         self.in_phase = True
-        try:
-            yield
-        finally:
-            self.in_phase = False
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
