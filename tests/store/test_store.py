@@ -575,6 +575,7 @@ def test_state_increment(store: ResultStore) -> None:
 # --- threads --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_main_thread_and_sender_thread_share_one_store(store: ResultStore) -> None:
     run_id = begin(store, participants=("e2b",))
     errors: list[BaseException] = []
@@ -622,6 +623,7 @@ _WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 def test_records_survive_sigkill_right_after_add_record(tmp_path: Path) -> None:
     path = tmp_path / "results.sqlite3"
@@ -653,6 +655,7 @@ def test_records_survive_sigkill_right_after_add_record(tmp_path: Path) -> None:
         assert store.get_run(run_id).status == "running"
 
 
+@pytest.mark.slow
 def test_two_processes_append_to_one_store(tmp_path: Path) -> None:
     path = tmp_path / "results.sqlite3"
     with ResultStore(path) as store:
@@ -681,6 +684,7 @@ def test_two_processes_append_to_one_store(tmp_path: Path) -> None:
         conn.close()
 
 
+@pytest.mark.slow
 def test_two_processes_create_and_migrate_one_new_file(tmp_path: Path) -> None:
     path = tmp_path / "new" / "results.sqlite3"
     ctx = multiprocessing.get_context("spawn")
