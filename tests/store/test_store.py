@@ -169,6 +169,19 @@ def test_refuses_a_newer_schema(tmp_path: Path) -> None:
     assert str(path) in str(info.value)
 
 
+def test_a_reader_refuses_an_empty_database_it_cannot_migrate(tmp_path: Path) -> None:
+    # What a command meets when it opens a store a session has only just created (the file,
+    # not yet its schema): a reader migrates nothing, and says why it cannot read.
+    path = tmp_path / "results.sqlite3"
+    sqlite3.connect(path).close()
+    with pytest.raises(StoreError) as info:
+        ResultStore(path, read_only=True)
+    assert str(info.value) == (
+        f"cannot read results store {path}: it holds no results yet (an empty database)"
+    )
+    assert path.stat().st_size == 0  # nothing written
+
+
 def test_refuses_a_file_that_is_not_a_database(tmp_path: Path) -> None:
     path = tmp_path / "results.sqlite3"
     path.write_bytes(b"this is not sqlite at all, " * 100)
