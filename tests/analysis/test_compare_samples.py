@@ -92,6 +92,7 @@ def test_every_value_equal_gives_p_one_and_no_change() -> None:
     assert comparison.ci_low == comparison.ci_high == 0
 
 
+@pytest.mark.slow
 def test_a_significant_change_inside_the_noise_threshold_is_unchanged() -> None:
     # 1 % slower on 5,000 tight samples: significant, but not beyond a 2 % noise threshold.
     baseline = lognormal(4, 5000, sigma=0.01)
@@ -120,6 +121,7 @@ def test_chunked_resampling_draws_the_same_resamples(monkeypatch: pytest.MonkeyP
     assert compare_samples(baseline, current, statistic="p95", resamples=300) == whole
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(values=samples)
 def test_statistics_follow_upstreams_rules(values: list[float]) -> None:

@@ -33,12 +33,14 @@ def _same(values: list[float]) -> None:
     assert (p_value < 0.01) == (want_p < 0.01)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.integers(0, 6).map(float), min_size=2, max_size=60))
 def test_with_ties_like_scipy(values: list[float]) -> None:
     _same(values)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.floats(-1e6, 1e6), min_size=2, max_size=40, unique=True))
 def test_without_ties_like_scipy_exact_and_asymptotic(values: list[float]) -> None:

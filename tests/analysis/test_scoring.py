@@ -680,6 +680,7 @@ _samples = st.lists(
 )
 
 
+@pytest.mark.slow
 @given(_samples, st.floats(min_value=-0.2, max_value=0.7, allow_nan=False))
 def test_median_and_percentiles_lie_within_the_samples(values: list[float], trim: float) -> None:
     stats = compute_stats(values, trim)
@@ -733,6 +734,7 @@ _SPEC = spec_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(_records, st.randoms(use_true_random=False))
 def test_results_do_not_depend_on_record_order(
@@ -748,6 +750,7 @@ def test_results_do_not_depend_on_record_order(
     assert sorted(original[1:], key=key) == sorted(reordered[1:], key=key)
 
 
+@pytest.mark.slow
 @given(_records)
 def test_composite_is_zero_when_no_record_passes(records: list[TaskRecord]) -> None:
     failing = [attrs.evolve(r, status="error") for r in records]

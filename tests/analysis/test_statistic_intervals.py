@@ -36,6 +36,7 @@ def _resampled(
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n", "trim"), [(7, 0.05), (30, 0.05), (31, 0.0), (400, 0.05), (401, 0.1)])
 def test_the_intervals_are_the_percentile_bootstrap_of_the_scores_statistics(
     n: int, trim: float
@@ -103,6 +104,7 @@ BENCH = bench(
 )
 
 
+@pytest.mark.slow
 def test_the_relative_summary_is_in_the_model_and_every_view(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:

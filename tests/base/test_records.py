@@ -369,6 +369,7 @@ _records = st.builds(
 )
 
 
+@pytest.mark.slow
 @given(_records)
 def test_any_record_round_trips_through_json(record: TaskRecord) -> None:
     wire = json.loads(json.dumps(record.to_wire()))

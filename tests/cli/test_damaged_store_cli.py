@@ -67,6 +67,7 @@ def _line(path: Path) -> str:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("found", ["at-open", "by-a-read"])
 def test_every_command_says_the_same_line_of_a_damaged_store(
     damaged: tuple[Path, str],
@@ -93,6 +94,7 @@ def test_every_command_says_the_same_line_of_a_damaged_store(
         assert digest(path) == before, args
 
 
+@pytest.mark.slow
 def test_a_command_in_its_own_process_prints_no_traceback(damaged: tuple[Path, str]) -> None:
     path, run_id = damaged
     done = subprocess.run(
@@ -108,6 +110,7 @@ def test_a_command_in_its_own_process_prints_no_traceback(damaged: tuple[Path, s
     assert done.stderr.startswith(f"pytest-benchsdk: error: the results store {path} is damaged")
 
 
+@pytest.mark.slow
 def test_store_check_and_recover(
     damaged: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -146,6 +149,7 @@ def test_store_check_and_recover(
     assert "no results store at" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_store_check_of_a_healthy_store(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=bench())
     assert pytester.runpytest_inprocess("--bench", "--bench-dry-run", "-q").ret == 0

@@ -58,6 +58,7 @@ def stepped(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> list[
     return [run.run_id for run in stored_runs(store_path(pytester))]
 
 
+@pytest.mark.slow
 def test_history_names_the_run_where_a_change_starts(
     pytester: pytest.Pytester, stepped: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -95,6 +96,7 @@ def test_history_names_the_run_where_a_change_starts(
     assert "No change point: value median, value p95" in p2
 
 
+@pytest.mark.slow
 def test_history_keeps_the_participants_and_metrics_asked_for(
     pytester: pytest.Pytester, stepped: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -130,6 +132,7 @@ def test_history_keeps_the_participants_and_metrics_asked_for(
     assert series[("p2", "value", "median")]["changePoints"] == []
 
 
+@pytest.mark.slow
 def test_history_errors_are_usage_errors(
     pytester: pytest.Pytester, stepped: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -143,6 +146,7 @@ def test_history_errors_are_usage_errors(
     assert "--limit expects an integer >= 1 (got 0)" in out
 
 
+@pytest.mark.slow
 def test_baseline_names_are_listed_set_and_removed(
     pytester: pytest.Pytester, stepped: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -181,6 +185,7 @@ def test_baseline_names_are_listed_set_and_removed(
         assert [b.name for b in opened.baselines()] == ["main"]
 
 
+@pytest.mark.slow
 def test_baseline_set_refuses_an_interrupted_run_as_bench_save_does(
     pytester: pytest.Pytester,
 ) -> None:
@@ -227,6 +232,7 @@ def test_baseline_set_refuses_an_interrupted_run_as_bench_save_does(
         assert [(b.name, b.run_id) for b in opened.baselines()] == [("main", run.run_id)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -249,6 +255,7 @@ def test_baseline_errors_are_usage_errors(
     assert re.search("pytest-benchsdk: error: " + re.escape(message).replace(r"\*", ".*"), out), out
 
 
+@pytest.mark.slow
 def test_compare_uses_the_history_before_the_current_run(
     pytester: pytest.Pytester, stepped: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -258,6 +265,7 @@ def test_compare_uses_the_history_before_the_current_run(
     assert re.search(r"p1 +value +median .* regressed +within-run", out), out
 
 
+@pytest.mark.slow
 def test_the_report_marks_the_change_points_history_finds(
     pytester: pytest.Pytester, stepped: list[str]
 ) -> None:

@@ -101,6 +101,7 @@ def test_auth_status_says_who_and_which_org_without_a_secret(
     assert API_KEY not in out
 
 
+@pytest.mark.slow
 def test_benchmarks_list_json_limit_offset_and_no_results(
     platform: LoopbackPlatform, capsys: pytest.CaptureFixture[str], seeded: Any
 ) -> None:
@@ -115,6 +116,7 @@ def test_benchmarks_list_json_limit_offset_and_no_results(
     assert run(capsys, "benchmarks", "list", "--offset", "5")[1] == "No results.\n"
 
 
+@pytest.mark.slow
 def test_runs_list_with_and_without_a_slug_and_runs_show(
     platform: LoopbackPlatform, capsys: pytest.CaptureFixture[str], seeded: Any
 ) -> None:
@@ -131,6 +133,7 @@ def test_runs_list_with_and_without_a_slug_and_runs_show(
     assert run(capsys, "runs", "list", "nothing-here")[1] == "No results.\n"
 
 
+@pytest.mark.slow
 def test_results_of_a_benchmark_and_of_a_run(
     platform: LoopbackPlatform, capsys: pytest.CaptureFixture[str], seeded: Any
 ) -> None:
@@ -149,6 +152,7 @@ def test_results_of_a_benchmark_and_of_a_run(
     )
 
 
+@pytest.mark.slow
 def test_iterations_rows_query_and_missing_run(
     platform: LoopbackPlatform, capsys: pytest.CaptureFixture[str], seeded: Any
 ) -> None:
@@ -188,6 +192,7 @@ def test_iterations_rows_query_and_missing_run(
     )
 
 
+@pytest.mark.slow
 def test_artifacts_list_of_a_run_and_of_a_worker(
     platform: LoopbackPlatform, capsys: pytest.CaptureFixture[str], seeded: Any
 ) -> None:
@@ -206,6 +211,7 @@ def test_artifacts_list_of_a_run_and_of_a_worker(
     assert platform.calls("worker_artifacts")[-1].raw_path.endswith(f"/workers/{worker}/artifacts")
 
 
+@pytest.mark.slow
 def test_logs_layout(
     platform: LoopbackPlatform, capsys: pytest.CaptureFixture[str], seeded: Any
 ) -> None:
@@ -243,6 +249,7 @@ def test_logs_of_a_worker_without_a_log_artifact(
     assert out == f"== e2b worker 0 ({assignments['e2b']['workerId']}) ==\n  (no log artifact)\n"
 
 
+@pytest.mark.slow
 def test_export_writes_upstreams_files(
     platform: LoopbackPlatform,
     capsys: pytest.CaptureFixture[str],
@@ -452,6 +459,7 @@ def _bench(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_device_login_status_and_logout_as_a_user_runs_them(
     loopback_platform: LoopbackPlatform, tmp_path: Path
 ) -> None:
@@ -537,6 +545,7 @@ def test_a_denied_login_exits_1_and_saves_nothing(
     assert not (tmp_path / ".benchsdk" / "credentials.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node to compare with")
 def test_tables_match_nodes_console_table(
     platform: LoopbackPlatform, capsys: pytest.CaptureFixture[str], seeded: Any, tmp_path: Path

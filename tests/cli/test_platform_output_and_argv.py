@@ -193,6 +193,7 @@ def _random_json(rng: random.Random, depth: int = 0) -> Any:
     return {rng.choice(keys): _random_json(rng, depth + 1) for _ in range(rng.randrange(5))}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node to compare with")
 def test_random_values_match_node_exactly(tmp_path: Any) -> None:
     rng = random.Random(2026)

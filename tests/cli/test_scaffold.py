@@ -31,6 +31,7 @@ def _workflow_command(project: Path) -> list[str]:
     return shlex.split(" ".join(line.strip() for line in found.group(1).splitlines()))
 
 
+@pytest.mark.slow
 def test_the_scaffolded_project_runs_as_its_workflow_runs_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

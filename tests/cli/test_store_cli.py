@@ -262,6 +262,7 @@ def test_dry_run_keeps_the_run_key(pytester: pytest.Pytester) -> None:
     assert [run.run_key for run in stored_runs(shard1)] == ["ci-42"]
 
 
+@pytest.mark.slow
 def test_merged_shards_score_like_one_run(pytester: pytest.Pytester) -> None:
     shard1, shard2 = _shards(pytester)
     whole = pytester.path / "whole.sqlite3"
@@ -306,6 +307,7 @@ def test_merged_shards_score_like_one_run(pytester: pytest.Pytester) -> None:
     assert run.knobs["providers"] == ["p1", "p3", "p2"]
 
 
+@pytest.mark.slow
 def test_merge_is_idempotent(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
     shard1, shard2 = _shards(pytester)
     plain = pytester.path / "plain.sqlite3"
@@ -372,6 +374,7 @@ def test_merge_without_stored_scoring_keeps_no_scores(
 # --- compare, show ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_compare_two_runs(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -438,6 +441,7 @@ def test_the_short_id_runs_prints_names_its_run(pytester: pytest.Pytester) -> No
 # --- report -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_report_delegates_to_write_report(
     pytester: pytest.Pytester, one_run: tuple[Path, str]
 ) -> None:

@@ -67,6 +67,7 @@ def session_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return store
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ini_name", sorted(INI_FILES))
 def test_runs_reads_bench_store_of_the_ini_file_from_a_subdirectory(
     tmp_path: Path, session_store: Path, ini_name: str

@@ -57,6 +57,7 @@ def hostile_store(pytester: pytest.Pytester) -> str:
     return run.run_id
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [["export", "RUN", "--format", "csv"], ["export", "RUN", "--format", "json"], ["show", "RUN"]],
@@ -74,6 +75,7 @@ def test_control_characters_never_reach_a_terminal(
     assert b"\x07" not in shown
 
 
+@pytest.mark.slow
 def test_a_pipe_gets_the_csv_as_stored(pytester: pytest.Pytester, hostile_store: str) -> None:
     """Data for a program: the name exactly as the store has it, rows ending in CRLF."""
     out = subprocess.run(

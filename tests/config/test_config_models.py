@@ -336,6 +336,7 @@ FIELDS = [
 VALID = {"benchmark_slug": "s", "benchmark_name": "n", "participants": [{"name": "a"}]}
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(field=st.sampled_from(FIELDS), value=json_like, nested=json_like)
 def test_validation_never_raises(field: str, value: Any, nested: Any) -> None:

@@ -207,6 +207,7 @@ def test_anchored_stagger_slots(executor: Executor) -> None:
     assert probe.order() == [("p", 0), ("p", 1), ("p", 2)]
 
 
+@pytest.mark.slow
 def test_anchored_stagger_does_not_accumulate(executor: Executor) -> None:
     # The first iteration overruns its slot; the second starts as soon as a worker is free
     # (anchored ramp), not a whole stagger after the first one ended (accumulated delay). A

@@ -342,6 +342,7 @@ def test_base_exceptions_in_async_tasks_leave_records() -> None:
         asyncio.run(run_task_async(ctx, cancelled))
 
 
+@pytest.mark.slow
 def test_a_tasks_own_keyboard_interrupt_fails_only_its_iteration(
     pytester: pytest.Pytester,
 ) -> None:
@@ -608,6 +609,7 @@ def test_non_daemon_threads_left_by_a_task_are_reported() -> None:
         release.set()
 
 
+@pytest.mark.slow
 def test_leaked_non_daemon_thread_does_not_keep_pytest_alive(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         bench_x=bench(
@@ -637,6 +639,7 @@ def test_leaked_non_daemon_thread_does_not_keep_pytest_alive(pytester: pytest.Py
     assert run.record_count == 1
 
 
+@pytest.mark.slow
 def test_exit_first_at_concurrency_2_names_the_abandoned_iteration(
     pytester: pytest.Pytester,
 ) -> None:

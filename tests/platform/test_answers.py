@@ -96,6 +96,7 @@ def test_a_cut_off_2xx_answer_is_a_connection_fault_not_a_rejection(
     assert "demo" in loopback_platform.benchmarks
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", ["create_run", "upsert_participant", "events"])
 @pytest.mark.parametrize("declared", [True, False], ids=["content-length", "until-close"])
 def test_a_session_asks_again_after_a_cut_off_answer(
@@ -120,6 +121,7 @@ def test_a_session_asks_again_after_a_cut_off_answer(
 # -- an oversized answer in a session, and what it costs in memory ----------------------------
 
 
+@pytest.mark.slow
 def test_an_oversized_answer_stops_delivery_in_one_line_and_a_resubmit_sends_the_run(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -166,6 +168,7 @@ def _peak_rss(cwd: Path, env: dict[str, str], *command: str) -> tuple[int, float
     return int(status), int(kib) / 1024, output
 
 
+@pytest.mark.slow
 def test_a_256_mib_answer_leaves_memory_bounded(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform
 ) -> None:
@@ -196,6 +199,7 @@ def test_a_256_mib_answer_leaves_memory_bounded(
     print(json.dumps({"session_peak_mib": session_mib, "command_peak_mib": command_mib}))
 
 
+@pytest.mark.slow
 def test_a_gzipped_artifact_is_inflated_within_the_cap(loopback_platform: LoopbackPlatform) -> None:
     """A few KiB of gzip can hold gigabytes: the download of a gzipped log stops inflating it
     at the cap. A log within the cap reads as before."""

@@ -77,6 +77,7 @@ def test_bearer_precedence_and_missing_credentials() -> None:
         BenchmarkClient(env={})
 
 
+@pytest.mark.slow
 def test_every_endpoint_method_path_and_body(
     loopback_platform: LoopbackPlatform, platform_client: BenchmarkClient
 ) -> None:

@@ -133,6 +133,7 @@ def outbox_all_sent(store: ResultStore, local: str) -> bool:
 # -- the happy path -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_full_lifecycle(
     loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
 ) -> None:
@@ -201,6 +202,7 @@ def test_full_lifecycle(
     assert routes[-1] == "summary"
 
 
+@pytest.mark.slow
 def test_keyed_runs_from_two_sequential_sessions_share_one_run(
     loopback_platform: LoopbackPlatform, tmp_path: Path
 ) -> None:
@@ -245,6 +247,7 @@ def test_identity_not_ours_touches_an_existing_benchmark(
     assert loopback_platform.benchmarks["other"]["name"] == "Other"
 
 
+@pytest.mark.slow
 def test_heartbeats_carry_progress(
     loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
 ) -> None:
@@ -298,6 +301,7 @@ TRANSIENT_ROUTES = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", TRANSIENT_ROUTES)
 def test_each_endpoint_failing_transiently_loses_nothing(
     route: str, loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
@@ -318,6 +322,7 @@ def test_each_endpoint_failing_transiently_loses_nothing(
     assert len(loopback_platform.calls(route)) >= 5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "route",
     ["events", "plan", "upsert_benchmark", "complete", "summary", "claim", "create_run"],
@@ -362,6 +367,7 @@ def test_a_lost_claim_answer_is_recovered_from_the_worker_listing(
     }
 
 
+@pytest.mark.slow
 def test_a_lost_claim_answer_in_a_pool_finds_this_process_s_own_worker(
     loopback_platform: LoopbackPlatform, tmp_path: Path
 ) -> None:
@@ -423,6 +429,7 @@ def test_without_a_listing_of_claims_a_lost_claim_answer_is_a_rejection(
         assert "events" in rejected
 
 
+@pytest.mark.slow
 def test_retry_after_is_honoured(
     loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
 ) -> None:
@@ -486,6 +493,7 @@ def test_permanent_4xx_is_reported_and_not_retried(
     assert len(loopback_platform.records()) == 2
 
 
+@pytest.mark.slow
 def test_unauthorized_stops_delivery_then_resubmit_delivers(
     loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
 ) -> None:
@@ -568,6 +576,7 @@ def test_close_right_after_an_empty_look_still_delivers(
     assert list(loopback_platform.benchmarks) == [SLUG]
 
 
+@pytest.mark.slow
 def test_platform_down_for_the_whole_run_then_resubmit(tmp_path: Path) -> None:
     down = LoopbackPlatform()
     root = down.root_url
@@ -612,6 +621,7 @@ def test_platform_down_for_the_whole_run_then_resubmit(tmp_path: Path) -> None:
         assert reopened.get_run(local).platform_run_id == run_id
 
 
+@pytest.mark.slow
 def test_offline_detection_bounds_the_session(tmp_path: Path) -> None:
     down = LoopbackPlatform()
     root = down.root_url
@@ -726,6 +736,7 @@ with ResultStore(store_path) as store:
 """
 
 
+@pytest.mark.slow
 def test_two_processes_share_a_keyed_run(
     loopback_platform: LoopbackPlatform, tmp_path: Path
 ) -> None:
@@ -783,6 +794,7 @@ def test_failing_heartbeats_are_never_fatal(
     assert_complete(loopback_platform, {"e2b": 2})
 
 
+@pytest.mark.slow
 def test_nothing_left_to_claim_blocks_only_that_participant(
     loopback_platform: LoopbackPlatform, result_store: ResultStore, tmp_path: Path
 ) -> None:

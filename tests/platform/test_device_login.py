@@ -273,6 +273,7 @@ except OSError as exc:
 """
 
 
+@pytest.mark.slow
 def test_a_credentials_write_that_fails_leaves_the_old_login_and_no_fragment(
     tmp_path: Path,
 ) -> None:
@@ -289,6 +290,7 @@ def test_a_credentials_write_that_fails_leaves_the_old_login_and_no_fragment(
     assert sorted(p.name for p in path.parent.iterdir()) == ["credentials.json"]
 
 
+@pytest.mark.slow
 def test_a_new_credentials_file_is_never_readable_by_others(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c",

@@ -128,6 +128,7 @@ def _assert_stored_records_delivered_once(server: LoopbackPlatform, path: Path) 
 # -- 1: kill -9 / SIGTERM --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_killed_session_then_resubmit_delivers_every_stored_record_once(
     pytester: pytest.Pytester,
@@ -192,6 +193,7 @@ def test_killed_session_then_resubmit_delivers_every_stored_record_once(
     assert len(server.requests) == requests
 
 
+@pytest.mark.slow
 def test_killed_while_the_platform_was_down_resubmit_sends_the_whole_run(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -220,6 +222,7 @@ def test_killed_while_the_platform_was_down_resubmit_sends_the_whole_run(
 # -- 2: the wrong platform, 404, rejected data -------------------------------------------------
 
 
+@pytest.mark.slow
 def test_resubmit_to_another_platform_is_refused_without_the_flag(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -242,6 +245,7 @@ def test_resubmit_to_another_platform_is_refused_without_the_flag(
     assert_delivered(server, pytester)
 
 
+@pytest.mark.slow
 def test_resubmit_to_other_platform_flag_sends_the_whole_run_there(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -261,6 +265,7 @@ def test_resubmit_to_other_platform_flag_sends_the_whole_run_there(
     assert_delivered(server, pytester)
 
 
+@pytest.mark.slow
 def test_a_404_during_resubmit_keeps_the_data_for_the_right_platform(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -288,6 +293,7 @@ def test_a_404_during_resubmit_keeps_the_data_for_the_right_platform(
     assert_delivered(server, pytester)
 
 
+@pytest.mark.slow
 def test_rejected_uploads_can_be_sent_again(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -322,6 +328,7 @@ def test_rejected_uploads_can_be_sent_again(
 # -- 5: overlapping resubmits ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_overlapping_resubmits_deliver_once(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -340,6 +347,7 @@ def test_overlapping_resubmits_deliver_once(
     assert any("is delivering it right now; left to that process." in o for o in outputs), outputs
 
 
+@pytest.mark.slow
 def test_resubmit_leaves_a_live_session_alone(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -365,6 +373,7 @@ def test_resubmit_leaves_a_live_session_alone(
     assert {w["status"] for w in server.workers.values()} == {"completed"}
 
 
+@pytest.mark.slow
 def test_store_lease_is_exclusive_and_freed_by_a_dead_holder(tmp_path: Path) -> None:
     with ResultStore(tmp_path / "s.sqlite3") as store:
         run = new_local_run(store)
@@ -405,6 +414,7 @@ def _resubmit_delivers_everything(pytester: pytest.Pytester, server: LoopbackPla
     _assert_stored_records_delivered_once(server, store_path(pytester))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ctrl_c", [1, 2], ids=["ctrl-c", "ctrl-c-twice"])
 def test_ctrl_c_with_the_platform_unreachable_stops_delivery_at_once(
     pytester: pytest.Pytester,
@@ -450,6 +460,7 @@ def test_ctrl_c_with_the_platform_unreachable_stops_delivery_at_once(
         assert "they stay in the local store" in text, text
 
 
+@pytest.mark.slow
 def test_upload_timeout_bounds_the_wait_for_an_unreachable_platform(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -503,6 +514,7 @@ def _assert_heartbeats(server: LoopbackPlatform) -> None:
         assert final[0] < ends[worker_id]
 
 
+@pytest.mark.slow
 def test_fast_participants_heartbeat_at_claim_and_before_finishing(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -517,6 +529,7 @@ def test_fast_participants_heartbeat_at_claim_and_before_finishing(
         assert worker["heartbeats"][-1]["progressTotal"] == 2
 
 
+@pytest.mark.slow
 def test_resubmitted_workers_heartbeat_too(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -646,6 +659,7 @@ def _resubmit(pytester: pytest.Pytester, server: LoopbackPlatform) -> pytest.Run
     return pytester.runpytest_inprocess("--bench-resubmit", "--bench-base-url", server.root_url)
 
 
+@pytest.mark.slow
 def test_killed_after_the_platform_claimed_the_worker_the_resubmit_finds_it_again(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -670,6 +684,7 @@ def test_killed_after_the_platform_claimed_the_worker_the_resubmit_finds_it_agai
     assert len(server.calls("list_workers")) == 1
 
 
+@pytest.mark.slow
 def test_killed_after_the_claim_answer_was_stored_the_resubmit_reuses_it(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -695,6 +710,7 @@ def test_killed_after_the_claim_answer_was_stored_the_resubmit_reuses_it(
     assert rejected.ret == 0, rejected.stdout.str()
 
 
+@pytest.mark.slow
 def test_records_whose_claim_cannot_be_recovered_stay_visibly_outstanding(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -745,6 +761,7 @@ KILLED_IN_ON_COMPLETE = bench(
 )
 
 
+@pytest.mark.slow
 def test_a_run_whose_session_died_after_every_participant_finished_is_not_left_running(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -73,6 +73,7 @@ def _task_indices(server: LoopbackPlatform, run_id: str) -> Counter[int]:
     return Counter(int(record["taskIndex"]) for _, record in server.records(run_id))
 
 
+@pytest.mark.slow
 def test_pool_of_three_processes_at_once_shares_one_run_and_the_barrier_holds(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -134,6 +135,7 @@ def test_pool_of_three_processes_at_once_shares_one_run_and_the_barrier_holds(
         )
 
 
+@pytest.mark.slow
 def test_a_process_finding_no_pending_worker_skips_its_iterations(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -164,6 +166,7 @@ def test_a_process_finding_no_pending_worker_skips_its_iterations(
     assert len(server.calls("complete")) == 2
 
 
+@pytest.mark.slow
 def test_readiness_barrier_times_out_when_the_pool_never_fills(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -190,6 +193,7 @@ def test_readiness_barrier_times_out_when_the_pool_never_fills(
     assert server.calls("close") == []
 
 
+@pytest.mark.slow
 def test_heartbeat_samples_are_capped_unique_sorted_and_honour_report_concurrency(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -232,6 +236,7 @@ def test_heartbeat_samples_are_capped_unique_sorted_and_honour_report_concurrenc
     assert "currentStep" not in beats[-1]
 
 
+@pytest.mark.slow
 def test_a_failed_close_warns_and_changes_nothing_else(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -251,6 +256,7 @@ def test_a_failed_close_warns_and_changes_nothing_else(
     assert len(server.calls("close")) == 1  # a verdict, not retried
 
 
+@pytest.mark.slow
 def test_resubmit_finishes_a_pool_worker_without_claiming_another(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -478,6 +484,7 @@ def test_readiness_options_are_validated(pytester: pytest.Pytester) -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["sync-fn", "sync-block", "async-block"])
 def test_the_barrier_wait_is_not_part_of_the_step_latency(
     loopback_platform: LoopbackPlatform,

@@ -156,6 +156,7 @@ def _check(server: LoopbackPlatform, path: Path, final: pytest.RunResult, plan: 
         assert "nothing to resubmit" not in final.stdout.str(), why
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("round_", range(ROUNDS))
 def test_random_kills_of_a_session_and_a_resubmit_lose_nothing(
     pytester: pytest.Pytester,

@@ -19,6 +19,7 @@ def _last(server: LoopbackPlatform, route: str) -> tuple[str, dict[str, list[str
     return request.raw_path, request.query, request.method
 
 
+@pytest.mark.slow
 def test_runs_across_benchmarks_and_results_paths_and_queries(
     loopback_platform: LoopbackPlatform, platform_client: BenchmarkClient
 ) -> None:

@@ -38,6 +38,7 @@ def _everything_written(pytester: pytest.Pytester, result: pytest.RunResult) -> 
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["api-key-env", "token-env", "api-key-option"])
 def test_credentials_never_appear_in_output_logs_artifacts_store_json_or_junitxml(
     pytester: pytest.Pytester,
@@ -92,6 +93,7 @@ def test_credentials_never_appear_in_output_logs_artifacts_store_json_or_junitxm
         assert secret.encode() not in artifact["content"]
 
 
+@pytest.mark.slow
 def test_credentials_never_appear_when_the_platform_is_down(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -16,6 +16,7 @@ def _orgs(server: LoopbackPlatform) -> set[str | None]:
     return {r.headers.get("x-org-slug") for r in server.calls() if r.path.startswith("/api/v1")}
 
 
+@pytest.mark.slow
 def test_bench_org_is_sent_with_every_request(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -27,6 +28,7 @@ def test_bench_org_is_sent_with_every_request(
     assert _orgs(loopback_platform) == {"team-b"}
 
 
+@pytest.mark.slow
 def test_the_ini_option_and_the_command_line_over_config_json(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:

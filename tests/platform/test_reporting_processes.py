@@ -26,6 +26,7 @@ def _keyed_run(server: LoopbackPlatform) -> str:
     return str(run["id"])
 
 
+@pytest.mark.slow
 def test_run_key_shares_one_run_between_two_sequential_processes(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -73,6 +74,7 @@ def test_run_key_shares_one_run_between_two_sequential_processes(
     ]
 
 
+@pytest.mark.slow
 def test_run_key_participant_registration_failing_transiently_loses_nothing(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -87,6 +89,7 @@ def test_run_key_participant_registration_failing_transiently_loses_nothing(
     assert assert_delivered(server, pytester) == _keyed_run(server)
 
 
+@pytest.mark.slow
 def test_xdist_workers_records_reach_the_platform_exactly_once(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -37,6 +37,7 @@ def _writes(server: LoopbackPlatform) -> int:
 # -- everything arrives ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_full_run_reaches_the_platform(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -95,6 +96,7 @@ def test_full_run_reaches_the_platform(
     }
 
 
+@pytest.mark.slow
 def test_two_bench_files_each_get_their_own_run(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -117,6 +119,7 @@ def test_two_bench_files_each_get_their_own_run(
     )
 
 
+@pytest.mark.slow
 def test_log_lines_are_filtered_by_benchmark_log_level(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -128,6 +131,7 @@ def test_log_lines_are_filtered_by_benchmark_log_level(
     assert_delivered(loopback_platform, pytester, log_levels=("warn", "error"))
 
 
+@pytest.mark.slow
 def test_debug_log_level_uploads_every_line(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -139,6 +143,7 @@ def test_debug_log_level_uploads_every_line(
     assert_delivered(loopback_platform, pytester, log_levels=("debug", "info", "warn", "error"))
 
 
+@pytest.mark.slow
 def test_no_store_still_delivers_through_a_temporary_outbox(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -178,6 +183,7 @@ DELIVERY_ROUTES = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", DELIVERY_ROUTES)
 def test_each_endpoint_failing_transiently_loses_nothing(
     pytester: pytest.Pytester,
@@ -222,6 +228,7 @@ def test_every_endpoint_failing_at_once_loses_nothing(
     assert_delivered(server, pytester)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "route", ["upsert_benchmark", "plan", "events", "create_artifact", "upload", "complete"]
 )
@@ -243,6 +250,7 @@ def test_a_lost_answer_is_not_stored_twice(
     assert_delivered(server, pytester)
 
 
+@pytest.mark.slow
 def test_a_lost_claim_answer_loses_nothing(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -256,6 +264,7 @@ def test_a_lost_claim_answer_loses_nothing(
     assert_delivered(server, pytester)
 
 
+@pytest.mark.slow
 def test_a_lost_run_creation_answer_creates_one_run(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -267,6 +276,7 @@ def test_a_lost_run_creation_answer_creates_one_run(
     assert len(server.runs) == 1
 
 
+@pytest.mark.slow
 def test_a_lost_summary_answer_sends_the_same_summary_again(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -286,6 +296,7 @@ def test_a_lost_summary_answer_sends_the_same_summary_again(
 # -- platform down, resubmit -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_platform_down_for_the_whole_run_then_resubmit_delivers_everything_once(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -337,6 +348,7 @@ def test_platform_down_for_the_whole_run_then_resubmit_delivers_everything_once(
     assert_delivered(server, pytester)
 
 
+@pytest.mark.slow
 def test_resubmit_with_refused_credentials_keeps_everything_and_fails(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -362,6 +374,7 @@ def test_resubmit_with_refused_credentials_keeps_everything_and_fails(
     assert_delivered(server, pytester)
 
 
+@pytest.mark.slow
 def test_resubmit_without_credentials_says_so(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -386,6 +399,7 @@ STRICT_MESSAGE = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["option", "ini"])
 def test_strict_upload_fails_the_session_with_a_distinct_message(
     pytester: pytest.Pytester,
@@ -410,6 +424,7 @@ def test_strict_upload_fails_the_session_with_a_distinct_message(
     )
 
 
+@pytest.mark.slow
 def test_strict_upload_passes_when_everything_is_delivered(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -421,6 +436,7 @@ def test_strict_upload_passes_when_everything_is_delivered(
     assert_delivered(loopback_platform, pytester)
 
 
+@pytest.mark.slow
 def test_strict_upload_fails_on_a_rejection(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:

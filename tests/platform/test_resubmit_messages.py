@@ -50,6 +50,7 @@ def _killed_at_its_pool_claim(pytester: pytest.Pytester, server: LoopbackPlatfor
     return store_path(pytester)
 
 
+@pytest.mark.slow
 def test_a_claim_applied_after_its_session_died_is_named_and_fails_the_resubmit(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -27,6 +27,7 @@ def _workers(server: LoopbackPlatform) -> dict[str, dict[str, object]]:
     return {str(w["participant"]): w for w in server.workers.values()}
 
 
+@pytest.mark.slow
 def test_round_mode_plans_claims_and_heartbeats_as_upstream(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -59,6 +60,7 @@ def test_round_mode_plans_claims_and_heartbeats_as_upstream(
         assert seen == [(0, 0), *per_task, per_task[-1]]
 
 
+@pytest.mark.slow
 def test_round_mode_uploads_one_shared_metrics_artifact_before_finishing(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -100,6 +102,7 @@ def test_round_mode_uploads_one_shared_metrics_artifact_before_finishing(
     ]
 
 
+@pytest.mark.slow
 def test_participant_mode_keeps_its_own_plan_and_metrics(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:

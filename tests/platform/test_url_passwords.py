@@ -41,6 +41,7 @@ def test_redact_url_and_without_userinfo() -> None:
     assert without_userinfo("https://h/x") == "https://h/x"
 
 
+@pytest.mark.slow
 def test_a_session_with_a_password_in_the_url_reports_and_keeps_it_nowhere(
     pytester: pytest.Pytester, loopback_platform: LoopbackPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -61,6 +62,7 @@ def test_a_session_with_a_password_in_the_url_reports_and_keeps_it_nowhere(
         assert store.outbox_target(run.run_id).url == server.api_url  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_resubmit_messages_never_print_a_password(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

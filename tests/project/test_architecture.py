@@ -142,6 +142,7 @@ def _in(module: str, prefixes: tuple[str, ...]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in prefixes)
 
 
+@pytest.mark.slow
 def test_only_the_glue_imports_pytest() -> None:
     offenders: list[str] = []
     for name, path in _modules().items():
@@ -170,6 +171,7 @@ def test_the_glue_is_where_the_tree_says() -> None:
     assert all(_in(name, GLUE) for name in importers)
 
 
+@pytest.mark.slow
 def test_engine_store_and_platform_work_without_pytest() -> None:
     # A real proof on top of the scan: import the non-glue modules with pytest unimportable,
     # then define, run and score a tiny benchmark.
@@ -210,6 +212,7 @@ def test_engine_store_and_platform_work_without_pytest() -> None:
     assert float(done.stdout.strip()) > 0
 
 
+@pytest.mark.slow
 def test_no_import_cycles() -> None:
     graph = _graph()
     cycles: list[list[str]] = []
@@ -372,6 +375,7 @@ def test_the_store_cli_reaches_the_platform_commands_only_lazily_from_main() -> 
         assert importers == ["pytest_benchsdk.cli"], (layer, importers)
 
 
+@pytest.mark.slow
 def test_store_commands_do_not_load_the_platform(tmp_path: Path) -> None:
     # The proof at run time: the store CLI's own commands run without importing platform code.
     script = textwrap.dedent(
@@ -433,6 +437,7 @@ def test_the_runner_is_reached_lazily_from_the_cli() -> None:
     assert lazy == {"main"}
 
 
+@pytest.mark.slow
 def test_the_facade_imports_nothing_until_a_name_is_asked_for() -> None:
     script = (
         "import sys, pytest_benchsdk\n"
@@ -447,6 +452,7 @@ def test_the_facade_imports_nothing_until_a_name_is_asked_for() -> None:
     assert done.stdout.split("\n")[:2] == ["['pytest_benchsdk']", "True"]
 
 
+@pytest.mark.slow
 def test_importing_the_package_loads_no_session_runner_or_platform() -> None:
     script = (
         "import sys, pytest_benchsdk\n"

@@ -314,6 +314,7 @@ def _importable(stack: contextlib.ExitStack) -> Callable[[str], None]:
     return import_from
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_page_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
@@ -444,6 +445,7 @@ def _public_docstrings() -> list[tuple[str, str]]:
     return found
 
 
+@pytest.mark.slow
 def test_the_api_pages_cite_no_section_numbers() -> None:
     docstrings = _public_docstrings()
     assert len(docstrings) > 100

@@ -28,6 +28,7 @@ def _python_blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 
+@pytest.mark.slow
 def test_scoring_saved_results_snippet_scores_the_codecs_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -212,6 +212,7 @@ def test_run_benchmark_worker_is_a_one_participant_benchmark() -> None:
     assert result.run_id == "no-ingest"
 
 
+@pytest.mark.slow
 def test_run_benchmark_reports_to_the_platform(
     loopback_platform: LoopbackPlatform, tmp_path: Path
 ) -> None:
@@ -282,6 +283,7 @@ def _cli(tmp_path: Path, *args: str, entry: str = "main") -> subprocess.Complete
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", ["module", "script"])
 def test_the_run_command_runs_a_bench_file(tmp_path: Path, entry: str) -> None:
     done = _cli(tmp_path, "run", "bench_cli.py", "--dry-run", "--region", "eu", entry=entry)
@@ -336,6 +338,7 @@ def test_the_run_command_names_a_file_without_exports(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_run_command_reports_to_the_platform_with_upstreams_flags(
     loopback_platform: LoopbackPlatform, tmp_path: Path
 ) -> None:
@@ -381,6 +384,7 @@ def task(task_index, measure):
 """
 
 
+@pytest.mark.slow
 def test_ctrl_c_stores_what_ran_and_exits_130(tmp_path: Path) -> None:
     (tmp_path / "bench_intr.py").write_text(INTERRUPTING_FILE)
     done = subprocess.run(

@@ -111,6 +111,7 @@ def test_a_failure_without_code_or_message_is_upstreams_unknown_error() -> None:
     assert "  [a] Task 1/1: FAILED — unknown error" in lines
 
 
+@pytest.mark.slow
 def test_the_per_task_lines_while_reporting_to_the_platform(
     loopback_platform: LoopbackPlatform, tmp_path: Path
 ) -> None:
@@ -367,6 +368,7 @@ def test_check_rejects_what_upstream_rejects(
 # -- round mode's system metrics -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_two_rounds_give_upstreams_four_metrics_lines(
     loopback_platform: LoopbackPlatform, tmp_path: Path
 ) -> None:
@@ -711,6 +713,7 @@ def test_run_workers_of_one_pool_meet_at_a_poll_step(
     )
 
 
+@pytest.mark.slow
 def test_run_worker_asks_whether_a_step_is_ready_every_ready_poll_interval_ms(
     loopback_platform: LoopbackPlatform, platform_client: object
 ) -> None:
@@ -782,6 +785,7 @@ def test_run_worker_rejects_bad_intervals_with_upstreams_messages(
     assert str(info.value) == message
 
 
+@pytest.mark.slow
 def test_a_participant_whose_pool_is_full_gets_no_done_line(
     loopback_platform: LoopbackPlatform, tmp_path: Path
 ) -> None:

@@ -28,6 +28,7 @@ def _planned_run(client: BenchmarkClient, *, tasks: int, workers: int = 1, targe
     return run_id
 
 
+@pytest.mark.slow
 def test_run_worker_claims_runs_its_range_and_completes(
     loopback_platform: LoopbackPlatform, platform_client: BenchmarkClient
 ) -> None:

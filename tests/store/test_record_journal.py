@@ -50,6 +50,7 @@ def _counts(path: Path) -> tuple[int, int]:
         )
 
 
+@pytest.mark.slow
 def test_a_process_killed_before_its_group_commits_loses_no_record(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     ctx = multiprocessing.get_context("spawn")
@@ -202,6 +203,7 @@ def _wait_for_file(path: Path, session: Session, timeout: float = 120) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_a_session_killed_in_the_journal_window_is_whole_after_a_resubmit(
     pytester: pytest.Pytester,
 ) -> None:

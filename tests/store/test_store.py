@@ -169,6 +169,19 @@ def test_refuses_a_newer_schema(tmp_path: Path) -> None:
     assert str(path) in str(info.value)
 
 
+def test_a_reader_refuses_an_empty_database_it_cannot_migrate(tmp_path: Path) -> None:
+    # What a command meets when it opens a store a session has only just created (the file,
+    # not yet its schema): a reader migrates nothing, and says why it cannot read.
+    path = tmp_path / "results.sqlite3"
+    sqlite3.connect(path).close()
+    with pytest.raises(StoreError) as info:
+        ResultStore(path, read_only=True)
+    assert str(info.value) == (
+        f"cannot read results store {path}: it holds no results yet (an empty database)"
+    )
+    assert path.stat().st_size == 0  # nothing written
+
+
 def test_refuses_a_file_that_is_not_a_database(tmp_path: Path) -> None:
     path = tmp_path / "results.sqlite3"
     path.write_bytes(b"this is not sqlite at all, " * 100)
@@ -575,6 +588,7 @@ def test_state_increment(store: ResultStore) -> None:
 # --- threads --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_main_thread_and_sender_thread_share_one_store(store: ResultStore) -> None:
     run_id = begin(store, participants=("e2b",))
     errors: list[BaseException] = []
@@ -622,6 +636,7 @@ _WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 def test_records_survive_sigkill_right_after_add_record(tmp_path: Path) -> None:
     path = tmp_path / "results.sqlite3"
@@ -653,6 +668,7 @@ def test_records_survive_sigkill_right_after_add_record(tmp_path: Path) -> None:
         assert store.get_run(run_id).status == "running"
 
 
+@pytest.mark.slow
 def test_two_processes_append_to_one_store(tmp_path: Path) -> None:
     path = tmp_path / "results.sqlite3"
     with ResultStore(path) as store:
@@ -681,6 +697,7 @@ def test_two_processes_append_to_one_store(tmp_path: Path) -> None:
         conn.close()
 
 
+@pytest.mark.slow
 def test_two_processes_create_and_migrate_one_new_file(tmp_path: Path) -> None:
     path = tmp_path / "new" / "results.sqlite3"
     ctx = multiprocessing.get_context("spawn")

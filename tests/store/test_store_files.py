@@ -170,6 +170,7 @@ def _check_read_commands(path: Path, run_id: str, cwd: Path, user: int | None) -
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
 
 
+@pytest.mark.slow
 def test_read_commands_work_in_a_read_only_directory(
     pytester: pytest.Pytester, finished_store: Path, shared_dir: Path
 ) -> None:
@@ -201,6 +202,7 @@ def test_read_commands_work_in_a_read_only_directory(
         subprocess.run(["umount", str(directory)], capture_output=True)
 
 
+@pytest.mark.slow
 def test_read_commands_work_on_a_read_only_file(
     pytester: pytest.Pytester, finished_store: Path, shared_dir: Path
 ) -> None:
@@ -249,6 +251,7 @@ def test_a_read_only_open_writes_nothing_and_refuses_writes(finished_store: Path
     assert finished_store.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_a_session_still_refuses_a_read_only_store(
     pytester: pytest.Pytester, finished_store: Path
 ) -> None:
@@ -308,6 +311,7 @@ DURABILITY_PROBE = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_outbox_commits_are_synced_and_record_commits_are_not(tmp_path: Path) -> None:
     """What a power cut can cost: record commits are not synced (WAL, synchronous=NORMAL);
     every outbox and platform-state commit is (synchronous=FULL), and with it every record

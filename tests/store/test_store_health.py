@@ -63,6 +63,7 @@ def _filled(path: Path, records: int = 3000) -> str:
 # --- a damaged store --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("read_only", [False, True], ids=["writable", "read-only"])
 def test_a_damaged_store_is_refused_when_opened_and_left_as_it_was(
     tmp_path: Path, read_only: bool
@@ -145,6 +146,7 @@ def test_check_store_runs_sqlites_integrity_check(tmp_path: Path) -> None:
         check_store(tmp_path / "missing.sqlite3")
 
 
+@pytest.mark.slow
 def test_recover_copies_what_can_be_read_into_a_new_file(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     run_id = _filled(path)
@@ -233,6 +235,7 @@ def _writer(path: Path, records: int) -> tuple[subprocess.Popen[str], str]:
     return proc, run_id
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reaped", [True, False], ids=["reaped", "zombie"])
 def test_a_run_whose_process_was_killed_is_marked_interrupted_by_the_next_open(
     tmp_path: Path, reaped: bool

@@ -42,6 +42,7 @@ NOTE = (
 )
 
 
+@pytest.mark.slow
 def test_every_view_says_a_higher_is_better_p95_is_the_best_tail(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

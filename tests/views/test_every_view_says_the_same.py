@@ -102,6 +102,7 @@ def store_path_of(root: Path) -> Path:
     return root / ".benchmarks" / "benchsdk.sqlite3"
 
 
+@pytest.mark.slow
 def test_the_ranking_is_one_order_in_every_view(views: dict[str, Any]) -> None:
     expected = [("1", "marshal"), ("2", "json"), ("-", "broken")]
     assert _score_order_text(views["terminal"]) == expected

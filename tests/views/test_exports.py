@@ -137,6 +137,7 @@ def run(pytester: pytest.Pytester) -> tuple[Path, str]:
     return path, stored_runs(path)[-1].run_id
 
 
+@pytest.mark.slow
 def test_gab_export_follows_github_action_benchmarks_custom_format(
     run: tuple[Path, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -191,6 +192,7 @@ def test_gab_export_follows_github_action_benchmarks_custom_format(
         assert score["unit"] == "points"
 
 
+@pytest.mark.slow
 def test_bmf_export_follows_the_bencher_metric_format(
     run: tuple[Path, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -220,6 +222,7 @@ def test_bmf_export_follows_the_bencher_metric_format(
         assert measures["score"]["lower_value"] <= measures["score"]["value"]
 
 
+@pytest.mark.slow
 def test_bench_export_writes_the_same_files_at_the_session_end(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -307,6 +310,7 @@ def test_without_resampling_the_exports_have_no_intervals(
     assert result["relative"] is None
 
 
+@pytest.mark.slow
 def test_exports_render_the_model_and_compute_nothing(run: tuple[Path, str]) -> None:
     path, run_id = run
     summary = _summary(path, run_id)

@@ -74,6 +74,7 @@ def test_report_all_is_pinned() -> None:
 # --- a session's report -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_bench_html_writes_every_section_in_order(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_phased=PHASED)
     result = _run(pytester, "--bench-html", "out/report.html")
@@ -127,6 +128,7 @@ def test_bench_html_writes_every_section_in_order(pytester: pytest.Pytester) -> 
     assert "No baseline comparison stored" in setup
 
 
+@pytest.mark.slow
 def test_history_of_three_runs_marks_the_regression_and_highlights_this_run(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -167,6 +169,7 @@ def test_history_of_three_runs_marks_the_regression_and_highlights_this_run(
     assert '<td class="regressed">regressed</td>' in comparison
 
 
+@pytest.mark.slow
 def test_history_limit_and_several_runs_in_one_file(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_phased=PHASED)
     for _ in range(3):
@@ -220,6 +223,7 @@ GLANCE = bench(
 )
 
 
+@pytest.mark.slow
 def test_log_axes_steps_labels_constants_and_the_relative_summary(
     pytester: pytest.Pytester,
 ) -> None:
@@ -284,6 +288,7 @@ def test_log_axes_steps_labels_constants_and_the_relative_summary(
     assert relative["rows"][1]["low"] <= factor <= relative["rows"][1]["high"]
 
 
+@pytest.mark.slow
 def test_a_stored_baseline_is_drawn_beside_each_participant(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -318,6 +323,7 @@ def test_a_stored_baseline_is_drawn_beside_each_participant(
     assert runs[0].run_id in text[text.index('data-chart="dist-value"') :]
 
 
+@pytest.mark.slow
 def test_every_string_a_chart_draws_is_plain_text_to_plotly(pytester: pytest.Pytester) -> None:
     hostile = '<a href="https://evil.example/x">x</a> $x$ %{y} {z} & <br>'
     pytester.makepyfile(
@@ -368,6 +374,7 @@ def test_every_string_a_chart_draws_is_plain_text_to_plotly(pytester: pytest.Pyt
 # --- capped: a run with 60,000 failures ---------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_sixty_thousand_failures_are_grouped_and_capped(tmp_path: Path) -> None:
     from pytest_benchsdk._base.runenv import collect_run_environment
 
@@ -415,6 +422,7 @@ def test_sixty_thousand_failures_are_grouped_and_capped(tmp_path: Path) -> None:
 # --- offline ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_only_urls_in_the_file_are_inside_plotlys_own_library(
     pytester: pytest.Pytester,
 ) -> None:
@@ -467,6 +475,7 @@ def test_the_only_urls_in_the_file_are_inside_plotlys_own_library(
 # --- the option -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_bench_html_without_plotly_is_a_usage_error_naming_the_extra(
     pytester: pytest.Pytester,
 ) -> None:
@@ -494,6 +503,7 @@ def test_bench_html_without_plotly_is_a_usage_error_naming_the_extra(
     assert not (pytester.path / "r.html").exists()
 
 
+@pytest.mark.slow
 def test_bench_html_implies_bench_and_rejects_a_directory(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_phased=PHASED)
     (pytester.path / "adir").mkdir()
@@ -504,6 +514,7 @@ def test_bench_html_implies_bench_and_rejects_a_directory(pytester: pytest.Pytes
     assert (pytester.path / "r.html").exists()
 
 
+@pytest.mark.slow
 def test_bench_html_with_no_store_renders_from_a_temporary_store(
     pytester: pytest.Pytester,
 ) -> None:
@@ -517,6 +528,7 @@ def test_bench_html_with_no_store_renders_from_a_temporary_store(
     assert 'data-chart="dist-value"' in text
 
 
+@pytest.mark.slow
 def test_a_report_that_cannot_be_written_is_a_session_error_not_a_crash(
     pytester: pytest.Pytester,
 ) -> None:
@@ -545,6 +557,7 @@ def test_a_report_that_cannot_be_written_is_a_session_error_not_a_crash(
 # --- issue 33: one history rule; the report at a glance ---------------------------------------
 
 
+@pytest.mark.slow
 def test_the_history_keeps_the_runs_pytest_benchsdk_history_keeps(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -590,6 +603,7 @@ def test_the_history_keeps_the_runs_pytest_benchsdk_history_keeps(
     assert set(shown) == {run_id[:12] for run_id in kept}
 
 
+@pytest.mark.slow
 def test_a_partial_run_says_it_is_not_in_its_own_history(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_phased=PHASED)
     _run(pytester)
@@ -625,6 +639,7 @@ AT_A_GLANCE = bench(
 )
 
 
+@pytest.mark.slow
 def test_the_report_opens_with_the_scores_and_draws_each_dataset_once(
     pytester: pytest.Pytester,
 ) -> None:
@@ -658,6 +673,7 @@ def test_the_report_opens_with_the_scores_and_draws_each_dataset_once(
     assert charts["dist-mbps"]["layout"]["height"] >= 84 + 60 + 19 * (12 + 6)
 
 
+@pytest.mark.slow
 def test_an_unscored_report_opens_with_the_relative_latency(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         bench_plain=bench(

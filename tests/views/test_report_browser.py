@@ -99,6 +99,7 @@ def _figure_dom(dom: str, chart: str) -> str:
     return match.group(0)
 
 
+@pytest.mark.slow
 def test_the_helper_sees_console_errors_and_requests(tmp_path: Path) -> None:
     # The checks below are only as good as the helper: a page doing every wrong thing.
     page = tmp_path / "bad.html"
@@ -115,6 +116,7 @@ def test_the_helper_sees_console_errors_and_requests(tmp_path: Path) -> None:
     assert any(r.startswith("CONNECT example.org:443") for r in seen.page_requests)
 
 
+@pytest.mark.slow
 def test_the_report_renders_every_chart_offline_without_console_errors(
     pytester: pytest.Pytester,
 ) -> None:
@@ -178,6 +180,7 @@ def test_the_report_renders_every_chart_offline_without_console_errors(
     assert "quota" in seen.dom
 
 
+@pytest.mark.slow
 def test_charts_below_the_fold_wait_until_they_are_scrolled_to(
     pytester: pytest.Pytester,
 ) -> None:
@@ -207,6 +210,7 @@ def test_charts_below_the_fold_wait_until_they_are_scrolled_to(
     assert all(p.rendered and p.traces == p.expected_traces for p in last)
 
 
+@pytest.mark.slow
 def test_thirty_runs_of_history_have_whole_labels_and_a_legend_beside_the_axis(
     tmp_path: Path,
 ) -> None:
@@ -271,6 +275,7 @@ def _live_markup(dom: str) -> list[str]:
     )
 
 
+@pytest.mark.slow
 def test_hostile_names_render_as_text_and_an_injected_script_does_not_run(
     pytester: pytest.Pytester,
 ) -> None:
@@ -316,6 +321,7 @@ def test_hostile_names_render_as_text_and_an_injected_script_does_not_run(
     assert run.run_id in seen.dom
 
 
+@pytest.mark.slow
 def test_fourteen_participants_read_without_hovering_and_no_legend_scrolls(
     tmp_path: Path,
 ) -> None:

@@ -73,6 +73,7 @@ def task(participant, measure):
 """
 
 
+@pytest.mark.slow
 def test_a_task_with_many_metrics_lists_twenty_and_says_how_many_more(
     pytester: pytest.Pytester,
 ) -> None:

@@ -112,6 +112,7 @@ def sides_of(pytester: pytest.Pytester) -> dict[str, Any]:
 TESTS_RUN = ["test_work", "test_times[1]", "test_times[2]", "test_body"]
 
 
+@pytest.mark.slow
 def test_an_unchanged_tree_compares_every_test_pairwise_turn_by_turn(
     pytester: pytest.Pytester,
 ) -> None:
@@ -171,6 +172,7 @@ def test_an_unchanged_tree_compares_every_test_pairwise_turn_by_turn(
     assert ab_worktrees(root) == []
 
 
+@pytest.mark.slow
 def test_a_slower_working_tree_fails_the_session_naming_the_test(
     pytester: pytest.Pytester,
 ) -> None:
@@ -189,6 +191,7 @@ def test_a_slower_working_tree_fails_the_session_naming_the_test(
     assert runs["A"].status == "passed"
 
 
+@pytest.mark.slow
 def test_compare_on_chooses_the_metric_whose_verdicts_count(pytester: pytest.Pytester) -> None:
     root = project(pytester, delay=0.001)
     set_delay(root, 0.03)  # thirty times: clear under any load (three was not, at load 12)
@@ -206,6 +209,7 @@ def test_compare_on_chooses_the_metric_whose_verdicts_count(pytester: pytest.Pyt
     assert rows[("test_work", "cpu_ms", "median")]["judged"] is True
 
 
+@pytest.mark.slow
 def test_a_test_the_revision_lacks_is_measured_in_the_working_tree_only(
     pytester: pytest.Pytester,
 ) -> None:
@@ -238,6 +242,7 @@ def test_a_test_the_revision_lacks_is_measured_in_the_working_tree_only(
             assert participant["records"][0]["status"] == "success"
 
 
+@pytest.mark.slow
 def test_a_test_failing_in_the_working_tree_fails_with_its_own_error(
     pytester: pytest.Pytester,
 ) -> None:
@@ -267,6 +272,7 @@ def test_a_test_failing_in_the_working_tree_fails_with_its_own_error(
         assert record["data"]["errorMessage"] == "RuntimeError: the new code is broken"
 
 
+@pytest.mark.slow
 def test_a_test_failing_at_the_revision_is_said_once_and_not_compared(
     pytester: pytest.Pytester,
 ) -> None:
@@ -289,6 +295,7 @@ def test_a_test_failing_at_the_revision_is_said_once_and_not_compared(
     assert row["note"] == "no round with a sample on both sides"
 
 
+@pytest.mark.slow
 def test_a_group_set_inside_a_test_is_side_b_s_and_compared(pytester: pytest.Pytester) -> None:
     root = project(pytester)
     body = ['benchmark.group = "moved"', "benchmark(work)"]
@@ -304,6 +311,7 @@ def test_a_group_set_inside_a_test_is_side_b_s_and_compared(pytester: pytest.Pyt
     assert runs["A"].knobs["abRun"] == runs["B"].run_id
 
 
+@pytest.mark.slow
 def test_the_command_line_s_plugins_reach_both_sides_each_its_own(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -341,6 +349,7 @@ def test_the_command_line_s_plugins_reach_both_sides_each_its_own(
         assert records["test_rigged"][0]["data"]["extra_info"] == {"times": times}, side
 
 
+@pytest.mark.slow
 def test_ctrl_c_before_side_a_measured_says_the_session_was_interrupted(
     pytester: pytest.Pytester,
 ) -> None:
@@ -374,6 +383,7 @@ def test_ctrl_c_before_side_a_measured_says_the_session_was_interrupted(
     assert ab_worktrees(root) == []
 
 
+@pytest.mark.slow
 def test_the_sessions_own_process_sets_no_fixture_up(pytester: pytest.Pytester) -> None:
     root = project(pytester)
     setups = root / "setups.txt"  # outside the worktree's checkout: every process writes here
@@ -405,6 +415,7 @@ def test_the_sessions_own_process_sets_no_fixture_up(pytester: pytest.Pytester) 
     assert rows_of(group)[("test_served", "time_ms", "median")]["noise"] == "paired"
 
 
+@pytest.mark.slow
 def test_duet_mode_compares_and_the_report_draws_both_sides(pytester: pytest.Pytester) -> None:
     root = project(pytester)
     result = run_ab(

@@ -80,6 +80,7 @@ def run_ab(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_inprocess("--bench", "-p", "no:cacheprovider", *args)
 
 
+@pytest.mark.slow
 def test_an_unchanged_tree_is_compared_pairwise_and_both_sides_are_stored_linked(
     pytester: pytest.Pytester,
 ) -> None:
@@ -124,6 +125,7 @@ def test_an_unchanged_tree_is_compared_pairwise_and_both_sides_are_stored_linked
     assert f"A/B: side A (revision {sha[:7]}); side B is run {runs['B'].run_id[:12]}…" in shown
 
 
+@pytest.mark.slow
 def test_a_slower_working_tree_fails_the_session_naming_the_row(
     pytester: pytest.Pytester,
 ) -> None:
@@ -139,6 +141,7 @@ def test_a_slower_working_tree_fails_the_session_naming_the_row(
     assert runs["A"].status == "passed"
 
 
+@pytest.mark.slow
 def test_a_faster_working_tree_is_an_improvement(pytester: pytest.Pytester) -> None:
     root = project(pytester, delay=0.020)
     set_delay(root, 0.002)
@@ -161,6 +164,7 @@ def work() -> None:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("processes", [1, 3])
 def test_each_side_runs_in_as_many_processes_as_asked(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, processes: int
@@ -184,6 +188,7 @@ def test_each_side_runs_in_as_many_processes_as_asked(
     assert runs["A"].knobs["abProcesses"] == runs["B"].knobs["abProcesses"] == processes
 
 
+@pytest.mark.slow
 def test_side_b_failing_fails_its_items_with_the_task_s_message(
     pytester: pytest.Pytester,
 ) -> None:
@@ -202,6 +207,7 @@ def test_side_b_failing_fails_its_items_with_the_task_s_message(
     assert {r["status"] for r in b} == {"error"}
 
 
+@pytest.mark.slow
 def test_a_bench_file_the_revision_lacks_runs_against_the_revision_s_code(
     pytester: pytest.Pytester,
 ) -> None:
@@ -257,6 +263,7 @@ def test_outside_a_git_repository_is_a_usage_error(pytester: pytest.Pytester) ->
     result.stderr.fnmatch_lines(["*is not in a git repository*"])
 
 
+@pytest.mark.slow
 def test_compiled_extensions_the_revision_lacks_need_a_setup_command(
     pytester: pytest.Pytester,
 ) -> None:
@@ -287,6 +294,7 @@ def work() -> None:
 """
 
 
+@pytest.mark.slow
 def test_a_killed_session_s_worktree_is_removed_by_the_next_one(
     pytester: pytest.Pytester,
 ) -> None:
@@ -317,6 +325,7 @@ def test_a_killed_session_s_worktree_is_removed_by_the_next_one(
     assert not Path(left[0]).exists()
 
 
+@pytest.mark.slow
 def test_ctrl_c_stores_both_sides_as_interrupted_and_removes_the_worktree(
     pytester: pytest.Pytester,
 ) -> None:

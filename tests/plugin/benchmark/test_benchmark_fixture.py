@@ -179,6 +179,7 @@ def test_minus_m_benchmark_selects_the_benchmarked_tests(pytester: pytest.Pytest
     skipped.assert_outcomes(passed=1, deselected=1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bench", [False, True])
 def test_misuse_is_an_error_that_says_what_to_do(pytester: pytest.Pytester, bench: bool) -> None:
     pytester.makepyfile(
@@ -218,6 +219,7 @@ def test_misuse_is_an_error_that_says_what_to_do(pytester: pytest.Pytester, benc
     )
 
 
+@pytest.mark.slow
 def test_under_xdist_nothing_is_measured_and_one_line_says_why(
     pytester: pytest.Pytester,
 ) -> None:
@@ -256,6 +258,7 @@ WORK = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_columns_and_pytest_benchmark_compare_fail_expressions(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -354,6 +357,7 @@ def test_another_plugins_fixture_is_left_alone_and_the_choice_said_once(
     assert "Scores:" not in text
 
 
+@pytest.mark.slow
 def test_every_view_and_the_thresholds_cover_a_group(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_views=textwrap.dedent(

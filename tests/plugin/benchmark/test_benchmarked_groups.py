@@ -139,6 +139,7 @@ def test_a_test_reports_to_the_group_it_sets_and_an_emptied_module_has_no_run(
     assert "json" in markdown
 
 
+@pytest.mark.slow
 def test_a_moved_test_is_compared_with_its_saved_run(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -159,6 +160,7 @@ def test_a_moved_test_is_compared_with_its_saved_run(
     assert runs["parse"]["comparison"]["baselineRunId"] == saved.run_id
 
 
+@pytest.mark.slow
 def test_a_killed_session_keeps_what_its_moved_tests_reported(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_killed=PRELUDE
@@ -189,6 +191,7 @@ def test_a_killed_session_keeps_what_its_moved_tests_reported(pytester: pytest.P
         assert stored_status(store, run).text() == "interrupted (1 of 1 tests ran)"
 
 
+@pytest.mark.slow
 def test_a_platform_run_gets_the_moved_tests_of_its_group(
     pytester: pytest.Pytester,
     loopback_platform: LoopbackPlatform,

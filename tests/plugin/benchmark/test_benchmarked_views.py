@@ -38,6 +38,7 @@ def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", "--bench", *args)
 
 
+@pytest.mark.slow
 def test_rounds_and_iterations_are_facts_of_each_test_not_metrics(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -89,6 +90,7 @@ def test_rounds_and_iterations_are_facts_of_each_test_not_metrics(
     assert records["test_pedantic"][0]["data"]["rounds"] == {"count": 7, "iterations": 4}
 
 
+@pytest.mark.slow
 def test_a_group_shows_its_rounds_settings_instead_of_a_bench_file_s_knobs(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -210,6 +212,7 @@ def test_a_group_s_warnings_name_the_fixture_s_knobs_and_say_rounds(
     )
 
 
+@pytest.mark.slow
 def test_relative_lines_and_warnings_are_capped_and_the_rest_stays_in_json_and_html(
     pytester: pytest.Pytester,
 ) -> None:
@@ -310,6 +313,7 @@ FAULTS = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_function_that_raises_fails_its_test_with_its_traceback_and_leaves_an_error_record(
     pytester: pytest.Pytester,
 ) -> None:
@@ -346,6 +350,7 @@ def test_a_function_that_raises_fails_its_test_with_its_traceback_and_leaves_an_
     assert "_engine/rounds.py" in full.stdout.str()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bench", [False, True])
 def test_a_bad_marker_value_fails_that_test_saying_what_it_must_be(
     pytester: pytest.Pytester, bench: bool
@@ -373,6 +378,7 @@ def test_a_bad_marker_value_fails_that_test_saying_what_it_must_be(
 HOSTILE_IDS = ["ünï/cödé", "a[b]c", "long-" + "y" * 250, "<b>x</b> | `y`"]
 
 
+@pytest.mark.slow
 def test_hostile_test_names_reach_every_view_intact_or_escaped(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_names=textwrap.dedent(
@@ -405,6 +411,7 @@ def test_hostile_test_names_reach_every_view_intact_or_escaped(pytester: pytest.
     assert "&lt;b&gt;x&lt;/b&gt;" in html
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_long_benchmarked_test_stops_with_one_line_and_keeps_what_ran(
     pytester: pytest.Pytester,
 ) -> None:
@@ -447,6 +454,7 @@ def test_ctrl_c_during_a_long_benchmarked_test_stops_with_one_line_and_keeps_wha
     assert records.get("test_long", []) == []  # stopped under it: no record, no half figures
 
 
+@pytest.mark.slow
 def test_a_group_ranks_its_tests_fastest_first_when_one_slow_test_makes_the_scores_tie(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:

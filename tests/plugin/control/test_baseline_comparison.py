@@ -29,6 +29,7 @@ def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_inprocess("--bench", "--bench-dry-run", *args)
 
 
+@pytest.mark.slow
 def test_first_run_has_no_baseline_and_the_next_one_compares(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=NOISY)
     first = _run(pytester, "--bench-compare")
@@ -73,6 +74,7 @@ def test_first_run_has_no_baseline_and_the_next_one_compares(pytester: pytest.Py
         assert store.analysis(current_id, "comparison") == comparison
 
 
+@pytest.mark.slow
 def test_a_regression_is_flagged_and_fails_the_session_when_asked(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -97,6 +99,7 @@ def test_a_regression_is_flagged_and_fails_the_session_when_asked(
     )
 
 
+@pytest.mark.slow
 def test_an_improvement_is_flagged(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -110,6 +113,7 @@ def test_an_improvement_is_flagged(
     )
 
 
+@pytest.mark.slow
 def test_different_knobs_warn_and_a_json_baseline_works(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=NOISY)
     assert _run(pytester, "--bench-json", "base.json").ret == 0
@@ -124,6 +128,7 @@ def test_different_knobs_warn_and_a_json_baseline_works(pytester: pytest.Pyteste
     )
 
 
+@pytest.mark.slow
 def test_latency_is_compared_when_nothing_is_scored(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=bench('participants=[Participant("p1")], iterations=5'))
     assert _run(pytester).ret == 0
@@ -132,6 +137,7 @@ def test_latency_is_compared_when_nothing_is_scored(pytester: pytest.Pytester) -
     result.stdout.fnmatch_lines(["    p1           latency_ms  median  * ?s  *"])
 
 
+@pytest.mark.slow
 def test_compare_without_a_store_needs_a_file(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=NOISY)
     result = _run(pytester, "--bench-no-store", "--bench-compare")
@@ -156,6 +162,7 @@ CLOSE_RACE = bench(
 )
 
 
+@pytest.mark.slow
 def test_scores_get_intervals_rank_stability_and_ties(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=CLOSE_RACE)
     result = _run(pytester, "--bench-json", "out.json")
@@ -181,6 +188,7 @@ def test_scores_get_intervals_rank_stability_and_ties(pytester: pytest.Pytester)
         assert store.analysis(run["localRunId"], "uncertainty") == run["uncertainty"]
 
 
+@pytest.mark.slow
 def test_score_resamples_zero_turns_the_intervals_off(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=CLOSE_RACE)
     result = _run(pytester, "--bench-score-resamples", "0", "--bench-json", "out.json")
@@ -190,6 +198,7 @@ def test_score_resamples_zero_turns_the_intervals_off(pytester: pytest.Pytester)
     assert run["uncertainty"] is None
 
 
+@pytest.mark.slow
 def test_run_warnings_are_shown_kept_and_can_fail_the_session(pytester: pytest.Pytester) -> None:
     # A cold first iteration in a scored metric (not a sleep: timings on a loaded machine are
     # not the test's subject, the warning is).

@@ -70,6 +70,7 @@ def test_bench_compare_alone_never_takes_the_next_path(pytester: pytest.Pytester
     assert "Other" not in result.stdout.str()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -137,6 +138,7 @@ def test_a_name_or_id_without_a_store_is_a_usage_error(pytester: pytest.Pytester
     )
 
 
+@pytest.mark.slow
 def test_a_unique_prefix_names_its_run(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=NOISY)
     assert _run(pytester).ret == 0
@@ -149,6 +151,7 @@ def test_a_unique_prefix_names_its_run(pytester: pytest.Pytester) -> None:
 # -- latest ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_latest_is_the_newest_complete_run_with_the_same_setup(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -183,6 +186,7 @@ def test_latest_is_the_newest_complete_run_with_the_same_setup(
     )
 
 
+@pytest.mark.slow
 def test_a_regression_that_failed_the_gate_is_not_the_next_baseline(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -210,6 +214,7 @@ def test_a_regression_that_failed_the_gate_is_not_the_next_baseline(
 # -- named baselines ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_named_baselines_are_saved_compared_with_and_moved(
     pytester: pytest.Pytester,
     monkeypatch: pytest.MonkeyPatch,
@@ -248,6 +253,7 @@ def test_named_baselines_are_saved_compared_with_and_moved(
         assert [b.run_id for b in store.baselines("main")] == [slower]
 
 
+@pytest.mark.slow
 def test_a_name_of_another_benchmark_says_so(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=NOISY)
     assert _run(pytester, "--bench-save", "main").ret == 0
@@ -262,6 +268,7 @@ def test_a_name_of_another_benchmark_says_so(pytester: pytest.Pytester) -> None:
 # -- between-run noise -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_slowed_participant_is_flagged_against_the_history_the_others_are_not(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -298,6 +305,7 @@ def test_a_slowed_participant_is_flagged_against_the_history_the_others_are_not(
     )
 
 
+@pytest.mark.slow
 def test_the_history_noise_can_overrule_the_within_run_verdict(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -334,6 +342,7 @@ COLD_FIRST = bench(
 )
 
 
+@pytest.mark.slow
 def test_warnings_can_be_silenced_by_code_also_under_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=COLD_FIRST)
     failing = _run(pytester, "--bench-warnings=error")

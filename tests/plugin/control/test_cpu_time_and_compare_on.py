@@ -140,6 +140,7 @@ TWO_METRICS = bench(
 )
 
 
+@pytest.mark.slow
 def test_compare_on_names_the_verdicts_that_count(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -165,6 +166,7 @@ def test_compare_on_names_the_verdicts_that_count(
     default.stdout.fnmatch_lines(["ERROR regressed (--bench-compare-fail): demo: p1 value *"])
 
 
+@pytest.mark.slow
 def test_compare_on_from_the_ini_file(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -190,6 +192,7 @@ def test_compare_on_from_the_ini_file(
     assert override.ret == 0, override.stdout.str()
 
 
+@pytest.mark.slow
 def test_a_key_nobody_measured_is_a_usage_error_naming_the_keys(
     pytester: pytest.Pytester,
 ) -> None:

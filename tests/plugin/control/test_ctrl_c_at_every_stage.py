@@ -240,6 +240,7 @@ def _assert_stored_interrupted(pytester: pytest.Pytester, output: str) -> None:
     assert written["status"]["state"] == "interrupted"
 
 
+@pytest.mark.slow
 def test_a_second_ctrl_c_at_every_stage_of_the_session_end_is_absorbed(
     pytester: pytest.Pytester,
 ) -> None:
@@ -258,6 +259,7 @@ def test_a_second_ctrl_c_at_every_stage_of_the_session_end_is_absorbed(
     _assert_stored_interrupted(pytester, staged.session.output)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "stage",
     ["TerminalReporter.pytest_keyboard_interrupt", "BenchSession._conclude", "CtrlC.release"],
@@ -279,6 +281,7 @@ def test_a_second_ctrl_c_at_one_stage_is_absorbed_to_the_end(
     _assert_stored_interrupted(pytester, staged.session.output)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "stage", ["TerminalReporter.pytest_keyboard_interrupt", "BenchSession._conclude"]
 )
@@ -305,6 +308,7 @@ def test_a_third_ctrl_c_at_a_stage_stops_at_once_with_one_line(
     assert run.record_count == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage", BETWEEN_PHASES)
 def test_a_first_ctrl_c_between_two_phases_stops_at_the_next_one(
     pytester: pytest.Pytester, stage: str

@@ -48,6 +48,7 @@ def _assert_stored_interrupted(pytester: pytest.Pytester, session: Session) -> N
     assert len(records["p1"]) == run.record_count
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("wait", [True, False], ids=["after-the-line", "0.1s-apart"])
 def test_a_second_ctrl_c_is_absorbed_while_the_session_stores_what_ran(
     pytester: pytest.Pytester, wait: bool
@@ -112,6 +113,7 @@ if WHERE == "exit":
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["unconfigure", "cleanup", "exit"])
 def test_a_second_ctrl_c_is_absorbed_until_the_process_ends(
     pytester: pytest.Pytester, where: str
@@ -135,6 +137,7 @@ def test_a_second_ctrl_c_is_absorbed_until_the_process_ends(
     _assert_stored_interrupted(pytester, session)
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_is_never_the_latest_baseline(pytester: pytest.Pytester) -> None:
     session = _session_with_records(pytester)
     try:
@@ -149,6 +152,7 @@ def test_an_interrupted_run_is_never_the_latest_baseline(pytester: pytest.Pytest
     again.stdout.fnmatch_lines(["  Baseline: none (no complete run of demo *"])
 
 
+@pytest.mark.slow
 def test_a_third_ctrl_c_stops_at_once(pytester: pytest.Pytester) -> None:
     """Python's own Ctrl-C at the third press: the session ends there, whatever it was doing
     (here: held at the end, which would otherwise last a minute)."""
@@ -170,6 +174,7 @@ def test_a_third_ctrl_c_stops_at_once(pytester: pytest.Pytester) -> None:
     assert run.record_count == 3
 
 
+@pytest.mark.slow
 def test_pytest_main_in_a_program_gets_its_ctrl_c_back_after_an_interrupted_session(
     pytester: pytest.Pytester,
 ) -> None:
@@ -229,6 +234,7 @@ NO_LINE = bench(
 )
 
 
+@pytest.mark.slow
 def test_a_ctrl_c_landing_where_no_line_is_ends_the_session_as_interrupted(
     pytester: pytest.Pytester,
 ) -> None:

@@ -57,6 +57,7 @@ def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return cli(*args, cwd=cwd)
 
 
+@pytest.mark.slow
 def test_a_session_refuses_a_damaged_store_before_anything_runs(
     pytester: pytest.Pytester,
 ) -> None:
@@ -84,6 +85,7 @@ def test_a_session_refuses_a_damaged_store_before_anything_runs(
     assert digest(path) == before
 
 
+@pytest.mark.slow
 def test_a_store_damaged_while_the_session_runs_keeps_the_sessions_records(
     pytester: pytest.Pytester,
 ) -> None:

@@ -31,6 +31,7 @@ def test_by_default_a_failed_iteration_fails_the_session(pytester: pytest.Pytest
     assert run.status == "failed"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["option", "ini", "xdist"])
 def test_record_makes_failed_iterations_data(pytester: pytest.Pytester, where: str) -> None:
     pytester.makepyfile(bench_x=bench(task=FLAKY_TASK))

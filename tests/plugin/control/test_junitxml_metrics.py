@@ -18,6 +18,7 @@ MEASURES = bench(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", [False, True], ids=["plain", "xdist"])
 def test_junitxml_properties_carry_the_measured_metrics(
     pytester: pytest.Pytester, xdist: bool

@@ -67,6 +67,7 @@ def _open_by(pytester: pytest.Pytester, opener: str) -> str:
     return result.stdout.str()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opener", ["cli", "session", "resubmit"])
 def test_a_run_whose_session_was_killed_is_interrupted_by_the_next_open(
     pytester: pytest.Pytester, opener: str
@@ -94,6 +95,7 @@ def test_a_run_whose_session_was_killed_is_interrupted_by_the_next_open(
     assert "left running" not in _open_by(pytester, "cli")
 
 
+@pytest.mark.slow
 def test_a_live_sessions_run_is_never_marked(pytester: pytest.Pytester) -> None:
     session = _held_session(pytester)
     path = store_path(pytester)
@@ -111,6 +113,7 @@ def test_a_live_sessions_run_is_never_marked(pytester: pytest.Pytester) -> None:
     assert _status(path) == {"held": ("passed", 2), "other": ("passed", 4)}
 
 
+@pytest.mark.slow
 def test_the_owner_is_recorded_per_run(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_other=OTHER)
     result = pytester.runpytest_subprocess("--bench", "--bench-dry-run")

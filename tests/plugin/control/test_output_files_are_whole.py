@@ -37,6 +37,7 @@ def _run(cwd: Path, *args: str, limit: int = LIMIT) -> subprocess.CompletedProce
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("option", "name"),
     [("--bench-json", "out.json"), ("--bench-markdown", "out.md"), ("--bench-export", "out.bmf")],
@@ -61,6 +62,7 @@ def test_a_session_that_cannot_write_its_output_leaves_the_old_file_whole(
     assert "File too large" in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_an_export_that_cannot_be_written_leaves_the_old_file_whole(
     pytester: pytest.Pytester,
 ) -> None:

@@ -255,6 +255,7 @@ def test_history_follows_each_phase(
     assert "  p1 · warm" in text.splitlines()
 
 
+@pytest.mark.slow
 def test_the_unscored_metrics_have_phase_rows_in_every_view(pytester: pytest.Pytester) -> None:
     # request_ms is scored; cpu_ms (every sync iteration's) is not: its table has a row per
     # phase under the participant's, in the terminal, the Markdown summary and the HTML report.

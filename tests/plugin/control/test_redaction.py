@@ -124,6 +124,7 @@ LEAKY_BENCH = bench(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", [False, True], ids=["plain", "xdist"])
 def test_the_platform_api_key_never_reaches_any_output(
     pytester: pytest.Pytester,

@@ -641,6 +641,7 @@ def test_check_reports_each_file(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(['  "file": "bench_x.py",', '  "file": "bench_y.py",'])
 
 
+@pytest.mark.slow
 def test_check_stays_in_one_process_under_xdist(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=bench(task=CHECK_TASK))
     result = pytester.runpytest_inprocess(

@@ -254,6 +254,7 @@ def test_store_problems_are_usage_errors_before_anything_runs(
     assert not (pytester.path / "ran").exists()
 
 
+@pytest.mark.slow
 def test_store_problem_under_xdist_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     pytester.makepyfile(bench_x=bench(task=MARKING_TASK))
@@ -281,6 +282,7 @@ def _umount(path: Path) -> None:
     subprocess.run(["umount", str(path)], capture_output=True)
 
 
+@pytest.mark.slow
 def test_read_only_store_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=bench(task=MARKING_TASK))
     directory = pytester.path / "ro"
@@ -345,6 +347,7 @@ def _check_full_store_session(result: pytest.RunResult, path: Path) -> None:
     assert run.record_count < 6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", [False, True], ids=["plain", "xdist"])
 def test_store_filling_up_mid_run_stops_the_session(pytester: pytest.Pytester, xdist: bool) -> None:
     pytester.makepyfile(bench_x=BIG_LOGS)
@@ -473,6 +476,7 @@ def test_a_failing_sessionfinish_elsewhere_leaves_no_run_running(
     assert _statuses(pytester) == {"demo": "interrupted"}
 
 
+@pytest.mark.slow
 def test_xdist_worker_crash_is_not_passed(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     pytester.makepyfile(
@@ -519,6 +523,7 @@ SECRET_BENCH = bench(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", [False, True], ids=["plain", "xdist"])
 def test_secrets_are_redacted_everywhere(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: bool
@@ -645,6 +650,7 @@ def test_bench_json_writes_nan_and_infinity_as_null(pytester: pytest.Pytester) -
 # -- against the loopback platform -----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_failing_on_complete_still_delivers_everything(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

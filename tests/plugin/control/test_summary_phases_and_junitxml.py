@@ -138,6 +138,7 @@ JUNIT = bench(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", [False, True], ids=["plain", "xdist"])
 def test_junitxml_testcases_carry_the_iteration(pytester: pytest.Pytester, xdist: bool) -> None:
     pytester.makepyfile(bench_x=JUNIT)
@@ -315,6 +316,7 @@ def test_all_skipped_prints_no_empty_tables(
     assert "  Skipped g: missing BSDK_T_NONE" in section
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("stop", "args", "done", "a_row"),
     [

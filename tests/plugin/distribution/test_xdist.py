@@ -95,6 +95,7 @@ def _compare_serial_and_parallel(pytester: pytest.Pytester, *parallel_args: str)
     parallel.stdout.fnmatch_lines(["*= benchmarks =*", "Demo (xdist-a) [[]bench_a.py[]]"])
 
 
+@pytest.mark.slow
 def test_xdist_load_gives_the_same_records_and_scores(pytester: pytest.Pytester) -> None:
     # --dist load needs concurrency 1 (bench_b declares 2)
     pytester.makepyfile(bench_a=SOURCE_A, bench_b=SOURCE_B)
@@ -117,10 +118,12 @@ def test_xdist_load_gives_the_same_records_and_scores(pytester: pytest.Pytester)
     ]
 
 
+@pytest.mark.slow
 def test_xdist_loadgroup_gives_the_same_records_and_scores(pytester: pytest.Pytester) -> None:
     _compare_serial_and_parallel(pytester, "--dist", "loadgroup")
 
 
+@pytest.mark.slow
 def test_xdist_failure_output_is_the_same(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_a=SOURCE_A)
     result, _ = _run(pytester, "parallel", "-n", "2")
@@ -129,6 +132,7 @@ def test_xdist_failure_output_is_the_same(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["    1  p1 *", "    2  p2 *", "    3  p3 *"])
 
 
+@pytest.mark.slow
 def test_xdist_concurrency_needs_loadgroup(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_b=SOURCE_B)
     result = pytester.runpytest_inprocess(
@@ -144,6 +148,7 @@ def test_xdist_concurrency_needs_loadgroup(pytester: pytest.Pytester) -> None:
     )
 
 
+@pytest.mark.slow
 def test_xdist_concurrency_one_works_with_any_dist(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_b=SOURCE_B)
     result, doc = _run(pytester, "p", "-n", "2", "--dist", "load", "--bench-concurrency=1")
@@ -151,6 +156,7 @@ def test_xdist_concurrency_one_works_with_any_dist(pytester: pytest.Pytester) ->
     assert [r["provider"] for r in doc["benchmarks"][0]["scores"]] == ["q1", "q2"]
 
 
+@pytest.mark.slow
 def test_loadgroup_keeps_each_participant_on_one_worker(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         bench_a=bench('participants=[Participant("p1"), Participant("p2")], iterations=3')

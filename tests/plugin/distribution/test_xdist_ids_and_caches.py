@@ -61,6 +61,7 @@ def _ran(result: pytest.RunResult) -> list[str]:
     return sorted(ids)
 
 
+@pytest.mark.slow
 def test_ids_in_the_summary_junitxml_and_lastfailed_equal_those_without_xdist(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -85,6 +86,7 @@ def test_ids_in_the_summary_junitxml_and_lastfailed_equal_those_without_xdist(
     assert _lastfailed(pytester) == serial_failed
 
 
+@pytest.mark.slow
 def test_n_without_dist_applies_loadgroup_and_says_so(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=SOURCE, bench_plain=bench('participants=["q1"], iterations=2'))
     result = _session(pytester, "-n", "2", "-v")
@@ -106,6 +108,7 @@ def test_n_without_dist_applies_loadgroup_and_says_so(pytester: pytest.Pytester)
     assert all(len(found) == 1 for found in workers.values()), workers
 
 
+@pytest.mark.slow
 def test_an_explicit_other_dist_is_an_error_naming_the_reason(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         bench_t=bench('participants=["p1"], iterations=2, thresholds={"value": "max < 50"}'),
@@ -142,6 +145,7 @@ def test_a_pasted_id_with_its_group_runs_that_item(pytester: pytest.Pytester, su
     assert _ran(result) == ["bench_x.py::task[p2-2]", "bench_x.py::warmup[p2-0]"]
 
 
+@pytest.mark.slow
 def test_a_participant_whose_name_has_brackets_and_at_signs(pytester: pytest.Pytester) -> None:
     # "]@" inside a name is part of the name, not a group; under xdist the group holds.
     pytester.makepyfile(bench_x=bench('participants=["a]@b", "c@d"], iterations=2, warmup=1'))
@@ -157,6 +161,7 @@ def test_a_participant_whose_name_has_brackets_and_at_signs(pytester: pytest.Pyt
     assert len(workers) == 1, workers
 
 
+@pytest.mark.slow
 def test_lf_under_xdist_reruns_the_failures_with_what_they_need(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -218,6 +223,7 @@ def test_a_cache_an_older_release_wrote_under_xdist_still_selects(
     assert not any("p1" in nodeid for nodeid in _ran(sw))
 
 
+@pytest.mark.slow
 def test_a_crashed_workers_item_is_reported_under_its_plain_id(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

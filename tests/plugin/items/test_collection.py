@@ -163,6 +163,7 @@ def test_collect_only_runs_nothing_and_writes_no_store(pytester: pytest.Pytester
     assert not store_path(pytester).exists()
 
 
+@pytest.mark.slow
 def test_last_failed_reruns_only_failed_iterations(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         bench_x=bench(
@@ -314,6 +315,7 @@ def test_unknown_shape_without_shapes(pytester: pytest.Pytester) -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [(), ("-n", "2")], ids=["plain", "xdist"])
 def test_unknown_provider_in_every_file_fails_with_status_1_as_upstream(
     pytester: pytest.Pytester, dist: tuple[str, ...]

@@ -36,6 +36,7 @@ def _exits_bench(kind: str, concurrency: int) -> str:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("kind", "concurrency"), [("sync", 1), ("sync", 2), ("async", 1), ("async", 2)]
 )
@@ -68,6 +69,7 @@ def test_a_tasks_own_exit_fails_its_iteration_with_one_line(
     }
 
 
+@pytest.mark.slow
 def test_a_keyboard_interrupt_a_fixture_raises_is_not_called_a_ctrl_c(
     pytester: pytest.Pytester,
 ) -> None:
@@ -99,6 +101,7 @@ def test_a_keyboard_interrupt_a_fixture_raises_is_not_called_a_ctrl_c(
     assert run.record_count == 1
 
 
+@pytest.mark.slow
 def test_with_sigint_ignored_a_keyboard_interrupt_is_the_tasks_own(
     pytester: pytest.Pytester,
 ) -> None:

@@ -68,6 +68,7 @@ def test_k_selects_thresholds_and_cli_thresholds_add(pytester: pytest.Pytester) 
     )
 
 
+@pytest.mark.slow
 def test_thresholds_hold_under_xdist(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     pytester.makepyfile(bench_x=TWO_SPEEDS)
@@ -188,6 +189,7 @@ def test_warmup_never_reaches_the_platform(
     assert sorted(r["taskIndex"] for _, r in server.records(run["id"])) == [0, 1, 2]
 
 
+@pytest.mark.slow
 def test_markdown_summary_has_scores_thresholds_comparison_and_stays_small(
     pytester: pytest.Pytester,
 ) -> None:

@@ -38,6 +38,7 @@ def test_a_named_bench_file_runs_without_bench(pytester: pytest.Pytester) -> Non
     assert store_path(pytester).exists()  # a bench run: stored like one
 
 
+@pytest.mark.slow
 def test_a_named_bench_file_in_a_folder_runs_under_xdist(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     pytester.mkpydir("benchmarks")
@@ -129,6 +130,7 @@ def test_env_dry_run_implies_nothing(
     result.assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_implied_bench_reaches_xdist_workers(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     pytester.makepyfile(bench_x=bench())
@@ -149,6 +151,7 @@ def test_a_run_without_bench_says_which_files_it_left_out(pytester: pytest.Pytes
     assert result.stdout.str().count("benchsdk:") == 1
 
 
+@pytest.mark.slow
 def test_the_hint_counts_files_under_xdist_too(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     pytester.makepyfile(bench_x=bench(), bench_y=bench(slug="y"), test_plain=PLAIN_TEST)

@@ -443,6 +443,7 @@ def test_options_are_documented_in_help(pytester: pytest.Pytester) -> None:
         assert flag in out, flag
 
 
+@pytest.mark.slow
 def test_dry_run_does_not_import_the_platform_layer(pytester: pytest.Pytester) -> None:
     # A dry run has no platform at all, so it pays nothing for it (httpx, psutil: ~4 MiB).
     pytester.makepyfile(bench_x=bench(config='participants=[Participant("p1")], iterations=1'))

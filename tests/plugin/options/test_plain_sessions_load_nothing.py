@@ -43,6 +43,7 @@ def _loaded(result: pytest.RunResult) -> list[str]:
     return loaded
 
 
+@pytest.mark.slow
 def test_a_plain_session_imports_only_the_options_and_the_hint(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(REPORTER)
     pytester.makepyfile(test_plain="def test_ok():\n    pass\n")
@@ -51,6 +52,7 @@ def test_a_plain_session_imports_only_the_options_and_the_hint(pytester: pytest.
     assert _loaded(result) == PLAIN_SESSION_MODULES
 
 
+@pytest.mark.slow
 def test_left_out_bench_files_cost_no_more_than_their_hint(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(REPORTER)
     pytester.makepyfile(test_plain="def test_ok():\n    pass\n", bench_x=bench())
@@ -60,6 +62,7 @@ def test_left_out_bench_files_cost_no_more_than_their_hint(pytester: pytest.Pyte
     assert _loaded(result) == PLAIN_SESSION_MODULES
 
 
+@pytest.mark.slow
 def test_a_bench_session_loads_the_engine(pytester: pytest.Pytester) -> None:
     # The other side of the rule, so that the list above cannot pass by loading nothing at all.
     pytester.makeconftest(REPORTER)
@@ -73,6 +76,7 @@ def test_a_bench_session_loads_the_engine(pytester: pytest.Pytester) -> None:
     } <= set(loaded)
 
 
+@pytest.mark.slow
 def test_a_task_fixture_outside_a_bench_file_still_explains_itself(
     pytester: pytest.Pytester,
 ) -> None:

@@ -168,6 +168,7 @@ def test_exitfirst_cancels_the_rest_of_a_running_group(pytester: pytest.Pytester
     assert [r["taskIndex"] for r in stored_records(store_path(pytester), run.run_id)["p1"]] == [0]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_cancels_running_iterations_and_keeps_finished_ones(
     pytester: pytest.Pytester,
@@ -234,6 +235,7 @@ ENVIRONMENT_READERS = bench(
 )
 
 
+@pytest.mark.slow
 def test_iterations_can_read_the_whole_environment_while_pytest_moves_between_items(
     pytester: pytest.Pytester,
 ) -> None:

@@ -43,6 +43,7 @@ def _measured_in_tasks(pytester: pytest.Pytester, key: str) -> list[float]:
     return [r["data"][key] for r in participant["records"]]
 
 
+@pytest.mark.slow
 def test_the_collected_session_is_frozen_while_bench_items_run(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(bench_gc=BENCH)
@@ -56,6 +57,7 @@ def test_the_collected_session_is_frozen_while_bench_items_run(pytester: pytest.
     result.stdout.fnmatch_lines(["frozen at exit: 0"])
 
 
+@pytest.mark.slow
 def test_a_bench_files_items_are_frozen_as_soon_as_they_are_made(
     pytester: pytest.Pytester,
 ) -> None:
@@ -78,6 +80,7 @@ def pytest_collectstart(collector):
     result.stdout.fnmatch_lines(["frozen at exit: 0"])
 
 
+@pytest.mark.slow
 def test_a_process_that_turned_its_gc_off_keeps_it_off(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(_configuring("gc.disable()"))
     pytester.makepyfile(bench_gc=BENCH)
@@ -86,6 +89,7 @@ def test_a_process_that_turned_its_gc_off_keeps_it_off(pytester: pytest.Pytester
     assert _measured_in_tasks(pytester, "enabled") == [0, 0, 0]
 
 
+@pytest.mark.slow
 def test_a_session_without_bench_items_keeps_the_gc_as_it_is(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(
@@ -101,6 +105,7 @@ def test_a_session_without_bench_items_keeps_the_gc_as_it_is(pytester: pytest.Py
     result.stdout.fnmatch_lines(["frozen at exit: 0"])
 
 
+@pytest.mark.slow
 def test_objects_the_process_froze_itself_stay_frozen(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(_configuring("gc.freeze()  # a process that forks workers, say"))
     pytester.makepyfile(bench_gc=BENCH)
@@ -118,6 +123,7 @@ heap.SETTLE_EVERY = 5
 """
 
 
+@pytest.mark.slow
 def test_what_the_run_keeps_is_frozen_as_it_runs(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST + SETTLE_OFTEN)
     pytester.makepyfile(bench_gc=BENCH.replace("iterations=3", "iterations=12"))
@@ -133,6 +139,7 @@ def test_what_the_run_keeps_is_frozen_as_it_runs(pytester: pytest.Pytester) -> N
     result.stdout.fnmatch_lines(["frozen at exit: 0"])
 
 
+@pytest.mark.slow
 def test_the_garbage_cycles_iterations_leave_are_never_frozen(pytester: pytest.Pytester) -> None:
     # Each iteration leaves a reference cycle behind (garbage at once): a freeze right after an
     # iteration must not keep its cycle, so every one is collected before the session ends.
