@@ -302,8 +302,14 @@ def _importable(stack: contextlib.ExitStack) -> Callable[[str], None]:
         Path(folder).mkdir(parents=True, exist_ok=True)
         path = str(Path(folder).resolve())
         sys.path.insert(0, path)
+        # No bytecode of the page's modules: a page that edits one of them right after
+        # (A/B's `sed`, the same size, within the same second) would have its next process
+        # load the stale .pyc, whose source stamp is the second and the size.
+        writes_bytecode = sys.dont_write_bytecode
+        sys.dont_write_bytecode = True
 
         def forget() -> None:
+            sys.dont_write_bytecode = writes_bytecode
             sys.path.remove(path)
             for name, module in list(sys.modules.items()):
                 if str(getattr(module, "__file__", "") or "").startswith(path):
