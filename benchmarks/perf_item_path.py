@@ -26,28 +26,8 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-BENCH_FILE = """
-from pytest_benchsdk import define_benchmark_config, define_task
-
-config = define_benchmark_config(
-    benchmark_slug="noop", benchmark_name="No-op", participants=[{{"name": "noop"}}],
-    iterations={n},
-)
-
-
-@define_task
-def task():
-    pass
-"""
-
-TEST_FILE = """
-import pytest
-
-
-@pytest.mark.parametrize("i", range({n}))
-def test_noop(i):
-    pass
-"""
+# The same no-op bench file and parametrized test as perf_items.py times whole.
+from perf_items import BENCH_FILE, TEST_FILE
 
 # Runs K sessions in one interpreter and prints the fastest run phase's CPU seconds.
 CHILD = """
