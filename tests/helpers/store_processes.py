@@ -23,6 +23,20 @@ ENV = RunEnvironment(
 )
 
 
+def begin_run(store: ResultStore, slug: str, participants: tuple[str, ...] = ("p",)) -> str:
+    """A dry run of benchmark ``slug`` begun in ``store`` with :data:`ENV`: its id."""
+    return store.begin_run(
+        benchmark_slug=slug,
+        benchmark_name=slug.title(),
+        file=None,
+        knobs={},
+        participants=list(participants),
+        config_snapshot={},
+        environment=ENV,
+        dry_run=True,
+    )
+
+
 def concurrent_writer(path: str, name: str, count: int, barrier: Any) -> None:
     barrier.wait()
     with ResultStore(path) as store:
@@ -66,16 +80,7 @@ def journal_then_wait(path: str, count: int, journalled: Any, release: Any) -> N
 
     _journal.GROUP_SECONDS = 3600.0  # one group for the whole test: no commit by time
     with ResultStore(path, group_records=True) as store:
-        run_id = store.begin_run(
-            benchmark_slug="journal",
-            benchmark_name="Journal",
-            file=None,
-            knobs={},
-            participants=["p"],
-            config_snapshot={},
-            environment=ENV,
-            dry_run=True,
-        )
+        run_id = begin_run(store, "journal")
         for i in range(count):
             store.add_record(run_id, "p", TaskRecord(task_index=i, status="success"), [f"line {i}"])
         journalled.set()

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from helpers.report_pages import write_runs
-from helpers.store_processes import ENV
+from helpers.store_processes import begin_run
 from pytest_benchsdk import cli
 from pytest_benchsdk._base.files import remove_abandoned_partials, write_atomically
 from pytest_benchsdk.records import TaskRecord
@@ -40,16 +40,7 @@ def _big_store(path: Path) -> str:
     store's API, the rest copies of its rows under other task indexes (a session's rows, many
     times, without a session's time)."""
     with ResultStore(path) as store:
-        run_id = store.begin_run(
-            benchmark_slug="big",
-            benchmark_name="Big",
-            file=None,
-            knobs={},
-            participants=["p"],
-            config_snapshot={},
-            environment=ENV,
-            dry_run=True,
-        )
+        run_id = begin_run(store, "big")
         for i in range(_BATCH):
             record = TaskRecord(task_index=i, status="success", data={"value": i, "pad": "x" * 200})
             store.add_record(run_id, "p", record, [f"line {i}"])
