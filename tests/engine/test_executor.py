@@ -503,6 +503,10 @@ def test_run_inline_with_release_keeps_nothing(executor: Executor) -> None:
     second = executor.run_inline(plan, ("p", 1), release=True)
     assert (first.record.task_index, second.record.task_index) == (0, 1)
     assert executor.futures("g") == {}
+    # Nothing per finished iteration either (20,000 of them last the whole session).
+    group = executor._groups["g"]
+    assert not group.claimed
+    assert list(group.specs) == [("p", 2)]
     with pytest.raises(KeyError, match="released"):
         executor.run_inline(plan, ("p", 0), release=True)
     executor.cancel_all()

@@ -181,7 +181,9 @@ class _Group:
     plan: GroupPlan
     specs: dict[Hashable, tuple[int, IterationSpec]]
     futures: dict[Hashable, cf.Future[IterationOutcome]] = attrs.Factory(dict)
-    #: Iterations that started (or ran); one whose future is gone was released.
+    #: Iterations that started (or ran) and are not released yet. A released one has left
+    #: ``specs`` too: nothing is kept per finished iteration (a set of every key cost ~100
+    #: bytes an iteration for the whole session).
     claimed: set[Hashable] = attrs.Factory(set)
     launched: bool = False
     cancelled: bool = False
@@ -194,12 +196,17 @@ class _Group:
         :meth:`Executor.cancel_all`). Call under the executor's lock."""
         future = self.futures.get(key)
         if future is None:
-            if key in self.claimed:
+            if key in self.claimed or key not in self.specs:
                 raise KeyError(f"iteration {key!r} was released: its outcome is not kept")
             future = self.futures[key] = cf.Future()
             if self.cancelled:
                 future.cancel()
         return future
+
+
+def _planned(plan: GroupPlan, key: Hashable) -> bool:
+    """Whether ``key`` is one of the plan's iterations (an error path's question: a scan)."""
+    return any(spec.key == key for _, spec in plan.indexed_specs())
 
 
 def _settle(
@@ -309,7 +316,7 @@ class Executor:
             if group is not None:
                 group.futures.pop(key, None)
                 group.specs.pop(key, None)
-                group.claimed.add(key)
+                group.claimed.discard(key)
 
     def start_group(self, plan: GroupPlan) -> Mapping[Hashable, cf.Future[IterationOutcome]]:
         """Start running every iteration of ``plan`` in the background (idempotent per
@@ -348,7 +355,7 @@ class Executor:
         with self._lock:
             entry = group.specs.get(key)
             if entry is None:
-                if key in group.claimed:
+                if _planned(group.plan, key):
                     raise KeyError(f"iteration {key!r} was released: its outcome is not kept")
                 raise KeyError(key)
             round_index, spec = entry
@@ -444,7 +451,7 @@ class Executor:
 
     def _claim(self, group: _Group, spec: IterationSpec) -> bool:
         with self._lock:
-            if spec.key in group.claimed:
+            if spec.key in group.claimed or spec.key not in group.specs:  # running, released
                 return False
             if group.future(spec.key).done():
                 return False
@@ -459,7 +466,7 @@ class Executor:
                 await self._run_pool(group, group.plan.rounds[0], 0, loop)
             else:
                 for round_index, specs in enumerate(plan.rounds):
-                    if specs and any(s.key not in group.claimed for s in specs):
+                    if any(s.key in group.specs and s.key not in group.claimed for s in specs):
                         await self._run_pool(group, specs, round_index, loop)
         except asyncio.CancelledError:
             with self._lock:

@@ -253,7 +253,7 @@ class BenchSession:
         file_key: str,
         bench_file: BenchFile,
         schedule: BenchmarkSchedule,
-        chosen: dict[str, set[int]],
+        chosen: Mapping[str, Iterable[int]],
         *,
         whole_plan: bool,
         thresholds: dict[str, list[Threshold]],

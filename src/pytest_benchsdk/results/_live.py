@@ -10,7 +10,7 @@ renders. No pytest here: the glue drives it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -114,6 +114,19 @@ def knobs_of(schedule: BenchmarkSchedule, stored: Mapping[str, Any] | None = Non
     )
 
 
+def _compact(indexes: Iterable[int]) -> Collection[int]:
+    """Task indexes as a ``range`` when they are contiguous (a whole plan, one phase), else a
+    set: the run keeps them until the session ends (a set of 20,000 ints is ~2 MB)."""
+    chosen = set(indexes)
+    if chosen and max(chosen) - min(chosen) + 1 == len(chosen):
+        return range(min(chosen), max(chosen) + 1)
+    return chosen
+
+
+def _compact_selection(selected: Mapping[str, Iterable[int]]) -> dict[str, Collection[int]]:
+    return {name: _compact(indexes) for name, indexes in selected.items()}
+
+
 @attrs.define
 class BenchmarkRun:
     """One bench file's run on the controller.
@@ -128,8 +141,9 @@ class BenchmarkRun:
     file_key: str
     bench_file: BenchFile
     schedule: BenchmarkSchedule
-    #: Selected iterations per participant (task indexes), after deselection.
-    selected: dict[str, set[int]]
+    #: Selected iterations per participant (task indexes), after deselection: a ``range``
+    #: where they are contiguous (the usual case).
+    selected: dict[str, Collection[int]] = attrs.field(converter=_compact_selection)
     #: The selection is the benchmark's whole plan (no ``-k``/node-id subset).
     whole_plan: bool = True
     local_run_id: str | None = None
@@ -234,7 +248,7 @@ class BenchmarkRun:
             config=attrs.evolve(schedule.config, participants=schedule.config.participants + added),
             participants=schedule.participants + added,
         )
-        self.selected[participant] = set(indexes)
+        self.selected[participant] = _compact(indexes)
         self.thresholds[participant] = thresholds
         self.extra_knobs.update(knobs)
         self._read_back = None
@@ -414,7 +428,7 @@ class BenchmarkRun:
         skipped = {s.name: f"missing {', '.join(s.missing)}" for s in self.schedule.skipped}
         out = []
         for name in self.schedule.requested:
-            selected = self.selected.get(name, set())
+            selected = self.selected.get(name, ())
             if name not in skipped and not selected:
                 continue  # deselected (-k): not part of this run
             samples = self.samples.get(name) or ParticipantSamples()
