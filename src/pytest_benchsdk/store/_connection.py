@@ -179,10 +179,35 @@ def dump_json(value: JSON) -> str:
     return "null" if value is None else js_json(value)
 
 
-#: Plain JSON (strings, numbers, lists, dicts; no NaN) as compact text, at C speed: one encoder
-#: made once (``json.dumps`` with options builds a new one for every call). For the hot path,
-#: once per record; what it refuses (NaN, a value that is not plain JSON) goes to dump_json.
-compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+def _not_plain_json(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _compact_encoder() -> Callable[[object], str]:
+    """Plain JSON (strings, numbers, lists, dicts; no NaN) as compact text, at C speed: the C
+    encoder made once. ``JSONEncoder.encode`` makes a new one on every call, half of what it
+    costs for a record's few keys (2.6 of 5.2 µs). It keeps no circular-reference markers (a
+    shared set would keep the marks a failed call leaves): a circular value, deep beyond
+    recursion, is the ``ValueError`` the encoder's own check raises."""
+    make = getattr(json.encoder, "c_make_encoder", None)  # (typeshed leaves it out)
+    if make is None:  # no C accelerator (another Python): the standard encoder
+        return json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+    encode = make(
+        None, _not_plain_json, json.encoder.encode_basestring, None, ":", ",", False, False, False
+    )
+
+    def compact(value: object) -> str:
+        try:
+            return "".join(encode(value, 0))
+        except RecursionError:
+            raise ValueError("Circular reference detected") from None
+
+    return compact
+
+
+#: For the hot path, once or twice per record; what it refuses (NaN, a value that is not plain
+#: JSON) goes to dump_json.
+compact_json = _compact_encoder()
 
 
 def load_json(text: str | None) -> JSON:
