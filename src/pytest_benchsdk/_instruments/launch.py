@@ -8,7 +8,7 @@ stdio and parent, so an IDE or a CI step sees the same process) with
 ``valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes --trace-children=yes``.
 Its environment (:func:`relaunch_environment`) fixes the hash seed (``PYTHONHASHSEED=0``
 unless the user set one) and names a temporary folder for callgrind's dumps and log, which
-the process that asked (the *owner*, by pid) removes when its session ends
+the process that asked (the *owner*, by pid) has removed once it has exited
 (:func:`remove_dump_folder`); folders of owners that were killed are removed by the next
 session (:func:`remove_abandoned_folders`).
 
@@ -24,6 +24,7 @@ interpreter's start-up and collection under valgrind's JIT).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -204,11 +205,23 @@ def launched_here(environ: Mapping[str, str] | None = None) -> bool:
 
 
 def remove_dump_folder(environ: Mapping[str, str] | None = None) -> None:
-    """The owner's session ends: remove its dump folder (valgrind's last dump at exit then
-    finds no folder, and says so only in its log, which went with it)."""
+    """The owner's session ends: have its dump folder removed once this process has exited.
+    Not now: callgrind writes its last dump there at exit, and a missing folder makes valgrind
+    exit with status 1. A small untraced shell waits for this pid, in a session of its own and
+    with no standard streams (so a CI step or an IDE does not wait for it), then removes it."""
     env = os.environ if environ is None else environ
-    if launched_here(env):
-        shutil.rmtree(env[ENV_FOLDER], ignore_errors=True)
+    if not launched_here(env):
+        return
+    script = 'while kill -0 "$1" 2>/dev/null; do sleep 0.2; done; rm -rf -- "$2"'
+    with contextlib.suppress(OSError):
+        subprocess.Popen(
+            ["/bin/sh", "-c", script, "sh", str(os.getpid()), env[ENV_FOLDER]],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
 
 
 def counter_from_environment(calls: int, environ: Mapping[str, str] | None = None) -> Any:
