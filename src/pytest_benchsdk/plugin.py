@@ -84,6 +84,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_load_initial_conftests(
     early_config: pytest.Config, parser: pytest.Parser, args: list[str]
 ) -> None:
+    # As early as the options and the ini are known, before any conftest runs: a session
+    # counting instructions re-runs itself under valgrind (the process is replaced).
+    if _asks_for_instructions(early_config):
+        from pytest_benchsdk._plugin.runtime.instructions import relaunch_under_valgrind
+
+        relaunch_under_valgrind(early_config)
     # A bare --bench-compare means "latest": spelled out before pytest parses the arguments
     # for good, so the word after it stays a path to collect (pytest --bench-compare
     # bench_a.py). The early parse already took that word as the REF: its paths are parsed
@@ -95,6 +101,18 @@ def pytest_load_initial_conftests(
         known = early_config.known_args_namespace
         for name in ("file_or_dir", "bench_compare"):
             setattr(known, name, getattr(again, name, None))
+
+
+def _asks_for_instructions(config: pytest.Config) -> bool:
+    option = config.known_args_namespace
+    if getattr(option, "bench_check", False) or getattr(option, "bench_resubmit", False):
+        return False
+    if getattr(option, "bench_instructions", False):
+        return True
+    try:
+        return bool(config.getini("bench_instructions"))
+    except ValueError:
+        return False
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -215,6 +233,10 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
 
     catalog = Catalog.install(config, options)
     register = config.pluginmanager.register
+    if options.enabled and options.instructions:
+        from pytest_benchsdk._plugin.runtime.instructions import InstructionsPlugin
+
+        register(InstructionsPlugin(options.instructions_calls), "benchsdk-instructions")
     register(CollectionPlugin(catalog, runs_items=not options.check), "benchsdk-collection")
     if options.enabled:
         from pytest_benchsdk._plugin.distribution.loadgroup import plain_args

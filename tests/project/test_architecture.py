@@ -7,6 +7,8 @@ import, bottom up:
 * ``base`` (``_base/``, ``records``): the leaves; they import nothing else of the package.
 * ``config`` (``_config/``, ``config``): models, reading, validation, the threshold language.
 * ``analysis`` (``_analysis/``, ``scoring``, ``compare``): statistics, scoring, comparisons; pure.
+* ``instruments`` (``_instruments/``): counting what measured code executes (callgrind's
+  client requests, the helper's build, the session's launch under valgrind).
 * ``engine`` (``_engine/``, ``schedule``, ``executor``, ``context``): knobs, plans, running.
 * ``ab`` (``_ab/``): an A/B session's revision worktree and its two side processes.
 * ``store`` (SQLite) and ``platform`` (httpx; the leaves only): the I/O.
@@ -50,6 +52,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "base": _p("_base", "records"),
     "config": _p("_config", "config"),
     "analysis": _p("_analysis", "scoring", "compare"),
+    "instruments": _p("_instruments"),
     "engine": _p("_engine", "schedule", "executor", "context"),
     "ab": _p("_ab"),
     "store": _p("store"),
@@ -62,20 +65,40 @@ AREAS: dict[str, tuple[str, ...]] = {
     "plugin": _p("plugin", "hookspecs", "_plugin"),
 }
 #: The areas under the session, which it and the entry points (cli, plugin) may import.
-_BELOW_ENTRY = {"base", "config", "analysis", "engine", "store", "platform", "results", "views"}
+_BELOW_ENTRY = {
+    "base",
+    "config",
+    "analysis",
+    "instruments",
+    "engine",
+    "store",
+    "platform",
+    "results",
+    "views",
+}
 #: Which areas an area may import (its own always).
 MAY_IMPORT: dict[str, set[str]] = {
     "base": set(),
     "config": {"base"},
     "analysis": {"base"},
-    "engine": {"base", "config", "analysis"},
-    "ab": {"base", "config", "analysis", "engine"},
+    "instruments": {"base"},
+    "engine": {"base", "config", "analysis", "instruments"},
+    "ab": {"base", "config", "analysis", "instruments", "engine"},
     "store": {"base", "analysis"},
     "platform": {"base"},
-    "results": {"base", "config", "analysis", "engine", "store"},
-    "views": {"base", "config", "analysis", "engine", "results", "store"},
+    "results": {"base", "config", "analysis", "instruments", "engine", "store"},
+    "views": {"base", "config", "analysis", "instruments", "engine", "results", "store"},
     "session": _BELOW_ENTRY,
-    "runner": {"base", "config", "analysis", "engine", "platform", "results", "session"},
+    "runner": {
+        "base",
+        "config",
+        "analysis",
+        "instruments",
+        "engine",
+        "platform",
+        "results",
+        "session",
+    },
     "cli": _BELOW_ENTRY | {"runner"},
     "plugin": _BELOW_ENTRY | {"session", "ab"},
 }

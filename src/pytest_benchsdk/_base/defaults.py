@@ -14,6 +14,7 @@ __all__ = [
     "DEFAULT_AB_MODE",
     "DEFAULT_AB_PROCESSES",
     "DEFAULT_FAILED_ITERATIONS",
+    "DEFAULT_INSTRUCTION_CALLS",
     "DEFAULT_NOISE_THRESHOLD",
     "DEFAULT_RESAMPLES",
     "DEFAULT_SCORE_RESAMPLES",
@@ -40,3 +41,9 @@ DEFAULT_FAILED_ITERATIONS: Final = "fail"
 DEFAULT_AB_MODE: Final = "interleaved"
 #: Processes per A/B side, taking turns round by round (``--bench-ab-processes``).
 DEFAULT_AB_PROCESSES: Final = 4
+#: Counted calls of a calibrated step or a benchmarked test after its one warm call, where
+#: ``--bench-instructions`` counts (``--bench-instructions-calls``): enough that one region's
+#: fixed costs (and the interpreter's occasional re-specialisation, a few hundred
+#: instructions) are spread thin, few enough that a millisecond's function costs about a
+#: second under valgrind.
+DEFAULT_INSTRUCTION_CALLS: Final = 10

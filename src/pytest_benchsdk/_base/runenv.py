@@ -202,6 +202,10 @@ class RunEnvironment:
     hostname: str | None
     #: Logical CPUs (``os.cpu_count()``): comparisons warn when runs differ in it.
     cpu_count: int | None = None
+    #: What the run's instruction counts depend on besides the code (``--bench-instructions``:
+    #: the tool and valgrind's version, the Python build, the architecture, the hash seed and
+    #: who fixed it, the counted calls); None when nothing was counted.
+    instructions: Mapping[str, Any] | None = None
 
     def trigger_to_wire(self) -> dict[str, str]:
         """The run-config snapshot's ``trigger`` block (see :meth:`Trigger.to_wire`)."""
@@ -230,6 +234,10 @@ class RunEnvironment:
         """Every field as JSON (snake_case keys), for the local store; see :meth:`from_dict`."""
         data = attrs.asdict(self, recurse=False)
         data["trigger"] = self.trigger.to_wire()
+        if self.instructions is None:
+            del data["instructions"]  # (the stored form of a run that counted nothing is as before)
+        else:
+            data["instructions"] = dict(self.instructions)
         return data
 
     @classmethod
@@ -246,6 +254,7 @@ class RunEnvironment:
             machine=str(data.get("machine", "")),
             hostname=data.get("hostname"),
             cpu_count=data.get("cpu_count"),
+            instructions=data.get("instructions"),
         )
 
 
@@ -257,7 +266,10 @@ def _hostname() -> str | None:
 
 
 def collect_run_environment(
-    environ: Mapping[str, str], cwd: str | os.PathLike[str]
+    environ: Mapping[str, str],
+    cwd: str | os.PathLike[str],
+    *,
+    instructions: Mapping[str, Any] | None = None,
 ) -> RunEnvironment:
     """Collect the run environment as upstream does, from *environ* and the git repo at *cwd*.
 
@@ -268,6 +280,7 @@ def collect_run_environment(
     * ``trigger`` per :func:`resolve_trigger`.
 
     ``git`` only runs when the variables are unset or empty; each call has a short timeout.
+    ``instructions`` is the setup of the run's instruction counts, when it counts.
     """
     git_sha = environ.get("GITHUB_SHA") or git_output(["rev-parse", "HEAD"], cwd, environ)
     git_ref = (
@@ -287,4 +300,5 @@ def collect_run_environment(
         machine=machine,
         hostname=_hostname(),
         cpu_count=os.cpu_count(),
+        instructions=instructions,
     )

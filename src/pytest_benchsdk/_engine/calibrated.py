@@ -38,6 +38,7 @@ from pytest_benchsdk._base.awaitables import await_with_timeout, is_coroutine_ca
 from pytest_benchsdk._base.clock import Clock
 from pytest_benchsdk._base.js import is_js_integer, py_value
 from pytest_benchsdk._base.numbers import is_finite
+from pytest_benchsdk._instruments import INSTRUCTIONS_KEY, Counter
 
 __all__ = [
     "AUTO",
@@ -51,7 +52,9 @@ __all__ = [
     "calibrated_step",
     "calibration",
     "loop_async",
+    "loop_counted",
     "loop_sync",
+    "per_call",
 ]
 
 #: ``calls=AUTO``: calibrate the count.
@@ -121,16 +124,69 @@ def calibration(name: str, calls: object, min_time_ms: object) -> Calibration:
 @attrs.frozen
 class LoopTiming:
     """The measured loop: ``calls`` calls between the readings ``started`` and ``ended``;
-    ``value`` is the last call's return value."""
+    ``value`` is the last call's return value; ``instructions`` the instructions per call,
+    where they were counted (``--bench-instructions``)."""
 
     calls: int
     started: float
     ended: float
     value: Any
+    instructions: float | None = None
 
     @property
     def per_call_s(self) -> float:
         return (self.ended - self.started) / self.calls
+
+
+def per_call(count: int | None, calls: int) -> float | None:
+    """A loop's instruction count per call (to a thousandth: a count of N calls divides
+    exactly into thousandths only for N of 1, 2, 4, 5, 8 …, and more digits say nothing)."""
+    return None if count is None else round(count / calls, 3)
+
+
+def _counted_loop(
+    fn: Callable[[], Any], calls: int, monotonic: Callable[[], float], counter: Counter
+) -> LoopTiming:
+    # The clock is read outside the counted region: its readings are not the function's.
+    rest = itertools.repeat(None, calls - 1)
+    started = monotonic()
+    region = counter.begin()
+    for _ in rest:
+        fn()
+    value = fn()
+    count = counter.end(region)
+    ended = monotonic()
+    return LoopTiming(calls, started, ended, value, per_call(count, calls))
+
+
+def loop_counted(
+    name: str,
+    fn: Callable[[], Any],
+    calibrated: Calibration,
+    monotonic: Callable[[], float],
+    counter: Counter,
+) -> LoopTiming:
+    """``--bench-instructions``: one warm call (not counted: a first call fills caches and
+    lets the interpreter specialise), then a counted loop of ``calls=N`` calls, or of the
+    counter's ``calls`` for ``calls="auto"`` (a count needs no time to settle). A function
+    returning an awaitable is a ``TypeError``, as for :func:`loop_sync`."""
+    _no_awaitable(name, fn())
+    calls = calibrated.calls if calibrated.calls is not None else counter.calls
+    return _counted_loop(fn, calls, monotonic, counter)
+
+
+async def _awaited_counted_loop(
+    fn: Callable[[], Awaitable[Any]], calls: int, monotonic: Callable[[], float], counter: Counter
+) -> LoopTiming:
+    rest = itertools.repeat(None, calls - 1)
+    started = monotonic()
+    region = counter.begin()
+    for _ in rest:
+        await fn()
+    value = await fn()
+    count = counter.end(region)
+    ended = monotonic()
+    return LoopTiming(calls, started, ended, value, per_call(count, calls))
 
 
 def _fastest(a: LoopTiming, b: LoopTiming) -> LoopTiming:
@@ -209,13 +265,25 @@ async def _awaited_loop(
 
 
 async def loop_async(
-    name: str, fn: Callable[[], Any], calibrated: Calibration, monotonic: Callable[[], float]
+    name: str,
+    fn: Callable[[], Any],
+    calibrated: Calibration,
+    monotonic: Callable[[], float],
+    counter: Counter | None = None,
 ) -> LoopTiming:
     """Time ``fn`` in a calibrated loop in the running event loop, awaiting each call's
     awaitable. Whether ``fn`` returns awaitables is told by its first call (a probe outside
     the measured loop when the count is calibrated; the loop's first call when it is fixed).
-    A sync ``fn`` runs the sync loop, on the loop's thread."""
+    A sync ``fn`` runs the sync loop, on the loop's thread. With a ``counter`` the loop is
+    counted (:func:`loop_counted`'s rule; the first call is the warm one)."""
     fixed = calibrated.calls
+    if counter is not None:
+        calls = fixed if fixed is not None else counter.calls
+        first = fn()
+        if not inspect.isawaitable(first):
+            return _counted_loop(fn, calls, monotonic, counter)
+        await first
+        return await _awaited_counted_loop(fn, calls, monotonic, counter)
     if fixed is not None:
         started = monotonic()
         first = fn()
@@ -257,6 +325,7 @@ class LoopRunner(Protocol):
     @property
     def lock(self) -> threading.Lock: ...
     def monotonic(self) -> float: ...
+    def counter(self, on_loop: bool) -> Counter | None: ...
     def begin(self, options: Any) -> tuple[Any, Any]: ...
     def arrive(self, state: Any, options: Any) -> Any: ...
     def wait_ready(self, state: Any, arrival: Any) -> None: ...
@@ -325,18 +394,33 @@ def _calibrated_sync(runner: LoopRunner, options: Any, fn: Callable[[], Any]) ->
         runner.wait_ready(state, arrival)
         timeout_ms = arrival.timeout_ms
         timing: LoopTiming
+        counter = runner.counter(False)
         if is_coroutine_callable(fn):
             # Awaited on the executor's loop, the whole loop at once (one hop, not one a
             # call); the deadline holds for the whole loop.
             deadline = None if timeout_ms is None else monotonic() + timeout_ms / 1000.0
             timing = runner.resolve_blocking(
-                loop_async(name, fn, calibrated, monotonic), deadline, options
+                loop_async(name, fn, calibrated, monotonic, runner.counter(True)),
+                deadline,
+                options,
             )
         elif timeout_ms is None:
-            timing = loop_sync(name, fn, calibrated, monotonic)
+            timing = (
+                loop_sync(name, fn, calibrated, monotonic)
+                if counter is None
+                else loop_counted(name, fn, calibrated, monotonic, counter)
+            )
         else:
+            # On the helper thread: a region counts the thread it runs on.
             timing = runner.invoke_threads(
-                options, lambda: loop_sync(name, fn, calibrated, monotonic), 1, timeout_ms
+                options,
+                lambda: (
+                    loop_sync(name, fn, calibrated, monotonic)
+                    if counter is None
+                    else loop_counted(name, fn, calibrated, monotonic, counter)
+                ),
+                1,
+                timeout_ms,
             )
     except BaseException as exc:
         runner.end(state, token, options, None, exc, monotonic())
@@ -358,17 +442,24 @@ async def _calibrated_async(runner: LoopRunner, options: Any, fn: Callable[[], A
         if timeout_ms is not None and timeout_ms > 0 and not is_coroutine_callable(fn):
             # As a plain step: a sync function with a timeout runs on a helper thread (the
             # whole loop), so the timeout holds and the event loop stays free.
+            helper_counter = runner.counter(False)
             timing = await runner.invoke_on_thread(
-                options, lambda: loop_sync(name, fn, calibrated, monotonic), timeout_ms
+                options,
+                lambda: (
+                    loop_sync(name, fn, calibrated, monotonic)
+                    if helper_counter is None
+                    else loop_counted(name, fn, calibrated, monotonic, helper_counter)
+                ),
+                timeout_ms,
             )
         elif timeout_ms is None:
             began = monotonic()
-            timing = await loop_async(name, fn, calibrated, monotonic)
+            timing = await loop_async(name, fn, calibrated, monotonic, runner.counter(True))
             if not is_coroutine_callable(fn):
                 runner.check_blocking(name, monotonic() - began)
         else:
             timing = await await_with_timeout(
-                loop_async(name, fn, calibrated, monotonic),
+                loop_async(name, fn, calibrated, monotonic, runner.counter(True)),
                 timeout_ms / 1000.0,
                 lambda: runner.timeout_error(name, options.timeout_ms),
             )
@@ -389,4 +480,6 @@ def _settle(runner: LoopRunner, state: Any, timing: LoopTiming) -> None:
         data = state.data if state.data is not None else {}
         data[CALLS_KEY] = timing.calls
         data[LOOP_KEY] = Clock.elapsed_ms(timing.started, timing.ended)
+        if timing.instructions is not None and INSTRUCTIONS_KEY not in data:
+            data[INSTRUCTIONS_KEY] = timing.instructions
         state.data = data

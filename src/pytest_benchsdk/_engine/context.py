@@ -15,6 +15,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
+from pytest_benchsdk import _instruments
 from pytest_benchsdk._base.clock import CLOCK, Clock
 from pytest_benchsdk._base.coordination import StepCoordination
 from pytest_benchsdk._base.ctrlc import is_ctrl_c
@@ -32,6 +33,7 @@ from pytest_benchsdk._engine.steps import (
     step_records,
 )
 from pytest_benchsdk._engine.taskerror import TaskError, error_code_of, is_task_error
+from pytest_benchsdk._instruments import INSTRUCTIONS_KEY
 from pytest_benchsdk.records import LOG_LEVELS, LogLevel, LogLine, StepRecord, TaskRecord
 
 __all__ = [
@@ -166,6 +168,11 @@ class TaskContext:
     ``cpu_ms`` (the executor sets it where the participant runs one iteration at a time, so
     the process's CPU time in the iteration is the iteration's). A sync task always records
     its thread's CPU time.
+
+    ``alone``: this context's participant runs one iteration at a time (the executor's
+    concurrency 1), so a region counted on the event loop (``--bench-instructions``) holds
+    this iteration's work only; with several in flight only what runs on a thread of its own
+    is counted.
     """
 
     def __init__(
@@ -181,6 +188,7 @@ class TaskContext:
         loop: asyncio.AbstractEventLoop | None = None,
         coordination: StepCoordination | None = None,
         process_cpu_time: bool = False,
+        alone: bool = True,
     ) -> None:
         self.participant = participant
         self.participant_name = participant_name
@@ -192,6 +200,7 @@ class TaskContext:
         self.loop = loop
         self.coordination = coordination
         self.process_cpu_time = process_cpu_time
+        self.alone = alone
         self._lock = threading.Lock()
         self._measures: dict[str, Any] = {}
         # (monotonic reading, level, message, meta) per line: LogLines are made when read.
@@ -388,7 +397,11 @@ class TaskContext:
         return self._steps.start(options, fn)
 
     def _snapshot(
-        self, started: float, completed: float, cpu_ms: float | None = None
+        self,
+        started: float,
+        completed: float,
+        cpu_ms: float | None = None,
+        instructions: int | None = None,
     ) -> _IterationSnapshot:
         """What the record of the iteration that ran from ``started`` to ``completed`` (using
         ``cpu_ms`` of CPU time, if known) is built from (the measures and steps as they are
@@ -403,6 +416,7 @@ class TaskContext:
             started=started,
             completed=completed,
             cpu_ms=cpu_ms,
+            instructions=instructions,
         )
 
     def _log_builder(self) -> Callable[[], tuple[LogLine, ...]] | None:
@@ -529,6 +543,7 @@ class _IterationSnapshot:
     started: float
     completed: float
     cpu_ms: float | None = None
+    instructions: int | None = None
 
 
 def _finish(
@@ -538,6 +553,7 @@ def _finish(
     completed: float,
     result: object = None,
     cpu_ms: float | None = None,
+    instructions: int | None = None,
 ) -> IterationOutcome:
     """The outcome of an iteration that returned ``result`` without raising.
 
@@ -545,8 +561,15 @@ def _finish(
     later from a snapshot taken now (see :class:`IterationOutcome`); otherwise it is built now.
     """
     if result is not None:
-        return build_record(ctx, started=started, completed=completed, result=result, cpu_ms=cpu_ms)
-    snapshot = ctx._snapshot(started, completed, cpu_ms)
+        return build_record(
+            ctx,
+            started=started,
+            completed=completed,
+            result=result,
+            cpu_ms=cpu_ms,
+            instructions=instructions,
+        )
+    snapshot = ctx._snapshot(started, completed, cpu_ms, instructions)
 
     def build() -> TaskRecord:
         return _assemble(snapshot).record
@@ -562,15 +585,17 @@ def build_record(
     result: object = None,
     error: BaseException | None = None,
     cpu_ms: float | None = None,
+    instructions: int | None = None,
 ) -> IterationOutcome:
     """Build the iteration's record with upstream's runner rules.
 
     ``started``/``completed`` are :meth:`Clock.monotonic` readings; ``result`` is the task's
     return value (see :class:`TaskResult`), ``error`` the exception it raised (if any);
     ``cpu_ms`` the CPU time the iteration used, recorded as the metric ``cpu_ms`` of a
-    passing record (unless the task measured or returned a ``cpu_ms`` of its own).
+    passing record (unless the task measured or returned a ``cpu_ms`` of its own);
+    ``instructions`` likewise the task body's instruction count (``--bench-instructions``).
     """
-    outcome = _assemble(ctx._snapshot(started, completed, cpu_ms), result, error)
+    outcome = _assemble(ctx._snapshot(started, completed, cpu_ms, instructions), result, error)
     return IterationOutcome(outcome.record, outcome.error, build_logs=ctx._log_builder())
 
 
@@ -604,6 +629,8 @@ def _assemble(
                 return invalid_record(invalid)
         if snapshot.cpu_ms is not None and CPU_KEY not in data:
             data[CPU_KEY] = snapshot.cpu_ms  # the user's own cpu_ms wins
+        if snapshot.instructions is not None and INSTRUCTIONS_KEY not in data:
+            data[INSTRUCTIONS_KEY] = snapshot.instructions
         data = _with_phase(data, phase)
         returned = task_result.latency_ms
         if returned is not None and is_finite(returned):
@@ -730,16 +757,26 @@ def run_task(ctx: TaskContext, invoke: Callable[[TaskContext], object]) -> Itera
         monotonic = ctx.clock.monotonic
         started: float | None = None
         cpu_ms: float | None = None
+        instructions: int | None = None
+        counter = _instruments.ACTIVE
         try:
             call = _prepared(invoke, ctx)
             # (The CPU clock is read outside the wall-clock readings: not in the latency.)
             cpu_started = thread_time()
             started = monotonic()
-            result = call()
+            if counter is None:
+                result = call()
+            else:
+                region = counter.begin()
+                try:
+                    result = call()
+                finally:
+                    instructions = counter.end(region)
             completed = monotonic()
             cpu_ended = thread_time()
             if result is not None and inspect.isawaitable(result):
                 # Its work runs on the event loop's thread, whose clock is shared: not counted.
+                instructions = None
                 result = ctx._steps.resolve_blocking(result, None, None)
                 completed = monotonic()
             else:
@@ -753,7 +790,14 @@ def run_task(ctx: TaskContext, invoke: Callable[[TaskContext], object]) -> Itera
             if started is None:
                 started = completed  # bind() failed: the task did not start
             return build_record(ctx, started=started, completed=completed, error=exc)
-        return _finish(ctx, started=started, completed=completed, result=result, cpu_ms=cpu_ms)
+        return _finish(
+            ctx,
+            started=started,
+            completed=completed,
+            result=result,
+            cpu_ms=cpu_ms,
+            instructions=instructions,
+        )
 
     return contextvars.copy_context().run(body)
 
@@ -772,18 +816,28 @@ async def run_task_async(
     started: float | None = None
     cpu = process_time if ctx.process_cpu_time else None
     cpu_ms: float | None = None
+    instructions: int | None = None
+    # On the event loop a region holds whatever the loop runs: counted only when alone.
+    counter = _instruments.ACTIVE if ctx.alone else None
+    region: object = None
     try:
         call = _prepared(invoke, ctx)
         cpu_started = 0.0 if cpu is None else cpu()
         started = monotonic()
+        if counter is not None:
+            region = counter.begin()
         result = call()
         # (A coroutine is told apart without a call: this check is inside the task's time.)
         if type(result) is CoroutineType or inspect.isawaitable(result):
             result = await result
+        if counter is not None:
+            instructions, counter = counter.end(region), None
         completed = monotonic()
         if cpu is not None:
             cpu_ms = round((cpu() - cpu_started) * 1000.0, 6)
     except BaseException as exc:
+        if counter is not None and region is not None:
+            counter.end(region)
         completed = monotonic()
         if stops_the_run(exc):
             raise
@@ -793,4 +847,11 @@ async def run_task_async(
     finally:
         _CURRENT.reset(current_token)
         ACTIVE_STEP.reset(token)
-    return _finish(ctx, started=started, completed=completed, result=result, cpu_ms=cpu_ms)
+    return _finish(
+        ctx,
+        started=started,
+        completed=completed,
+        result=result,
+        cpu_ms=cpu_ms,
+        instructions=instructions,
+    )

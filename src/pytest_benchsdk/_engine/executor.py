@@ -544,6 +544,7 @@ class Executor:
             loop=loop,
             coordination=spec.coordination,
             process_cpu_time=spec.is_async and alone,
+            alone=alone,
         )
 
     async def _run_async(

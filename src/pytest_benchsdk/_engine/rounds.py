@@ -36,8 +36,11 @@ from typing import Any, Final
 
 import attrs
 
+from pytest_benchsdk import _instruments
 from pytest_benchsdk._base.clock import iso_utc
 from pytest_benchsdk._base.percentiles import median_positions, nearest_rank
+from pytest_benchsdk._engine.calibrated import per_call
+from pytest_benchsdk._instruments import INSTRUCTIONS_KEY, Counter
 from pytest_benchsdk.records import JSONObject, TaskRecord
 
 __all__ = [
@@ -50,6 +53,7 @@ __all__ = [
     "RoundStats",
     "Rounds",
     "check_pedantic",
+    "count_rounds",
     "failed_record",
     "kept_rounds",
     "measure_pedantic",
@@ -105,13 +109,15 @@ class RoundSettings:
 @attrs.frozen
 class Rounds:
     """What the rounds measured: per round, the wall and CPU time of its ``iterations`` calls
-    (seconds), and when they ran (epoch seconds)."""
+    (seconds), and when they ran (epoch seconds); where instructions were counted
+    (``--bench-instructions``), each counted round's instructions per call."""
 
     iterations: int
     wall: tuple[float, ...]
     cpu: tuple[float, ...]
     started: float
     ended: float
+    instructions: tuple[float, ...] = ()
 
     def per_call(self) -> list[float]:
         """Each round's wall time per call, in seconds."""
@@ -212,13 +218,60 @@ def _calibrate(run: Runner, settings: RoundSettings) -> tuple[float, int]:
             loops *= 10
 
 
+def count_rounds(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    settings: RoundSettings,
+    counter: Counter,
+) -> Rounds:
+    """``benchmark(fn, *args, **kwargs)`` counted (``--bench-instructions``): one warm call,
+    then one round of the counter's ``calls`` calls in a counted region (a count needs no
+    calibration and no repeats to settle: it is the same every time)."""
+    started = time.time()
+    fn(*args, **kwargs)
+    calls = counter.calls
+    loops = range(calls)
+    gc_enabled = gc.isenabled()
+    if settings.disable_gc:
+        gc.disable()
+    tracer = sys.gettrace()
+    sys.settrace(None)
+    try:
+        cpu_start = time.thread_time()
+        start = settings.timer()
+        region = counter.begin()
+        for _ in loops:
+            fn(*args, **kwargs)
+        count = counter.end(region)
+        end = settings.timer()
+        cpu = time.thread_time() - cpu_start
+    finally:
+        sys.settrace(tracer)
+        if gc_enabled:
+            gc.enable()
+    instructions = per_call(count, calls)
+    return Rounds(
+        calls,
+        (end - start,),
+        (cpu,),
+        started,
+        time.time(),
+        () if instructions is None else (instructions,),
+    )
+
+
 def measure_rounds(
     fn: Callable[..., Any],
     args: Sequence[Any],
     kwargs: Mapping[str, Any],
     settings: RoundSettings,
 ) -> Rounds:
-    """``benchmark(fn, *args, **kwargs)`` measured: calibrate, (warm up,) run the rounds."""
+    """``benchmark(fn, *args, **kwargs)`` measured: calibrate, (warm up,) run the rounds
+    (counted instead, where ``--bench-instructions`` counts: :func:`count_rounds`)."""
+    counter = _instruments.ACTIVE
+    if counter is not None:
+        return count_rounds(fn, args, kwargs, settings, counter)
     run = _runner(fn, args, kwargs, settings)
     started = time.time()
     # A first round of one call, not timed: a function's (and the round's own) first call
@@ -314,22 +367,32 @@ def measure_pedantic(
         _runner(fn, call_args, call_kwargs, settings)(iterations)
     wall: list[float] = []
     cpu: list[float] = []
+    counts: list[float] = []
     value: Any = None
+    # Its rounds are the user's, counted as they are (warm-up only as warmup_rounds asks).
+    counter = _instruments.ACTIVE
     for _ in range(rounds):
         call_args, call_kwargs = arguments()
         # Rounds of pedantic are the user's (a setup before each): the CPU clock around each.
         cpu_start = time.thread_time()
-        if iterations == 1:
-            w, value = _single_call(fn, call_args, call_kwargs, settings)
-        else:
-            w = _runner(fn, call_args, call_kwargs, settings)(iterations)
+        region = None if counter is None else counter.begin()
+        try:
+            if iterations == 1:
+                w, value = _single_call(fn, call_args, call_kwargs, settings)
+            else:
+                w = _runner(fn, call_args, call_kwargs, settings)(iterations)
+        finally:
+            count = None if counter is None else counter.end(region)
         cpu.append(time.thread_time() - cpu_start)
         wall.append(w)
+        counted = per_call(count, iterations)
+        if counted is not None:
+            counts.append(counted)
     ended = time.time()
     if iterations > 1:
         call_args, call_kwargs = arguments()
         value = fn(*call_args, **call_kwargs)
-    return Rounds(iterations, tuple(wall), tuple(cpu), started, ended), value
+    return Rounds(iterations, tuple(wall), tuple(cpu), started, ended, tuple(counts)), value
 
 
 def _single_call(
@@ -491,6 +554,8 @@ def round_record(
         CPU_KEY: [_ms(v) for v in kept_rounds(rounds.cpu_per_call())],
         ROUNDS_KEY: {"count": len(rounds.wall), "iterations": rounds.iterations},
     }
+    if rounds.instructions:
+        data[INSTRUCTIONS_KEY] = list(kept_rounds(rounds.instructions))
     if extra_info:
         data["extra_info"] = dict(extra_info)
     return TaskRecord(
@@ -530,6 +595,9 @@ def repeated_record(
             REPETITIONS_KEY: [len(values) for values in wall],
         },
     }
+    counts = [v for part in parts for v in kept_rounds(part.instructions, keep)]
+    if counts:
+        data[INSTRUCTIONS_KEY] = counts
     if extra_info:
         data["extra_info"] = dict(extra_info)
     return TaskRecord(

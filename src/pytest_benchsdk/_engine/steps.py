@@ -45,6 +45,7 @@ from typing import Any, Final, Protocol
 
 import attrs
 
+from pytest_benchsdk import _instruments
 from pytest_benchsdk._base.awaitables import await_with_timeout, is_coroutine_callable
 from pytest_benchsdk._base.clock import Clock
 from pytest_benchsdk._base.coordination import StepCoordination
@@ -52,6 +53,7 @@ from pytest_benchsdk._base.js import is_js_integer, is_number, py_number, py_val
 from pytest_benchsdk._base.numbers import is_finite
 from pytest_benchsdk._engine.calibrated import calibrated_step
 from pytest_benchsdk._engine.taskerror import TaskError, error_code_of, is_task_error
+from pytest_benchsdk._instruments import INSTRUCTIONS_KEY, Counter
 from pytest_benchsdk.records import StepRecord
 
 __all__ = [
@@ -339,6 +341,7 @@ class StepBlock:
     """
 
     __slots__ = (
+        "_counted",
         "_cpu_started",
         "_name",
         "_options",
@@ -365,6 +368,8 @@ class StepBlock:
         self._timeout: _BlockTimeout | None = None
         # (thread id, thread_time()) when a plain ``with`` block's work began.
         self._cpu_started: tuple[int, float] | None = None
+        # (counter, region) of a block whose instructions are counted.
+        self._counted: tuple[Counter, Any] | None = None
 
     def _begin(self, options: StepOptions, *, allow_timeout: bool) -> _Arrival:
         self._state, self._token = self._runner.begin(options)
@@ -410,6 +415,7 @@ class StepBlock:
                 state.entered = 1
             self._cpu_started = _cpu_reading()
             state.started = monotonic()
+            self._counted = _open_region(runner, False)
             return self
         arrival = self._begin(options, allow_timeout=False)
         assert self._state is not None
@@ -421,6 +427,7 @@ class StepBlock:
             raise
         self._cpu_started = _cpu_reading()
         state.started = runner.monotonic()
+        self._counted = _open_region(runner, False)
         return self
 
     def __exit__(
@@ -430,6 +437,10 @@ class StepBlock:
         tb: TracebackType | None,
     ) -> None:
         runner = self._runner
+        counted = self._counted
+        if counted is not None:
+            self._counted = None
+            _close_region(runner, self._state, counted, exc is None)
         ended = runner._host.clock.monotonic()
         cpu_ended = thread_time()
         state, token = self._state, self._token
@@ -455,6 +466,7 @@ class StepBlock:
             state, self._token = runner.open(self._name, self._report)
             self._state = state
             state.started = runner.monotonic()
+            self._counted = _open_region(runner, True)
             return self
         arrival = self._begin(options, allow_timeout=True)
         assert self._state is not None
@@ -467,6 +479,7 @@ class StepBlock:
         if options.timeout_ms is not None:
             self._timeout = _BlockTimeout(float(options.timeout_ms))
         state.started = runner.monotonic()
+        self._counted = _open_region(runner, True)
         return self
 
     async def __aexit__(
@@ -475,6 +488,10 @@ class StepBlock:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool:
+        counted = self._counted
+        if counted is not None:
+            self._counted = None
+            _close_region(self._runner, self._state, counted, exc is None)
         ended = self._runner.monotonic()
         timeout = self._timeout
         if timeout is not None:
@@ -489,6 +506,29 @@ class StepBlock:
                 raise error from None
         self._finish(None, exc, ended)
         return False
+
+
+def _open_region(runner: StepRunner, on_loop: bool) -> tuple[Counter, Any] | None:
+    counter = runner.counter(on_loop)
+    return None if counter is None else (counter, counter.begin())
+
+
+def _close_region(
+    runner: StepRunner, state: StepState | None, counted: tuple[Counter, Any], keep: bool
+) -> None:
+    counter, region = counted
+    count = counter.end(region)
+    if keep and count is not None and state is not None:
+        runner.note_instructions(state, count)
+
+
+def _set_instructions(state: StepState, count: float) -> None:
+    # StepRunner.note_instructions's work, under the runner's lock.
+    data = state.data
+    if data is None:
+        state.data = {INSTRUCTIONS_KEY: count}
+    elif INSTRUCTIONS_KEY not in data:
+        data[INSTRUCTIONS_KEY] = count
 
 
 def _set_cpu(state: StepState, seconds: float) -> None:
@@ -513,6 +553,8 @@ class StepHost(Protocol):
     def participant_name(self) -> str: ...
     @property
     def coordination(self) -> StepCoordination | None: ...
+    @property
+    def alone(self) -> bool: ...
 
 
 #: A log line as written: ``(monotonic reading, level, message, meta)``; the context makes its
@@ -542,6 +584,20 @@ class StepRunner:
         #: CPU time (seconds) the task's sync steps used on helper threads, which the task
         #: thread's own clock does not see (added to the task's ``cpu_ms``).
         self.helper_cpu_s = 0.0
+
+    def counter(self, on_loop: bool) -> Counter | None:
+        """The instruction counter for a region of this context's, or None: when nothing is
+        counted, and for a region on the event loop (``on_loop``) unless this context's
+        participant runs alone there (another iteration's work would be counted in it)."""
+        counter = _instruments.ACTIVE
+        if counter is None or (on_loop and not self._host.alone):
+            return None
+        return counter
+
+    def note_instructions(self, state: StepState, count: float) -> None:
+        """Record ``count`` as the step's ``instructions``, unless the step measured its own."""
+        with self._lock:
+            _set_instructions(state, count)
 
     def note_cpu(self, state: StepState, seconds: float) -> None:
         """Record ``seconds`` of CPU time as the step's ``cpu_ms``, unless the step measured a
@@ -596,6 +652,9 @@ class StepRunner:
             coordination.enter(name, coordination.target_of(None), 1)
             state.entered = 1
         cpu_s: float | None = None
+        counter = _instruments.ACTIVE
+        if counter is not None:
+            return self._counted_sync(state, token, fn, capture_output, counter)
         try:
             # (The CPU clock is read outside the wall-clock readings: not in the latency.)
             cpu_started = thread_time()
@@ -614,24 +673,63 @@ class StepRunner:
         self.succeed(state, token, ended, value, capture_output, cpu_s)
         return value
 
+    def _counted_sync(
+        self,
+        state: StepState,
+        token: contextvars.Token[tuple[StepRunner, StepState] | None],
+        fn: Callable[[], Any],
+        capture_output: bool,
+        counter: Counter,
+    ) -> Any:
+        """:meth:`plain`'s work with its instructions counted (``--bench-instructions``): the
+        region is the call alone, inside the clock readings."""
+        monotonic = self._host.clock.monotonic
+        try:
+            cpu_started = thread_time()
+            state.started = monotonic()
+            region = counter.begin()
+            try:
+                value = fn()
+            finally:
+                count = counter.end(region)
+            ended = monotonic()
+            cpu_s: float | None = thread_time() - cpu_started
+            if value is not None and inspect.isawaitable(value):
+                # Its work runs on the event loop's thread: this thread's count says nothing.
+                count, cpu_s = None, None
+                value = self.resolve_blocking(value, None, None)
+                ended = monotonic()
+        except BaseException as exc:
+            self.end(state, token, None, None, exc, monotonic())
+            raise
+        if count is not None:
+            self.note_instructions(state, count)
+        self.succeed(state, token, ended, value, capture_output, cpu_s)
+        return value
+
     async def _plain_async(
         self, name: str, fn: Callable[[], Any], capture_output: bool, report_concurrency: bool
     ) -> Any:
         state, token = self.open(name, report_concurrency)
         monotonic = self._host.clock.monotonic
+        counted = _open_region(self, True)
         try:
             state.started = started = monotonic()
             value = fn()
             ended = monotonic()
-            if ended - started > BLOCKING_WARN_S:
+            if ended - started > BLOCKING_WARN_S and counted is None:
                 self.check_blocking(name, ended - started)
             # (A coroutine is told apart without a call: this check is inside the step's time.)
             if type(value) is CoroutineType or (value is not None and inspect.isawaitable(value)):
                 value = await value
                 ended = monotonic()
         except BaseException as exc:
+            if counted is not None:
+                _close_region(self, state, counted, False)
             self.end(state, token, None, None, exc, monotonic())
             raise
+        if counted is not None:
+            _close_region(self, state, counted, True)
         self.succeed(state, token, ended, value, capture_output)
         return value
 
@@ -849,7 +947,20 @@ class StepRunner:
             count, timeout_ms = arrival.count, arrival.timeout_ms
             if count == 1:
                 state.started = monotonic()
-                value = await self._invoke_async(options, fn, timeout_ms)
+                # (A sync function with a timeout runs on a helper thread: not counted.)
+                counted = (
+                    _open_region(self, True)
+                    if timeout_ms is None or _is_async_callable(fn)
+                    else None
+                )
+                try:
+                    value = await self._invoke_async(options, fn, timeout_ms)
+                except BaseException:
+                    if counted is not None:
+                        _close_region(self, state, counted, False)
+                    raise
+                if counted is not None:
+                    _close_region(self, state, counted, True)
                 ended = monotonic()
             else:
                 state.started = monotonic()
@@ -958,7 +1069,11 @@ class StepRunner:
             if count == 1 and timeout_ms is None:
                 cpu_started = thread_time()
                 state.started = monotonic()
-                value = fn()
+                counted = _open_region(self, False)
+                try:
+                    value = fn()
+                finally:
+                    instructions = None if counted is None else counted[0].end(counted[1])
                 ended = monotonic()
                 cpu_ended = thread_time()
                 if value is not None and inspect.isawaitable(value):
@@ -966,6 +1081,8 @@ class StepRunner:
                     ended = monotonic()
                 else:
                     self.note_cpu(state, cpu_ended - cpu_started)
+                    if instructions is not None:
+                        self.note_instructions(state, instructions)
             else:
                 state.started = monotonic()
                 value = self.invoke_threads(options, fn, count, timeout_ms, state)

@@ -34,6 +34,7 @@ from pytest_benchsdk._config.thresholds import Threshold
 from pytest_benchsdk._engine.benchfile import BenchFile
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule, NoAvailableParticipantsError
+from pytest_benchsdk._instruments.launch import count_setup
 from pytest_benchsdk._session._lines import run_header_lines, section_lines
 from pytest_benchsdk._session._options import SessionOptions
 from pytest_benchsdk._session._secrets import SessionSecrets
@@ -205,7 +206,13 @@ class BenchSession:
     @property
     def environment(self) -> RunEnvironment:
         if self._environment is None:
-            self._environment = collect_run_environment(self.environ, self.rootpath)
+            setup = None
+            if self.options.instructions:
+                counted = count_setup(self.options.instructions_calls, self.environ)
+                setup = None if counted is None else counted.to_dict()
+            self._environment = collect_run_environment(
+                self.environ, self.rootpath, instructions=setup
+            )
         return self._environment
 
     def check_store(self) -> None:

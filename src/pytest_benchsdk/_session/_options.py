@@ -15,6 +15,7 @@ import attrs
 from pytest_benchsdk._analysis.baseline import CompareRule
 from pytest_benchsdk._base.defaults import (
     DEFAULT_FAILED_ITERATIONS,
+    DEFAULT_INSTRUCTION_CALLS,
     DEFAULT_NOISE_THRESHOLD,
     DEFAULT_SCORE_RESAMPLES,
     DEFAULT_UPLOAD_TIMEOUT_S,
@@ -89,6 +90,10 @@ class SessionOptions:
     warnings_ignore: frozenset[str] = frozenset()
     #: ``fail`` or ``record`` (:data:`FAILED_ITERATIONS_MODES`).
     failed_iterations: str = DEFAULT_FAILED_ITERATIONS
+    #: ``--bench-instructions``: the measured regions count instructions (under callgrind).
+    instructions: bool = False
+    #: ``--bench-instructions-calls``: counted calls after the warm one, where a loop counts.
+    instructions_calls: int = DEFAULT_INSTRUCTION_CALLS
 
     def store_problem(self, problem: str) -> str:
         """A message about the store that says where its path came from; ``problem`` names the

@@ -95,6 +95,7 @@ def test_the_implying_options_are_the_ones_they_were() -> None:
         "--bench-json", "--bench-markdown", "--bench-html", "--bench-export", "--bench-compare",
         "--bench-ab", "--bench-save", "--bench-threshold", "--bench-warmup", "--bench-run-key",
         "--bench-worker-pool", "--bench-close-after-ms", "--bench-benchmark", "--bench-name",
+        "--bench-instructions",
     }  # fmt: skip
 
 
@@ -131,6 +132,7 @@ SAMPLES: dict[str, tuple[str, type]] = {
     "text": ("burst", str),
     "slug": ("my-bench", str),
     "positive_int": ("3", int),
+    "instruction_calls": ("3", int),
     "non_negative_int": ("0", int),
     "non_negative_number": ("2.5", float),
     "group_by": ("round", str),

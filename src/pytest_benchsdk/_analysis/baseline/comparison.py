@@ -613,4 +613,17 @@ def setup_differences(baseline: Mapping[str, Any], current: Mapping[str, Any]) -
         old, new = old_env.get(key), new_env.get(key)
         if old is not None and new is not None and old != new:
             lines.append(f"{label} differs: {old} → {new}")
+    # A count depends on its setup as much as on the code: say which part moved.
+    old_count, new_count = old_env.get("instructions") or {}, new_env.get("instructions") or {}
+    if bool(old_count) != bool(new_count):
+        kinds = {True: "counted", False: "not counted"}
+        lines.append(
+            f"instructions {kinds[bool(old_count)]} → {kinds[bool(new_count)]} "
+            "(--bench-instructions)"
+        )
+    for key in [k for k in new_count if k in old_count]:
+        if old_count[key] != new_count[key]:
+            lines.append(
+                f"instruction count setup {key} differs: {old_count[key]} → {new_count[key]}"
+            )
     return tuple(lines)

@@ -34,6 +34,7 @@ from pytest_benchsdk._engine.flag_values import (
     parse_text,
 )
 from pytest_benchsdk._engine.schedule import RunArgs, is_env_no_ingest
+from pytest_benchsdk._instruments import INSTRUCTIONS_KEY
 from pytest_benchsdk._plugin.options import bench_enabled
 from pytest_benchsdk._plugin.options.table import (
     COMPARE_FAIL_VERDICTS,
@@ -99,6 +100,9 @@ class BenchOptions(SessionOptions):
             _check_ab(config)
         # --bench-compare-fail's entry parses to both: (the verdicts fail, the expressions).
         values["compare_fail"], values["compare_rules"] = values["compare_fail"]
+        if values["instructions"] and not values["compare_on"]:
+            # Counts are what this mode is for: their verdicts decide, unless told otherwise.
+            values["compare_on"] = (INSTRUCTIONS_KEY,)
         return cls(
             enabled=bench_enabled(config),
             run_args=RunArgs(**run_args),
@@ -403,6 +407,12 @@ def _base_url(raw: object, where: str) -> str | None:
     return value
 
 
+def _instruction_calls(raw: object, where: str) -> int:
+    if str(raw).strip() == "":
+        return int(_default("bench_instructions_calls"))
+    return parse_positive_int(where, str(raw).strip())
+
+
 def _upload_timeout(raw: object, where: str) -> float:
     if str(raw).strip() == "":
         return float(_default("bench_upload_timeout"))
@@ -502,6 +512,7 @@ CONVERTERS: Mapping[str, Callable[[Any, str], Any]] = {
     "score_resamples": _score_resamples,
     "compare_noise": _compare_noise,
     "compare_on": _compare_on,
+    "instruction_calls": _instruction_calls,
     "compare_fail": _compare_fail,
     "columns": _columns,
     "warnings_mode": _warnings_mode,

@@ -19,6 +19,7 @@ from pytest_benchsdk._base.defaults import (
     DEFAULT_AB_MODE,
     DEFAULT_AB_PROCESSES,
     DEFAULT_FAILED_ITERATIONS,
+    DEFAULT_INSTRUCTION_CALLS,
     DEFAULT_NOISE_THRESHOLD,
     DEFAULT_SCORE_RESAMPLES,
     DEFAULT_STORE,
@@ -367,6 +368,53 @@ OPTIONS: Final[tuple[Option, ...]] = (
         doc="join (or create) the keyed platform run: several processes share one run",
     ),
     Option(
+        name="bench_instructions",
+        flags=("--bench-instructions",),
+        action="store_true",
+        help="Count the instructions the measured code executes, under Valgrind's callgrind "
+        "(the session re-runs itself under valgrind; needs valgrind and a C compiler): each "
+        "step, task body and benchmarked test gets the metric instructions, identical from "
+        "session to session (ini: bench_instructions).",
+        ini="bench_instructions",
+        ini_type="bool",
+        ini_default=False,
+        ini_help="Count instructions under Valgrind's callgrind, like --bench-instructions.",
+        ini_rule="or",
+        field="instructions",
+        convert="flag",
+        default=False,
+        implies_bench=True,
+        group="run",
+        doc="count the instructions the measured code executes (Valgrind's callgrind; the "
+        "session re-runs itself under `valgrind`, with `PYTHONHASHSEED=0` unless you set one): "
+        "each step, task body and benchmarked test records the metric `instructions` (per "
+        "call; a task body per iteration), counted only inside the measured region, and "
+        "`--bench-compare` judges it by default. A calibrated step or a benchmarked test makes "
+        "one warm call, then `--bench-instructions-calls` counted ones. Needs `valgrind` and a "
+        "C compiler (a usage error says which is missing)",
+        ini_doc_type="bool",
+        ini_doc_default="`false`",
+    ),
+    Option(
+        name="bench_instructions_calls",
+        flags=("--bench-instructions-calls",),
+        metavar="N",
+        help="With --bench-instructions: counted calls of a calibrated step or a benchmarked "
+        f"test after its warm call (default {DEFAULT_INSTRUCTION_CALLS}; ini: "
+        "bench_instructions_calls).",
+        ini="bench_instructions_calls",
+        ini_help="--bench-instructions-calls' count.",
+        field="instructions_calls",
+        convert="instruction_calls",
+        default=DEFAULT_INSTRUCTION_CALLS,
+        group="run",
+        doc="with `--bench-instructions`: how many counted calls a calibrated step "
+        '(`calls="auto"`) or a benchmarked test makes after its one warm call (default '
+        f"{DEFAULT_INSTRUCTION_CALLS}); the count per call is their count divided by N",
+        ini_doc_type="integer",
+        ini_doc_default=f"`{DEFAULT_INSTRUCTION_CALLS}`",
+    ),
+    Option(
         name="bench_compare",
         flags=("--bench-compare",),
         nargs="?",
@@ -438,7 +486,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
         metavar="KEY[,KEY...]",
         help="With --bench-compare: the metrics whose verdicts count for --bench-compare-fail "
         "and the summary, e.g. cpu_ms (default: the scored metrics, or latency_ms when nothing "
-        "is scored); the other rows are still shown (ini: bench_compare_on).",
+        "is scored; instructions with --bench-instructions); the other rows are still shown "
+        "(ini: bench_compare_on).",
         ini="bench_compare_on",
         ini_help="--bench-compare-on's metrics (comma-separated).",
         field="compare_on",
@@ -446,7 +495,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
         default=(),
         group="compare",
         doc="the metrics whose verdicts count for `--bench-compare-fail` and the summary, e.g. "
-        "`cpu_ms` (default: the scored metrics, or `latency_ms` when nothing is scored); the "
+        "`cpu_ms` or `instructions` (default: the scored metrics, or `latency_ms` when nothing is "
+        "scored; `instructions` with `--bench-instructions`); the "
         "other rows are still shown, their verdicts in parentheses. A key that no participant "
         "measured is a usage error naming the keys there are (see [Judge what you "
         "choose](../howto/ci.md#judge-what-you-choose---bench-compare-on))",
