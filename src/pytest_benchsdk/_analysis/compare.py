@@ -26,7 +26,11 @@ from pytest_benchsdk._analysis.resampling import (
     percentile_interval,
 )
 from pytest_benchsdk._analysis.stats import median_positions, percentile_index, trimmed_range
-from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD, DEFAULT_RESAMPLES
+from pytest_benchsdk._base.defaults import (
+    DEFAULT_COUNT_THRESHOLD,
+    DEFAULT_NOISE_THRESHOLD,
+    DEFAULT_RESAMPLES,
+)
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -44,6 +48,7 @@ __all__ = [
     "Comparison",
     "Statistic",
     "Verdict",
+    "compare_counts",
     "compare_paired",
     "compare_samples",
     "detectable_change",
@@ -161,6 +166,85 @@ def detectable_change(ci_low: float, ci_high: float, noise_threshold: float) -> 
     if not (math.isfinite(ci_low) and math.isfinite(ci_high)):
         return math.inf
     return noise_threshold + (ci_high - ci_low) / 2
+
+
+def compare_counts(
+    baseline: Iterable[float],
+    current: Iterable[float],
+    *,
+    statistic: Statistic = "median",
+    lower_is_better: bool = True,
+    noise_threshold: float = DEFAULT_COUNT_THRESHOLD,
+    alpha: float = 0.05,
+    trim: float = 0.0,
+) -> Comparison:
+    """Compare two runs' counts of one metric (``instructions``): counts do not move with load,
+    so their noise is their own spread within each run (none when every count is the same),
+    not a resampling interval or the wall-time history.
+
+    * ``change`` as :func:`compare_samples` (``stat(current) / stat(baseline) - 1``; ``trim``
+      is ignored: a count has no outliers to drop, and the statistics are the samples' own).
+    * ``ci_low``/``ci_high`` bound every change the samples allow: ``min(current) /
+      max(baseline) - 1`` and ``max(current) / min(baseline) - 1`` (any statistic of either
+      side lies within its samples). Identical counts on each side: both are ``change``.
+    * ``p_value`` is 0 when the two sides' counts do not overlap (the change is certain) and 1
+      when they do; no test is run (``resamples`` is 0).
+    * ``verdict``: ``regressed`` when ``ci_low > noise_threshold``, ``improved`` when ``ci_high
+      < -noise_threshold`` (mirrored for ``lower_is_better=False``), else ``unchanged``: a
+      change counts when every pair of counts says it exceeds the threshold.
+
+    Raises ``ValueError`` as :func:`compare_samples` does (an empty side, a value that is not a
+    finite number, a baseline statistic of 0, a negative threshold).
+    """
+    _checked_options(statistic, lower_is_better, alpha, noise_threshold, 1, 0, 0.0)
+    before = _sorted_samples(baseline, "baseline")
+    after = _sorted_samples(current, "current")
+    base = float(_statistic_of_sorted(before, statistic, None)[0])
+    now = float(_statistic_of_sorted(after, statistic, None)[0])
+    if base == 0:
+        raise ValueError(
+            f"the baseline's {statistic} is 0, so a relative change is undefined; compare a "
+            "metric whose baseline is not 0"
+        )
+    change = (now - base) / abs(base)
+    if before[0] > 0:  # (the change's own formula: identical counts give exactly the change)
+        low = float((after[0] - before[-1]) / before[-1])
+        high = float((after[-1] - before[0]) / before[0])
+    else:  # a count of 0 or less in the baseline: no ratio bounds the change
+        low, high = -math.inf, math.inf
+    if lower_is_better:
+        verdict: Verdict = (
+            "regressed"
+            if low > noise_threshold
+            else "improved"
+            if high < -noise_threshold
+            else "unchanged"
+        )
+    else:
+        verdict = (
+            "improved"
+            if low > noise_threshold
+            else "regressed"
+            if high < -noise_threshold
+            else "unchanged"
+        )
+    return Comparison(
+        statistic=statistic,
+        lower_is_better=lower_is_better,
+        baseline_statistic=base,
+        current_statistic=now,
+        baseline_n=int(before.size),
+        current_n=int(after.size),
+        change=change,
+        ci_low=min(low, change),
+        ci_high=max(high, change),
+        p_value=0.0 if low > 0 or high < 0 else 1.0,
+        verdict=verdict,
+        alpha=alpha,
+        noise_threshold=noise_threshold,
+        resamples=0,
+        seed=0,
+    )
 
 
 def _json_number(value: float) -> float | None:

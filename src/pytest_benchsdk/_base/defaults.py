@@ -13,6 +13,7 @@ from typing import Final
 __all__ = [
     "DEFAULT_AB_MODE",
     "DEFAULT_AB_PROCESSES",
+    "DEFAULT_COUNT_THRESHOLD",
     "DEFAULT_FAILED_ITERATIONS",
     "DEFAULT_INSTRUCTION_CALLS",
     "DEFAULT_NOISE_THRESHOLD",
@@ -31,6 +32,10 @@ DEFAULT_RESAMPLES: Final = 2000
 DEFAULT_SCORE_RESAMPLES: Final = 200
 #: A relative change smaller than this is no change (``--bench-compare-noise``: 2 %).
 DEFAULT_NOISE_THRESHOLD: Final = 0.02
+#: A count (``instructions``) that changed by less than this did not change
+#: (``--bench-compare-count-noise``: 0.5 %). A count does not move with load; this is room for
+#: what still moves it from session to session (the heap's history: see the performance page).
+DEFAULT_COUNT_THRESHOLD: Final = 0.005
 #: How long the session end waits for platform deliveries (seconds, ``--bench-upload-timeout``).
 DEFAULT_UPLOAD_TIMEOUT_S: Final = 30.0
 #: Run-hygiene warnings: ``warn`` (show them), ``error`` or ``off`` (``--bench-warnings``).

@@ -728,6 +728,7 @@ class BenchSession:
                 baseline=baseline,
                 setup=(self.hooks.setup(run) if self.hooks.setup is not None else None) or {},
                 noise_threshold=self.options.compare_noise,
+                count_threshold=self.options.compare_count_noise,
                 compare_on=self.options.compare_on,
                 rules=self.options.compare_rules,
             ),

@@ -14,6 +14,7 @@ import attrs
 
 from pytest_benchsdk._analysis.baseline import CompareRule
 from pytest_benchsdk._base.defaults import (
+    DEFAULT_COUNT_THRESHOLD,
     DEFAULT_FAILED_ITERATIONS,
     DEFAULT_INSTRUCTION_CALLS,
     DEFAULT_NOISE_THRESHOLD,
@@ -77,6 +78,8 @@ class SessionOptions:
     compare_rules: tuple[CompareRule, ...] = ()
     #: ``--bench-compare-noise`` as a fraction (0.02 for 2 %).
     compare_noise: float = DEFAULT_NOISE_THRESHOLD
+    #: ``--bench-compare-count-noise`` as a fraction (0.005 for 0.5 %): a count's threshold.
+    compare_count_noise: float = DEFAULT_COUNT_THRESHOLD
     #: ``--bench-compare-on``: the metrics whose verdicts count (empty: the default rows).
     compare_on: tuple[str, ...] = ()
     #: ``--bench-columns``: pytest-benchmark's columns to show (empty: no such table).

@@ -38,7 +38,7 @@ from pytest_benchsdk._analysis.scoring import (
 )
 from pytest_benchsdk._analysis.scoring_spec import scoring_spec_of
 from pytest_benchsdk._analysis.uncertainty import ScoreUncertainty, score_uncertainty
-from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
+from pytest_benchsdk._base.defaults import DEFAULT_COUNT_THRESHOLD, DEFAULT_NOISE_THRESHOLD
 from pytest_benchsdk._base.numbers import row_scale
 from pytest_benchsdk._config.models import BenchmarkConfig
 from pytest_benchsdk._config.thresholds import (
@@ -95,7 +95,8 @@ class ComparisonOptions:
     """What :func:`analyse` compares the run with: ``baseline`` (a string says why there is
     none); ``setup``, this run's ``{"benchmark", "knobs", "environment"}``;
     ``noise_threshold``, the relative change below which nothing is a change
-    (``--bench-compare-noise``); ``compare_on``, the metrics whose verdicts count
+    (``--bench-compare-noise``); ``count_threshold``, the same for a count (``instructions``,
+    ``--bench-compare-count-noise``); ``compare_on``, the metrics whose verdicts count
     (``--bench-compare-on``; one that no participant measured is
     :attr:`Analyses.usage_error`, and there is no comparison); ``rules``
     (``--bench-compare-fail=STAT:LIMIT``), judged in the comparison."""
@@ -103,6 +104,7 @@ class ComparisonOptions:
     baseline: Baseline | str
     setup: Mapping[str, Any] = attrs.field(factory=dict)
     noise_threshold: float = DEFAULT_NOISE_THRESHOLD
+    count_threshold: float = DEFAULT_COUNT_THRESHOLD
     compare_on: Sequence[str] = ()
     rules: Sequence[CompareRule] = ()
 
@@ -478,6 +480,7 @@ def _compare(
                 asked.noise_threshold,
                 asked.compare_on,
                 asked.rules,
+                asked.count_threshold,
             ),
         )
     return compared, note, usage_error

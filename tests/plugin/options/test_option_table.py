@@ -139,6 +139,7 @@ SAMPLES: dict[str, tuple[str, type]] = {
     "phase_sizes": ("cold=2", tuple),
     "compare_ref": ("latest", str),
     "compare_noise": ("5%", float),
+    "compare_count_noise": ("0.2%", float),
     "compare_on": ("cpu_ms", tuple),
     "columns": ("min,ops", tuple),
     "score_resamples": ("10", int),

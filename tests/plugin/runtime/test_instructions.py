@@ -124,7 +124,7 @@ def test_benchmarked_tests_count_each_shape(pytester: pytest.Pytester) -> None:
     assert len(counts["test_pedantic"]) == 2  # one figure a round
     assert all(value > 0 for values in counts.values() for value in values)
     # The same function, the same count per call within a small margin, whatever the shape.
-    called, = counts["test_called"]
+    (called,) = counts["test_called"]
     assert all(abs(v - called) / called < 0.05 for v in counts["test_pedantic"]), counts
 
 

@@ -61,6 +61,7 @@ from pytest_benchsdk._analysis.baseline.metrics import (
 from pytest_benchsdk._analysis.baseline.noise import (
     HISTORY_RUNS,
     MIN_HISTORY_RUNS,
+    NOISE_COUNT,
     NOISE_HISTORY,
     NOISE_PAIRED,
     NOISE_WITHIN_RUN,
@@ -82,6 +83,7 @@ __all__ = [
     "HISTORY_RUNS",
     "LATENCY_METRIC",
     "MIN_HISTORY_RUNS",
+    "NOISE_COUNT",
     "NOISE_HISTORY",
     "NOISE_PAIRED",
     "NOISE_WITHIN_RUN",

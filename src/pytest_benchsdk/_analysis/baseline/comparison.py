@@ -17,6 +17,7 @@ from typing import Any, Final
 import attrs
 
 from pytest_benchsdk._analysis.baseline.metrics import (
+    COUNT_METRICS,
     CPU_METRIC,
     ComparedMetric,
     check_compare_on,
@@ -28,6 +29,7 @@ from pytest_benchsdk._analysis.baseline.metrics import (
 from pytest_benchsdk._analysis.baseline.noise import (
     HISTORY_RUNS,
     MIN_HISTORY_RUNS,
+    NOISE_COUNT,
     NOISE_HISTORY,
     NOISE_PAIRED,
     NOISE_WITHIN_RUN,
@@ -41,11 +43,12 @@ from pytest_benchsdk._analysis.baseline.rules import CompareRule, RuleVerdict, j
 from pytest_benchsdk._analysis.compare import (
     Comparison,
     Statistic,
+    compare_counts,
     compare_paired,
     compare_samples,
 )
 from pytest_benchsdk._analysis.scoring import ScoringSpec
-from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
+from pytest_benchsdk._base.defaults import DEFAULT_COUNT_THRESHOLD, DEFAULT_NOISE_THRESHOLD
 from pytest_benchsdk._base.numbers import change_of_values, change_text, phase_subject
 from pytest_benchsdk._base.percentiles import statistic_label
 from pytest_benchsdk.records import TaskRecord
@@ -92,6 +95,9 @@ class MetricComparison:
     phase: str | None = None
     #: The sides' samples are paired by round (an A/B session): the interval is the pairs'.
     paired: bool = False
+    #: The metric is a count (``instructions``): compared on the counts' own spread with the
+    #: count threshold (:func:`~pytest_benchsdk.compare.compare_counts`), no history.
+    counted: bool = False
 
     @property
     def subject(self) -> str:
@@ -118,6 +124,8 @@ class MetricComparison:
         """``within-run`` or ``history``: whose requirement on the change was the larger."""
         if self.comparison is None:
             return None
+        if self.counted:
+            return NOISE_COUNT
         if self.history is not None and self.history.band > self.comparison.detectable:
             return NOISE_HISTORY
         return NOISE_PAIRED if self.paired else NOISE_WITHIN_RUN
@@ -129,6 +137,12 @@ class MetricComparison:
             return f"history, {self.history.runs} runs"
         if self.noise == NOISE_PAIRED and self.comparison is not None:
             return f"paired, {self.comparison.current_n} rounds"
+        if self.noise == NOISE_COUNT and self.comparison is not None:
+            c = self.comparison
+            if c.ci_low == c.ci_high:
+                return "count, exact"
+            low, high = change_text(c.ci_low - c.change), change_text(c.ci_high - c.change)
+            return f"count, spread {low}..{high}"
         return self.noise or ""
 
     @property
@@ -150,6 +164,8 @@ class MetricComparison:
         c = self.comparison
         if c is None or self.verdict != "unchanged":
             return None
+        if self.counted:
+            return _count_reason(c)
         if c.verdict != "unchanged" and self.history is not None:
             band = self.history.band
             return (
@@ -223,6 +239,7 @@ class MetricComparison:
             bool(data.get("judged", True)),
             phase=None if phase is None else str(phase),
             paired=data.get("noise") == NOISE_PAIRED,
+            counted=data.get("noise") == NOISE_COUNT,
         )
 
 
@@ -273,12 +290,34 @@ class BaselineComparison:
 
     @property
     def says_noise(self) -> bool:
-        """Whether :meth:`noise_line` has something to say (the history was looked up, or the
-        rows are paired)."""
-        return self.history_runs is not None or self.paired
+        """Whether :meth:`noise_line` has something to say (the history was looked up, the
+        rows are paired, or some are counts)."""
+        return self.history_runs is not None or self.paired or self._count_threshold is not None
+
+    @property
+    def _count_threshold(self) -> float | None:
+        """The threshold of the count rows (None: no row is a count)."""
+        for row in self.rows:
+            if row.counted and row.comparison is not None:
+                return row.comparison.noise_threshold
+        return None
 
     def noise_line(self) -> str:
         """Where the verdicts' noise comes from, for the comparison's header."""
+        threshold = self._count_threshold
+        if threshold is None:
+            return self._time_noise_line()
+        counts = (
+            "Counts (instructions): judged on their own spread within each run (none when "
+            f"every count is the same) and a threshold of {change_text(threshold).lstrip('+')} "
+            "(--bench-compare-count-noise); a count does not move with load, so the history's "
+            "noise does not apply"
+        )
+        if all(row.counted for row in self.rows if row.judged):
+            return f"Noise: {counts[0].lower()}{counts[1:]}"
+        return f"{self._time_noise_line()}. {counts}"
+
+    def _time_noise_line(self) -> str:
         if self.paired:
             turns = (
                 f"; {self.processes} process pairs took turns, and their spread is part of "
@@ -377,6 +416,7 @@ def compare_with_baseline(
     noise_threshold: float = DEFAULT_NOISE_THRESHOLD,
     compare_on: Sequence[str] = (),
     rules: Sequence[CompareRule] = (),
+    count_threshold: float = DEFAULT_COUNT_THRESHOLD,
 ) -> BaselineComparison:
     """The run (``current``: its records per participant; ``setup`` as :class:`Baseline`'s)
     compared with ``baseline``: the rows (:func:`compare_runs`, with the baseline's history)
@@ -391,6 +431,7 @@ def compare_with_baseline(
         current,
         spec,
         noise_threshold=noise_threshold,
+        count_threshold=count_threshold,
         history=baseline.history,
         compare_on=compare_on,
         paired=baseline.paired,
@@ -454,6 +495,7 @@ def compare_runs(
     paired: bool = False,
     also: Sequence[str] = (),
     processes: int = 1,
+    count_threshold: float = DEFAULT_COUNT_THRESHOLD,
 ) -> tuple[MetricComparison, ...]:
     """Rows for every participant of ``current`` (in its order) × compared metric × statistic;
     with phases (two or more in the current records), per participant × phase × metric ×
@@ -470,7 +512,10 @@ def compare_runs(
     have a sample; ``processes``: how many process pairs took turns (bench-file round ``i``
     ran in pair ``i % processes``, a test's turn ``t`` in pair ``t``; their spread is part
     of the intervals). ``also``: more metrics to show
-    rows for (an A/B session's ``cpu_ms``), judged only when ``compare_on`` names them."""
+    rows for (an A/B session's ``cpu_ms``), judged only when ``compare_on`` names them.
+    A count (``instructions``) is compared with :func:`~pytest_benchsdk.compare.compare_counts`
+    and ``count_threshold``, paired or not, and never with the history's noise: a count does
+    not move with the load the history's spread measures."""
     default = {m.key for m in compared_metrics(spec)}
     metrics = compared_metrics(spec, [*compare_on, *also])
     judged = {
@@ -525,7 +570,24 @@ def compare_runs(
             now = samples_of(now_records, metrics, spec)
             then = samples_of(then_records, metrics, spec)
         for metric in metrics:
+            counted = metric.key in COUNT_METRICS
             for statistic in COMPARED_STATISTICS:
+                if counted:
+                    row = _compare_one(
+                        participant,
+                        metric,
+                        statistic,
+                        then.get(metric.key, []),
+                        now.get(metric.key, []),
+                        counted=True,
+                        noise_threshold=count_threshold,
+                        alpha=alpha,
+                    )
+                    row = attrs.evolve(row, phase=phase, counted=True)
+                    if metric.key not in judged:
+                        row = attrs.evolve(row, judged=False)
+                    rows.append(row)
+                    continue
                 row = _compare_one(
                     participant,
                     metric,
@@ -559,6 +621,7 @@ def _compare_one(
     *,
     paired: bool = False,
     clusters: Sequence[int] | None = None,
+    counted: bool = False,
     **options: Any,
 ) -> MetricComparison:
     def row(comparison: Comparison | None, note: str | None = None) -> MetricComparison:
@@ -569,7 +632,13 @@ def _compare_one(
             return row(None, "no round with a sample on both sides")
         side = "baseline" if not then else "current run"
         return row(None, f"no samples in the {side}")
-    compare = partial(compare_paired, clusters=clusters) if paired else compare_samples
+    compare: Any = (
+        compare_counts
+        if counted
+        else partial(compare_paired, clusters=clusters)
+        if paired
+        else compare_samples
+    )
     try:
         return row(
             compare(
@@ -583,6 +652,22 @@ def _compare_one(
         )
     except ValueError as exc:  # e.g. a baseline statistic of 0
         return row(None, str(exc))
+
+
+def _count_reason(c: Comparison) -> str:
+    """Why a count's row is ``unchanged``."""
+    if c.ci_low == c.ci_high == 0:
+        return "the count is identical"
+    threshold = change_text(c.noise_threshold).lstrip("+")
+    if abs(c.change) <= c.noise_threshold:
+        return (
+            f"a change of {change_text(c.change)} is within the count threshold ({threshold}, "
+            "--bench-compare-count-noise)"
+        )
+    return (
+        f"the counts spread within the runs ({change_text(c.ci_low)} to "
+        f"{change_text(c.ci_high)} between the sides' counts): not all beyond {threshold}"
+    )
 
 
 def setup_differences(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from pytest_benchsdk._analysis.stats import DEFAULT_TRIM, finite_samples
 from pytest_benchsdk.records import TaskRecord
 
 __all__ = [
+    "COUNT_METRICS",
     "CPU_METRIC",
     "LATENCY_METRIC",
     "CompareOnError",
@@ -31,6 +32,10 @@ __all__ = [
 
 #: The CPU time an iteration measured (``cpu_ms``): an A/B comparison shows its rows too.
 CPU_METRIC: Final = "cpu_ms"
+#: Metrics that are counts, not times (``--bench-instructions``): compared on their own spread
+#: with the count threshold (:func:`~pytest_benchsdk.compare.compare_counts`), never with the
+#: wall-time history's noise.
+COUNT_METRICS: Final = frozenset({"instructions"})
 #: The metric compared when the benchmark scores nothing: the iteration's ``latencyMs``.
 LATENCY_METRIC: Final = "latency_ms"
 

@@ -18,6 +18,7 @@ import attrs
 __all__ = [
     "HISTORY_RUNS",
     "MIN_HISTORY_RUNS",
+    "NOISE_COUNT",
     "NOISE_HISTORY",
     "NOISE_PAIRED",
     "NOISE_WITHIN_RUN",
@@ -36,6 +37,8 @@ NOISE_WITHIN_RUN: Final = "within-run"
 NOISE_HISTORY: Final = "history"
 #: The noise of an A/B comparison: the spread of the rounds' pairs.
 NOISE_PAIRED: Final = "paired"
+#: A count's row (``instructions``): its noise is the counts' own spread within each run.
+NOISE_COUNT: Final = "count"
 # The median of |N(0, 1)|: the median absolute value of a normal deviate is 0.6745 σ.
 _MEDIAN_ABS_NORMAL: Final = 0.6744897501960817
 

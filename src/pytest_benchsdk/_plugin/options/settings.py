@@ -269,20 +269,25 @@ def _baseline_name(raw: object, where: str) -> str:
         raise pytest.UsageError(f"{where}: {exc}") from None
 
 
-def _compare_noise(raw: object, where: str) -> float:
-    """``--bench-compare-noise PCT`` (or the ini's): a percentage >= 0, ``2`` or ``2%``."""
-    text = str(raw or "").strip().removesuffix("%").strip()
-    if not text:
-        return float(_default("bench_compare_noise"))
-    try:
-        percent = float(text)
-    except ValueError:
-        percent = -1.0
-    if not (percent >= 0 and percent < 100):
-        raise pytest.UsageError(
-            f'{where} expects a percentage >= 0 and < 100, e.g. 2 or 2.5% (got "{raw}")'
-        )
-    return percent / 100
+def _percentage(option: str) -> Callable[[object, str], float]:
+    """The converter of a percentage option (``--bench-compare-noise PCT``, or the ini's): a
+    number >= 0 and < 100, ``2`` or ``2%``, as a fraction; empty: the option's default."""
+
+    def convert(raw: object, where: str) -> float:
+        text = str(raw or "").strip().removesuffix("%").strip()
+        if not text:
+            return float(_default(option))
+        try:
+            percent = float(text)
+        except ValueError:
+            percent = -1.0
+        if not (percent >= 0 and percent < 100):
+            raise pytest.UsageError(
+                f'{where} expects a percentage >= 0 and < 100, e.g. 2 or 2.5% (got "{raw}")'
+            )
+        return percent / 100
+
+    return convert
 
 
 def _compare_on(raw: object, where: str) -> tuple[str, ...]:
@@ -510,7 +515,8 @@ CONVERTERS: Mapping[str, Callable[[Any, str], Any]] = {
     "baseline_name": _baseline_name,
     "compare_ref": _compare_ref,
     "score_resamples": _score_resamples,
-    "compare_noise": _compare_noise,
+    "compare_noise": _percentage("bench_compare_noise"),
+    "compare_count_noise": _percentage("bench_compare_count_noise"),
     "compare_on": _compare_on,
     "instruction_calls": _instruction_calls,
     "compare_fail": _compare_fail,

@@ -18,6 +18,7 @@ from typing import Final, Literal
 from pytest_benchsdk._base.defaults import (
     DEFAULT_AB_MODE,
     DEFAULT_AB_PROCESSES,
+    DEFAULT_COUNT_THRESHOLD,
     DEFAULT_FAILED_ITERATIONS,
     DEFAULT_INSTRUCTION_CALLS,
     DEFAULT_NOISE_THRESHOLD,
@@ -479,6 +480,25 @@ OPTIONS: Final[tuple[Option, ...]] = (
         doc="a change under PCT % is no change (default 2)",
         ini_doc_type="percent",
         ini_doc_default="`2`",
+    ),
+    Option(
+        name="bench_compare_count_noise",
+        flags=("--bench-compare-count-noise",),
+        metavar="PCT",
+        help="With --bench-compare: a count (instructions) that changed by less than PCT "
+        "percent did not change (default 0.5; ini: bench_compare_count_noise).",
+        ini="bench_compare_count_noise",
+        ini_help="--bench-compare's threshold for counts in percent (default 0.5).",
+        field="compare_count_noise",
+        convert="compare_count_noise",
+        default=DEFAULT_COUNT_THRESHOLD,
+        group="compare",
+        doc="a count (`instructions`, `--bench-instructions`) that changed by less than PCT % "
+        "did not change (default 0.5). A count is judged on its own spread within each run "
+        "(none when every count is the same) and this threshold, never on the wall-time "
+        "history's noise",
+        ini_doc_type="percent",
+        ini_doc_default="`0.5`",
     ),
     Option(
         name="bench_compare_on",

@@ -55,9 +55,7 @@ def relaunch_under_valgrind(config: pytest.Config) -> None:
     launch.remove_abandoned_folders()
     folder = launch.new_dump_folder()
     argv = launch.valgrind_command(valgrind, folder, launch.interpreter_argv())
-    env = launch.relaunch_environment(
-        os.environ, folder, helper, launch.valgrind_version(valgrind)
-    )
+    env = launch.relaunch_environment(os.environ, folder, helper, launch.valgrind_version(valgrind))
     # pytest captures the standard streams at the file descriptors by now: the new program
     # must get the real ones.
     capture = config.pluginmanager.get_plugin("capturemanager")
