@@ -183,19 +183,21 @@ def compare_counts(
     not a resampling interval or the wall-time history.
 
     * ``change`` as :func:`compare_samples` (``stat(current) / stat(baseline) - 1``; ``trim``
-      is ignored: a count has no outliers to drop, and the statistics are the samples' own).
-    * ``ci_low``/``ci_high`` bound every change the samples allow: ``min(current) /
-      max(baseline) - 1`` and ``max(current) / min(baseline) - 1`` (any statistic of either
-      side lies within its samples). Identical counts on each side: both are ``change``.
-    * ``p_value`` is 0 when the two sides' counts do not overlap (the change is certain) and 1
-      when they do; no test is run (``resamples`` is 0).
+      is ignored: the statistics are the samples' own).
+    * Each side's spread is its median absolute deviation relative to its median: 0 when the
+      counts are identical, and one odd count (a first iteration's colder caches, say) does
+      not widen it. ``ci_low``/``ci_high`` are ``change`` minus and plus the two sides'
+      spreads together.
+    * ``p_value`` is 0 when that interval excludes no change and 1 when it includes it; no
+      test is run (``resamples`` is 0).
     * ``verdict``: ``regressed`` when ``ci_low > noise_threshold``, ``improved`` when ``ci_high
-      < -noise_threshold`` (mirrored for ``lower_is_better=False``), else ``unchanged``: a
-      change counts when every pair of counts says it exceeds the threshold.
+      < -noise_threshold`` (mirrored for ``lower_is_better=False``), else ``unchanged``.
 
     Raises ``ValueError`` as :func:`compare_samples` does (an empty side, a value that is not a
     finite number, a baseline statistic of 0, a negative threshold).
     """
+    import numpy as np
+
     _checked_options(statistic, lower_is_better, alpha, noise_threshold, 1, 0, 0.0)
     before = _sorted_samples(baseline, "baseline")
     after = _sorted_samples(current, "current")
@@ -207,11 +209,14 @@ def compare_counts(
             "metric whose baseline is not 0"
         )
     change = (now - base) / abs(base)
-    if before[0] > 0:  # (the change's own formula: identical counts give exactly the change)
-        low = float((after[0] - before[-1]) / before[-1])
-        high = float((after[-1] - before[0]) / before[0])
-    else:  # a count of 0 or less in the baseline: no ratio bounds the change
-        low, high = -math.inf, math.inf
+
+    def spread(values: npt.NDArray[np.float64]) -> float:
+        middle = float(np.median(values))
+        deviation = float(np.median(np.abs(values - middle)))
+        return 0.0 if deviation == 0 else deviation / abs(middle) if middle else math.inf
+
+    width = spread(before) + spread(after)
+    low, high = change - width, change + width
     if lower_is_better:
         verdict: Verdict = (
             "regressed"
@@ -236,8 +241,8 @@ def compare_counts(
         baseline_n=int(before.size),
         current_n=int(after.size),
         change=change,
-        ci_low=min(low, change),
-        ci_high=max(high, change),
+        ci_low=low,
+        ci_high=high,
         p_value=0.0 if low > 0 or high < 0 else 1.0,
         verdict=verdict,
         alpha=alpha,

@@ -141,8 +141,7 @@ class MetricComparison:
             c = self.comparison
             if c.ci_low == c.ci_high:
                 return "count, exact"
-            low, high = change_text(c.ci_low - c.change), change_text(c.ci_high - c.change)
-            return f"count, spread {low}..{high}"
+            return f"count, ±{change_text((c.ci_high - c.ci_low) / 2).lstrip('+')}"
         return self.noise or ""
 
     @property
@@ -664,9 +663,10 @@ def _count_reason(c: Comparison) -> str:
             f"a change of {change_text(c.change)} is within the count threshold ({threshold}, "
             "--bench-compare-count-noise)"
         )
+    spread = change_text((c.ci_high - c.ci_low) / 2).lstrip("+")
     return (
-        f"the counts spread within the runs ({change_text(c.ci_low)} to "
-        f"{change_text(c.ci_high)} between the sides' counts): not all beyond {threshold}"
+        f"the counts spread by ±{spread} within the runs (their median deviations): the "
+        f"change of {change_text(c.change)} is not beyond {threshold} by more than that"
     )
 
 
