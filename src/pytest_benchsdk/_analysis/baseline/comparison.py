@@ -66,6 +66,8 @@ __all__ = [
 
 #: The statistics each metric is compared on.
 COMPARED_STATISTICS: Final[tuple[Statistic, ...]] = ("median", "p95")
+#: ... and a count (``instructions``).
+COUNTS_STATISTICS: Final[tuple[Statistic, ...]] = ("median",)
 
 
 @attrs.frozen
@@ -542,7 +544,7 @@ def compare_runs(
     rows: list[MetricComparison] = []
     # Every judged row can fail the session: the history's band holds for all of them together.
     compared = sum(part[2] is not None for part in parts)
-    compared *= len(judged) * len(COMPARED_STATISTICS)
+    compared *= len(judged - COUNT_METRICS) * len(COMPARED_STATISTICS)  # (counts: no history)
     for participant, phase, then_records, now_records in parts:
         if then_records is None:
             rows.extend(
@@ -570,7 +572,8 @@ def compare_runs(
             then = samples_of(then_records, metrics, spec)
         for metric in metrics:
             counted = metric.key in COUNT_METRICS
-            for statistic in COMPARED_STATISTICS:
+            # A count has no tail to compare: its p95 is its coldest iteration's.
+            for statistic in COUNTS_STATISTICS if counted else COMPARED_STATISTICS:
                 if counted:
                     row = _compare_one(
                         participant,
