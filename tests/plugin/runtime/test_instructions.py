@@ -178,3 +178,52 @@ def test_a_session_inside_another_program_is_told_to_run_as_a_command(
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*does not run under callgrind*run pytest as a command*"])
+
+
+LOOP = bench(
+    'participants=["squares"], iterations=3',
+    """
+    import os
+
+    N = int(os.environ.get("LOOP_N", "3000"))
+
+    def work():
+        total = 0
+        for i in range(N):
+            total += i * i
+        return total
+
+    @define_task
+    def task():
+        work()
+    """,
+)
+
+
+def test_one_percent_more_work_fails_a_count_comparison_and_the_same_work_passes(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 45's verdict on counts, end to end: a baseline saved in one session; the next
+    session's loop 1 % longer is a regression of ``instructions`` (judged by default in this
+    mode, on the counts' own spread); the same loop again is unchanged."""
+    _need_valgrind()
+    pytester.makepyfile(bench_loop=LOOP)
+    common = ("--bench", "--bench-instructions", "-p", "no:cacheprovider", "bench_loop.py")
+    saved = pytester.runpytest_subprocess(*common, "--bench-save=main")
+    assert saved.ret == 0, saved.stdout.str() + saved.stderr.str()
+
+    monkeypatch.setenv("LOOP_N", "3030")
+    longer = pytester.runpytest_subprocess(*common, "--bench-compare=main", "--bench-compare-fail")
+    assert longer.ret == 1, longer.stdout.str()
+    longer.stdout.fnmatch_lines(
+        [
+            "regressed (--bench-compare-fail): demo: squares instructions median: *",
+            "*Noise: counts (instructions): judged on their own spread*",
+            "*squares*instructions*median*+1.?%*regressed*count, *",
+        ]
+    )
+
+    monkeypatch.setenv("LOOP_N", "3000")
+    same = pytester.runpytest_subprocess(*common, "--bench-compare=main", "--bench-compare-fail")
+    assert same.ret == 0, same.stdout.str()
+    same.stdout.fnmatch_lines(["*squares*instructions*median*unchanged*count, *"])

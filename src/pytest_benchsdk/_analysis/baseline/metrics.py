@@ -19,6 +19,7 @@ from pytest_benchsdk.records import TaskRecord
 
 __all__ = [
     "COUNT_METRICS",
+    "COUNT_UNIT",
     "CPU_METRIC",
     "LATENCY_METRIC",
     "CompareOnError",
@@ -36,6 +37,8 @@ CPU_METRIC: Final = "cpu_ms"
 #: with the count threshold (:func:`~pytest_benchsdk.compare.compare_counts`), never with the
 #: wall-time history's noise.
 COUNT_METRICS: Final = frozenset({"instructions"})
+#: A count's unit, as every view writes it.
+COUNT_UNIT: Final = "instr"
 #: The metric compared when the benchmark scores nothing: the iteration's ``latencyMs``.
 LATENCY_METRIC: Final = "latency_ms"
 
@@ -85,7 +88,13 @@ def compared_metrics(
     for key in compare_on:
         if key not in known:
             known.add(key)
-            unit = "ms" if key == LATENCY_METRIC or key.endswith("_ms") else None
+            unit = (
+                "ms"
+                if key == LATENCY_METRIC or key.endswith("_ms")
+                else COUNT_UNIT
+                if key in COUNT_METRICS
+                else None
+            )
             metrics.append(ComparedMetric(key, True, unit))
     return tuple(metrics)
 
