@@ -6,8 +6,10 @@ the harness first on its import path and imports this module, and with it the me
 while the session goes on), then hands :func:`serve` the setup and the channel, over which it
 speaks:
 
-1. the setup, ``{"cwd": …, "paths": […], "files": {file key: path}, "foreign": root | None}``
-   (the process already moved to ``cwd`` with this side's ``paths`` right after the harness):
+1. the setup, ``{"cwd": …, "paths": […], "files": {file key: path}, "foreign": root | None,
+   "instructions": calls | None}`` (the process already moved to ``cwd`` with this side's
+   ``paths`` right after the harness): count instructions when ``instructions`` says so
+   (``--bench-instructions``: the process runs under callgrind, traced from the session's),
    import the bench files, and answer ``{"foreign": [modules imported from the other side's
    tree]}`` or ``{"error": text}``;
 2. ``{"run": [file key, participant, phase, task index, custom args]}``: run that iteration
@@ -78,6 +80,13 @@ def serve(channel: Any, setup: dict[str, Any]) -> None:
     steps)."""
     files: dict[str, Any] = {}
     calls: dict[str, Any] = {}
+    if setup.get("instructions"):
+        from pytest_benchsdk._instruments.launch import activate_from_environment
+
+        why_not = activate_from_environment(int(setup["instructions"]))
+        if why_not is not None:
+            channel.send({"error": why_not})
+            return
     try:
         for key, path in setup["files"].items():
             files[key] = _load(key, path)

@@ -28,6 +28,7 @@ from pytest_benchsdk._analysis.uncertainty import ScoreUncertainty
 from pytest_benchsdk._base.percentiles import nearest_rank
 from pytest_benchsdk._base.runenv import RunEnvironment
 from pytest_benchsdk._config.thresholds import ThresholdVerdict
+from pytest_benchsdk._instruments import INSTRUCTIONS_KEY, INSTRUCTIONS_UNIT
 
 __all__ = [
     "LATENCY",
@@ -60,9 +61,12 @@ _TIME_SUFFIXES: Final = ("ns", "us", "µs", "ms", "s")
 
 def metric_unit(key: str, declared: str | None) -> str:
     """A metric's unit: the declared one (scoring or ``display.metrics``), else the time unit
-    its key ends with (``dumps_ms`` → ``ms``, ``read_us`` → ``us``), else ``""``."""
+    its key ends with (``dumps_ms`` → ``ms``, ``read_us`` → ``us``), ``instr`` for
+    ``instructions`` (a count, ``--bench-instructions``), else ``""``."""
     if declared:
         return declared
+    if key == INSTRUCTIONS_KEY:
+        return INSTRUCTIONS_UNIT
     for suffix in _TIME_SUFFIXES:
         if key.endswith(f"_{suffix}"):
             return suffix
