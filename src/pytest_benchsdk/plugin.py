@@ -256,10 +256,15 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
 
     benchmarked = None
     if other_provider(config.pluginmanager) is None:
-        from pytest_benchsdk._plugin.benchmark.measuring import XDIST_WHY_NOT, BenchmarkedTests
+        from pytest_benchsdk._plugin.benchmark.measuring import (
+            XDIST_WHY_NOT,
+            XDIST_WHY_NOT_COUNTED,
+            BenchmarkedTests,
+        )
 
         distributed = hasattr(config, "workerinput") or xdist_distributes(config)
-        why_not = XDIST_WHY_NOT if distributed else None
+        unmeasured = XDIST_WHY_NOT_COUNTED if options.instructions else XDIST_WHY_NOT
+        why_not = unmeasured if distributed else None
         benchmarked = BenchmarkedTests(catalog, why_not=why_not)
         register(benchmarked, "benchsdk-benchmarked")
     if hasattr(config, "workerinput"):

@@ -197,8 +197,9 @@ def test_a_count_threshold_reads_with_the_observed_counts_prefix() -> None:
 
 def test_instructions_have_the_count_unit() -> None:
     from pytest_benchsdk._base.numbers import COUNT_UNITS
-    from pytest_benchsdk._instruments import INSTRUCTIONS_KEY, INSTRUCTIONS_UNIT
+    from pytest_benchsdk._instruments import INSTRUCTIONS_KEY
     from pytest_benchsdk.results import metric_unit
+    from pytest_benchsdk.results._model import INSTRUCTIONS_UNIT
 
     assert metric_unit(INSTRUCTIONS_KEY, None) == INSTRUCTIONS_UNIT
     assert INSTRUCTIONS_UNIT in COUNT_UNITS

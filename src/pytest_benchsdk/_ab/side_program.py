@@ -68,6 +68,28 @@ def imported_from(root: str, bench_files: list[str]) -> list[str]:
     return sorted(found)
 
 
+def count_here(setup: dict[str, Any]) -> str | None:
+    """With ``--bench-instructions`` (the setup's ``instructions``: the counted calls of a
+    loop), count this side process's measured regions: it runs under callgrind, traced from the
+    session's process, with the environment the launch set. None when it counts (or nothing is
+    counted), else why it cannot."""
+    calls = setup.get("instructions")
+    if not calls:
+        return None
+    from pytest_benchsdk import _instruments
+    from pytest_benchsdk._instruments.launch import counter_from_environment
+
+    counter = counter_from_environment(int(calls))
+    if counter is None:
+        return (
+            "--bench-instructions: this side's process does not run under callgrind as the "
+            "session started it (valgrind traces the session's children: is its interpreter a "
+            "program valgrind skips?)"
+        )
+    _instruments.activate(counter)
+    return None
+
+
 def _error_text(error: BaseException) -> str:
     """A TaskError's message (the task's own verdict), else the traceback."""
     if is_task_error(error):
@@ -80,13 +102,10 @@ def serve(channel: Any, setup: dict[str, Any]) -> None:
     steps)."""
     files: dict[str, Any] = {}
     calls: dict[str, Any] = {}
-    if setup.get("instructions"):
-        from pytest_benchsdk._instruments.launch import activate_from_environment
-
-        why_not = activate_from_environment(int(setup["instructions"]))
-        if why_not is not None:
-            channel.send({"error": why_not})
-            return
+    why_not = count_here(setup)
+    if why_not is not None:
+        channel.send({"error": why_not})
+        return
     try:
         for key, path in setup["files"].items():
             files[key] = _load(key, path)

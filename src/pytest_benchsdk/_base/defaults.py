@@ -13,6 +13,7 @@ from typing import Final
 __all__ = [
     "DEFAULT_AB_MODE",
     "DEFAULT_AB_PROCESSES",
+    "DEFAULT_COUNT_CHANGE",
     "DEFAULT_FAILED_ITERATIONS",
     "DEFAULT_INSTRUCTION_CALLS",
     "DEFAULT_NOISE_THRESHOLD",
@@ -33,6 +34,10 @@ DEFAULT_SCORE_RESAMPLES: Final = 200
 DEFAULT_NOISE_THRESHOLD: Final = 0.02
 #: How long the session end waits for platform deliveries (seconds, ``--bench-upload-timeout``).
 DEFAULT_UPLOAD_TIMEOUT_S: Final = 30.0
+#: A relative change of an instruction count smaller than this is no change (a count does not
+#: move with load: its history marks a change point from this size on, where a time's needs
+#: :data:`DEFAULT_NOISE_THRESHOLD`).
+DEFAULT_COUNT_CHANGE: Final = 0.005
 #: Run-hygiene warnings: ``warn`` (show them), ``error`` or ``off`` (``--bench-warnings``).
 DEFAULT_WARNINGS: Final = "warn"
 #: A failed iteration fails its run (``--bench-failed-iterations``: ``fail`` or ``record``).

@@ -21,7 +21,6 @@ __all__ = [
     "ACTIVE",
     "DEFAULT_CALLS",
     "INSTRUCTIONS_KEY",
-    "INSTRUCTIONS_UNIT",
     "Counter",
     "activate",
     "active",
@@ -31,9 +30,6 @@ __all__ = [
 #: The data key of an instruction count (per call, or per iteration for a task body): a metric
 #: like ``cpu_ms``, lower is better, no unit.
 INSTRUCTIONS_KEY: Final = "instructions"
-#: The unit of ``instructions`` in every view and export: a count
-#: (:data:`pytest_benchsdk._base.numbers.COUNT_UNITS`), never a time.
-INSTRUCTIONS_UNIT: Final = "instr"
 #: Counted calls of a calibrated step or a benchmarked test after its one warm call.
 DEFAULT_CALLS: Final = DEFAULT_INSTRUCTION_CALLS
 

@@ -49,7 +49,6 @@ __all__ = [
     "UNTRACED",
     "CountSetup",
     "ValgrindMissing",
-    "activate_from_environment",
     "count_setup",
     "counter_from_environment",
     "find_valgrind",
@@ -241,23 +240,6 @@ def counter_from_environment(calls: int, environ: Mapping[str, str] | None = Non
         return None
     counter.calibrate()
     return counter
-
-
-def activate_from_environment(calls: int, environ: Mapping[str, str] | None = None) -> str | None:
-    """Count this process's measured regions (a process the session started: an A/B side) with
-    the counter :func:`counter_from_environment` makes; None when it counts, else why not (the
-    process is not under callgrind as the launch set it up)."""
-    from pytest_benchsdk import _instruments
-
-    counter = counter_from_environment(calls, environ)
-    if counter is None:
-        return (
-            "--bench-instructions: this process does not run under callgrind as the session "
-            "started it (valgrind traces the session's children; is the interpreter a program "
-            "valgrind skips?)"
-        )
-    _instruments.activate(counter)
-    return None
 
 
 def running_on_valgrind(environ: Mapping[str, str] | None = None) -> bool:

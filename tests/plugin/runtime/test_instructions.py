@@ -17,20 +17,9 @@ from pathlib import Path
 import pytest
 
 from helpers.sessions import bench, store_path, stored_records, stored_runs
+from helpers.valgrind import need_valgrind
 
 pytestmark = pytest.mark.slow
-
-
-def _need_valgrind() -> None:
-    if shutil.which("valgrind") is not None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(
-            "CI is set but no valgrind is on PATH: the instruction-count tests are required in "
-            "CI (.ci/run installs Debian's valgrind when it runs as root)",
-            pytrace=False,
-        )
-    pytest.skip("no valgrind on PATH (apt-get install valgrind); required when CI is set")
 
 
 BENCH = bench(
@@ -53,7 +42,7 @@ BENCH = bench(
 
 
 def test_a_bench_file_counts_its_steps_and_task_bodies(pytester: pytest.Pytester) -> None:
-    _need_valgrind()
+    need_valgrind()
     pytester.makepyfile(bench_count=BENCH)
     result = pytester.runpytest_subprocess(
         "--bench",
@@ -111,7 +100,7 @@ def test_marker_alone():
 
 
 def test_benchmarked_tests_count_each_shape(pytester: pytest.Pytester) -> None:
-    _need_valgrind()
+    need_valgrind()
     pytester.makepyfile(test_suite=SUITE)
     result = pytester.runpytest_subprocess(
         "--bench", "--bench-dry-run", "--bench-instructions", "-p", "no:cacheprovider"
@@ -124,7 +113,7 @@ def test_benchmarked_tests_count_each_shape(pytester: pytest.Pytester) -> None:
     assert len(counts["test_pedantic"]) == 2  # one figure a round
     assert all(value > 0 for values in counts.values() for value in values)
     # The same function, the same count per call within a small margin, whatever the shape.
-    called, = counts["test_called"]
+    (called,) = counts["test_called"]
     assert all(abs(v - called) / called < 0.05 for v in counts["test_pedantic"]), counts
 
 

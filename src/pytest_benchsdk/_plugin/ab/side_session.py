@@ -11,8 +11,9 @@ setup. Over the channel:
    with it), then this module is imported;
 2. ``{"cwd", "paths", "files", "root", "foreign", "turns", "instructions"}``: move to ``cwd``
    (the side's tree), put its ``paths`` right after the harness, count instructions when
-   ``instructions`` (the counted calls of ``--bench-instructions``) says so, and run ``pytest.main`` on ``files`` (the test
-   files, those this side has) with :class:`SidePlugin`, which answers once collection is done:
+   ``instructions`` (the counted calls of ``--bench-instructions``) says so, and run
+   ``pytest.main`` on ``files`` (the test files, those this side has) with
+   :class:`SidePlugin`, which answers once collection is done:
    ``{"foreign": [modules imported from the other side's tree], "problems": [collection
    errors], "tests": [keys]}``;
 3. ``{"run": key}`` (a key is the test file's path relative to ``root``, ``::``, the rest of
@@ -214,13 +215,12 @@ def serve(channel: Any, setup: dict[str, Any]) -> None:
     its ``paths`` after the harness: :mod:`pytest_benchsdk._ab.side_start`), answering the
     controller's requests from :class:`SidePlugin`."""
     files = list(setup["files"])
-    if setup.get("instructions"):
-        from pytest_benchsdk._instruments.launch import activate_from_environment
+    from pytest_benchsdk._ab.side_program import count_here
 
-        why_not = activate_from_environment(int(setup["instructions"]))
-        if why_not is not None:
-            channel.send({"error": why_not})
-            return
+    why_not = count_here(setup)
+    if why_not is not None:
+        channel.send({"error": why_not})
+        return
     if not files:  # this side has none of the test files: every test is missing here
         channel.send({"foreign": [], "problems": [], "tests": []})
         while (message := channel.receive()) is not None:
