@@ -296,7 +296,7 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
             revision=options.ab,
             setup=options.ab_setup,
             mode=options.ab_mode,
-            processes=options.ab_processes,
+            processes=_ab_processes(config, options),
         )
         register(ab, "benchsdk-ab")
         install_item_runner(config, ab)
@@ -309,3 +309,12 @@ def _rewrite_asserts_in_bench_files(config: pytest.Config, patterns: tuple[str, 
     fnpats = getattr(hook, "fnpats", None)
     if isinstance(fnpats, list):
         hook.fnpats = [*fnpats, *(p for p in patterns if p not in fnpats)]  # type: ignore[union-attr]
+
+
+def _ab_processes(config: pytest.Config, options: BenchOptions) -> int:
+    """Processes per A/B side: ``--bench-ab-processes``, else its default, but one when the
+    session counts instructions (a count does not move with a process's memory layout the way
+    its time does, so more processes would only start more interpreters under valgrind)."""
+    if options.instructions and config.getoption("bench_ab_processes", None) is None:
+        return 1
+    return options.ab_processes
