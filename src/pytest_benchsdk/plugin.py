@@ -256,10 +256,15 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
 
     benchmarked = None
     if other_provider(config.pluginmanager) is None:
-        from pytest_benchsdk._plugin.benchmark.measuring import XDIST_WHY_NOT, BenchmarkedTests
+        from pytest_benchsdk._plugin.benchmark.measuring import (
+            XDIST_WHY_NOT,
+            XDIST_WHY_NOT_COUNTED,
+            BenchmarkedTests,
+        )
 
         distributed = hasattr(config, "workerinput") or xdist_distributes(config)
-        why_not = XDIST_WHY_NOT if distributed else None
+        unmeasured = XDIST_WHY_NOT_COUNTED if options.instructions else XDIST_WHY_NOT
+        why_not = unmeasured if distributed else None
         benchmarked = BenchmarkedTests(catalog, why_not=why_not)
         register(benchmarked, "benchsdk-benchmarked")
     if hasattr(config, "workerinput"):
@@ -291,7 +296,7 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
             revision=options.ab,
             setup=options.ab_setup,
             mode=options.ab_mode,
-            processes=options.ab_processes,
+            processes=_ab_processes(config, options),
         )
         register(ab, "benchsdk-ab")
         install_item_runner(config, ab)
@@ -304,3 +309,12 @@ def _rewrite_asserts_in_bench_files(config: pytest.Config, patterns: tuple[str, 
     fnpats = getattr(hook, "fnpats", None)
     if isinstance(fnpats, list):
         hook.fnpats = [*fnpats, *(p for p in patterns if p not in fnpats)]  # type: ignore[union-attr]
+
+
+def _ab_processes(config: pytest.Config, options: BenchOptions) -> int:
+    """Processes per A/B side: ``--bench-ab-processes``, else its default, but one when the
+    session counts instructions (a count does not move with a process's memory layout the way
+    its time does, so more processes would only start more interpreters under valgrind)."""
+    if options.instructions and config.getoption("bench_ab_processes", None) is None:
+        return 1
+    return options.ab_processes

@@ -155,3 +155,54 @@ def test_a_history_table_puts_its_time_columns_in_one_unit() -> None:
     assert "0.750 µs" in table, table
     assert "1.25 µs" in table, table
     assert " ns" not in table, table
+
+
+# ------------------------------------------ instruction counts: a count, never a time (issue 45)
+
+
+def test_a_count_reads_whole_below_ten_thousand_and_with_an_si_prefix_above() -> None:
+    assert quantity(812.0, "instr") == "812 instr"
+    assert quantity(9731.4, "instr") == "9,731 instr"
+    assert quantity(12.5, "instr") == "12.5 instr"  # a per-call figure of a tiny call
+    assert quantity(12_345.0, "instr") == "12.3 k instr"
+    assert quantity(1_234_567.0, "instr") == "1.23 M instr"
+    assert quantity(999_960.0, "instr") == "1.00 M instr"  # rounding carries into the prefix
+    assert quantity(2.5e9, "instr") == "2.50 G instr"
+    # A row in one prefix, the largest value's; never milliseconds.
+    assert stat_triple(1_234_567.0, 1_250_000.0, 1_480_000.0, "instr") == "1.23/1.25/1.48 M instr"
+    assert "ms" not in stat_triple(0.5e6, 1e6, 2e6, "instr")
+
+
+def test_a_change_between_two_counts_reads_exact() -> None:
+    from pytest_benchsdk._base.numbers import change_of_values
+
+    # A few instructions moved are a change: both counts in full.
+    assert change_of_values(1_234_567.0, 1_240_112.4, "instr") == "1,234,567 → 1,240,112 instr"
+
+
+def test_a_count_threshold_reads_with_the_observed_counts_prefix() -> None:
+    from pytest_benchsdk._config.thresholds import Threshold, ThresholdVerdict
+
+    breached = ThresholdVerdict(
+        Threshold("instructions", "p95", "<", 2e6), "p1", 2_051_234.0, False, unit="instr"
+    )
+    assert breached.message() == (
+        "p1: instructions p95 = 2.05 M instr, threshold < 2 M instr: breached"
+    )
+    ok = ThresholdVerdict(
+        Threshold("instructions", "median", "<", 5000), "p1", 4321.0, True, unit="instr"
+    )
+    assert ok.message() == "p1: instructions median = 4,321 instr, threshold < 5,000 instr: ok"
+
+
+def test_instructions_have_the_count_unit() -> None:
+    from pytest_benchsdk._base.numbers import COUNT_UNITS
+    from pytest_benchsdk._instruments import INSTRUCTIONS_KEY
+    from pytest_benchsdk.results import metric_unit
+    from pytest_benchsdk.results._model import INSTRUCTIONS_UNIT
+
+    assert metric_unit(INSTRUCTIONS_KEY, None) == INSTRUCTIONS_UNIT
+    assert INSTRUCTIONS_UNIT in COUNT_UNITS
+    # A declared unit still wins; a time key keeps its time unit.
+    assert metric_unit(INSTRUCTIONS_KEY, "ops") == "ops"
+    assert metric_unit("cpu_ms", None) == "ms"

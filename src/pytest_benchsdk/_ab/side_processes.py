@@ -183,9 +183,11 @@ class Side:
         paths: Sequence[str],
         files: Mapping[str, str],
         foreign: Path | None,
+        instructions: int | None = None,
     ) -> None:
         """Send the process its working folder, what goes first on its import path, the bench
-        files to import, and the other side's tree (imports from there are refused);
+        files to import, the other side's tree (imports from there are refused), and with
+        ``--bench-instructions`` the counted calls of a loop (the process counts its regions);
         :meth:`wait_ready` waits for the imports."""
         self.set_up(
             {
@@ -193,6 +195,7 @@ class Side:
                 "paths": list(paths),
                 "files": dict(files),
                 "foreign": None if foreign is None else str(foreign),
+                "instructions": instructions,
             }
         )
 

@@ -6,8 +6,10 @@ the harness first on its import path and imports this module, and with it the me
 while the session goes on), then hands :func:`serve` the setup and the channel, over which it
 speaks:
 
-1. the setup, ``{"cwd": …, "paths": […], "files": {file key: path}, "foreign": root | None}``
-   (the process already moved to ``cwd`` with this side's ``paths`` right after the harness):
+1. the setup, ``{"cwd": …, "paths": […], "files": {file key: path}, "foreign": root | None,
+   "instructions": calls | None}`` (the process already moved to ``cwd`` with this side's
+   ``paths`` right after the harness): count instructions when ``instructions`` says so
+   (``--bench-instructions``: the process runs under callgrind, traced from the session's),
    import the bench files, and answer ``{"foreign": [modules imported from the other side's
    tree]}`` or ``{"error": text}``;
 2. ``{"run": [file key, participant, phase, task index, custom args]}``: run that iteration
@@ -66,6 +68,28 @@ def imported_from(root: str, bench_files: list[str]) -> list[str]:
     return sorted(found)
 
 
+def count_here(setup: dict[str, Any]) -> str | None:
+    """With ``--bench-instructions`` (the setup's ``instructions``: the counted calls of a
+    loop), count this side process's measured regions: it runs under callgrind, traced from the
+    session's process, with the environment the launch set. None when it counts (or nothing is
+    counted), else why it cannot."""
+    calls = setup.get("instructions")
+    if not calls:
+        return None
+    from pytest_benchsdk import _instruments
+    from pytest_benchsdk._instruments.launch import counter_from_environment
+
+    counter = counter_from_environment(int(calls))
+    if counter is None:
+        return (
+            "--bench-instructions: this side's process does not run under callgrind as the "
+            "session started it (valgrind traces the session's children: is its interpreter a "
+            "program valgrind skips?)"
+        )
+    _instruments.activate(counter)
+    return None
+
+
 def _error_text(error: BaseException) -> str:
     """A TaskError's message (the task's own verdict), else the traceback."""
     if is_task_error(error):
@@ -78,6 +102,10 @@ def serve(channel: Any, setup: dict[str, Any]) -> None:
     steps)."""
     files: dict[str, Any] = {}
     calls: dict[str, Any] = {}
+    why_not = count_here(setup)
+    if why_not is not None:
+        channel.send({"error": why_not})
+        return
     try:
         for key, path in setup["files"].items():
             files[key] = _load(key, path)

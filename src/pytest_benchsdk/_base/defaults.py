@@ -33,8 +33,10 @@ DEFAULT_SCORE_RESAMPLES: Final = 200
 #: A relative change smaller than this is no change (``--bench-compare-noise``: 2 %).
 DEFAULT_NOISE_THRESHOLD: Final = 0.02
 #: A count (``instructions``) that changed by less than this did not change
-#: (``--bench-compare-count-noise``: 0.5 %). A count does not move with load; this is room for
-#: what still moves it from session to session (the heap's history: see the performance page).
+#: (``--bench-compare-count-noise``: 0.5 %; a count's history marks a change point from this
+#: size on, where a time's needs :data:`DEFAULT_NOISE_THRESHOLD`). A count does not move with
+#: load; this is room for what still moves it from session to session (the heap's history: see
+#: the performance page).
 DEFAULT_COUNT_THRESHOLD: Final = 0.005
 #: How long the session end waits for platform deliveries (seconds, ``--bench-upload-timeout``).
 DEFAULT_UPLOAD_TIMEOUT_S: Final = 30.0

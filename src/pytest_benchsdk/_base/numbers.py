@@ -6,7 +6,11 @@ through it, so a value reads the same everywhere. JSON and the store keep full p
 
 A *time unit* is ``ns``, ``us``/``µs``, ``ms`` or ``s``; a value in one is shown in the unit that
 puts it between 1 and 1000 (``0.0112 ms`` → ``11.2 µs``, ``1834 ms`` → ``1.83 s``). Other units
-are kept as they are.
+are kept as they are, but a *count unit* (``instr``: instructions, ``--bench-instructions``): a
+count is never a time, and reads as a whole number with thousands separators below ten thousand
+(``9,731 instr``), above with an SI prefix at three significant digits (``1.23 M instr``); a
+change between two counts reads exact (``1,234,567 → 1,240,112 instr``), since a count that moved
+by a few instructions moved.
 """
 
 from __future__ import annotations
@@ -17,10 +21,14 @@ from collections.abc import Sequence
 from typing import Final
 
 __all__ = [
+    "COUNT_UNITS",
     "TIME_UNITS",
     "change_of_values",
     "change_text",
+    "count_scale",
+    "exact_count",
     "in_unit",
+    "is_count_unit",
     "is_finite",
     "is_time_unit",
     "limit_in_unit",
@@ -35,6 +43,12 @@ __all__ = [
 
 #: Seconds per unit of each time unit the views scale.
 TIME_UNITS: Final = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+#: Units whose values are counts (instructions): whole numbers, SI prefixes, never a time.
+COUNT_UNITS: Final = frozenset({"instr"})
+#: SI prefixes of a count from the smallest up, with their size; a count below the first
+#: threshold is written whole (``9,731``).
+_COUNT_PREFIXES: Final = (("k", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12))
+_WHOLE_BELOW: Final = 1e4
 #: Display units from the smallest up, with their size in seconds.
 _SCALE: Final = (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))
 
@@ -57,6 +71,39 @@ _FLOAT_MAX: Final = sys.float_info.max
 
 def is_time_unit(unit: str | None) -> bool:
     return unit in TIME_UNITS
+
+
+def is_count_unit(unit: str | None) -> bool:
+    return unit in COUNT_UNITS
+
+
+def count_scale(reference: float) -> tuple[float, str]:
+    """The divisor and SI prefix for counts like ``reference``: ``(1, "")`` below ten thousand
+    (written whole), else the largest prefix in which ``|reference|`` is at least 1."""
+    magnitude = abs(reference) if math.isfinite(reference) else 0.0
+    if magnitude < _WHOLE_BELOW:
+        return 1.0, ""
+    chosen = _COUNT_PREFIXES[0]
+    for prefix, size in _COUNT_PREFIXES:
+        # Three significant digits first, so 999.96 k reads 1.00 M, not 1000 k.
+        if float(f"{magnitude:.2e}") >= size:
+            chosen = (prefix, size)
+    return chosen[1], chosen[0]
+
+
+def _whole(value: float) -> str:
+    """A count written whole with thousands separators (``9,731``); below 100 a per-call
+    figure keeps three significant digits (``12.5``)."""
+    if not math.isfinite(value):
+        return significant(value)
+    if abs(value) < 100:
+        return significant(value)
+    return f"{round(value):,}"
+
+
+def exact_count(value: float) -> str:
+    """A count in full, thousands separated (``1,234,567``): where a few instructions matter."""
+    return _whole(value)
 
 
 def significant(value: float, digits: int = 3) -> str:
@@ -108,19 +155,33 @@ def in_unit(
         factor, shown = time_scale(base if math.isfinite(base) else 0.0, unit)
         text = sep.join(significant(v * factor) for v in values)
         return f"{text} {shown}"
+    if unit and is_count_unit(unit):
+        base = values[0] if reference is None else reference
+        size, prefix = count_scale(base)
+        if not prefix:
+            return f"{sep.join(_whole(v) for v in values)} {unit}"
+        return f"{sep.join(significant(v / size) for v in values)} {prefix} {unit}"
     text = sep.join(significant(v) for v in values)
     return f"{text} {unit}" if unit else text
 
 
 def change_of_values(before: float, after: float, unit: str | None) -> str:
-    """``before → after`` in one unit, the one that fits the larger (``0.580 → 2.90 µs``)."""
+    """``before → after`` in one unit, the one that fits the larger (``0.580 → 2.90 µs``);
+    counts exact (``1,234,567 → 1,240,112 instr``)."""
+    if is_count_unit(unit):
+        return f"{exact_count(before)} → {exact_count(after)} {unit}"
     return in_unit([before, after], unit, row_scale([before, after]), sep=" → ")
 
 
 def limit_in_unit(limit: float, unit: str, reference: float) -> str:
     """A time limit (in ``unit``) in the display unit of ``reference`` (the observed value's,
     so a line never reads ``7.93 µs, threshold < 3000 ns``), at up to six significant digits
-    (a limit is what the user wrote, not a measurement): ``3 µs``."""
+    (a limit is what the user wrote, not a measurement): ``3 µs``; a count limit with the
+    observed count's prefix (``2 M instr``)."""
+    if is_count_unit(unit):
+        size, prefix = count_scale(reference)
+        scaled = float(f"{limit / size:.6g}")
+        return f"{scaled:,g} {prefix} {unit}" if prefix else f"{scaled:,g} {unit}"
     factor, shown = time_scale(reference if math.isfinite(reference) else 0.0, unit)
     return f"{float(f'{limit * factor:.6g}'):g} {shown}"
 

@@ -35,7 +35,7 @@ from typing import Any, Final, Protocol
 import attrs
 
 from pytest_benchsdk._base.js import py_number
-from pytest_benchsdk._base.numbers import in_unit, is_time_unit, limit_in_unit
+from pytest_benchsdk._base.numbers import in_unit, is_count_unit, is_time_unit, limit_in_unit
 from pytest_benchsdk._base.percentiles import statistic_label
 
 __all__ = [
@@ -229,7 +229,7 @@ def unmeasured_hint(key: str, measured: Sequence[str]) -> str:
 def _limit_text(limit: float, unit: str, reference: float | None = None) -> str:
     """The limit as the user wrote it, in the metric's unit (``5 ms``); a time limit in the
     display unit of ``reference`` (the observed value's), when there is one (``3 µs``)."""
-    if reference is not None and is_time_unit(unit):
+    if reference is not None and (is_time_unit(unit) or is_count_unit(unit)):
         return limit_in_unit(limit, unit, reference)
     return f"{py_number(limit)} {unit}" if unit else py_number(limit)
 

@@ -32,7 +32,7 @@ from pytest_benchsdk._views.text import (
     warnings_more,
     warnings_shown,
 )
-from pytest_benchsdk.results import RunSummary, ScoreTable
+from pytest_benchsdk.results import RunSummary, ScoreTable, metric_unit
 
 __all__ = ["cell", "code", "markdown_summary"]
 
@@ -192,7 +192,7 @@ def _comparison_lines(summary: RunSummary) -> list[str]:
                 ]
             )
             continue
-        unit, base = row.unit or "", c.baseline_statistic
+        unit, base = row.unit or metric_unit(row.metric, None), c.baseline_statistic
         verdict = verdicts.get(row.verdict or "", row.verdict or "")
         if not row.judged and verdict:
             verdict = f"({verdict})"

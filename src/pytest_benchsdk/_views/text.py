@@ -47,6 +47,7 @@ from pytest_benchsdk.results import (
     RunSummary,
     SampleStats,
     ScoreTable,
+    metric_unit,
 )
 
 __all__ = [
@@ -639,7 +640,7 @@ def comparison_lines(comparison: BaselineComparison | None, note: str | None) ->
                 ]
             )
             continue
-        unit = row.unit or ""
+        unit = row.unit or metric_unit(row.metric, None)
         base = c.baseline_statistic
         rows.append(
             [

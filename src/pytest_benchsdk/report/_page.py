@@ -54,7 +54,7 @@ from pytest_benchsdk.report._charts import (
     same_data,
 )
 from pytest_benchsdk.report._content import MAX_CODES, RunReport, load_run
-from pytest_benchsdk.results import HISTORY_RULE, FailureGroup, SampleStats
+from pytest_benchsdk.results import HISTORY_RULE, FailureGroup, SampleStats, metric_unit
 from pytest_benchsdk.store import ResultStore
 
 #: First messages listed per error code.
@@ -486,7 +486,7 @@ def _comparison(report: RunReport) -> str:
             cells += [_td(""), _td(""), _td("")]
             rows.append(cells)
             continue
-        unit, base = row.unit or "", c.baseline_statistic
+        unit, base = row.unit or metric_unit(row.metric, None), c.baseline_statistic
         verdict = row.verdict_label
         cls = verdict if verdict in ("regressed", "improved") else ""
         rows.append(

@@ -18,6 +18,7 @@ from pytest_benchsdk._analysis.scoring import ScoreResult, ScoringSpec, ranking_
 from pytest_benchsdk._analysis.stats import DEFAULT_TRIM
 from pytest_benchsdk._analysis.uncertainty import ScoreUncertainty, tied_with_above
 from pytest_benchsdk._config.models import BenchmarkConfig
+from pytest_benchsdk._instruments import INSTRUCTIONS_KEY
 from pytest_benchsdk.results._model import (
     FailureGroup,
     MetricSummary,
@@ -125,6 +126,8 @@ class MetricCatalog:
 
     def unscored(self, key: str) -> MetricInfo:
         label, unit, lower = self.display.get(key, (key, None, None))
+        if lower is None and key == INSTRUCTIONS_KEY:
+            lower = True  # a count of work done: fewer is better, unless the display says
         return MetricInfo(key, label, metric_unit(key, unit), lower)
 
     def is_scored_sample(self, key: str) -> bool:

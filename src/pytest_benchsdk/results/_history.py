@@ -21,8 +21,8 @@ import attrs
 
 from pytest_benchsdk._analysis.baseline import HistoryKey, history_key
 from pytest_benchsdk._analysis.changepoints import ChangePoint, change_points
-from pytest_benchsdk._base.defaults import DEFAULT_NOISE_THRESHOLD
-from pytest_benchsdk._base.numbers import phase_subject
+from pytest_benchsdk._base.defaults import DEFAULT_COUNT_THRESHOLD, DEFAULT_NOISE_THRESHOLD
+from pytest_benchsdk._base.numbers import is_count_unit, phase_subject
 from pytest_benchsdk._base.percentiles import statistic_label
 from pytest_benchsdk.results._model import LATENCY, Knobs, RunStatus, RunSummary
 from pytest_benchsdk.results._stored import stored_status, stored_summary
@@ -52,6 +52,9 @@ HISTORY_STATISTICS: Final = ("median", "p95")
 #: Change points smaller than this (relative) are not reported: the comparisons' default
 #: noise threshold.
 DEFAULT_MIN_CHANGE: Final = DEFAULT_NOISE_THRESHOLD
+#: The same for a count (``instructions``): a count does not move with load, so a change of
+#: half a per cent stands out (the counts' own threshold).
+COUNT_MIN_CHANGE: Final = DEFAULT_COUNT_THRESHOLD
 #: Which runs a history holds, as every view of it (``pytest-benchsdk history``, the HTML
 #: report) states it.
 HISTORY_RULE: Final = (
@@ -318,13 +321,15 @@ def run_history(
     participants: Sequence[str] | None = None,
     metrics: Sequence[str] | None = None,
     limit: int = DEFAULT_HISTORY_LIMIT,
-    min_change: float = DEFAULT_MIN_CHANGE,
+    min_change: float | None = None,
     alpha: float = 0.05,
 ) -> RunHistory | None:
     """The history of a benchmark: its latest ``limit`` complete runs with the setup of the
     run ``until`` (default: of its newest complete run), ending with that run, and each series
     with its change points (:func:`~pytest_benchsdk.compare.change_points`, changes under
-    ``min_change`` left out). ``participants``/``metrics`` keep only those. None when the
+    ``min_change`` left out; by default :data:`DEFAULT_MIN_CHANGE`, and for a count, such as
+    ``instructions``, :data:`COUNT_MIN_CHANGE`: a count does not move with load, so a smaller
+    step is a change). ``participants``/``metrics`` keep only those. None when the
     benchmark has no complete run."""
     every = store.list_runs(limit=_SCAN_LIMIT, benchmark_slug=benchmark_slug)
     anchor: StoredRun | None
@@ -364,7 +369,10 @@ def run_history(
             entry[1].append(SeriesPoint(run.run_id, run.started_at, value))
     series = []
     for (participant, phase, key, statistic), (metric, points) in found.items():
-        changes = change_points([p.value for p in points], alpha=alpha, min_change=min_change)
+        smallest = min_change
+        if smallest is None:
+            smallest = COUNT_MIN_CHANGE if is_count_unit(metric.unit) else DEFAULT_MIN_CHANGE
+        changes = change_points([p.value for p in points], alpha=alpha, min_change=smallest)
         series.append(
             HistorySeries(
                 participant,

@@ -28,8 +28,10 @@ from pytest_benchsdk._analysis.uncertainty import ScoreUncertainty
 from pytest_benchsdk._base.percentiles import nearest_rank
 from pytest_benchsdk._base.runenv import RunEnvironment
 from pytest_benchsdk._config.thresholds import ThresholdVerdict
+from pytest_benchsdk._instruments import INSTRUCTIONS_KEY
 
 __all__ = [
+    "INSTRUCTIONS_UNIT",
     "LATENCY",
     "STATUS_REASONS",
     "ABSide",
@@ -56,13 +58,19 @@ __all__ = [
 LATENCY: Final = "latency_ms"
 #: Units read as times (the views scale them: ns, µs, ms, s).
 _TIME_SUFFIXES: Final = ("ns", "us", "µs", "ms", "s")
+#: The unit of ``instructions`` (``--bench-instructions``) in every view and export: a count
+#: (:data:`pytest_benchsdk._base.numbers.COUNT_UNITS`), never a time.
+INSTRUCTIONS_UNIT: Final = "instr"
 
 
 def metric_unit(key: str, declared: str | None) -> str:
     """A metric's unit: the declared one (scoring or ``display.metrics``), else the time unit
-    its key ends with (``dumps_ms`` → ``ms``, ``read_us`` → ``us``), else ``""``."""
+    its key ends with (``dumps_ms`` → ``ms``, ``read_us`` → ``us``), ``instr`` for
+    ``instructions`` (a count, ``--bench-instructions``), else ``""``."""
     if declared:
         return declared
+    if key == INSTRUCTIONS_KEY:
+        return INSTRUCTIONS_UNIT
     for suffix in _TIME_SUFFIXES:
         if key.endswith(f"_{suffix}"):
             return suffix

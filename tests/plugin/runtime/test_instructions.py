@@ -17,20 +17,9 @@ from pathlib import Path
 import pytest
 
 from helpers.sessions import bench, store_path, stored_records, stored_runs
+from helpers.valgrind import need_valgrind
 
 pytestmark = pytest.mark.slow
-
-
-def _need_valgrind() -> None:
-    if shutil.which("valgrind") is not None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(
-            "CI is set but no valgrind is on PATH: the instruction-count tests are required in "
-            "CI (.ci/run installs Debian's valgrind when it runs as root)",
-            pytrace=False,
-        )
-    pytest.skip("no valgrind on PATH (apt-get install valgrind); required when CI is set")
 
 
 BENCH = bench(
@@ -53,7 +42,7 @@ BENCH = bench(
 
 
 def test_a_bench_file_counts_its_steps_and_task_bodies(pytester: pytest.Pytester) -> None:
-    _need_valgrind()
+    need_valgrind()
     pytester.makepyfile(bench_count=BENCH)
     result = pytester.runpytest_subprocess(
         "--bench",
@@ -111,7 +100,7 @@ def test_marker_alone():
 
 
 def test_benchmarked_tests_count_each_shape(pytester: pytest.Pytester) -> None:
-    _need_valgrind()
+    need_valgrind()
     pytester.makepyfile(test_suite=SUITE)
     result = pytester.runpytest_subprocess(
         "--bench", "--bench-dry-run", "--bench-instructions", "-p", "no:cacheprovider"
@@ -206,7 +195,7 @@ def test_one_percent_more_work_fails_a_count_comparison_and_the_same_work_passes
     """Issue 45's verdict on counts, end to end: a baseline saved in one session; the next
     session's loop 1 % longer is a regression of ``instructions`` (judged by default in this
     mode, on the counts' own spread); the same loop again is unchanged."""
-    _need_valgrind()
+    need_valgrind()
     pytester.makepyfile(bench_loop=LOOP)
     common = ("--bench", "--bench-instructions", "-p", "no:cacheprovider", "bench_loop.py")
     saved = pytester.runpytest_subprocess(*common, "--bench-save=main")

@@ -57,6 +57,9 @@ class ABSession(Protocol):
     session: BenchSession
     benchmarked: BenchmarkedTests | None
 
+    #: ``--bench-instructions``' counted calls (None: nothing is counted).
+    instructions: int | None
+
     def write(self, line: str) -> None: ...
 
     def local_payload(self, report: pytest.TestReport) -> RecordPayload | None: ...
@@ -155,6 +158,7 @@ class ABTests:
                     "foreign": str(repository),
                     "turns": turns,
                     "options": options,
+                    "instructions": self.ab.instructions,
                 }
             )
             pair["B"].set_up(
@@ -166,6 +170,7 @@ class ABTests:
                     "foreign": str(worktree.path),
                     "turns": turns,
                     "options": options,
+                    "instructions": self.ab.instructions,
                 }
             )
         answers = self.sides.wait_ready("its test files")
@@ -298,6 +303,7 @@ def _rounds(data: Mapping[str, Any]) -> Rounds:
         tuple(data["cpu"]),
         float(data["started"]),
         float(data["ended"]),
+        tuple(data.get("instructions") or ()),
     )
 
 

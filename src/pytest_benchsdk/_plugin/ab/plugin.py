@@ -122,6 +122,11 @@ class ABPlugin:
         )
         self._order = random.Random()
         self._problems: dict[str, str] = {}
+        #: ``--bench-instructions``: the counted calls of a loop, sent to every side process
+        #: (each counts its own regions under callgrind); None when nothing is counted.
+        self.instructions: int | None = (
+            catalog.options.instructions_calls if catalog.options.instructions else None
+        )
 
     # -- the session's start: the revision's worktree ----------------------------------------
 
@@ -254,8 +259,20 @@ class ABPlugin:
         sides = self.sides
         if sides is not None:
             for pair in sides.pairs:
-                pair["A"].load(cwd=cwd_a, paths=paths_a, files=files_a, foreign=repository)
-                pair["B"].load(cwd=cwd, paths=paths_b, files=files_b, foreign=worktree.path)
+                pair["A"].load(
+                    cwd=cwd_a,
+                    paths=paths_a,
+                    files=files_a,
+                    foreign=repository,
+                    instructions=self.instructions,
+                )
+                pair["B"].load(
+                    cwd=cwd,
+                    paths=paths_b,
+                    files=files_b,
+                    foreign=worktree.path,
+                    instructions=self.instructions,
+                )
         # The paired analysis at the end needs numpy: loading it while the processes import
         # their code costs the session nothing.
         import numpy  # noqa: F401

@@ -9,9 +9,11 @@ setup. Over the channel:
 1. ``{"harness": …, "program": …}`` (:mod:`~pytest_benchsdk._ab.side_start`'s): the folder
    holding the measuring ``pytest_benchsdk`` goes first on ``sys.path`` (both sides measure
    with it), then this module is imported;
-2. ``{"cwd", "paths", "files", "root", "foreign", "turns"}``: move to ``cwd`` (the side's tree),
-   put its ``paths`` right after the harness, and run ``pytest.main`` on ``files`` (the test
-   files, those this side has) with :class:`SidePlugin`, which answers once collection is done:
+2. ``{"cwd", "paths", "files", "root", "foreign", "turns", "instructions"}``: move to ``cwd``
+   (the side's tree), put its ``paths`` right after the harness, count instructions when
+   ``instructions`` (the counted calls of ``--bench-instructions``) says so, and run
+   ``pytest.main`` on ``files`` (the test files, those this side has) with
+   :class:`SidePlugin`, which answers once collection is done:
    ``{"foreign": [modules imported from the other side's tree], "problems": [collection
    errors], "tests": [keys]}``;
 3. ``{"run": key}`` (a key is the test file's path relative to ``root``, ``::``, the rest of
@@ -59,6 +61,7 @@ def rounds_data(rounds: Rounds) -> dict[str, Any]:
         "cpu": list(rounds.cpu),
         "started": rounds.started,
         "ended": rounds.ended,
+        "instructions": list(rounds.instructions),
     }
 
 
@@ -212,6 +215,12 @@ def serve(channel: Any, setup: dict[str, Any]) -> None:
     its ``paths`` after the harness: :mod:`pytest_benchsdk._ab.side_start`), answering the
     controller's requests from :class:`SidePlugin`."""
     files = list(setup["files"])
+    from pytest_benchsdk._ab.side_program import count_here
+
+    why_not = count_here(setup)
+    if why_not is not None:
+        channel.send({"error": why_not})
+        return
     if not files:  # this side has none of the test files: every test is missing here
         channel.send({"foreign": [], "problems": [], "tests": []})
         while (message := channel.receive()) is not None:

@@ -287,7 +287,9 @@ class BenchmarkFixture:
     def _measured(self) -> None:
         from pytest_benchsdk._engine.rounds import RoundStats
 
-        self.stats = BenchmarkStats(self, RoundStats.of(self.rounds))
+        self.stats = BenchmarkStats(
+            self, RoundStats.of(self.rounds), instructions=self.rounds.instructions
+        )
 
     def weave(self, target: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
@@ -312,8 +314,17 @@ class BenchmarkStats:
     """``benchmark.stats`` after the call: pytest-benchmark's ``Metadata`` (``stats["mean"]``,
     ``stats.stats.min``, ``stats.name``, ``stats.extra_info`` …), in seconds."""
 
-    def __init__(self, fixture: BenchmarkFixture, stats: RoundStats) -> None:
+    def __init__(
+        self,
+        fixture: BenchmarkFixture,
+        stats: RoundStats,
+        *,
+        instructions: Sequence[float] = (),
+    ) -> None:
         self.stats = stats
+        #: ``--bench-instructions``: each counted round's instructions per call (a count, in
+        #: ``as_dict()["instructions"]``, never among the times); None when nothing counted.
+        self.instructions: dict[str, Any] | None = _counted(instructions)
         self.name = fixture.name
         self.fullname = fixture.fullname
         self.group = fixture.group
@@ -335,7 +346,28 @@ class BenchmarkStats:
             "param": self.param,
             "extra_info": self.extra_info,
             "stats": self.stats.as_dict(),
+            **({} if self.instructions is None else {"instructions": self.instructions}),
         }
+
+
+def _counted(values: Sequence[float]) -> dict[str, Any] | None:
+    """A test's instruction counts as a series of their own (``unit`` ``instr``): per call, each
+    counted round's, with their min, median and max."""
+    if not values:
+        return None
+    from pytest_benchsdk._base.percentiles import median_positions
+
+    ordered = sorted(values)
+    low, high = median_positions(len(ordered))
+    median = (ordered[low] + ordered[high]) / 2
+    return {
+        "unit": "instr",
+        "min": ordered[0],
+        "median": median,
+        "max": ordered[-1],
+        "rounds": len(ordered),
+        "data": list(values),
+    }
 
 
 @pytest.fixture

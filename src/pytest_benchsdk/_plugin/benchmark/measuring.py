@@ -74,6 +74,16 @@ XDIST_WHY_NOT: Final = (
     "under pytest-xdist: processes running side by side disturb each other's timings; run "
     "them without -n (e.g. pytest --bench -p no:xdist -m benchmark)"
 )
+#: Why not, when the session counts instructions (``--bench-instructions``): a count does not
+#: depend on the neighbours, but a benchmarked test's group (its run) is opened from the tests
+#: the controller collected, and under pytest-xdist only the workers collect.
+XDIST_WHY_NOT_COUNTED: Final = (
+    "benchmarked tests (the benchmark fixture, @pytest.mark.benchmark) are not measured "
+    "under pytest-xdist, counted or not: a count would not mind the neighbours, but a test's "
+    "group is made from what the controller collects, and under xdist only the workers "
+    "collect; bench files count in the workers. Run benchmarked tests without -n (e.g. "
+    "pytest --bench --bench-instructions -p no:xdist -m benchmark)"
+)
 #: Where a marker-only test keeps the rounds of its body.
 _BODY_KEY = pytest.StashKey[Rounds]()
 #: Where a test keeps the group it was collected into: its key and name, and its own

@@ -578,14 +578,16 @@ OPTIONS: Final[tuple[Option, ...]] = (
         flags=("--bench-ab-processes",),
         metavar="N",
         help="With --bench-ab: how many processes each side runs in, taking turns round by "
-        "round (default 4): a process's own speed (its memory layout) differs by a few per "
-        "cent, and the verdict must not hang on one.",
+        "round (default 4; 1 with --bench-instructions, where a count carries no process's "
+        "speed): a process's own speed (its memory layout) differs by a few per cent, and the "
+        "verdict must not hang on one.",
         field="ab_processes",
         convert="ab_processes",
         default=DEFAULT_AB_PROCESSES,
         requires=("bench_ab", "is for A/B sessions: add --bench-ab=REV"),
         group="compare",
-        doc="with `--bench-ab`: each side runs in N processes (default 4, at most 64) taking "
+        doc="with `--bench-ab`: each side runs in N processes (default 4, or 1 with "
+        "`--bench-instructions`; at most 64) taking "
         "turns round by round (round i in pair i mod N); a benchmarked test runs once in every "
         "pair, each time with its `max_time` divided by N; a process's own speed differs by a "
         "few per cent, and the intervals include that spread",
