@@ -12,7 +12,9 @@ A region is counted so (:meth:`CallgrindCounter.begin` / :meth:`~CallgrindCounte
   load (±1 %; with it ±6 instructions in 2 million);
 * ``CALLGRIND_ZERO_STATS``, ``CALLGRIND_START_INSTRUMENTATION``, the region,
   ``CALLGRIND_STOP_INSTRUMENTATION``, ``CALLGRIND_DUMP_STATS_AT(label)``; the dump's
-  ``totals:`` line is the region's ``Ir`` (instructions executed). With
+  ``totals:`` line is the region's ``Ir`` (instructions executed), less what the memory
+  allocators executed in it (:func:`dump_count`: their work depends on the heap's history,
+  not on the code, and was what moved counts between sessions). With
   ``--separate-threads=yes`` zeroing and dumping are per thread, so a region counts what its
   own thread executed, and a region on another thread never zeroes it;
 * the count of an empty region of the same shape (measured once per process,
@@ -127,7 +129,7 @@ def dump_count(
     ``unlink_chunk``, ``malloc_consolidate``, ``sysmalloc``, pymalloc's arena functions …),
     plus what those functions spent in leaf functions they call (``memcpy`` when ``realloc``
     moves a block, a system call growing the heap). A wrapper that is also called from
-    elsewhere (``PyMem_RawMalloc``) stays counted: its cost is the same every call. Measured
+    elsewhere stays counted: its cost is the same every call. Measured
     (benchmarks/instructions_identical.py): the allocators' part of a region moves between
     sessions with the heap's state, by up to 11 % of a regex loop's count; the rest does not.
     """
