@@ -129,13 +129,19 @@ def test_marker_alone():
 '''
 
 
-def _session(folder: Path, store: Path, targets: list[str], instructions: bool) -> float:
-    """One pytest session's wall time (seconds); raises when it fails."""
+def _session(
+    folder: Path, store: Path, targets: list[str], instructions: bool, keep: str = ""
+) -> float:
+    """One pytest session's wall time (seconds); raises when it fails. ``keep``: a folder for
+    the session's region dumps (``BENCHSDK_CALLGRIND_KEEP``), else none are kept."""
     command = [sys.executable, "-m", "pytest", "--bench", "--bench-dry-run", "-q"]
     command += ["-p", "no:cacheprovider", f"--bench-store={store}", *targets]
     if instructions:
         command.append("--bench-instructions")
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHSDK_CALLGRIND")}
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        env["BENCHSDK_CALLGRIND_KEEP"] = keep
     started = time.perf_counter()
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True, env=env)
     took = time.perf_counter() - started
@@ -200,7 +206,9 @@ def main() -> None:
                 else:
                     loops.off()
                 store = folder / f"session-{index}.sqlite3"
-                took = _session(folder, store, ["bench_cpu.py", "test_suite.py"], True)
+                keep = os.environ.get("BENCHSDK_CALLGRIND_KEEP", "")
+                keep = f"{keep}/session-{index + 1}" if keep else ""
+                took = _session(folder, store, ["bench_cpu.py", "test_suite.py"], True, keep)
                 sessions.append(_counts(store))
                 state = f"{args.busy} busy loops" if index % 2 and args.busy else "idle"
                 print(f"session {index + 1}: {took:.1f} s ({state})", flush=True)

@@ -15,6 +15,7 @@ from pytest_benchsdk._instruments import build, launch
 from pytest_benchsdk._instruments.callgrind import (
     CallgrindCounter,
     DumpError,
+    dump_count,
     dump_total,
     find_dump,
 )
@@ -55,6 +56,81 @@ def test_the_count_is_the_events_column_of_ir() -> None:
     assert dump_total(text, "Dw") == 10
     # callgrind leaves out trailing zero columns
     assert dump_total("events: Ir Dr\ntotals: 5\n", "Dr") == 0
+
+
+#: A region's dump as callgrind writes it with --compress-strings=no: a Python function calls
+#: the allocator through wrappers; realloc moves a block (memcpy, also called from elsewhere);
+#: malloc's internals are called only by it.
+ALLOCATING = """events: Ir
+positions: line
+
+fn=list_append
+0 100
+cfn=PyMem_Realloc
+calls=2 0
+0 4000
+cfn=memcpy
+calls=1 0
+0 50
+
+fn=PyMem_Realloc
+0 20
+cfn=_PyObject_Realloc
+calls=2 0
+0 3980
+
+fn=_PyObject_Realloc
++1 300
+cfn=PyMem_RawRealloc
+calls=1 0
+* 3680
+
+fn=PyMem_RawRealloc
+0 10
+cfn=realloc
+calls=1 0
+0 3670
+
+fn=realloc
+0 70
+cfn=_int_malloc
+calls=1 0
+0 3000
+cfn=memcpy
+calls=1 0
+0 600
+
+fn=_int_malloc
+0 2000
+cfn=unlink_chunk.constprop.0
+calls=1 0
+0 1000
+
+fn=unlink_chunk.constprop.0
+0 1000
+
+fn=memcpy
+0 650
+
+totals: 4150
+"""
+
+
+def test_a_count_leaves_out_what_the_allocators_executed() -> None:
+    # Out: pymalloc's realloc (300), what only the allocators call (the raw wrapper 10, glibc's
+    # internals 2000 + 1000), glibc's realloc (70) and the leaf it called (memcpy, 600). In:
+    # the caller (100), the wrapper it calls (20), memcpy called by the code itself (50).
+    count = dump_count(ALLOCATING)
+    assert count.total == 4150
+    assert count.allocator == 300 + 10 + 70 + 2000 + 1000 + 600
+    assert count.own == 100 + 20 + 50
+    # With no allocator named, nothing is left out.
+    assert dump_count(ALLOCATING, allocators=frozenset()).own == 4150
+
+
+def test_a_dump_without_functions_is_its_total() -> None:
+    assert dump_count(DUMP) == (2243697, 0)
+    assert dump_count("events: Ir\nsummary: 17\n").own == 17
 
 
 def test_without_totals_the_summary_line_counts_and_without_either_it_says_so() -> None:
@@ -142,6 +218,8 @@ def test_the_session_runs_under_callgrind_counting_nothing_until_a_region(tmp_pa
     ]
     assert f"--callgrind-out-file={tmp_path}/callgrind.out.%p" in command
     assert any(arg.startswith("--trace-children-skip=") and "*/git" in arg for arg in command)
+    # Every dump names its functions: the allocators' part is found by name.
+    assert "--compress-strings=no" in command
     assert command[-4:] == ["/py", "-m", "pytest", "-q"]
 
 
@@ -165,6 +243,7 @@ def test_the_hash_seed_is_fixed_unless_the_user_fixed_one_and_recorded_either_wa
         "valgrind-3.19.0",
     )
     assert setup.calls == 10
+    assert setup.excluded == "allocators"
     assert json.loads(env[launch.ENV_SETUP])["hash_seed"] == seed
     assert launch.count_setup(10, {}) is None
 

@@ -12,7 +12,9 @@ A region is counted so (:meth:`CallgrindCounter.begin` / :meth:`~CallgrindCounte
   load (±1 %; with it ±6 instructions in 2 million);
 * ``CALLGRIND_ZERO_STATS``, ``CALLGRIND_START_INSTRUMENTATION``, the region,
   ``CALLGRIND_STOP_INSTRUMENTATION``, ``CALLGRIND_DUMP_STATS_AT(label)``; the dump's
-  ``totals:`` line is the region's ``Ir`` (instructions executed). With
+  ``totals:`` line is the region's ``Ir`` (instructions executed), less what the memory
+  allocators executed in it (:func:`dump_count`: their work depends on the heap's history,
+  not on the code, and was what moved counts between sessions). With
   ``--separate-threads=yes`` zeroing and dumping are per thread, so a region counts what its
   own thread executed, and a region on another thread never zeroes it;
 * the count of an empty region of the same shape (measured once per process,
@@ -41,12 +43,15 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 __all__ = [
+    "ALLOCATOR_ENTRIES",
     "KEEP_ENV",
     "CallgrindCounter",
+    "DumpCount",
     "DumpError",
+    "dump_count",
     "dump_total",
     "find_dump",
 ]
@@ -66,8 +71,119 @@ KEEP_ENV: Final = "BENCHSDK_CALLGRIND_KEEP"
 _TRIGGER_RE: Final = re.compile(r"^desc: Trigger: Client Request: (.*)$", re.MULTILINE)
 
 
+#: The memory allocators' entry points: the C library's (glibc's ``malloc`` family) and
+#: CPython's own small-object allocator (pymalloc, behind ``PyObject_Malloc`` and
+#: ``PyMem_Malloc``). What they execute depends on the state of the heap, that is on every
+#: allocation the process made before the region, some of them timing-dependent (see
+#: :func:`dump_count`), so a count leaves them out.
+ALLOCATOR_ENTRIES: Final = frozenset(
+    {
+        "malloc",
+        "free",
+        "cfree",
+        "realloc",
+        "calloc",
+        "reallocarray",
+        "posix_memalign",
+        "memalign",
+        "aligned_alloc",
+        "valloc",
+        "pvalloc",
+        "_PyObject_Malloc",
+        "_PyObject_Calloc",
+        "_PyObject_Realloc",
+        "_PyObject_Free",
+    }
+)
+
+
 class DumpError(RuntimeError):
     """A dump file is missing or says no count (the message names the file)."""
+
+
+class DumpCount(NamedTuple):
+    """A dump's count: ``total`` (its ``totals:`` line) and the part of it the memory
+    allocators executed (``allocator``); ``own`` is the rest, what a region's count is."""
+
+    total: int
+    allocator: int
+
+    @property
+    def own(self) -> int:
+        return self.total - self.allocator
+
+
+def _base_name(name: str) -> str:
+    # callgrind marks recursion levels (``f'2``) and may put a file in front (``file:f``).
+    return name.split("'", 1)[0]
+
+
+def dump_count(
+    text: str, event: str = "Ir", allocators: frozenset[str] = ALLOCATOR_ENTRIES
+) -> DumpCount:
+    """The ``event`` count of one callgrind dump (written with ``--compress-strings=no``, so
+    every function is named in it), and how much of it the memory allocators executed.
+
+    The allocators' part is the self cost of the functions named in ``allocators`` and of every
+    function the dump shows called only by allocator functions (the C library's ``_int_malloc``,
+    ``unlink_chunk``, ``malloc_consolidate``, ``sysmalloc``, pymalloc's arena functions …),
+    plus what those functions spent in leaf functions they call (``memcpy`` when ``realloc``
+    moves a block, a system call growing the heap). A wrapper that is also called from
+    elsewhere stays counted: its cost is the same every call. Measured
+    (benchmarks/instructions_identical.py): the allocators' part of a region moves between
+    sessions with the heap's state, by up to 11 % of a regex loop's count; the rest does not.
+    """
+    total = dump_total(text, event)
+    events: list[str] = []
+    positions = 1
+    self_cost: dict[str, int] = {}
+    edges: dict[tuple[str, str], int] = {}
+    callers: dict[str, set[str]] = {}
+    callees: dict[str, set[str]] = {}
+    fn = ""
+    callee = ""
+    column = 0
+    call_pending = False
+    for line in text.splitlines():
+        if not line:
+            continue
+        head = line[0]
+        if head.isdigit() or head in "+-*":
+            parts = line.split()
+            index = positions + column
+            cost = int(parts[index]) if index < len(parts) else 0
+            if call_pending:
+                call_pending = False
+                edges[fn, callee] = edges.get((fn, callee), 0) + cost
+                callers.setdefault(callee, set()).add(fn)
+                callees.setdefault(fn, set()).add(callee)
+            else:
+                self_cost[fn] = self_cost.get(fn, 0) + cost
+        elif line.startswith("fn="):
+            fn = line[3:].strip()
+            self_cost.setdefault(fn, 0)
+        elif line.startswith("cfn="):
+            callee = line[4:].strip()
+        elif line.startswith("calls="):
+            call_pending = True
+        elif line.startswith("events:"):
+            events = line.split()[1:]
+            column = events.index(event) if event in events else 0
+        elif line.startswith("positions:"):
+            positions = max(1, len(line.split()) - 1)
+    inside = {name for name in (*self_cost, *callers) if _base_name(name) in allocators}
+    grown = True
+    while grown:
+        grown = False
+        for name, called_by in callers.items():
+            if name not in inside and called_by <= inside:
+                inside.add(name)
+                grown = True
+    allocator = sum(self_cost.get(name, 0) for name in inside)
+    for (caller, called), cost in edges.items():
+        if caller in inside and called not in inside and not callees.get(called):
+            allocator += cost
+    return DumpCount(total, min(allocator, total))
 
 
 def dump_total(text: str, event: str = "Ir") -> int:
@@ -180,7 +296,7 @@ class CallgrindCounter:
     def _read(self, part: int, label: str) -> int:
         path = find_dump(self.folder, self.prefix, os.getpid(), part, label)
         try:
-            return dump_total(path.read_text(encoding="utf-8", errors="replace"))
+            return dump_count(path.read_text(encoding="utf-8", errors="replace")).own
         finally:
             keep = os.environ.get(KEEP_ENV)
             if keep:

@@ -140,6 +140,9 @@ def valgrind_command(valgrind: str, folder: Path, argv: Sequence[str]) -> list[s
         "--separate-threads=yes",
         "--trace-children=yes",
         f"--trace-children-skip={','.join(UNTRACED)}",
+        # Every dump names its functions (not only the first that uses a name): a region's
+        # dump is read alone, and the allocators' part of it is found by name.
+        "--compress-strings=no",
         f"--callgrind-out-file={folder / DUMP_PREFIX}.%p",
         f"--log-file={folder}/valgrind.%p.log",
         *argv,
@@ -263,6 +266,9 @@ class CountSetup:
     hash_seed: str
     hash_seed_from: str
     calls: int
+    #: What the count leaves out: the memory allocators' instructions (``"allocators"``,
+    #: see :func:`~.callgrind.dump_count`).
+    excluded: str = "allocators"
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
