@@ -3,7 +3,8 @@
 * :func:`compare_samples` compares two samples of one metric (a baseline and a current run):
   relative change of a statistic, its bootstrap confidence interval, a Mann–Whitney U p-value and
   a verdict (:class:`Comparison`); :func:`compare_paired` does the same for samples paired
-  by round (an A/B session's two sides), where the machine's drift cancels.
+  by round (an A/B session's two sides), where the machine's drift cancels;
+  :func:`compare_counts` compares two runs' counts (``instructions``) on their own spread.
 * :func:`score_uncertainty` bootstraps each participant's records through the unchanged
   :func:`~pytest_benchsdk.scoring.score`: an interval per composite score, how often each
   participant had each rank (:class:`ScoreUncertainty`), and :func:`tied_with_above` for the
@@ -28,6 +29,7 @@ from pytest_benchsdk._analysis.compare import (
     Comparison,
     Statistic,
     Verdict,
+    compare_counts,
     compare_paired,
     compare_samples,
     detectable_change,
@@ -73,6 +75,7 @@ __all__ = [
     "Statistic",
     "Verdict",
     "change_points",
+    "compare_counts",
     "compare_paired",
     "compare_samples",
     "detectable_change",

@@ -272,6 +272,7 @@ MODULE_APIS: dict[str, list[str]] = {
         "Statistic",
         "Verdict",
         "change_points",
+        "compare_counts",
         "compare_paired",
         "compare_samples",
         "detectable_change",
