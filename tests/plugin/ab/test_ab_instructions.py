@@ -113,6 +113,9 @@ def test_both_sides_count_and_the_comparison_pairs_their_counts(
             if row["metric"] == "instructions" and row["statistic"] == "median":
                 changes[row["participant"]] = row["comparison"]["change"]
                 assert row["judged"] is True  # the metric --bench-compare-on defaults to
+                # Judged as counts: on their own spread, no Mann-Whitney over three rounds.
+                assert row["noise"] == "count", row
+                assert row["verdict"] == "regressed", row
     assert set(changes) == {"py", "test_crunch"}, document
     assert all(0.07 < change < 0.13 for change in changes.values()), changes
     result.stdout.fnmatch_lines(["*instructions*median*M instr*M instr*+1?.?%*"])

@@ -574,40 +574,32 @@ def compare_runs(
             counted = metric.key in COUNT_METRICS
             # A count has no tail to compare: its p95 is its coldest iteration's.
             for statistic in COUNTS_STATISTICS if counted else COMPARED_STATISTICS:
-                if counted:
-                    row = _compare_one(
-                        participant,
-                        metric,
-                        statistic,
-                        then.get(metric.key, []),
-                        now.get(metric.key, []),
-                        counted=True,
-                        noise_threshold=count_threshold,
-                        alpha=alpha,
-                    )
-                    row = attrs.evolve(row, phase=phase, counted=True)
-                    if metric.key not in judged:
-                        row = attrs.evolve(row, judged=False)
-                    rows.append(row)
-                    continue
+                options: dict[str, Any] = (
+                    {"counted": True, "noise_threshold": count_threshold}
+                    if counted
+                    else {
+                        "paired": paired,
+                        "clusters": clusters.get(metric.key) if paired and processes > 1 else None,
+                        "noise_threshold": noise_threshold,
+                        "seed": seed,
+                    }
+                )
                 row = _compare_one(
                     participant,
                     metric,
                     statistic,
                     then.get(metric.key, []),
                     now.get(metric.key, []),
-                    paired=paired,
-                    clusters=clusters.get(metric.key) if paired and processes > 1 else None,
-                    noise_threshold=noise_threshold,
                     alpha=alpha,
-                    seed=seed,
+                    **options,
                 )
-                row = attrs.evolve(row, phase=phase, paired=paired)
-                key = history_key(participant, metric.key, statistic, phase)
-                past = (history or {}).get(key, ())
-                noise = between_run_noise(list(past)[-HISTORY_RUNS:], alpha, max(compared, 1))
-                if row.comparison is not None and noise is not None:
-                    row = attrs.evolve(row, history=noise)
+                row = attrs.evolve(row, phase=phase, paired=paired and not counted, counted=counted)
+                if not counted:  # (a count's noise is its own spread: no history)
+                    key = history_key(participant, metric.key, statistic, phase)
+                    past = (history or {}).get(key, ())
+                    noise = between_run_noise(list(past)[-HISTORY_RUNS:], alpha, max(compared, 1))
+                    if row.comparison is not None and noise is not None:
+                        row = attrs.evolve(row, history=noise)
                 if metric.key not in judged:
                     row = attrs.evolve(row, judged=False)
                 rows.append(row)
