@@ -108,7 +108,8 @@ def test_shards_become_one_run_scored_as_one(tmp_path: Path) -> None:
         by_name = {p.name: p for p in alone.participants}
         assert [p.name for p in summary.participants] == ["p1", "p3", "p2"]
         assert all(p == by_name[p.name] for p in summary.participants)
-        assert summary.scores is not None and alone.scores is not None
+        assert summary.scores is not None
+        assert alone.scores is not None
         assert [(e.participant, e.rank, e.row) for e in summary.scores.ranking] == [
             (e.participant, e.rank, e.row) for e in alone.scores.ranking
         ]
@@ -253,7 +254,8 @@ def test_metadata_that_holds_for_every_shard_is_kept(tmp_path: Path) -> None:
         "https://example.test/shared",
         True,
     )
-    assert run.session_id is None and run.finished_at is not None
+    assert run.session_id is None
+    assert run.finished_at is not None
 
 
 @pytest.mark.parametrize("slug", ["demo", "other"])

@@ -132,10 +132,15 @@ def _comparison_run() -> RunSummary:
 
 def test_a_summary_with_every_part_reads_back_as_itself() -> None:
     summary = _comparison_run()
-    assert summary.comparison is not None and summary.comparison.rows
-    assert summary.intervals and summary.relative is not None and summary.warnings
-    assert summary.ab is not None and summary.ab.other_run_id == "e" * 32
-    assert summary.scores is not None and summary.scores.ranking[0].uncertainty is not None
+    assert summary.comparison is not None
+    assert summary.comparison.rows
+    assert summary.intervals
+    assert summary.relative is not None
+    assert summary.warnings
+    assert summary.ab is not None
+    assert summary.ab.other_run_id == "e" * 32
+    assert summary.scores is not None
+    assert summary.scores.ranking[0].uncertainty is not None
     assert summary.scores.dimensions == {"region": "eu"}
     assert _through_json(summary) == summary
 
@@ -199,7 +204,8 @@ def test_sample_statistics_read_back_and_follow_the_percentile_rule(
     ordered = sorted(values)
     assert (stats.count, stats.min, stats.max) == (len(values), ordered[0], ordered[-1])
     assert stats.min <= stats.median <= stats.p95 <= stats.p99 <= stats.max
-    assert stats.q1 <= stats.q3 and stats.iqr == stats.q3 - stats.q1
+    assert stats.q1 <= stats.q3
+    assert stats.iqr == stats.q3 - stats.q1
     assert stats.get("p95") == stats.p95
 
 
@@ -208,8 +214,10 @@ def test_no_values_have_no_statistics_and_a_summary_stored_before_stddev_reads_n
     assert SampleStats.from_json(None) is None
     old = {"count": 1, "median": 2, "p95": 2, "p99": 2, "mean": 2, "min": 2, "max": 2}
     stats = SampleStats.from_json(old)
-    assert stats is not None and stats.trim == 0.05
-    assert math.isnan(stats.stddev) and math.isnan(stats.q1)
+    assert stats is not None
+    assert stats.trim == 0.05
+    assert math.isnan(stats.stddev)
+    assert math.isnan(stats.q1)
     # Written back, what has no value is null (JSON has no NaN).
     assert stats.to_json()["stddev"] is None
 

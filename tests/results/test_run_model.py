@@ -11,8 +11,8 @@ import pytest
 
 from helpers.runs import SCORING, config, finish, live_run, record
 from pytest_benchsdk._config.models import Participant, Phase
-from pytest_benchsdk._engine.schedule import RunArgs
 from pytest_benchsdk._engine.payload import RecordPayload
+from pytest_benchsdk._engine.schedule import RunArgs
 from pytest_benchsdk.records import ParticipantRecords, StepRecord, TaskRecord
 from pytest_benchsdk.results import (
     LATENCY,
@@ -71,7 +71,8 @@ def test_each_participant_has_its_latency_and_every_measured_metric_with_its_uni
     a = _named(summary, "a")
     assert (a.planned, a.ran, a.passed, a.failed) == (6, 6, 6, 0)
     assert a.latency == SampleStats.of([10, 11, 12, 13, 14, 15])
-    assert a.latency is not None and (a.latency.median, a.latency.p95) == (12.5, 15.0)
+    assert a.latency is not None
+    assert (a.latency.median, a.latency.p95) == (12.5, 15.0)
     # The scored metric first, then the others as first measured; units declared or read off
     # the key's time suffix, none otherwise.
     assert [(m.key, m.unit, m.scored, m.lower_is_better) for m in a.metrics] == [
@@ -80,7 +81,8 @@ def test_each_participant_has_its_latency_and_every_measured_metric_with_its_uni
         ("read_us", "us", False, None),
     ]
     value = a.metric("value")
-    assert value is not None and value.stats is not None
+    assert value is not None
+    assert value.stats is not None
     assert (value.stats.count, value.stats.min, value.stats.max) == (6, 10.0, 15.0)
     # A participant that measured only the scored metric lists only it.
     assert [m.key for m in _named(summary, "b").metrics] == ["value"]
@@ -110,9 +112,13 @@ def test_a_failed_iteration_counts_but_measures_nothing() -> None:
     }
     p = _named(finish(live_run(bench, records)), "p")
     assert (p.ran, p.passed, p.failed) == (4, 3, 1)
-    assert p.latency is not None and p.latency.max == 14.0
+    assert p.latency is not None
+    assert p.latency.max == 14.0
     x = p.metric("x_ms")
-    assert x is not None and x.stats is not None and x.stats.max == 3.0 and x.unit == "ms"
+    assert x is not None
+    assert x.stats is not None
+    assert x.stats.max == 3.0
+    assert x.unit == "ms"
     (failure,) = p.failures
     assert (failure.code, failure.count, failure.messages) == (
         "step_timeout",
@@ -121,9 +127,7 @@ def test_a_failed_iteration_counts_but_measures_nothing() -> None:
     )
 
 
-def test_a_participant_that_never_ran_says_why_and_one_that_failed_every_iteration_has_no_latency() -> (
-    None
-):
+def test_one_that_never_ran_says_why_and_one_that_failed_every_iteration_has_no_latency() -> None:
     summary = _phased()
     gated = _named(summary, "gated")
     assert (gated.skipped, gated.planned, gated.ran) == ("missing GATE", 0, 0)
@@ -190,7 +194,8 @@ def test_a_record_delivered_again_replaces_the_earlier_one() -> None:
     p = _named(finish(run), "p")
     assert (p.ran, p.passed, p.failures) == (2, 2, ())
     assert p.latency == SampleStats.of([10.0, 30.0])
-    assert run.received("p") == 2 and run.participant_finished("p")
+    assert run.received("p") == 2
+    assert run.participant_finished("p")
 
 
 def test_the_benchmark_starts_with_its_first_iteration_and_ends_with_its_last() -> None:
@@ -252,7 +257,8 @@ def test_participants_rank_by_score_and_one_with_nothing_to_rank_comes_after() -
     # Each phase scored alone beside the whole.
     assert [phase for phase, _ in a.phase_rows] == ["cold", "warm"]
     assert scores.metrics == (("value", "ms", "value"),)
-    assert scores.level is None and not scores.has_ties  # no resampling asked for
+    assert scores.level is None
+    assert not scores.has_ties
 
 
 def _close_race(resamples: int) -> RunSummary:
@@ -268,7 +274,8 @@ def _close_race(resamples: int) -> RunSummary:
 
 def test_neighbours_whose_intervals_overlap_are_tied_and_keep_their_order() -> None:
     scores = _close_race(resamples=400).scores
-    assert scores is not None and scores.level == 0.95
+    assert scores is not None
+    assert scores.level == 0.95
     ranking = {e.participant: e for e in scores.ranking}
     assert [e.participant for e in scores.ranking] == ["fast", "near", "nearer"]
     assert not ranking["near"].tied_with_above  # fast's interval is far above
@@ -298,7 +305,8 @@ def test_intervals_cover_each_statistic_of_the_latency_and_the_metrics() -> None
         assert stats is not None
         for statistic in ("median", "p95", "p99"):
             interval = summary.interval("fast", metric, statistic)
-            assert interval is not None and interval.level == 0.95
+            assert interval is not None
+            assert interval.level == 0.95
             assert interval.low <= stats.get(statistic) <= interval.high
     assert summary.interval("fast", "nothing", "median") is None
 
@@ -306,7 +314,8 @@ def test_intervals_cover_each_statistic_of_the_latency_and_the_metrics() -> None
 def test_without_resampling_there_are_no_intervals() -> None:
     summary = _close_race(resamples=0)
     assert (summary.intervals, summary.relative) == ((), None)
-    assert summary.scores is not None and all(e.uncertainty is None for e in summary.scores.ranking)
+    assert summary.scores is not None
+    assert all(e.uncertainty is None for e in summary.scores.ranking)
 
 
 def test_a_benchmark_without_scoring_has_no_score_table() -> None:
@@ -358,7 +367,8 @@ def test_a_threshold_is_judged_per_participant_and_phase_on_the_numbers_the_tabl
     assert set(verdicts) == {("a", "cold"), ("a", "warm"), ("b", "cold"), ("b", "warm")}
     a_warm = verdicts[("a", "warm")]
     warm = _named(summary, "a").phases[1].metrics[0].stats
-    assert warm is not None and a_warm.observed == warm.p95 == 15.0
+    assert warm is not None
+    assert a_warm.observed == warm.p95 == 15.0
     assert (a_warm.outcome, a_warm.unit, a_warm.lower_is_better) == ("passed", "ms", None)
     assert verdicts[("b", "cold")].outcome == "failed"
     assert summary.status == RunStatus("failed", ("threshold",), 12, 12)
@@ -448,7 +458,8 @@ def test_the_status_says_every_reason_the_run_did_not_pass(
         reasons,
         text,
     )
-    assert summary.status.complete and summary.status.incomplete is None
+    assert summary.status.complete
+    assert summary.status.incomplete is None
 
 
 def test_failed_iterations_kept_as_data_are_no_reason() -> None:

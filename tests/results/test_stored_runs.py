@@ -93,7 +93,8 @@ def test_a_run_without_a_summary_is_rebuilt_from_its_records(store: ResultStore)
         live.status,
     )
     assert (rebuilt.started_at, rebuilt.finished_at) == (live.started_at, live.finished_at)
-    assert rebuilt.scores is not None and live.scores is not None
+    assert rebuilt.scores is not None
+    assert live.scores is not None
     assert [(e.participant, e.rank, e.rows) for e in rebuilt.scores.ranking] == [
         (e.participant, e.rank, e.rows) for e in live.scores.ranking
     ]
@@ -161,7 +162,8 @@ def test_the_scoring_spec_is_read_from_the_snapshot_with_the_stored_units(
     assert spec is not None
     assert [(m.name, m.unit) for m in spec.metrics] == [("value", "ms")]
     respelled = stored_spec(store, run, {"value": "s"})
-    assert respelled is not None and respelled.metrics[0].unit == "s"
+    assert respelled is not None
+    assert respelled.metrics[0].unit == "s"
 
 
 def test_no_spec_without_scoring_or_with_an_unreadable_one(store: ResultStore) -> None:
