@@ -92,7 +92,7 @@ def test_a_side_starts_its_process_and_sends_what_to_import() -> None:
 
 
 def test_a_process_that_did_not_start_is_said_when_it_is_needed() -> None:
-    side = Side("B", group=FakeGroup(refuse="no interpreter"))  # type: ignore[arg-type]
+    side = Side("B", group=FakeGroup(refuse="no interpreter"))
     side.launch()
     with pytest.raises(ABError, match="side B's process did not start: no interpreter"):
         _load(side)

@@ -49,7 +49,7 @@ def test_a_ref_is_latest_a_run_id_a_name_a_prefix_or_a_file(
     assert resolve_ref(store, "main") == CompareRef("name", "main")
     assert resolve_ref(store, run_id[:8]) == CompareRef("run", run_id[:8], run_id=run_id)
     assert resolve_ref(store, run_id[:12] + "…").run_id == run_id
-    document = {"benchmarks": []}
+    document: dict[str, list[object]] = {"benchmarks": []}
     path = tmp_path / "old"
     path.write_text(json.dumps(document))
     found = resolve_ref(store, str(path))

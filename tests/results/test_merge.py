@@ -4,8 +4,9 @@ become one run, scored and analysed as one session would have; runs without a ke
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -72,15 +73,16 @@ def _merge(out: Path, *inputs: Path) -> list[tuple[str, int, tuple[str, ...]]]:
     return [(m.run_key, m.shards, m.notes) for m in result.merged]
 
 
-def _content(path: Path) -> list[tuple[str, list[tuple[str, object]], object, object]]:
+def _record_key(found: tuple[str, Mapping[str, Any]]) -> tuple[str, str]:
+    return found[0], str(found[1]["taskIndex"])
+
+
+def _content(path: Path) -> list[tuple[str, object, object, object]]:
     with ResultStore(path) as store:
         return [
             (
                 run.run_id,
-                sorted(
-                    store.record_wires(run.run_id),
-                    key=lambda found: (found[0], str(found[1]["taskIndex"])),
-                ),
+                sorted(store.record_wires(run.run_id), key=_record_key),
                 [r.to_wire() for r in store.scores(run.run_id)],
                 store.analyses(run.run_id),
             )

@@ -138,10 +138,9 @@ def test_the_kept_analyses_read_back_and_an_unreadable_one_is_left_out(
     assert run_id is not None
     analyses = stored_analyses(store, run_id)
     assert (analyses.thresholds, analyses.warnings) == (live.thresholds, live.warnings)
+    assert live.scores is not None
     assert analyses.uncertainty == tuple(
-        e.uncertainty
-        for e in live.scores.ranking
-        if e.uncertainty is not None  # type: ignore[union-attr]
+        e.uncertainty for e in live.scores.ranking if e.uncertainty is not None
     )
     assert (analyses.comparison, analyses.comparison_note) == (None, None)
     store.save_analysis(run_id, "warnings", [{"not": "a warning"}])

@@ -124,7 +124,7 @@ def _run_everything(scheduler: LoadGroupScheduling, nodes: Sequence[FakeNode]) -
         for node in nodes:
             at = done[node.gateway.id]
             if at < len(node.sent):
-                scheduler.mark_test_complete(node, node.sent[at])  # type: ignore[arg-type]
+                scheduler.mark_test_complete(node, node.sent[at])
                 done[node.gateway.id] = at + 1
                 progressed = True
         assert progressed, "the scheduler holds items back"
@@ -140,14 +140,20 @@ def _placed(collection: list[str], nodes: Sequence[FakeNode]) -> dict[str, str]:
     return where
 
 
+def _distribution(config: pytest.Config) -> DistributedBench:
+    plugin = config.pluginmanager.get_plugin("benchsdk-distribution")
+    assert isinstance(plugin, DistributedBench)
+    return plugin
+
+
 def _schedule(config: pytest.Config, ids: list[str], workers: int = 2) -> dict[str, str]:
     scheduler = config.hook.pytest_xdist_make_scheduler(config=config, log=None)
     assert isinstance(scheduler, LoadGroupScheduling)
     nodes = [FakeNode(f"gw{i}") for i in range(workers)]
     for node in nodes:
-        scheduler.add_node(node)  # type: ignore[arg-type]
+        scheduler.add_node(node)
     for node in nodes:
-        scheduler.add_node_collection(node, ids)  # type: ignore[arg-type]
+        scheduler.add_node_collection(node, ids)
     scheduler.schedule()
     _run_everything(scheduler, nodes)
     placed = _placed(ids, nodes)
@@ -163,7 +169,7 @@ def test_n_without_dist_schedules_loadgroup_and_tells_the_workers(
 ) -> None:
     config = _controller(pytester, request, "-n", "2")
     assert xdist_distributes(config)
-    plugin = config.pluginmanager.get_plugin("benchsdk-distribution")
+    plugin = _distribution(config)
     assert isinstance(plugin, DistributedBench)
     node = FakeNode("gw0")
     config.hook.pytest_configure_node(node=node)
@@ -181,7 +187,7 @@ def test_an_explicit_dist_is_the_workers_and_xdist_schedules_it(
     node = FakeNode("gw0")
     config.hook.pytest_configure_node(node=node)
     assert node.workerinput[WORKERINPUT_KEY] == dist
-    plugin = config.pluginmanager.get_plugin("benchsdk-distribution")
+    plugin = _distribution(config)
     assert plugin.pytest_xdist_make_scheduler(config, None) is None  # xdist's own choice
 
 
@@ -278,7 +284,7 @@ def test_the_header_says_once_which_files_got_loadgroup_and_why(
         pytester.path / "bench_x.py", BenchFile(pytester.path / "bench_x.py", grouped, print)
     )
     capsys.readouterr()
-    plugin = config.pluginmanager.get_plugin("benchsdk-distribution")
+    plugin = _distribution(config)
     for name in ("gw0", "gw1"):
         plugin.pytest_xdist_node_collection_finished(FakeNode(name), shown)
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("benchsdk:")]
@@ -295,7 +301,7 @@ def test_nothing_is_said_when_no_file_needed_grouping(
     shown, _ = _worker_ids(pytester, "auto")
     config = _controller(pytester, request, "-n", "2")
     capsys.readouterr()
-    plugin = config.pluginmanager.get_plugin("benchsdk-distribution")
+    plugin = _distribution(config)
     plugin.pytest_xdist_node_collection_finished(FakeNode("gw0"), shown)
     assert "benchsdk:" not in capsys.readouterr().out
 
@@ -306,7 +312,7 @@ def test_a_report_under_a_grouped_id_gets_the_plain_one(
     config = _controller(pytester, request, "-n", "2")
     grouped = "bench_x.py::task[a]@b-1]@bench_x.py:a%5D%40b"
     report = pytest.TestReport(grouped, ("bench_x.py", 0, "task"), {}, "passed", None, "call")
-    plugin = config.pluginmanager.get_plugin("benchsdk-distribution")
+    plugin = _distribution(config)
     plugin.pytest_runtest_logreport(report)
     assert report.nodeid == "bench_x.py::task[a]@b-1]"
     other = pytest.TestReport(
@@ -416,4 +422,4 @@ def test_a_group_name_holds_nothing_xdist_or_a_node_id_reads(
     assert not any(mark in name for mark in ("@", "[", "]", "::"))
     # xdist's scheduler reads the text after the last "@" that follows the last "]".
     nodeid = f"{file_key}::task[{participant}-0]@{name}"
-    assert LoadGroupScheduling._split_scope(None, nodeid) == name  # type: ignore[arg-type]
+    assert LoadGroupScheduling._split_scope(None, nodeid) == name
