@@ -241,6 +241,11 @@ CONFIG_CASES = [
         id="shape-stagger",
     ),
     case(
+        {"shapes": {"b": {"slug": "b", "stagger_delay_ms": 3_600_001}}},
+        ("shapes['b'].stagger_delay_ms", "must be at most 3,600,000 (one hour; got 3600001)"),
+        id="shape-stagger-over-an-hour",
+    ),
+    case(
         {"shapes": {"b": {"slug": "b", "staggerDelayMs": math.nan}}},
         ("shapes['b'].stagger_delay_ms", "must be a number >= 0 (got nan)"),
         id="shape-stagger-camel",

@@ -797,3 +797,14 @@ def test_an_async_task_records_process_cpu_time_only_when_asked() -> None:
     assert run_async(task).record.data is None
     record = run_async(task, process_cpu_time=True).record
     assert record.data["cpu_ms"] > 0
+
+
+def test_an_outcome_shows_its_record_and_error_when_printed() -> None:
+    # What a failed assertion or a debugger shows of an iteration's outcome.
+    def task(ctx: TaskContext) -> None:
+        raise TaskError("no quota", code="quota")
+
+    failed = run_sync(task)
+    assert repr(failed) == f"IterationOutcome(record={failed.record!r}, error={failed.error!r})"
+    assert failed.record.error_code == "quota"
+    assert isinstance(failed.error, TaskError)

@@ -9,7 +9,9 @@
 * :mod:`helpers.e2e`: reporting sessions against the loopback platform (bench files, options,
   delivery checks);
 * :mod:`helpers.browser`: a page in headless Chromium (DOM, console, requests);
-* :mod:`helpers.cli`: the store CLI run in this process, read as a subprocess would be.
+* :mod:`helpers.cli`: the store CLI run in this process, read as a subprocess would be;
+* :mod:`helpers.runs`: finished runs built from records made in the test, summarised as the
+  session end does, and kept in a real store.
 
 * :mod:`helpers.platform_fixtures`: the loopback platform's fixtures (registered by the root
   ``conftest.py``).

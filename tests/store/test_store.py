@@ -182,6 +182,15 @@ def test_a_reader_refuses_an_empty_database_it_cannot_migrate(tmp_path: Path) ->
     assert path.stat().st_size == 0  # nothing written
 
 
+def test_a_reader_creates_no_store(tmp_path: Path) -> None:
+    # A command reading a store that is not there says so, and leaves nothing behind.
+    path = tmp_path / "results.sqlite3"
+    with pytest.raises(StoreError) as info:
+        ResultStore(path, read_only=True)
+    assert str(info.value) == f"cannot open results store {path}: no such file"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_refuses_a_file_that_is_not_a_database(tmp_path: Path) -> None:
     path = tmp_path / "results.sqlite3"
     path.write_bytes(b"this is not sqlite at all, " * 100)

@@ -72,6 +72,7 @@ def _compare_serial_and_parallel(pytester: pytest.Pytester, *parallel_args: str)
     parallel, parallel_doc = _run(pytester, "parallel", "-n", "2", *parallel_args)
     parallel.assert_outcomes(passed=14, failed=1)
     assert "2 workers" in parallel.stdout.str()
+    _each_participant_on_one_worker(parallel, {"p1", "p2", "p3"})
 
     expected = _summary(serial_doc)
     assert set(expected) == {"xdist-a", "xdist-b"}
@@ -109,6 +110,9 @@ def test_xdist_load_gives_the_same_records_and_scores(pytester: pytest.Pytester)
     assert set(expected) == {"xdist-a", "xdist-b"}
     assert expected["xdist-a"]["scores"] is not None
     assert _summary(parallel_doc) == expected
+    # --bench-concurrency 1 lets a file that declares 2 run under --dist load, scored.
+    b = next(run for run in parallel_doc["benchmarks"] if run["benchmarkSlug"] == "xdist-b")
+    assert [r["provider"] for r in b["scores"]] == ["q1", "q2"]
     runs = stored_runs(store_path(pytester))
     assert sorted((r.benchmark_slug, r.record_count) for r in runs) == [
         ("xdist-a", 9),
@@ -118,9 +122,26 @@ def test_xdist_load_gives_the_same_records_and_scores(pytester: pytest.Pytester)
     ]
 
 
+def _each_participant_on_one_worker(result: pytest.RunResult, participants: set[str]) -> None:
+    """Under -v: each participant's items of bench_a.py passed on one worker, under its plain
+    id (the group never shows in an id)."""
+    workers: dict[str, set[str]] = {}
+    for line in result.outlines:
+        if line.startswith("[gw") and "PASSED" in line and "bench_a.py::" in line:
+            worker = line.split("]", 1)[0].lstrip("[")
+            participant = line.split("::task[", 1)[1].split("-", 1)[0]
+            workers.setdefault(participant, set()).add(worker)
+    assert set(workers) == participants
+    assert all(len(ws) == 1 for ws in workers.values()), workers
+    result.stdout.fnmatch_lines(["[[]gw*] PASSED * bench_a.py::task[[]p1-cold-0[]]*"])
+    assert "@" not in result.stdout.str()
+
+
 @pytest.mark.slow
 def test_xdist_loadgroup_gives_the_same_records_and_scores(pytester: pytest.Pytester) -> None:
-    _compare_serial_and_parallel(pytester, "--dist", "loadgroup")
+    # Which worker runs what is decided in tests/plugin/distribution/test_scheduling.py on
+    # fake nodes; here a real session keeps each participant on one worker end to end.
+    _compare_serial_and_parallel(pytester, "--dist", "loadgroup", "-v")
 
 
 @pytest.mark.slow
@@ -130,49 +151,3 @@ def test_xdist_failure_output_is_the_same(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=8, failed=1)
     result.stdout.fnmatch_lines(["[[]TaskError (broken)[]] p3 broke", '  data: {"at":2}'])
     result.stdout.fnmatch_lines(["    1  p1 *", "    2  p2 *", "    3  p3 *"])
-
-
-@pytest.mark.slow
-def test_xdist_concurrency_needs_loadgroup(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(bench_b=SOURCE_B)
-    result = pytester.runpytest_inprocess(
-        "-p", "xdist", "--bench", "--bench-dry-run", "-n", "2", "--dist", "load"
-    )
-    assert result.ret != pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(
-        [
-            "*bench_b.py: concurrency 2 runs a participant's iterations together, so they must "
-            "stay on one xdist worker: run with --dist loadgroup, or use "
-            "--bench-concurrency 1."
-        ]
-    )
-
-
-@pytest.mark.slow
-def test_xdist_concurrency_one_works_with_any_dist(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(bench_b=SOURCE_B)
-    result, doc = _run(pytester, "p", "-n", "2", "--dist", "load", "--bench-concurrency=1")
-    result.assert_outcomes(passed=6)
-    assert [r["provider"] for r in doc["benchmarks"][0]["scores"]] == ["q1", "q2"]
-
-
-@pytest.mark.slow
-def test_loadgroup_keeps_each_participant_on_one_worker(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        bench_a=bench('participants=[Participant("p1"), Participant("p2")], iterations=3')
-    )
-    result = pytester.runpytest_inprocess(
-        "-p", "xdist", "--bench", "--bench-dry-run", "-n", "2", "--dist", "loadgroup", "-v"
-    )
-    assert result.ret == pytest.ExitCode.OK
-    workers: dict[str, set[str]] = {}
-    for line in result.outlines:
-        if line.startswith("[gw") and "PASSED" in line:
-            worker = line.split("]", 1)[0].lstrip("[")
-            participant = line.split("::task[", 1)[1].split("-", 1)[0]
-            workers.setdefault(participant, set()).add(worker)
-    assert set(workers) == {"p1", "p2"}
-    assert all(len(ws) == 1 for ws in workers.values()), workers
-    # The group keeps them together, but never shows in an id.
-    result.stdout.fnmatch_lines(["[[]gw*] PASSED * bench_a.py::task[[]p1-0[]]*"])
-    assert "@" not in result.stdout.str()

@@ -110,9 +110,12 @@ def test_n_without_dist_applies_loadgroup_and_says_so(pytester: pytest.Pytester)
 
 @pytest.mark.slow
 def test_an_explicit_other_dist_is_an_error_naming_the_reason(pytester: pytest.Pytester) -> None:
+    # One session for every reason; that loadfile and loadscope keep a file's items together
+    # (no error) is decided on fake nodes in test_scheduling.py.
     pytester.makepyfile(
         bench_t=bench('participants=["p1"], iterations=2, thresholds={"value": "max < 50"}'),
         bench_w=bench('participants=["p1"], iterations=2, warmup=1'),
+        bench_c=bench('participants=["p1"], iterations=2, concurrency=2'),
     )
     result = _session(pytester, "-n", "2", "--dist", "load")
     assert result.ret != pytest.ExitCode.OK
@@ -124,8 +127,13 @@ def test_an_explicit_other_dist_is_an_error_naming_the_reason(pytester: pytest.P
         ]
     )
     result.stdout.fnmatch_lines(["*bench_w.py: warm-up iterations warm the process that runs*"])
-    # loadfile keeps a file's items together: fine.
-    _session(pytester, "-n", "2", "--dist", "loadfile").assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(
+        [
+            "*bench_c.py: concurrency 2 runs a participant's iterations together, so they must "
+            "stay on one xdist worker: run with --dist loadgroup, or use "
+            "--bench-concurrency 1."
+        ]
+    )
 
 
 @pytest.mark.parametrize(

@@ -38,14 +38,6 @@ def test_provider_comma_list_keeps_declared_order(pytester: pytest.Pytester) -> 
     assert _ids(result) == ["bench_x.py::task[a-0]", "bench_x.py::task[c-0]"]
 
 
-def test_provider_is_repeatable(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(bench_x=bench(THREE))
-    result = pytester.runpytest_inprocess(
-        "--bench", "--collect-only", "-q", "--bench-provider", "c", "--bench-provider=b"
-    )
-    assert _ids(result) == ["bench_x.py::task[b-0]", "bench_x.py::task[c-0]"]
-
-
 def test_default_providers_apply_without_provider_option(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=bench(THREE + ', default_providers=["b"]'))
     result = pytester.runpytest_inprocess("--bench", "--collect-only", "-q")
@@ -83,7 +75,8 @@ def test_dry_run_without_a_store_writes_nothing(pytester: pytest.Pytester) -> No
     assert created == set()
 
 
-@pytest.mark.parametrize(("value", "dry"), [("1", True), ("TRUE", True), ("0", False)])
+# Every spelling the environment may use is read in test_parsed_options.py.
+@pytest.mark.parametrize(("value", "dry"), [("1", True), ("0", False)])
 def test_dry_run_env(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, value: str, dry: bool
 ) -> None:
@@ -201,50 +194,14 @@ def test_group_by_option_changes_item_order(pytester: pytest.Pytester) -> None:
     ]
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--bench-iterations=0"], '--bench-iterations expects an integer >= 1 (got "0")'),
-        (["--bench-iterations=1.5"], '--bench-iterations expects an integer >= 1 (got "1.5")'),
-        (["--bench-iterations= "], "--bench-iterations expects a value"),
-        (["--bench-concurrency=x"], '--bench-concurrency expects an integer >= 1 (got "x")'),
-        (
-            ["--bench-stagger-delay-ms=-1"],
-            '--bench-stagger-delay-ms expects a number >= 0 (got "-1")',
-        ),
-        (
-            ["--bench-group-by=rounds"],
-            "--bench-group-by expects 'participant' or 'round' (got \"rounds\")",
-        ),
-        (
-            ["--bench-benchmark=Bad_Slug"],
-            '--bench-benchmark expects a lowercase benchmark slug (got "Bad_Slug")',
-        ),
-        (["--bench-name= "], "--bench-name expects a value"),
-        (["--bench-shape="], "--bench-shape expects a value"),
-        (["--bench-run-key="], "--bench-run-key expects a value"),
-        (["--bench-arg=novalue"], '--bench-arg expects NAME=VALUE (got "novalue")'),
-    ],
-)
-def test_invalid_option_values_are_usage_errors(
-    pytester: pytest.Pytester, args: list[str], message: str
+def test_a_bad_option_value_stops_the_session_with_a_usage_error(
+    pytester: pytest.Pytester,
 ) -> None:
+    # Each bad value's message: test_parsed_options.py.
     pytester.makepyfile(bench_x=bench())
-    result = pytester.runpytest_inprocess("--bench", *args)
+    result = pytester.runpytest_inprocess("--bench", "--bench-iterations=0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert f"ERROR: {message}" in result.stderr.lines
-
-
-def test_js_number_parsing_of_option_values(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(bench_x=bench('participants=[Participant("p")]'))
-    result = pytester.runpytest_inprocess(
-        "--bench", "--collect-only", "-q", "--bench-iterations=0x3"
-    )
-    assert len(_ids(result)) == 3
-    result = pytester.runpytest_inprocess(
-        "--bench", "--collect-only", "-q", "--bench-iterations=2e0"
-    )
-    assert len(_ids(result)) == 2
+    assert 'ERROR: --bench-iterations expects an integer >= 1 (got "0")' in result.stderr.lines
 
 
 # -- shapes and identity ---------------------------------------------------------------------
@@ -307,19 +264,6 @@ def test_benchmark_and_name_from_env(
     _, doc = _run_json(pytester, "--bench-dry-run", "--bench-benchmark=cli-slug", "--bench-name=C")
     run = doc["benchmarks"][0]
     assert (run["benchmarkSlug"], run["benchmarkName"]) == ("cli-slug", "C")
-
-
-def test_invalid_benchmark_slug_from_env(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("BENCHMARK_SLUG", "Not A Slug")
-    pytester.makepyfile(bench_x=bench())
-    result = pytester.runpytest_inprocess("--bench")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert (
-        'ERROR: --bench-benchmark expects a lowercase benchmark slug (got "Not A Slug")'
-        in result.stderr.lines
-    )
 
 
 def test_run_key_is_accepted_in_dry_run(pytester: pytest.Pytester) -> None:
@@ -386,13 +330,6 @@ def test_store_option_path(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines([f"Results stored in {target}"])
     assert len(stored_runs(target)) == 1
     assert not store_path(pytester).exists()
-
-
-def test_store_ini_option(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nbench_store = data/ini.sqlite3\n")
-    pytester.makepyfile(bench_x=bench())
-    pytester.runpytest_inprocess("--bench", "--bench-dry-run").assert_outcomes(passed=4)
-    assert len(stored_runs(pytester.path / "data" / "ini.sqlite3")) == 1
 
 
 def test_no_store(pytester: pytest.Pytester) -> None:
