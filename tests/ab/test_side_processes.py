@@ -87,6 +87,7 @@ def test_a_side_starts_its_process_and_sends_what_to_import() -> None:
         "paths": ["/repo/src"],
         "files": {"bench_x.py": "/repo/bench_x.py"},
         "foreign": "/wt",
+        "instructions": None,  # the counted calls under --bench-instructions; None: not counting
     }
     assert channel.timeouts == [300.0]
 
