@@ -182,3 +182,39 @@ def test_the_comparison_says_what_noise_counts_have_and_reads_back_from_json() -
     assert isinstance(row, MetricComparison)
     assert row.counted
     assert row.to_json()["noise"] == "count"
+
+
+def test_counts_from_two_setups_are_not_compared_and_the_warning_says_why() -> None:
+    old_setup = {"tool": "callgrind", "valgrind": "valgrind-3.19.0", "calls": 10}
+    new_setup = {**old_setup, "excluded": "allocators"}
+    comparison = compare_with_baseline(
+        Baseline(
+            "main",
+            "r1",
+            {"p": counted(1_450_000, 1_450_000)},
+            {"environment": {"instructions": old_setup}},
+        ),
+        {"p": counted(1_080_000, 1_080_000)},
+        None,
+        {"environment": {"instructions": new_setup}},
+        compare_on=["instructions"],
+    )
+    assert "instruction count setup excluded differs: — → allocators" in comparison.warnings
+    (row,) = [r for r in comparison.rows if r.metric == "instructions"]
+    assert row.comparison is None
+    assert row.verdict is None
+    assert row.note is not None
+    assert row.note.startswith("not compared: the count's setup differs")
+    assert comparison.regressions == ()
+    # The same setup on both sides: compared as ever.
+    same = compare_with_baseline(
+        Baseline(
+            "main", "r1", {"p": counted(1_000_000)}, {"environment": {"instructions": new_setup}}
+        ),
+        {"p": counted(1_010_000)},
+        None,
+        {"environment": {"instructions": new_setup}},
+        compare_on=["instructions"],
+    )
+    assert same.warnings == ()
+    assert [r.verdict for r in same.rows if r.metric == "instructions"] == ["regressed"]

@@ -427,12 +427,19 @@ def compare_with_baseline(
     measured)."""
     check_compare_on(compare_on, current, spec)
     measured = measured_keys(current)
+    count_changes = count_setup_differences(baseline.setup, setup)
     rows = compare_runs(
         baseline.records,
         current,
         spec,
         noise_threshold=noise_threshold,
         count_threshold=count_threshold,
+        count_note=(
+            "not compared: the count's setup differs (see the warnings); counts from two "
+            "setups say nothing about the code"
+            if count_changes
+            else None
+        ),
         history=baseline.history,
         compare_on=compare_on,
         paired=baseline.paired,
@@ -497,6 +504,7 @@ def compare_runs(
     also: Sequence[str] = (),
     processes: int = 1,
     count_threshold: float = DEFAULT_COUNT_THRESHOLD,
+    count_note: str | None = None,
 ) -> tuple[MetricComparison, ...]:
     """Rows for every participant of ``current`` (in its order) × compared metric × statistic;
     with phases (two or more in the current records), per participant × phase × metric ×
@@ -516,7 +524,8 @@ def compare_runs(
     rows for (an A/B session's ``cpu_ms``), judged only when ``compare_on`` names them.
     A count (``instructions``) is compared with :func:`~pytest_benchsdk.compare.compare_counts`
     and ``count_threshold``, paired or not, and never with the history's noise: a count does
-    not move with the load the history's spread measures."""
+    not move with the load the history's spread measures. ``count_note``: the counts are not
+    comparable (their setups differ): each count's row carries it instead of a comparison."""
     default = {m.key for m in compared_metrics(spec)}
     metrics = compared_metrics(spec, [*compare_on, *also])
     judged = {
@@ -584,14 +593,20 @@ def compare_runs(
                         "seed": seed,
                     }
                 )
-                row = _compare_one(
-                    participant,
-                    metric,
-                    statistic,
-                    then.get(metric.key, []),
-                    now.get(metric.key, []),
-                    alpha=alpha,
-                    **options,
+                row = (
+                    MetricComparison(
+                        participant, metric.key, statistic, metric.unit, None, count_note
+                    )
+                    if counted and count_note is not None
+                    else _compare_one(
+                        participant,
+                        metric,
+                        statistic,
+                        then.get(metric.key, []),
+                        now.get(metric.key, []),
+                        alpha=alpha,
+                        **options,
+                    )
                 )
                 row = attrs.evolve(row, phase=phase, paired=paired and not counted, counted=counted)
                 if not counted:  # (a count's noise is its own spread: no history)
@@ -694,16 +709,26 @@ def setup_differences(baseline: Mapping[str, Any], current: Mapping[str, Any]) -
         if old is not None and new is not None and old != new:
             lines.append(f"{label} differs: {old} → {new}")
     # A count depends on its setup as much as on the code: say which part moved.
+    return (*lines, *count_setup_differences(baseline, current))
+
+
+def count_setup_differences(
+    baseline: Mapping[str, Any], current: Mapping[str, Any]
+) -> tuple[str, ...]:
+    """What differs between two runs' count setups (``environment["instructions"]``: the
+    valgrind, Python build, architecture, hash seed, calls, what a count leaves out), one line
+    each; a part one side has and the other does not differs too (``—`` for the missing)."""
+    old_env, new_env = baseline.get("environment") or {}, current.get("environment") or {}
     old_count, new_count = old_env.get("instructions") or {}, new_env.get("instructions") or {}
     if bool(old_count) != bool(new_count):
         kinds = {True: "counted", False: "not counted"}
-        lines.append(
+        return (
             f"instructions {kinds[bool(old_count)]} → {kinds[bool(new_count)]} "
-            "(--bench-instructions)"
+            "(--bench-instructions)",
         )
-    for key in [k for k in new_count if k in old_count]:
-        if old_count[key] != new_count[key]:
-            lines.append(
-                f"instruction count setup {key} differs: {old_count[key]} → {new_count[key]}"
-            )
-    return tuple(lines)
+    return tuple(
+        f"instruction count setup {key} differs: {old_count.get(key, '—')} → "
+        f"{new_count.get(key, '—')}"
+        for key in dict.fromkeys([*old_count, *new_count])
+        if old_count.get(key) != new_count.get(key)
+    )
