@@ -582,9 +582,12 @@ def comparison_legend(comparison: BaselineComparison) -> str | None:
 
 
 def comparison_reasons(comparison: BaselineComparison) -> list[str]:
-    """Why each puzzling ``unchanged`` row is one (its interval alone would not say so)."""
+    """Why each puzzling ``unchanged`` row is one (its interval alone would not say so), and
+    what else a verdict rests on (a history too noisy, a tail not judged)."""
     return [
-        f"{row.subject} {row.metric} {row.statistic_label} is unchanged: {row.reason}"
+        f"{row.subject} {row.metric} {row.statistic_label}"
+        + (" is unchanged: " if row.verdict == "unchanged" else ": ")
+        + f"{row.reason}"
         for row in comparison.rows
         if row.reason
     ]

@@ -65,7 +65,9 @@ from pytest_benchsdk.results._history import (
     SeriesPoint,
     complete_runs,
     history_values,
+    noise_history,
     run_history,
+    start_history,
 )
 from pytest_benchsdk.results._live import BenchmarkRun, knobs_of
 from pytest_benchsdk.results._merge import MergedRun, MergeResult, merge_stores, merged_run_id
@@ -155,6 +157,7 @@ __all__ = [
     "merged_run_id",
     "metric_unit",
     "named_baselines",
+    "noise_history",
     "participant_summary",
     "participant_verdicts",
     "rebuild_summary",
@@ -167,6 +170,7 @@ __all__ = [
     "save_summary",
     "score_table",
     "short_run_id",
+    "start_history",
     "stored_analyses",
     "stored_spec",
     "stored_status",

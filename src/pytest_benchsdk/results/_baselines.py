@@ -33,7 +33,7 @@ import attrs
 
 from pytest_benchsdk._analysis.baseline import HISTORY_RUNS, Baseline
 from pytest_benchsdk.records import TaskRecord
-from pytest_benchsdk.results._history import RunSetup, complete_runs, history_values
+from pytest_benchsdk.results._history import RunSetup, complete_runs, noise_history
 from pytest_benchsdk.results._model import RunStatus
 from pytest_benchsdk.results._stored import stored_status
 from pytest_benchsdk.store import NamedBaseline, ResultStore, StoredRun, UnknownRunError
@@ -228,7 +228,9 @@ def find_baseline(
     run_id: str | None,
 ) -> Baseline | str:
     """The baseline ``ref`` names for the run ``run_id`` with ``setup``, with the between-run
-    noise of that setup's complete runs before it; or why there is none (one line).
+    noise of that setup's complete runs before it (:func:`noise_history`: from the history's
+    fresh start, without the runs before a row's last change point or judged changed for it);
+    or why there is none (one line).
 
     ``latest`` is the newest complete run with the same setup that did not fail
     ``--bench-compare-fail`` (a regression that failed the gate never becomes the baseline of
@@ -273,8 +275,8 @@ def find_baseline(
         baseline = _from_store(store, stored, _label(stored))
     if isinstance(baseline, str) or store is None:
         return baseline
-    runs, values = history_values(store, setup, before=run_id, limit=HISTORY_RUNS)
-    return attrs.evolve(baseline, history=values, history_runs=runs)
+    runs, values, left_out = noise_history(store, setup, before=run_id, limit=HISTORY_RUNS)
+    return attrs.evolve(baseline, history=values, history_runs=runs, history_left_out=left_out)
 
 
 # --- naming a run -------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from pytest_benchsdk._analysis.baseline import HistoryKey, history_key
-from pytest_benchsdk._analysis.changepoints import ChangePoint, change_points
+from pytest_benchsdk._analysis.changepoints import ChangePoint, change_points, fewest_runs
 from pytest_benchsdk._base.defaults import DEFAULT_COUNT_THRESHOLD, DEFAULT_NOISE_THRESHOLD
 from pytest_benchsdk._base.numbers import is_count_unit, phase_subject
 from pytest_benchsdk._base.percentiles import statistic_label
@@ -35,14 +35,18 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_HISTORY_LIMIT",
     "HISTORY_RULE",
+    "HISTORY_START",
     "HISTORY_STATISTICS",
     "HistorySeries",
     "RunHistory",
     "RunSetup",
     "SeriesPoint",
     "complete_runs",
+    "history_start",
     "history_values",
+    "noise_history",
     "run_history",
+    "start_history",
 ]
 
 #: Complete runs a history shows by default (the newest ones).
@@ -63,6 +67,10 @@ HISTORY_RULE: Final = (
 )
 # Runs read from the store when looking for complete ones, newest first.
 _SCAN_LIMIT: Final = 100_000
+#: The run state that starts a benchmark's history afresh (``--bench-history-from``,
+#: ``pytest-benchsdk history BENCHMARK --restart``): ``"at"`` (the history starts with this
+#: run) or ``"after"`` (with the next one). The newest such mark of a benchmark counts.
+HISTORY_START: Final = "history_start"
 
 
 @attrs.frozen
@@ -111,19 +119,60 @@ def _is_complete(run: StoredRun, status: RunStatus) -> bool:
     return status.incomplete is None and run.record_count > 0
 
 
+def history_start(store: ResultStore, benchmark_slug: str) -> tuple[str, bool] | None:
+    """Where the benchmark's history starts afresh: the run with the newest mark
+    (:data:`HISTORY_START`) and whether the history includes it (None: no mark)."""
+    for run in store.list_runs(limit=_SCAN_LIMIT, benchmark_slug=benchmark_slug):
+        mark = store.state_get(run.run_id, HISTORY_START)
+        if mark in ("at", "after"):
+            return run.run_id, mark == "at"
+    return None
+
+
+def start_history(store: ResultStore, benchmark_slug: str, run_id: str | None = None) -> str:
+    """Start the benchmark's history afresh: with the run ``run_id`` (a run of that
+    benchmark), or, None, with its next run; the line that says so. Earlier runs stay in the
+    store (``show``, ``compare``, baselines), but no longer count in the history: neither in
+    a comparison's between-run noise nor in ``pytest-benchsdk history``. Raises
+    :class:`ValueError` when the benchmark has no runs, or ``run_id`` is another's."""
+    runs = store.list_runs(limit=_SCAN_LIMIT, benchmark_slug=benchmark_slug)
+    if run_id is None:
+        if not runs:
+            raise ValueError(f"no runs of benchmark {benchmark_slug} in {store.path}")
+        store.state_set(runs[0].run_id, HISTORY_START, "after")
+        return (
+            f"History of {benchmark_slug}: starts afresh with its next run (the "
+            f"{len(runs)} stored run(s) stay in the store, out of its history)"
+        )
+    run = store.get_run(run_id)
+    if run.benchmark_slug != benchmark_slug:
+        raise ValueError(
+            f"run {run_id} is a run of {run.benchmark_slug}, not of {benchmark_slug}"
+        )
+    store.state_set(run.run_id, HISTORY_START, "at")
+    return f"History of {benchmark_slug}: starts afresh with run {run.run_id} ({run.started_at})"
+
+
 def complete_runs(
     store: ResultStore,
     setup: RunSetup,
     *,
     before: str | None = None,
     limit: int = _SCAN_LIMIT,
+    fresh: bool = False,
 ) -> Iterator[tuple[StoredRun, RunStatus]]:
     """The complete runs with ``setup``, newest first, with their status; ``before``: only
-    runs stored before the run with that id (all of them when the store does not hold it)."""
+    runs stored before the run with that id (all of them when the store does not hold it);
+    ``fresh``: only runs from where the history last started afresh (:func:`start_history`)."""
     runs = store.list_runs(limit=_SCAN_LIMIT, benchmark_slug=setup.benchmark_slug)
     ids = [run.run_id for run in runs]
-    if before is not None and before in ids:
-        runs = runs[ids.index(before) + 1 :]
+    end = len(runs)
+    if fresh:
+        start = history_start(store, setup.benchmark_slug)
+        if start is not None and start[0] in ids:
+            end = ids.index(start[0]) + start[1]
+    begin = ids.index(before) + 1 if before is not None and before in ids else 0
+    runs = runs[begin:end]
     found = 0
     for run in runs:
         if found >= limit:
@@ -244,6 +293,7 @@ class RunHistory:
             "not complete": "not complete (partial, interrupted or unfinished)",
             "beyond the limit": "older than the limit",
             "newer": "newer than the run it ends with",
+            "before a fresh start": "before the history started afresh (--bench-history-from)",
         }
         parts = [f"{n} {words.get(reason, reason)}" for reason, n in self.left_out_reasons.items()]
         return f"{self.left_out} other run(s) left out: " + ", ".join(parts)
@@ -313,6 +363,75 @@ def history_values(
     return len(runs), values
 
 
+#: A comparison row's verdicts that say the run changed.
+_CHANGED: Final = ("regressed", "improved")
+
+
+def _judged_changed(store: ResultStore, run: StoredRun) -> set[HistoryKey]:
+    """The rows the run's own comparison with its baseline judged changed (regressed or
+    improved; an A/B session's paired rows say how two trees differ, not the run: none)."""
+    body = store.analysis(run.run_id, "comparison")
+    if not isinstance(body, dict) or body.get("paired"):
+        return set()
+    found: set[HistoryKey] = set()
+    for row in body.get("rows") or ():
+        if isinstance(row, dict) and row.get("verdict") in _CHANGED:
+            phase = row.get("phase")
+            found.add(
+                history_key(
+                    str(row.get("participant")),
+                    str(row.get("metric")),
+                    str(row.get("statistic")),
+                    None if phase is None else str(phase),
+                )
+            )
+    return found
+
+
+def _last_change(values: Sequence[float]) -> int:
+    """Where the series' last change point is (0: none), as ``pytest-benchsdk history``
+    finds them (:func:`~pytest_benchsdk.compare.change_points`, changes under
+    :data:`DEFAULT_MIN_CHANGE` left out)."""
+    if len(values) < fewest_runs():
+        return 0
+    found = change_points(values, min_change=DEFAULT_MIN_CHANGE)
+    return max((change.index for change in found), default=0)
+
+
+def noise_history(
+    store: ResultStore,
+    setup: RunSetup,
+    *,
+    before: str | None,
+    limit: int,
+) -> tuple[int, dict[HistoryKey, list[float]], dict[HistoryKey, dict[str, int]]]:
+    """A comparison's history (:func:`history_values`) as its between-run noise may read
+    it: from where the history last started afresh (:func:`start_history`), and per row
+    without the runs that cannot tell its noise: those **before the row's last change point**
+    (another level, as ``pytest-benchsdk history`` shows it) and those **judged changed**
+    (regressed or improved) for the row in their own comparison: a regression is not noise,
+    and a run that kept it must not widen the band that judges the next run. Returns how many
+    complete runs there are, the values per row (oldest first), and per row how many runs
+    were left out and why (``before_change``, ``changed``)."""
+    runs = [run for run, _ in complete_runs(store, setup, before=before, fresh=True)]
+    series: dict[HistoryKey, list[tuple[float, bool]]] = {}
+    for run in reversed(runs[:limit]):
+        changed = _judged_changed(store, run)
+        for participant, phase, metric, statistic, value in _values(stored_summary(store, run)):
+            key = history_key(participant, metric.key, statistic, phase)
+            series.setdefault(key, []).append((value, key in changed))
+    values: dict[HistoryKey, list[float]] = {}
+    left_out: dict[HistoryKey, dict[str, int]] = {}
+    for key, points in series.items():
+        start = _last_change([value for value, _ in points])
+        kept = points[start:]
+        values[key] = [value for value, changed in kept if not changed]
+        counts = {"before_change": start, "changed": sum(changed for _, changed in kept)}
+        if any(counts.values()):
+            left_out[key] = {reason: n for reason, n in counts.items() if n}
+    return len(runs), values, left_out
+
+
 def run_history(
     store: ResultStore,
     benchmark_slug: str,
@@ -344,18 +463,21 @@ def run_history(
     anchor_status = stored_status(store, anchor)
     if _is_complete(anchor, anchor_status):
         window.append(anchor)
-    earlier = [run for run, _ in complete_runs(store, setup, before=anchor.run_id)]
+    every_earlier = sum(1 for _ in complete_runs(store, setup, before=anchor.run_id))
+    earlier = [run for run, _ in complete_runs(store, setup, before=anchor.run_id, fresh=True)]
     window += earlier
     beyond = max(0, len(window) - limit)
     window = list(reversed(window[:limit]))
     if not window:
         return None
-    reasons = _left_out_reasons(every, anchor, setup, len(earlier), beyond, window)
+    reasons = _left_out_reasons(every, anchor, setup, every_earlier, beyond, window)
+    if every_earlier > len(earlier):
+        reasons["before a fresh start"] = every_earlier - len(earlier)
     if until is None and "newer" in reasons:
         # The history ends with the newest complete run: every newer one is not complete.
         newer = reasons.pop("newer")
         reasons["not complete"] = reasons.get("not complete", 0) + newer
-        order = ("another setup", "not complete", "beyond the limit")
+        order = ("another setup", "not complete", "beyond the limit", "before a fresh start")
         reasons = {reason: reasons[reason] for reason in order if reason in reasons}
     summaries = [stored_summary(store, run) for run in window]
     found: dict[tuple[str, str | None, str, str], tuple[_Metric, list[SeriesPoint]]] = {}

@@ -33,6 +33,8 @@ from pytest_benchsdk._analysis.baseline.noise import (
     NOISE_HISTORY,
     NOISE_PAIRED,
     NOISE_WITHIN_RUN,
+    TOO_NOISY_BAND,
+    TOO_NOISY_FACTOR,
     BetweenRunNoise,
     HistoryKey,
     between_run_noise,
@@ -55,6 +57,7 @@ from pytest_benchsdk.records import TaskRecord
 
 __all__ = [
     "COMPARED_STATISTICS",
+    "TAIL_SAMPLES",
     "Baseline",
     "BaselineComparison",
     "MetricComparison",
@@ -68,6 +71,20 @@ __all__ = [
 COMPARED_STATISTICS: Final[tuple[Statistic, ...]] = ("median", "p95")
 #: ... and a count (``instructions``).
 COUNTS_STATISTICS: Final[tuple[Statistic, ...]] = ("median",)
+#: A tail statistic is judged only with at least this many samples beyond it on each side:
+#: 20 samples per side for a p95, 100 for a p99 (below that, the nearest-rank percentile is the
+#: largest sample, and one slow iteration decides the verdict: a p95 of 16 samples is their
+#: maximum).
+TAIL_SAMPLES: Final = 1
+
+
+def tail_samples_needed(statistic: str) -> int:
+    """The samples per side a statistic's verdict needs (1 for the median)."""
+    if statistic.startswith("p") and statistic[1:].isdigit():
+        beyond = 1 - int(statistic[1:]) / 100
+        if beyond > 0:
+            return math.ceil(TAIL_SAMPLES / beyond - 1e-9)
+    return 1
 
 
 @attrs.frozen
@@ -107,17 +124,49 @@ class MetricComparison:
         return phase_subject(self.participant, self.phase)
 
     @property
+    def too_few(self) -> int | None:
+        """The smaller side's sample count when it is too few for the statistic's verdict
+        (:data:`TAIL_SAMPLES` beyond a p95 or p99 on each side), else None: such a row is
+        shown, ``not judged``."""
+        c = self.comparison
+        if c is None or self.counted:
+            return None
+        n = min(c.baseline_n, c.current_n)
+        return n if n < tail_samples_needed(self.statistic) else None
+
+    @property
+    def history_too_noisy(self) -> bool:
+        """The history's band is too wide to judge anything (wider than
+        :data:`TOO_NOISY_BAND` and than :data:`TOO_NOISY_FACTOR` times the within-run
+        interval's reach): the row is judged within the run instead, and says so."""
+        c = self.comparison
+        if c is None or self.history is None or self.counted:
+            return False
+        return self.history.band > max(TOO_NOISY_BAND, TOO_NOISY_FACTOR * c.detectable)
+
+    @property
+    def _history(self) -> BetweenRunNoise | None:
+        """The history's noise when it judges the row (not when it is too noisy)."""
+        return None if self.history_too_noisy else self.history
+
+    @property
     def verdict(self) -> str | None:
         c = self.comparison
         if c is None:
             return None
-        beaten = self.history is None or self.history.beaten_by(c.change)
+        if self.too_few is not None:
+            return "not judged"
+        history = self._history
+        beaten = history is None or history.beaten_by(c.change)
         return c.verdict if beaten else "unchanged"
 
     @property
     def verdict_label(self) -> str:
         """The verdict as the tables print it: in parentheses when it does not count
-        (a metric ``--bench-compare-on`` did not name)."""
+        (a metric ``--bench-compare-on`` did not name); ``not judged: 16 samples`` for a tail
+        with too few samples behind it."""
+        if self.too_few is not None:
+            return f"not judged: {self.too_few} samples"
         verdict = self.verdict or ""
         return verdict if self.judged or not verdict else f"({verdict})"
 
@@ -128,15 +177,20 @@ class MetricComparison:
             return None
         if self.counted:
             return NOISE_COUNT
-        if self.history is not None and self.history.band > self.comparison.detectable:
+        history = self._history
+        if history is not None and history.band > self.comparison.detectable:
             return NOISE_HISTORY
         return NOISE_PAIRED if self.paired else NOISE_WITHIN_RUN
 
     @property
     def noise_label(self) -> str:
-        """``within-run`` or ``history, 6 runs``."""
+        """``within-run`` or ``history, 6 runs`` (with the runs left out: ``history, 6 runs,
+        2 judged changed left out``), ``within-run, history too noisy``."""
         if self.noise == NOISE_HISTORY and self.history is not None:
-            return f"history, {self.history.runs} runs"
+            left_out = self.history.left_out_text()
+            return f"history, {self.history.runs} runs" + (f", {left_out}" if left_out else "")
+        if self.history_too_noisy:
+            return f"{self.noise}, history too noisy"
         if self.noise == NOISE_PAIRED and self.comparison is not None:
             return f"paired, {self.comparison.current_n} rounds"
         if self.noise == NOISE_COUNT and self.comparison is not None:
@@ -151,10 +205,11 @@ class MetricComparison:
         """The smallest change (relative) this row could have told from noise: the within-run
         one (:attr:`Comparison.detectable`), or the history's band when that is larger."""
         c = self.comparison
-        if c is None:
+        if c is None or self.too_few is not None:
             return None
-        if self.history is not None:
-            return max(c.detectable, self.history.band)
+        history = self._history
+        if history is not None:
+            return max(c.detectable, history.band)
         return c.detectable
 
     @property
@@ -163,16 +218,36 @@ class MetricComparison:
         threshold: the Mann–Whitney U test did not pass, or the change is within what earlier
         runs show between themselves (None for every other row)."""
         c = self.comparison
-        if c is None or self.verdict != "unchanged":
+        if c is None:
+            return None
+        if self.too_few is not None:
+            return (
+                f"not judged: {self.too_few} samples; a {self.statistic} verdict needs at least "
+                f"{tail_samples_needed(self.statistic)} on each side (below that it is the largest "
+                "sample, and one slow iteration would decide): shown, not judged; more "
+                "iterations judge it"
+            )
+        if self.history_too_noisy and self.history is not None:
+            band = self.history.band
+            return (
+                f"history too noisy: judged within the run (the last {self.history.runs} "
+                f"complete runs move by up to {change_text(band)} or "
+                f"{change_text(1 / (1 + band) - 1)} between themselves, which would hide any "
+                "change; --bench-ab=REV judges a change on a noisy machine)"
+            )
+        if self.verdict != "unchanged":
             return None
         if self.counted:
             return _count_reason(c)
         if c.verdict != "unchanged" and self.history is not None:
             band = self.history.band
+            left_out = self.history.left_out_text()
             return (
                 f"a change of {change_text(c.change)} is within what the last "
                 f"{self.history.runs} complete runs show between themselves (up to "
-                f"{change_text(band)} or {change_text(1 / (1 + band) - 1)})"
+                f"{change_text(band)} or {change_text(1 / (1 + band) - 1)}"
+                + (f"; {left_out}" if left_out else "")
+                + ")"
             )
         if c.beyond_noise and not c.significant:
             return (
@@ -398,6 +473,10 @@ class Baseline:
     setup: Mapping[str, Any]
     history: Mapping[HistoryKey, Sequence[float]] | None = None
     history_runs: int | None = None
+    #: Per row, the earlier runs left out of ``history`` and why (``changed``: judged
+    #: regressed/improved for the row in their own comparison; ``before_change``: before the
+    #: row's last change point): the counts the row's noise says.
+    history_left_out: Mapping[HistoryKey, Mapping[str, int]] | None = None
     #: The baseline ran the same iterations in the same rounds as the run (an A/B session's
     #: side A): rows pair them (see :func:`compare_runs`), ``processes`` pairs of processes
     #: taking turns.
@@ -441,6 +520,7 @@ def compare_with_baseline(
             else None
         ),
         history=baseline.history,
+        history_left_out=baseline.history_left_out,
         compare_on=compare_on,
         paired=baseline.paired,
         processes=baseline.processes,
@@ -499,6 +579,7 @@ def compare_runs(
     alpha: float = 0.05,
     seed: int = 0,
     history: Mapping[HistoryKey, Sequence[float]] | None = None,
+    history_left_out: Mapping[HistoryKey, Mapping[str, int]] | None = None,
     compare_on: Sequence[str] = (),
     paired: bool = False,
     also: Sequence[str] = (),
@@ -512,7 +593,8 @@ def compare_runs(
     one pooled row per metric × statistic, see :func:`pooled_participants`). A participant
     missing from the baseline, or a side without samples, gets a row with a ``note`` instead
     of a comparison. ``history`` gives per row (:func:`history_key`) the statistic in earlier
-    complete runs, oldest first (:func:`between_run_noise` of it goes into the row).
+    complete runs, oldest first (:func:`between_run_noise` of it goes into the row), and
+    ``history_left_out`` per row the earlier runs left out of it and why (the row's noise says so).
     ``compare_on``: the metrics whose rows are judged (empty: every row); see
     :func:`compared_metrics`. ``paired``: the two sides ran the same iterations in the same
     rounds (an A/B session): each row pairs the rounds (:func:`~.pairing.paired_samples`: a bench
@@ -614,6 +696,12 @@ def compare_runs(
                     past = (history or {}).get(key, ())
                     noise = between_run_noise(list(past)[-HISTORY_RUNS:], alpha, max(compared, 1))
                     if row.comparison is not None and noise is not None:
+                        left_out = (history_left_out or {}).get(key, {})
+                        noise = attrs.evolve(
+                            noise,
+                            changed=int(left_out.get("changed", 0)),
+                            before_change=int(left_out.get("before_change", 0)),
+                        )
                         row = attrs.evolve(row, history=noise)
                 if metric.key not in judged:
                     row = attrs.evolve(row, judged=False)

@@ -22,6 +22,8 @@ __all__ = [
     "NOISE_HISTORY",
     "NOISE_PAIRED",
     "NOISE_WITHIN_RUN",
+    "TOO_NOISY_BAND",
+    "TOO_NOISY_FACTOR",
     "BetweenRunNoise",
     "HistoryKey",
     "between_run_noise",
@@ -39,6 +41,11 @@ NOISE_HISTORY: Final = "history"
 NOISE_PAIRED: Final = "paired"
 #: A count's row (``instructions``): its noise is the counts' own spread within each run.
 NOISE_COUNT: Final = "count"
+#: A history band too wide to judge anything: wider than this (relative; 1.0 is ×2, the history
+#: cannot tell a doubling from its own movement) **and** than :data:`TOO_NOISY_FACTOR` times the
+#: within-run interval's reach. Such a row is judged within the run and says so.
+TOO_NOISY_BAND: Final = 1.0
+TOO_NOISY_FACTOR: Final = 10.0
 # The median of |N(0, 1)|: the median absolute value of a normal deviate is 0.6745 σ.
 _MEDIAN_ABS_NORMAL: Final = 0.6744897501960817
 
@@ -66,6 +73,19 @@ class BetweenRunNoise:
     runs: int
     typical: float
     band: float
+    #: Earlier runs left out of the noise: judged changed (regressed/improved) for this row
+    #: in their own comparison, and before the row's last change point.
+    changed: int = 0
+    before_change: int = 0
+
+    def left_out_text(self) -> str | None:
+        """``2 judged changed, 3 before a change point left out`` (None: nothing left out)."""
+        parts = []
+        if self.changed:
+            parts.append(f"{self.changed} judged changed")
+        if self.before_change:
+            parts.append(f"{self.before_change} before a change point")
+        return f"{', '.join(parts)} left out" if parts else None
 
     def beaten_by(self, change: float) -> bool:
         """``change`` (relative) is outside the band: ``1 + change`` beyond ``1 + band`` or
@@ -75,11 +95,23 @@ class BetweenRunNoise:
         return abs(math.log1p(change)) > math.log1p(self.band)
 
     def to_json(self) -> dict[str, Any]:
-        return {"runs": self.runs, "typical": self.typical, "band": self.band}
+        return {
+            "runs": self.runs,
+            "typical": self.typical,
+            "band": self.band,
+            "leftOutChanged": self.changed,
+            "leftOutBeforeChange": self.before_change,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> BetweenRunNoise:
-        return cls(int(data["runs"]), float(data["typical"]), float(data["band"]))
+        return cls(
+            int(data["runs"]),
+            float(data["typical"]),
+            float(data["band"]),
+            int(data.get("leftOutChanged", 0)),
+            int(data.get("leftOutBeforeChange", 0)),
+        )
 
 
 def between_run_noise(
