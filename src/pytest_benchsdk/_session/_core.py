@@ -53,6 +53,7 @@ from pytest_benchsdk.results import (
     save_analyses,
     save_baseline,
     save_summary,
+    start_history,
 )
 from pytest_benchsdk.store import ResultStore, StoreCorruptError, StoreError
 
@@ -291,6 +292,9 @@ class BenchSession:
                 run_key=self.options.run_args.run_key,
             )
             run.stored_records = partial(store.participant_records, run.local_run_id)
+            if self.options.history_from == "now":
+                # --bench-history-from=now: this run starts its benchmark's history afresh.
+                start_history(store, run.config.benchmark_slug, run.local_run_id)
         return run
 
     def add_participant(

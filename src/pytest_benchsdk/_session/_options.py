@@ -86,6 +86,9 @@ class SessionOptions:
     columns: tuple[str, ...] = ()
     #: ``--bench-save``: the baseline name this session's runs are kept under, or None.
     save_as: str | None = None
+    #: ``--bench-history-from``: ``now`` (this session's runs start their benchmarks'
+    #: histories afresh) or a run id (resolved and marked when the session starts), or None.
+    history_from: str | None = None
     score_resamples: int = DEFAULT_SCORE_RESAMPLES
     #: ``warn``, ``error`` or ``off``.
     warnings: str = DEFAULT_WARNINGS

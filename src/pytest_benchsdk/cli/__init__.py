@@ -198,6 +198,14 @@ def _add_run_commands(command: _Command) -> None:
         help=f"the newest N complete runs (default {DEFAULT_HISTORY_LIMIT})",
     )
     history.add_argument("--json", action="store_true", help="the series as JSON")
+    history.add_argument(
+        "--restart",
+        nargs="?",
+        const="next",
+        metavar="RUN",
+        help="start BENCHMARK's history afresh: with its next run, or with RUN (earlier runs "
+        "stay in the store but leave the between-run noise and the history)",
+    )
     history.set_defaults(handler=cmd_history)
 
 

@@ -45,6 +45,7 @@ from pytest_benchsdk.results import (
     run_history,
     save_baseline,
     short_run_id,
+    start_history,
     stored_spec,
     stored_status,
     stored_summary,
@@ -406,7 +407,31 @@ def cmd_report(args: argparse.Namespace) -> int:
 # --- history -------------------------------------------------------------------------------------
 
 
+def _restart_history(args: argparse.Namespace) -> int:
+    """``history BENCHMARK --restart [RUN]``: the history starts afresh."""
+    if args.benchmark is None:
+        raise UsageError(
+            "--restart needs the BENCHMARK whose history starts afresh (pytest-benchsdk "
+            "history BENCHMARK --restart [RUN])"
+        )
+    with _open_run_store(args) as store:
+        run_id = None
+        if args.restart != "next":
+            try:
+                run_id = find_run(store, args.restart).run_id
+            except RunRefError as exc:
+                raise UsageError(f"--restart {args.restart}: {exc}") from None
+        try:
+            line = start_history(store, args.benchmark, run_id)
+        except ValueError as exc:
+            raise UsageError(f"--restart: {exc}") from None
+    print(line)
+    return 0
+
+
 def cmd_history(args: argparse.Namespace) -> int:
+    if getattr(args, "restart", None) is not None:
+        return _restart_history(args)
     if args.limit < 1:
         raise UsageError(f"--limit expects an integer >= 1 (got {args.limit})")
     with _open_run_store(args) as store:

@@ -146,9 +146,7 @@ def start_history(store: ResultStore, benchmark_slug: str, run_id: str | None = 
         )
     run = store.get_run(run_id)
     if run.benchmark_slug != benchmark_slug:
-        raise ValueError(
-            f"run {run_id} is a run of {run.benchmark_slug}, not of {benchmark_slug}"
-        )
+        raise ValueError(f"run {run_id} is a run of {run.benchmark_slug}, not of {benchmark_slug}")
     store.state_set(run.run_id, HISTORY_START, "at")
     return f"History of {benchmark_slug}: starts afresh with run {run.run_id} ({run.started_at})"
 

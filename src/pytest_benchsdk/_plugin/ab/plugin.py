@@ -111,6 +111,7 @@ class ABPlugin:
                 html_path=None,
                 exports=(),
                 save_as=None,
+                history_from=None,
                 compare=None,
                 compare_fail=False,
                 compare_rules=(),

@@ -12,10 +12,10 @@ from __future__ import annotations
 import pytest
 
 from pytest_benchsdk._session import SessionOptions
-from pytest_benchsdk.results import CompareRef, RunRefError, resolve_ref
+from pytest_benchsdk.results import CompareRef, RunRefError, find_run, resolve_ref, start_history
 from pytest_benchsdk.store import ResultStore
 
-__all__ = ["check_ref"]
+__all__ = ["check_ref", "start_history_from"]
 
 
 def check_ref(options: SessionOptions, store: ResultStore | None) -> CompareRef | None:
@@ -26,3 +26,24 @@ def check_ref(options: SessionOptions, store: ResultStore | None) -> CompareRef 
         return resolve_ref(store, options.compare, options.store_path)
     except RunRefError as exc:
         raise pytest.UsageError(f"--bench-compare={options.compare}: {exc}") from None
+
+
+def start_history_from(options: SessionOptions, store: ResultStore | None) -> str | None:
+    """``--bench-history-from=RUN``: RUN's benchmark's history starts afresh with RUN (marked
+    in the store before anything runs; ``now`` is marked as each run begins), the line that
+    says so; a RUN that names nothing is a usage error."""
+    ref = options.history_from
+    if ref is None or ref == "now":
+        return None
+    if store is None:
+        raise pytest.UsageError(
+            f"--bench-history-from={ref}: no results store at {options.store_path} to find "
+            "the run in ('now' starts the history with this session's run)"
+        )
+    try:
+        run = find_run(store, ref)
+    except RunRefError as exc:
+        raise pytest.UsageError(
+            f"--bench-history-from={ref}: {exc} ('now' starts the history with this session's run)"
+        ) from None
+    return start_history(store, run.benchmark_slug, run.run_id)

@@ -21,7 +21,7 @@ from pytest_benchsdk._base.ctrlc import ctrl_c_can_arrive
 from pytest_benchsdk._engine.benchfile import BenchFile, item_name
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule
-from pytest_benchsdk._plugin.control.comparison import check_ref
+from pytest_benchsdk._plugin.control.comparison import check_ref, start_history_from
 from pytest_benchsdk._plugin.control.failures import count_session_failures
 from pytest_benchsdk._plugin.control.interrupts import (
     NOT_CTRL_C_LINE,
@@ -219,6 +219,10 @@ class ControllerPlugin:
         self._usage(self.session.check_store)
         # Before anything runs: a REF that names nothing is a usage error, not a line at the end.
         self._compare_ref = check_ref(self.options, self.store)
+        # --bench-history-from=RUN: the history starts afresh with RUN (now=: as runs begin).
+        started = start_history_from(self.options, self.store)
+        if started is not None:
+            self.write(f"benchsdk: {started}")
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.config.option.collectonly:

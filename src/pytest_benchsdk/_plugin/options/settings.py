@@ -96,6 +96,11 @@ class BenchOptions(SessionOptions):
                 f"--bench-save {values['save_as']} keeps the run's name in the results store: it "
                 "cannot be used with --bench-no-store"
             )
+        if values["history_from"] is not None and store_path is None:
+            raise pytest.UsageError(
+                f"--bench-history-from {values['history_from']} marks the history in the "
+                "results store: it cannot be used with --bench-no-store"
+            )
         if values["ab"] is not None:
             _check_ab(config)
         # --bench-compare-fail's entry parses to both: (the verdicts fail, the expressions).
@@ -267,6 +272,17 @@ def _baseline_name(raw: object, where: str) -> str:
         return check_baseline_name(str(raw).strip())
     except ValueError as exc:
         raise pytest.UsageError(f"{where}: {exc}") from None
+
+
+def _history_from(raw: object, where: str) -> str:
+    """``--bench-history-from RUN|now``: ``now`` or a run id (resolved when the session
+    starts, in the store)."""
+    text = str(raw).strip()
+    if not text:
+        raise pytest.UsageError(
+            f"{where}: expects 'now' or a stored run id (pytest-benchsdk runs lists them)"
+        )
+    return text
 
 
 def _percentage(option: str) -> Callable[[object, str], float]:
@@ -513,6 +529,7 @@ CONVERTERS: Mapping[str, Callable[[Any, str], Any]] = {
     "phase_sizes": _phase_sizes,
     "ab_processes": _ab_processes,
     "baseline_name": _baseline_name,
+    "history_from": _history_from,
     "compare_ref": _compare_ref,
     "score_resamples": _score_resamples,
     "compare_noise": _percentage("bench_compare_noise"),

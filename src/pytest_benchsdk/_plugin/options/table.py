@@ -448,6 +448,23 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "(`--bench-compare=NAME`; `pytest-benchsdk baseline set NAME RUN` moves it)",
     ),
     Option(
+        name="bench_history_from",
+        flags=("--bench-history-from",),
+        metavar="RUN|now",
+        help="Start the benchmark's history afresh: 'now' (with this session's run) or RUN (a "
+        "stored run id or unique prefix). Earlier runs stay in the store but leave the "
+        "between-run noise of --bench-compare and pytest-benchsdk history (e.g. after fixing "
+        "the benchmark's own harness).",
+        field="history_from",
+        convert="history_from",
+        implies_bench=True,
+        group="compare",
+        doc="start the benchmark's history afresh: `now` (with this session's run) or `RUN` "
+        "(a stored run id or unique prefix); earlier runs stay in the store but leave the "
+        "between-run noise and `pytest-benchsdk history` (see [A fresh history](../howto/ci.md"
+        "#start-a-history-afresh))",
+    ),
+    Option(
         name="bench_columns",
         flags=("--bench-columns",),
         metavar="COL[,COL...]",
