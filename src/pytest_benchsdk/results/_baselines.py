@@ -275,7 +275,9 @@ def find_baseline(
         baseline = _from_store(store, stored, _label(stored))
     if isinstance(baseline, str) or store is None:
         return baseline
-    runs, values, left_out = noise_history(store, setup, before=run_id, limit=HISTORY_RUNS)
+    runs, values, left_out = noise_history(
+        store, setup, before=run_id, limit=HISTORY_RUNS, baseline=baseline.run_id
+    )
     return attrs.evolve(baseline, history=values, history_runs=runs, history_left_out=left_out)
 
 

@@ -402,19 +402,26 @@ def noise_history(
     *,
     before: str | None,
     limit: int,
+    baseline: str | None = None,
 ) -> tuple[int, dict[HistoryKey, list[float]], dict[HistoryKey, dict[str, int]]]:
     """A comparison's history (:func:`history_values`) as its between-run noise may read
     it: from where the history last started afresh (:func:`start_history`), and per row
     without the runs that cannot tell its noise: those **before the row's last change point**
     (another level, as ``pytest-benchsdk history`` shows it) and those **judged changed**
-    (regressed or improved) for the row in their own comparison: a regression is not noise,
-    and a run that kept it must not widen the band that judges the next run. Returns how many
+    (regressed or improved) for the row in their own comparison since the run ``baseline``
+    (the comparison's baseline; every run when it is not among them): a regression is not
+    noise, and a run that kept it must not widen the band that judges the next run. A run
+    judged changed before the baseline is history like any other: the baseline moved past it
+    (a later run passed), so it was noise, or the change was accepted. Returns how many
     complete runs there are, the values per row (oldest first), and per row how many runs
     were left out and why (``before_change``, ``changed``)."""
     runs = [run for run, _ in complete_runs(store, setup, before=before, fresh=True)]
+    ids = [run.run_id for run in runs]
+    # Newest first: the runs newer than the baseline (all of them when it is not among them).
+    since = set(ids[: ids.index(baseline)] if baseline in ids else ids)
     series: dict[HistoryKey, list[tuple[float, bool]]] = {}
     for run in reversed(runs[:limit]):
-        changed = _judged_changed(store, run)
+        changed = _judged_changed(store, run) if run.run_id in since else set()
         for participant, phase, metric, statistic, value in _values(stored_summary(store, run)):
             key = history_key(participant, metric.key, statistic, phase)
             series.setdefault(key, []).append((value, key in changed))
