@@ -2,7 +2,7 @@
 benchmarks of the kind the plugin is for, with a stored history, on a loaded machine.
 
 * **sandbox**: two fake sandbox providers behind a threaded ``http.server`` on loopback (in
-  this script's process): ``POST /create`` answers after a delay (cold: 12 ms, warm: 4 ms, plus
+  this script's process): ``POST /create`` answers after a delay (cold: 80 ms, warm: 25 ms, plus
   jitter), phases ``cold`` and ``warm`` (20 iterations each, so each phase's p95 has the 20
   samples a tail verdict needs), concurrency 4; the latency is the round trip.
 * **micro**: three slugify implementations (regex, ``str.translate``, a character loop); each
@@ -139,7 +139,7 @@ def task(participant, step):
 class _Providers(BaseHTTPRequestHandler):
     """``POST /create?provider=P&phase=cold|warm``: answers after the provider's delay."""
 
-    delays: ClassVar[dict[str, float]] = {"cold": 0.012, "warm": 0.004}
+    delays: ClassVar[dict[str, float]] = {"cold": 0.080, "warm": 0.025}
     slow: ClassVar[dict[str, float]] = {}
 
     def do_POST(self) -> None:

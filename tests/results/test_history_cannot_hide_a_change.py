@@ -87,7 +87,8 @@ def test_a_run_judged_changed_leaves_the_noise_of_its_row(store: ResultStore) ->
     assert MetricComparison.from_json(row.to_json()).history == row.history
     # A baseline that moved past the run (a later run passed): it is history like any other.
     moved = find_baseline(LATEST, store, _setup(store, ids[0]), None)
-    assert not isinstance(moved, str) and moved.history is not None
+    assert not isinstance(moved, str)
+    assert moved.history is not None
     assert moved.run_id == ids[4]
     assert len(moved.history[MEDIAN]) == 5
 
@@ -102,13 +103,15 @@ def test_a_regression_stays_one_while_it_lasts(store: ResultStore) -> None:
         _run(store, base, verdict="regressed")
     baseline = find_baseline(CompareRef("run", quiet, run_id=quiet), store,
                              _setup(store, quiet), None)  # fmt: skip
-    assert not isinstance(baseline, str) and baseline.history is not None
+    assert not isinstance(baseline, str)
+    assert baseline.history is not None
     assert len(baseline.history[MEDIAN]) == 4
     current = {"p": _records([13.5, 13.6, 13.4, 13.7, 13.3, 13.55])}
     row = next(r for r in compare_with_baseline(baseline, current, None, {}).rows
                if r.statistic == "median")  # fmt: skip
     assert row.verdict == "regressed", row.line()
-    assert row.history is not None and row.history.changed == 2
+    assert row.history is not None
+    assert row.history.changed == 2
 
 
 def test_runs_before_the_rows_last_change_point_leave_its_noise(store: ResultStore) -> None:
@@ -138,7 +141,8 @@ def test_a_history_started_afresh_leaves_every_earlier_run_out(store: ResultStor
     assert line.startswith("History of demo: starts afresh with its next run")
     new = [_run(store, 10.0) for _ in range(3)]
     baseline = find_baseline(LATEST, store, _setup(store, old[0]), None)
-    assert not isinstance(baseline, str) and baseline.history is not None
+    assert not isinstance(baseline, str)
+    assert baseline.history is not None
     assert baseline.history_runs == 3
     assert len(baseline.history[MEDIAN]) == 3
     history = run_history(store, "demo")
@@ -149,7 +153,8 @@ def test_a_history_started_afresh_leaves_every_earlier_run_out(store: ResultStor
     # ... or with a given run (of this benchmark only).
     start_history(store, "demo", new[1])
     history = run_history(store, "demo")
-    assert history is not None and [r.run_id for r in history.runs] == new[1:]
+    assert history is not None
+    assert [r.run_id for r in history.runs] == new[1:]
     with pytest.raises(ValueError, match="no runs of benchmark other"):
         start_history(store, "other")
 
@@ -170,11 +175,13 @@ def test_a_band_too_wide_to_judge_says_so_and_the_row_is_judged_within_the_run()
     # Earlier runs 3x apart (a harness changed, over and over): their band would hide any
     # change ("detects ≥2392×"); the row says the history is too noisy and judges itself.
     (median, _) = _compare([10.0, 30.0, 10.0, 30.0, 10.0, 30.0], slow=1.3)
-    assert median.history is not None and median.history.band > 100
+    assert median.history is not None
+    assert median.history.band > 100
     assert median.history_too_noisy
     assert median.verdict == "regressed"
     assert median.noise_label == "within-run, history too noisy"
-    assert median.detectable is not None and median.detectable < 0.2
+    assert median.detectable is not None
+    assert median.detectable < 0.2
     assert median.reason is not None
     assert median.reason.startswith("history too noisy: judged within the run")
     assert "--bench-ab" in median.reason
@@ -188,11 +195,14 @@ def test_a_p95_needs_twenty_samples_on_each_side_or_is_not_judged() -> None:
     few = {r.statistic: r for r in _compare([], n=16, slow=1.5)}
     assert few["median"].verdict == "regressed"
     p95 = few["p95"]
-    assert p95.comparison is not None and p95.comparison.verdict == "regressed"  # within-run
+    assert p95.comparison is not None
+    assert p95.comparison.verdict == "regressed"
     assert p95.verdict == "not judged"
     assert p95.verdict_label == "not judged: 16 samples"
     assert p95.detectable is None
-    assert p95.reason is not None and "at least 20 on each side" in p95.reason
-    assert "p95" in p95.line() and "not judged" in p95.line()
+    assert p95.reason is not None
+    assert "at least 20 on each side" in p95.reason
+    assert "p95" in p95.line()
+    assert "not judged" in p95.line()
     enough = {r.statistic: r for r in _compare([], n=20, slow=1.5)}
     assert enough["p95"].verdict == "regressed"

@@ -68,8 +68,8 @@ HISTORY_RULE: Final = (
 # Runs read from the store when looking for complete ones, newest first.
 _SCAN_LIMIT: Final = 100_000
 #: The run state that starts a benchmark's history afresh (``--bench-history-from``,
-#: ``pytest-benchsdk history BENCHMARK --restart``): ``"at"`` (the history starts with this
-#: run) or ``"after"`` (with the next one). The newest such mark of a benchmark counts.
+#: ``pytest-benchsdk history BENCHMARK --restart``): ``{"start": "at" | "after", "set": ISO
+#: time}``, the history starting with this run or with the next one. The mark set last counts.
 HISTORY_START: Final = "history_start"
 
 
@@ -120,13 +120,24 @@ def _is_complete(run: StoredRun, status: RunStatus) -> bool:
 
 
 def history_start(store: ResultStore, benchmark_slug: str) -> tuple[str, bool] | None:
-    """Where the benchmark's history starts afresh: the run with the newest mark
+    """Where the benchmark's history starts afresh: the run marked last
     (:data:`HISTORY_START`) and whether the history includes it (None: no mark)."""
+    found: tuple[str, str, bool] | None = None
     for run in store.list_runs(limit=_SCAN_LIMIT, benchmark_slug=benchmark_slug):
         mark = store.state_get(run.run_id, HISTORY_START)
-        if mark in ("at", "after"):
-            return run.run_id, mark == "at"
-    return None
+        if isinstance(mark, dict) and mark.get("start") in ("at", "after"):
+            when = str(mark.get("set", ""))
+            if found is None or when > found[0]:
+                found = (when, run.run_id, mark["start"] == "at")
+    return None if found is None else (found[1], found[2])
+
+
+def _mark(store: ResultStore, run_id: str, start: str) -> None:
+    from datetime import datetime, timezone
+
+    # Microseconds: two marks set in one second still say which came last.
+    when = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    store.state_set(run_id, HISTORY_START, {"start": start, "set": when})
 
 
 def start_history(store: ResultStore, benchmark_slug: str, run_id: str | None = None) -> str:
@@ -139,7 +150,7 @@ def start_history(store: ResultStore, benchmark_slug: str, run_id: str | None = 
     if run_id is None:
         if not runs:
             raise ValueError(f"no runs of benchmark {benchmark_slug} in {store.path}")
-        store.state_set(runs[0].run_id, HISTORY_START, "after")
+        _mark(store, runs[0].run_id, "after")
         return (
             f"History of {benchmark_slug}: starts afresh with its next run (the "
             f"{len(runs)} stored run(s) stay in the store, out of its history)"
@@ -147,7 +158,7 @@ def start_history(store: ResultStore, benchmark_slug: str, run_id: str | None = 
     run = store.get_run(run_id)
     if run.benchmark_slug != benchmark_slug:
         raise ValueError(f"run {run_id} is a run of {run.benchmark_slug}, not of {benchmark_slug}")
-    store.state_set(run.run_id, HISTORY_START, "at")
+    _mark(store, run.run_id, "at")
     return f"History of {benchmark_slug}: starts afresh with run {run.run_id} ({run.started_at})"
 
 

@@ -95,7 +95,7 @@ def test_the_implying_options_are_the_ones_they_were() -> None:
         "--bench-json", "--bench-markdown", "--bench-html", "--bench-export", "--bench-compare",
         "--bench-ab", "--bench-save", "--bench-threshold", "--bench-warmup", "--bench-run-key",
         "--bench-worker-pool", "--bench-close-after-ms", "--bench-benchmark", "--bench-name",
-        "--bench-instructions",
+        "--bench-instructions", "--bench-history-from",
     }  # fmt: skip
 
 
