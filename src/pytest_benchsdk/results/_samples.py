@@ -287,7 +287,7 @@ class ParticipantSamples:
         return self._rounds
 
     def phases(self) -> list[str]:
-        """The phases of the records, in first-seen order."""
+        """The phases of the records, in the order of their first iteration (task index)."""
         return [p for p in dict.fromkeys(self._phase) if p is not None]
 
     def step_names(self) -> list[str]:

@@ -228,8 +228,12 @@ def rebuild_summary(
     snapshot = run.config_snapshot
     scoring = snapshot.get("scoring")
     labels = (
-        {str(m.get("key")): str(m["label"]) for m in scoring.get("metrics") or () if m.get("label")}
-        if isinstance(scoring, Mapping)
+        {
+            str(m.get("key")): str(m["label"])
+            for m in metrics
+            if isinstance(m, Mapping) and m.get("label")
+        }
+        if isinstance(scoring, Mapping) and isinstance(metrics := scoring.get("metrics"), list)
         else None
     )
     units = {m.name: m.unit for r in results for m in r.metrics}
