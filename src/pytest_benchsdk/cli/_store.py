@@ -333,8 +333,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         records=records,
         spec=spec,
         hygiene=None,
-        comparison=ComparisonOptions(baseline=baseline, setup=setup.describe(current.environment)),
+        comparison=ComparisonOptions(
+            baseline=baseline,
+            setup=setup.describe(current.environment),
+            compare_on=[key.strip() for key in args.compare_on.split(",") if key.strip()],
+        ),
     )
+    if analyses.usage_error is not None:
+        raise UsageError(f"--compare-on: {analyses.usage_error}")
     print(title_line(summary, f"run {current.run_id}"))
     if scored_elsewhere:
         print("  (scored by on_score, which the store does not keep: comparing the latency)")
