@@ -431,8 +431,9 @@ OPTIONS: Final[tuple[Option, ...]] = (
         group="compare",
         doc="compare with a baseline: alone `latest` (the newest complete run with the same "
         "setup); `=REF` a baseline name, a stored run id or unique prefix, or a `--bench-json` "
-        "file; resolved before anything runs (see [Baselines](../howto/ci.md#compare-with-a-"
-        "baseline))",
+        "file, written after `=` (`--bench-compare main` is refused: pytest would take `main` "
+        "for a path); resolved before anything runs (see [Baselines](../howto/ci.md#compare-"
+        "with-a-baseline))",
     ),
     Option(
         name="bench_save",
