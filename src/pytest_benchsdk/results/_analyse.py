@@ -259,7 +259,8 @@ def _warnings(
 ) -> tuple[RunWarning, ...]:
     """Run-hygiene findings per participant (per participant × phase, with phases: a cold
     phase slower than the warm one is not a trend) on the compared metrics' samples in run
-    order: the scored metrics (as scoring takes them), else the latency; ``p99-few-samples``
+    order: the scored metrics (as scoring takes them), else the per-call metrics of a
+    benchmark of calibrated steps, else the latency; ``p99-few-samples``
     only where p99 counts; the codes in ``ignore`` left out."""
     found: list[RunWarning] = []
     for participant in participants:
@@ -281,6 +282,9 @@ def _warnings(
                 in_phase = own if phase is None else [r for r in own if record_phase(r) == phase]
                 series = metric_samples(spec, in_phase)
                 scored = [m.name for m in spec.metrics]
+            elif kept is not None and (per_call := kept.per_call_keys()):
+                # Calibrated steps only: their per-call figures (the latency is loop lengths).
+                series = {key: kept.metric(key, phase) for key in per_call}
             else:
                 series = {LATENCY: kept.latency(phase) if kept is not None else []}
             found.extend(
@@ -382,7 +386,8 @@ def analyse(
             _guarded("statistic intervals", errors, lambda: run_intervals(ran, values, scored))
             or ()
         )
-        primary = _primary(ran, spec)
+        per_call = _per_call_keys(samples, ran)
+        primary = _primary(ran, spec, per_call)
         relative = _guarded(
             "relative summary", errors, lambda: relative_summary(ran, *primary, values)
         )
@@ -535,13 +540,32 @@ def _values(
     return values
 
 
+def _per_call_keys(
+    samples: Mapping[str, ParticipantSamples], participants: Sequence[ParticipantSummary]
+) -> tuple[str, ...]:
+    """The per-call metrics of a benchmark whose every passing iteration is made of
+    calibrated steps only (every participant that ran), else empty."""
+    keys: dict[str, None] = {}
+    for participant in participants:
+        kept = samples.get(participant.name)
+        found = kept.per_call_keys() if kept is not None else ()
+        if not found:
+            return ()
+        keys.update(dict.fromkeys(found))
+    return tuple(keys)
+
+
 def _primary(
-    participants: Sequence[ParticipantSummary], spec: ScoringSpec | None
+    participants: Sequence[ParticipantSummary],
+    spec: ScoringSpec | None,
+    per_call: Sequence[str] = (),
 ) -> tuple[str, str, str, bool]:
-    """The metric the relative summary compares: the first scored one that was measured, else
-    the latency. ``(key, label, unit, lower_is_better)``."""
-    for metric in spec.metrics if spec is not None else ():
-        found = [m for p in participants if (m := p.metric(metric.name)) and m.stats]
+    """The metric the relative summary compares: the first scored one that was measured (when
+    nothing is scored: the first per-call metric of a benchmark of calibrated steps), else the
+    latency. ``(key, label, unit, lower_is_better)``."""
+    scored = [m.name for m in spec.metrics] if spec is not None and spec.metrics else per_call
+    for key in scored:
+        found = [m for p in participants if (m := p.metric(key)) and m.stats]
         if found:
             m = found[0]
             return m.key, m.label, m.unit, m.lower_is_better is not False

@@ -56,6 +56,8 @@ from pytest_benchsdk._analysis.baseline.metrics import (
     check_compare_on,
     compared_metrics,
     measured_keys,
+    per_call_keys,
+    per_call_keys_of,
     record_phase,
 )
 from pytest_benchsdk._analysis.baseline.noise import (
@@ -102,6 +104,8 @@ __all__ = [
     "compare_runs",
     "compare_with_baseline",
     "compared_metrics",
+    "per_call_keys",
+    "per_call_keys_of",
     "history_key",
     "judge_rules",
     "measured_keys",
