@@ -61,7 +61,11 @@ from pytest_benchsdk.results._model import (
     StatisticInterval,
     metric_unit,
 )
-from pytest_benchsdk.results._samples import ParticipantSamples, record_phase
+from pytest_benchsdk.results._samples import (
+    ParticipantSamples,
+    record_phase,
+    shared_per_call_keys,
+)
 
 __all__ = [
     "Analyses",
@@ -263,6 +267,9 @@ def _warnings(
     benchmark of calibrated steps, else the latency; ``p99-few-samples``
     only where p99 counts; the codes in ``ignore`` left out."""
     found: list[RunWarning] = []
+    per_call = shared_per_call_keys(
+        kept for p in participants if p.ran and (kept := samples.get(p.name)) is not None
+    )
     for participant in participants:
         if not participant.ran:
             continue
@@ -282,7 +289,7 @@ def _warnings(
                 in_phase = own if phase is None else [r for r in own if record_phase(r) == phase]
                 series = metric_samples(spec, in_phase)
                 scored = [m.name for m in spec.metrics]
-            elif kept is not None and (per_call := kept.per_call_keys()):
+            elif kept is not None and per_call:
                 # Calibrated steps only: their per-call figures (the latency is loop lengths).
                 series = {key: kept.metric(key, phase) for key in per_call}
             else:
@@ -386,7 +393,9 @@ def analyse(
             _guarded("statistic intervals", errors, lambda: run_intervals(ran, values, scored))
             or ()
         )
-        per_call = _per_call_keys(samples, ran)
+        per_call = shared_per_call_keys(
+            kept for p in ran if (kept := samples.get(p.name)) is not None
+        )
         primary = _primary(ran, spec, per_call)
         relative = _guarded(
             "relative summary", errors, lambda: relative_summary(ran, *primary, values)
@@ -538,21 +547,6 @@ def _values(
         return metric_values(participant, metric, samples.get(name), scored.get(name))
 
     return values
-
-
-def _per_call_keys(
-    samples: Mapping[str, ParticipantSamples], participants: Sequence[ParticipantSummary]
-) -> tuple[str, ...]:
-    """The per-call metrics of a benchmark whose every passing iteration is made of
-    calibrated steps only (every participant that ran), else empty."""
-    keys: dict[str, None] = {}
-    for participant in participants:
-        kept = samples.get(participant.name)
-        found = kept.per_call_keys() if kept is not None else ()
-        if not found:
-            return ()
-        keys.update(dict.fromkeys(found))
-    return tuple(keys)
 
 
 def _primary(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Final
 
@@ -36,6 +36,7 @@ __all__ = [
     "iso_time",
     "record_phase",
     "sample_sets",
+    "shared_per_call_keys",
     "timeline",
 ]
 
@@ -101,12 +102,12 @@ class ParticipantSamples:
         "_per_call",
         "_phase",
         "_present",
-        "_timed_otherwise",
         "_rounds",
         "_step_calibrated",
         "_step_failed",
         "_step_index",
         "_step_latency",
+        "_timed_otherwise",
         "count",
         "passed",
     )
@@ -366,6 +367,22 @@ def timeline(records: Sequence[TaskRecord]) -> list[tuple[int, float, float, boo
                 )
             )
     return out
+
+
+def shared_per_call_keys(samples: Iterable[ParticipantSamples]) -> tuple[str, ...]:
+    """The per-call metrics a benchmark is judged on by default (when it scores nothing):
+    every participant that passed an iteration made its passing iterations of calibrated
+    steps only (:meth:`ParticipantSamples.per_call_keys`); the steps' names, first-seen
+    order. Empty otherwise: the latency is judged."""
+    keys: dict[str, None] = {}
+    for kept in samples:
+        if not kept.passed:
+            continue
+        found = kept.per_call_keys()
+        if not found:
+            return ()
+        keys.update(dict.fromkeys(found))
+    return tuple(keys)
 
 
 def sample_sets(records: Sequence[TaskRecord]) -> ParticipantSamples:
