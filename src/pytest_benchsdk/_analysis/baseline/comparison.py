@@ -445,8 +445,11 @@ def compare_with_baseline(
         compare_on=compare_on,
         paired=baseline.paired,
         processes=baseline.processes,
-        # Both sides ran now, on the same machine: their CPU time is comparable too.
-        also=[CPU_METRIC] if baseline.paired and CPU_METRIC in measured else [],
+        # Both sides ran now, on the same machine: their CPU time is comparable too (not of
+        # a benchmark of calibrated steps: there it is the calibration loops' CPU time).
+        also=[CPU_METRIC]
+        if baseline.paired and CPU_METRIC in measured and not per_call_keys(current)
+        else [],
     )
     pooled = pooled_participants(baseline.records, current)
     notes = (
