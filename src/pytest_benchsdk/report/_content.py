@@ -341,6 +341,10 @@ def load_run(store: ResultStore, run_id: str, *, history: int) -> RunReport:
         # A benchmarked test's latency is its median time per call, one value per test: its
         # rounds are the time_ms samples, charted as that metric.
         metrics, labels = {}, {}
+    if summary.per_call:
+        # A benchmark of calibrated steps: their per-call figures first (the latency after:
+        # the calibration loops' length).
+        metrics = {**dict.fromkeys(summary.per_call, "ms"), **metrics}
     for p in summary.participants:
         for m in p.metrics:
             metrics.setdefault(m.key, m.unit)
