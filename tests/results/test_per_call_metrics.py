@@ -11,6 +11,7 @@ from helpers.runs import config, finish, live_run, record, store_run
 from pytest_benchsdk._analysis.baseline import compare_runs, per_call_keys
 from pytest_benchsdk._views.exports import export_entries
 from pytest_benchsdk.records import StepRecord, TaskRecord
+from pytest_benchsdk.report._content import load_run
 from pytest_benchsdk.results import RunSummary, stored_summary
 from pytest_benchsdk.store import ResultStore
 
@@ -72,6 +73,9 @@ def test_the_summary_is_judged_per_call(tmp_path: Path) -> None:
         assert kept.local_run_id is not None
         (stored,) = [r for r in store.list_runs() if r.run_id == kept.local_run_id]
         assert stored_summary(store, stored).per_call == ("parse",)
+        # The HTML report charts the per-call figure first.
+        report = load_run(store, kept.local_run_id, history=0)
+        assert next(iter(report.metrics)) == "parse"
 
 
 def test_a_mixed_benchmark_keeps_the_latency() -> None:

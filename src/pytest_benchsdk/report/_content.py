@@ -135,7 +135,9 @@ class RunReport:
     #: Participants that ran, in declared order.
     participants: tuple[str, ...]
     phases: tuple[str, ...]
-    #: metric key -> unit, in order: the latency first, then every measured metric.
+    #: metric key -> unit, in order: the latency first, then every measured metric (a
+    #: benchmark of calibrated steps: their per-call metrics first, see
+    #: :attr:`RunSummary.per_call`).
     metrics: Mapping[str, str]
     #: metric key -> label (``display.metrics``).
     labels: Mapping[str, str]
