@@ -716,16 +716,17 @@ def _column_cell(column: str, stats: SampleStats, unit: str, p: ParticipantSumma
 
 
 def column_lines(summary: RunSummary, columns: Sequence[str]) -> list[str]:
-    """pytest-benchmark's table of the scored metric (else the latency), one row per
+    """pytest-benchmark's table of the scored metric (else the first per-call metric of a
+    benchmark of calibrated steps, else the latency), one row per
     participant that ran, in ``columns`` (``--bench-columns``); OPS are calls per second."""
     if not columns or not summary.ran_participants:
         return []
     scored = summary.scores.metrics[0] if summary.scores and summary.scores.metrics else None
-    key = scored[0] if scored is not None else "latency_ms"
+    key = scored[0] if scored is not None else (summary.per_call or ("latency_ms",))[0]
     rows: list[list[str]] = [["participant", *(c if c != "ops" else "ops (/s)" for c in columns)]]
     unit = "ms"
     for p in summary.ran_participants:
-        found = p.metric(key) if scored is not None else None
+        found = p.metric(key) if scored is not None or summary.per_call else None
         stats = found.stats if found is not None else p.latency
         unit = found.unit if found is not None else "ms"
         if stats is None:

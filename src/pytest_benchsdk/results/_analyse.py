@@ -61,7 +61,11 @@ from pytest_benchsdk.results._model import (
     StatisticInterval,
     metric_unit,
 )
-from pytest_benchsdk.results._samples import ParticipantSamples, record_phase
+from pytest_benchsdk.results._samples import (
+    ParticipantSamples,
+    record_phase,
+    shared_per_call_keys,
+)
 
 __all__ = [
     "Analyses",
@@ -259,9 +263,13 @@ def _warnings(
 ) -> tuple[RunWarning, ...]:
     """Run-hygiene findings per participant (per participant × phase, with phases: a cold
     phase slower than the warm one is not a trend) on the compared metrics' samples in run
-    order: the scored metrics (as scoring takes them), else the latency; ``p99-few-samples``
+    order: the scored metrics (as scoring takes them), else the per-call metrics of a
+    benchmark of calibrated steps, else the latency; ``p99-few-samples``
     only where p99 counts; the codes in ``ignore`` left out."""
     found: list[RunWarning] = []
+    per_call = shared_per_call_keys(
+        kept for p in participants if p.ran and (kept := samples.get(p.name)) is not None
+    )
     for participant in participants:
         if not participant.ran:
             continue
@@ -281,6 +289,9 @@ def _warnings(
                 in_phase = own if phase is None else [r for r in own if record_phase(r) == phase]
                 series = metric_samples(spec, in_phase)
                 scored = [m.name for m in spec.metrics]
+            elif kept is not None and per_call:
+                # Calibrated steps only: their per-call figures (the latency is loop lengths).
+                series = {key: kept.metric(key, phase) for key in per_call}
             else:
                 series = {LATENCY: kept.latency(phase) if kept is not None else []}
             found.extend(
@@ -382,7 +393,10 @@ def analyse(
             _guarded("statistic intervals", errors, lambda: run_intervals(ran, values, scored))
             or ()
         )
-        primary = _primary(ran, spec)
+        per_call = shared_per_call_keys(
+            kept for p in ran if (kept := samples.get(p.name)) is not None
+        )
+        primary = _primary(ran, spec, per_call)
         relative = _guarded(
             "relative summary", errors, lambda: relative_summary(ran, *primary, values)
         )
@@ -536,12 +550,16 @@ def _values(
 
 
 def _primary(
-    participants: Sequence[ParticipantSummary], spec: ScoringSpec | None
+    participants: Sequence[ParticipantSummary],
+    spec: ScoringSpec | None,
+    per_call: Sequence[str] = (),
 ) -> tuple[str, str, str, bool]:
-    """The metric the relative summary compares: the first scored one that was measured, else
-    the latency. ``(key, label, unit, lower_is_better)``."""
-    for metric in spec.metrics if spec is not None else ():
-        found = [m for p in participants if (m := p.metric(metric.name)) and m.stats]
+    """The metric the relative summary compares: the first scored one that was measured (when
+    nothing is scored: the first per-call metric of a benchmark of calibrated steps), else the
+    latency. ``(key, label, unit, lower_is_better)``."""
+    scored = [m.name for m in spec.metrics] if spec is not None and spec.metrics else per_call
+    for key in scored:
+        found = [m for p in participants if (m := p.metric(key)) and m.stats]
         if found:
             m = found[0]
             return m.key, m.label, m.unit, m.lower_is_better is not False

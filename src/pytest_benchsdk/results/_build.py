@@ -192,12 +192,20 @@ def _metrics(
             # the data key's samples of the passing records.
             values = samples.metric(info.sample_key, phase) if info.sample_key else []
         out.append(_metric(info, values))
+    calibrated = samples.calibrated_steps()
     for key in samples.metric_keys():
         if catalog.is_scored_sample(key):
             continue
         values = samples.metric(key, phase)
         if values:
-            out.append(_metric(catalog.unscored(key), values))
+            info = catalog.unscored(key)
+            if key in calibrated:  # a calibrated step's time per call, unless said otherwise
+                info = attrs.evolve(
+                    info,
+                    unit=info.unit or "ms",
+                    lower_is_better=True if info.lower_is_better is None else info.lower_is_better,
+                )
+            out.append(_metric(info, values))
     return tuple(out)
 
 

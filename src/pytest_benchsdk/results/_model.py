@@ -912,6 +912,10 @@ class RunSummary:
     relative: RelativeSummary | None = None
     #: The run's side of an A/B session (``--bench-ab``), if it is one.
     ab: ABSide | None = None
+    #: A benchmark without scored metrics whose every passing iteration is made of calibrated
+    #: steps (``step(name, fn, calls=...)``): those steps' per-call metrics, which it is judged
+    #: and exported on instead of the latency (its loops' length); empty otherwise.
+    per_call: tuple[str, ...] = ()
 
     def participant(self, name: str) -> ParticipantSummary | None:
         return next((p for p in self.participants if p.name == name), None)
@@ -957,6 +961,7 @@ class RunSummary:
             "intervals": [i.to_json() for i in self.intervals],
             "relative": None if self.relative is None else self.relative.to_json(),
             "ab": None if self.ab is None else self.ab.to_json(),
+            "perCall": list(self.per_call),
         }
 
     @classmethod
@@ -987,4 +992,5 @@ class RunSummary:
             intervals=tuple(StatisticInterval.from_json(i) for i in data.get("intervals") or ()),
             relative=RelativeSummary.from_json(data.get("relative")),
             ab=ABSide.from_json(data.get("ab")),
+            per_call=tuple(str(k) for k in data.get("perCall") or ()),
         )
