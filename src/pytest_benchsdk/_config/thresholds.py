@@ -37,6 +37,7 @@ import attrs
 from pytest_benchsdk._base.js import py_number
 from pytest_benchsdk._base.numbers import in_unit, is_count_unit, is_time_unit, limit_in_unit
 from pytest_benchsdk._base.percentiles import statistic_label
+from pytest_benchsdk._base.spelling import closest_within
 
 __all__ = [
     "LATENCY_KEY",
@@ -210,9 +211,14 @@ class ThresholdVerdict:
 
 
 def closest_key(key: str, keys: Sequence[str]) -> str | None:
-    """The key of ``keys`` that ``key`` most likely misspells (None: none is close)."""
+    """The key of ``keys`` that ``key`` most likely misspells (None: none is close): the
+    fewest edits away when one is at most two edits away (``througput_rps`` →
+    ``throughput_rps``), else the closest by difflib's ratio."""
     import difflib
 
+    near = closest_within(key, keys)
+    if near is not None:
+        return near
     found = difflib.get_close_matches(key, list(keys), n=1, cutoff=0.6)
     return found[0] if found else None
 

@@ -682,7 +682,7 @@ class BenchSession:
             analyses = self._guard(run, "the run's analyses", partial(self._analyse, run))
             if analyses is not None:
                 run.analyses = analyses
-                for error in analyses.errors:
+                for error in (*analyses.errors, *analyses.unmeasured):
                     self.add_error(run, error)
         if config.on_complete is not None and not self.stopping:
             on_complete = config.on_complete
@@ -753,7 +753,9 @@ class BenchSession:
                     f"[{warning.code}] {warning.subject}{metrics}: {warning.message}"
                 )
         if analyses.usage_error is not None:
-            self.session_errors.append(f"{slug}: {analyses.usage_error}")
+            self.session_errors.extend(
+                f"{slug}: {line}" for line in analyses.usage_error.split("\n")
+            )
             self.usage_failed = True
         if regression:
             for row in regressions if self.options.compare_fail else ():

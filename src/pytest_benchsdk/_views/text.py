@@ -381,6 +381,17 @@ def score_rows(table_: ScoreTable) -> list[list[str]]:
     return rows
 
 
+def unranked_note(table_: ScoreTable) -> str | None:
+    """Why some participants have ``-`` for a rank: none of their iterations passed, or none
+    of the scored metrics was measured (every score is empty); None when all are ranked."""
+    unranked = [e for e in table_.ranking if e.rank is None and not e.row.skipped]
+    if not unranked:
+        return None
+    if all(e.row.success_rate == 0 for e in unranked):
+        return "- : no iteration passed, nothing to rank"
+    return "- : no participant measured a scored metric, nothing to rank"
+
+
 def _interval_cells(entry: RankedParticipant) -> list[str]:
     u = entry.uncertainty
     if u is None or u.skipped or entry.rank is None:
@@ -800,8 +811,9 @@ def summary_lines(
             lines.extend(table(score_rows(scores), indent="    "))
             if scores.has_ties:
                 lines.append("    (n= : tied with the participant above: their intervals overlap)")
-            if any(e.rank is None and not e.row.skipped for e in scores.ranking):
-                lines.append("    (- : no iteration passed, nothing to rank)")
+            unranked = unranked_note(scores)
+            if unranked is not None:
+                lines.append(f"    ({unranked})")
             if scores.higher_is_better:
                 lines.append(f"    ({BEST_TAIL_NOTE})")
         lines.extend(relative_lines(summary))

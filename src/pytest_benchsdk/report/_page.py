@@ -45,6 +45,7 @@ from pytest_benchsdk._views.text import (
     rounds_cell,
     score_rows,
     stats_cell,
+    unranked_note,
 )
 from pytest_benchsdk.report._charts import (
     Chart,
@@ -279,8 +280,9 @@ def _scores(report: RunReport) -> str:
         out += (
             '<p class="muted">n= : tied with the participant above (their intervals overlap).</p>'
         )
-    if any(e.rank is None and not e.row.skipped for e in scores.ranking):
-        out += '<p class="muted">– : no iteration passed, nothing to rank.</p>'
+    unranked = unranked_note(scores)
+    if unranked is not None:
+        out += f'<p class="muted">{_e(unranked)}.</p>'
     if scores.higher_is_better:
         out += f'<p class="muted">{_e(BEST_TAIL_NOTE)}.</p>'
     if scores.level is None:
