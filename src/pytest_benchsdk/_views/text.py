@@ -421,10 +421,20 @@ def relative_sentence(
     view (escapes them)."""
     interval = f"{relative.level * 100:.0f} % CI {significant(row.low)}–{significant(row.high)}×"
     if row.verdict == "unchanged":
-        # "1.00× faster" would claim an order the interval does not support.
+        # "1.00× faster" would claim an order the interval does not support; an interval that
+        # leaves out 1× names what decided instead.
+        decided = ""
+        if row.decided_by == "mann-whitney" and row.p_value is not None:
+            alpha = f" ≥ {row.alpha:g}" if row.alpha is not None else ""
+            decided = f"; decided by the Mann–Whitney test, p = {row.p_value:.2g}{alpha}"
+        elif row.decided_by == "noise-threshold" and row.noise_threshold is not None:
+            decided = (
+                f"; the interval does not clear the {row.noise_threshold * 100:g} % noise threshold"
+            )
         return (
             f"{name(relative.reference)} and {name(row.participant)}: no clear difference on "
-            f"{name(relative.label)} {relative.statistic} ({significant(row.factor)}×, {interval})"
+            f"{name(relative.label)} {relative.statistic} ({significant(row.factor)}×, {interval}"
+            f"{decided})"
         )
     if not relative.lower_is_better:
         word = "higher"

@@ -142,7 +142,19 @@ def relative_summary(
         ratio, low, high = 1 + c.change, 1 + c.ci_low, 1 + c.ci_high
         if not lower_is_better:
             ratio, low, high = 1 / ratio, _inverse(high), _inverse(low)
-        rows.append(RelativeRow(participant.name, ratio, low, high, c.verdict))
+        rows.append(
+            RelativeRow(
+                participant.name,
+                ratio,
+                low,
+                high,
+                c.verdict,
+                decided_by=_decided_by(c.verdict, c.ci_low, c.ci_high, c.p_value, c.alpha),
+                p_value=c.p_value,
+                alpha=c.alpha,
+                noise_threshold=c.noise_threshold,
+            )
+        )
     rows.sort(key=lambda r: r.factor)
     return RelativeSummary(
         reference=reference.name,
@@ -154,6 +166,16 @@ def relative_summary(
         level=LEVEL,
         rows=tuple(rows),
     )
+
+
+def _decided_by(
+    verdict: str, ci_low: float, ci_high: float, p_value: float, alpha: float
+) -> str | None:
+    """What made an ``unchanged`` verdict whose interval of the change leaves out 0 (of the
+    ratio: 1×): the rank test, or the noise threshold; None when the interval says it."""
+    if verdict != "unchanged" or ci_low <= 0 <= ci_high:
+        return None
+    return "mann-whitney" if p_value >= alpha else "noise-threshold"
 
 
 def _inverse(value: float) -> float:
