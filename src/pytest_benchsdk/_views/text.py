@@ -396,6 +396,9 @@ def _interval_cells(entry: RankedParticipant) -> list[str]:
     u = entry.uncertainty
     if u is None or u.skipped or entry.rank is None:
         return ["", ""]
+    if u.from_one_sample:
+        # Every resample of one record is that record: no interval, and no rank kept by it.
+        return ["n/a (1 sample)", ""]
     keeps = entry.keeps_rank
     return [f"{u.low:.1f}–{u.high:.1f}", "" if keeps is None else percent(keeps)]
 

@@ -68,7 +68,8 @@ def run_intervals(
     scored: Sequence[str] = (),
 ) -> tuple[StatisticInterval, ...]:
     """The intervals of every participant's latency, its ``scored`` metrics and the first
-    :data:`UNSCORED_INTERVAL_METRICS` of its other metrics."""
+    :data:`UNSCORED_INTERVAL_METRICS` of its other metrics; none of a metric with one
+    sample."""
     out: list[StatisticInterval] = []
     for participant in participants:
         facts = [(LATENCY, participant.latency)]
@@ -78,7 +79,10 @@ def run_intervals(
         for key, stats in facts:
             if stats is None:
                 continue
-            found = statistic_intervals(values(participant, key), stats.trim, level=LEVEL)
+            drawn = values(participant, key)
+            if len(drawn) < 2:
+                continue  # one value's "interval" is the value: no interval at all
+            found = statistic_intervals(drawn, stats.trim, level=LEVEL)
             out.extend(
                 StatisticInterval(participant.name, key, statistic, low, high, LEVEL)
                 for statistic, (low, high) in found.items()
@@ -103,8 +107,9 @@ def relative_summary(
     values: Callable[[ParticipantSummary, str], list[float]],
 ) -> RelativeSummary | None:
     """The participant with the best median of ``metric`` against each other that ran, with
-    :func:`~pytest_benchsdk.compare.compare_samples` (a ratio needs positive medians: a
-    participant whose median is not is left out). None with fewer than two."""
+    :func:`~pytest_benchsdk.compare.compare_samples` (a ratio needs positive medians and an
+    interval two samples: a participant whose median is not positive, or that has one sample,
+    is left out). None with fewer than two."""
     from pytest_benchsdk._analysis.compare import DEFAULT_RESAMPLES, compare_samples
 
     measured: list[tuple[ParticipantSummary, float, float, list[float]]] = []
@@ -117,7 +122,9 @@ def relative_summary(
         if stats is None or not stats.median > 0:
             continue
         drawn = values(participant, metric)
-        if drawn:
+        # One sample has no interval: a ratio "95 % CI 1.66–1.66×" would claim a certainty
+        # nothing measured.
+        if len(drawn) >= 2:
             measured.append((participant, stats.median, stats.trim, drawn))
     if len(measured) < 2:
         return None
