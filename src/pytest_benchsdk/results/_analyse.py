@@ -272,6 +272,10 @@ def _warnings(
         own = records.get(participant.name)
         units = {LATENCY: "ms", **{m.key: m.unit for m in participant.metrics}}
         p99_metrics = _p99_metrics(spec, thresholds.get(participant.name, ()))
+        # The statistics' trims (a scored metric's own): high-variance judges what they use.
+        trims = {
+            m.name: m.trim for m in (spec.metrics if spec is not None else ()) if m.trim is not None
+        }
         # Without phases (or with one) the participant's run is one series, as before.
         parts: list[tuple[str | None, int, int, int]] = [
             (p.phase, p.ran, p.ran - p.passed, phase_warmup.get(p.phase, warmup))
@@ -299,6 +303,7 @@ def _warnings(
                     scored=scored,
                     phase=phase,
                     rounds=rounds,
+                    trims=trims,
                 )
                 if warning.code not in ignore
             )
