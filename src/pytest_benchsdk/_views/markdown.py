@@ -22,6 +22,8 @@ from pytest_benchsdk._views.text import (
     comparison_reasons,
     detectable_cell,
     knobs_line,
+    latency_scale,
+    metric_scales,
     relative_more,
     relative_sentence,
     relative_shown,
@@ -71,13 +73,14 @@ def _participant_lines(summary: RunSummary) -> list[str]:
         ]
         return ["", *_table(["participant", "success", "rounds × iterations"], counted)]
     rows = []
+    scale = latency_scale(summary)
     for p in summary.ran_participants:
-        rows.append([cell(p.name), f"{p.passed}/{p.ran}", stats_cell(p.latency, "ms")])
+        rows.append([cell(p.name), f"{p.passed}/{p.ran}", stats_cell(p.latency, "ms", scale)])
         rows += [
             [
                 f"↳ {cell(phase_subject(p.name, ph.phase))}",
                 f"{ph.passed}/{ph.ran}",
-                stats_cell(ph.latency, "ms"),
+                stats_cell(ph.latency, "ms", scale),
             ]
             for ph in p.phases
         ]
@@ -86,19 +89,21 @@ def _participant_lines(summary: RunSummary) -> list[str]:
 
 def _metric_lines(summary: RunSummary) -> list[str]:
     rows = []
+    scales = metric_scales(summary)
     for p in summary.ran_participants:
         for m in p.metrics:
             if m.scored:
                 continue
             count = str(m.stats.count if m.stats is not None else 0)
             label = cell(m.label) + (" ↑" if m.lower_is_better is False else "")
-            rows.append([cell(p.name), label, stats_cell(m.stats, m.unit), count])
+            scale = scales.get(m.key)
+            rows.append([cell(p.name), label, stats_cell(m.stats, m.unit, scale), count])
             for ph in p.phases:
                 pm = next((x for x in ph.metrics if x.key == m.key), None)
                 if pm is not None:
                     n = str(pm.stats.count if pm.stats is not None else 0)
                     label = f"↳ {cell(phase_subject(p.name, ph.phase))}"
-                    rows.append([label, rows[-1][1], stats_cell(pm.stats, pm.unit), n])
+                    rows.append([label, rows[-1][1], stats_cell(pm.stats, pm.unit, scale), n])
     if not rows:
         return []
     head = "**Metrics (not scored)**" if summary.scores is not None else "**Metrics**"
