@@ -113,3 +113,31 @@ def test_a_threshold_on_a_scored_key_nobody_measured_is_a_usage_error(
     # One line for the key, naming both what scores and what judges it.
     assert out.count("ERROR demo: scoring on throughput_rps, threshold on throughput_rps: ") == 1
     assert "(did you mean througput_rps?)" in out
+
+
+def test_a_compare_on_key_one_edit_from_a_known_one_is_said_before_anything_runs(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(bench_typo=SCORED_TYPO.replace("throughput_rps", "througput_rps"))
+    result = pytester.runpytest_inprocess(
+        "--bench",
+        "--bench-dry-run",
+        "-p",
+        "no:randomly",
+        "--bench-compare",
+        "--bench-compare-on=cpu_msx",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    out = result.stdout.str()
+    early = (
+        "benchsdk: --bench-compare-on: cpu_msx is no key the benchmarks declare or the runner "
+        "records (did you mean cpu_ms?)"
+    )
+    # Before the items' progress line, and again, as the failure, at the end.
+    assert early in out.split("bench_typo.py ")[0], out
+    assert (
+        out.count(
+            "ERROR demo: --bench-compare-on: no participant measured cpu_msx (did you mean cpu_ms?)"
+        )
+        == 1
+    )
