@@ -30,6 +30,7 @@ from pytest_benchsdk._views.text import (
     rounds_cell,
     score_rows,
     stats_cell,
+    unranked_note,
     warmup_line,
     warnings_more,
     warnings_shown,
@@ -127,6 +128,9 @@ def _score_lines(scores: ScoreTable | None) -> list[str]:
     lines += _table([cell(h, 200) for h in header], escaped)
     if scores.has_ties:
         lines += ["", "_n= : tied with the participant above (their intervals overlap)_"]
+    unranked = unranked_note(scores)
+    if unranked is not None:
+        lines += ["", f"_{cell(unranked, 300)}_"]
     if scores.higher_is_better:
         lines += ["", f"_{cell(BEST_TAIL_NOTE, 300)}_"]
     return lines

@@ -25,7 +25,14 @@ def test_a_scored_key_nobody_measured_fails_with_one_line_and_the_closest_key(
 ) -> None:
     pytester.makepyfile(bench_typo=SCORED_TYPO)
     result = pytester.runpytest_inprocess(
-        "--bench", "--bench-dry-run", "-p", "no:randomly", "--bench-json", "o.json"
+        "--bench",
+        "--bench-dry-run",
+        "-p",
+        "no:randomly",
+        "--bench-json",
+        "o.json",
+        "--bench-markdown",
+        "o.md",
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.assert_outcomes(passed=8, errors=1)
@@ -49,6 +56,10 @@ def test_a_scored_key_nobody_measured_fails_with_one_line_and_the_closest_key(
         ]
     )
     assert "2=" not in out
+    assert (
+        "no participant measured a scored metric, nothing to rank"
+        in (pytester.path / "o.md").read_text()
+    )
     (entry,) = read_json(pytester.path / "o.json")["benchmarks"]
     assert [e["rank"] for e in entry["result"]["scores"]["ranking"]] == [None, None]
     assert entry["result"]["status"]["state"] == "failed"
