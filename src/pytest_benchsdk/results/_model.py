@@ -525,13 +525,20 @@ class RelativeRow:
     reference's statistic is (the other's over the reference's for a lower-is-better metric,
     the reference's over the other's for a higher-is-better one; at least 1 but for noise),
     ``low``/``high`` its interval, ``verdict`` the comparison's (``unchanged``: no clear
-    difference)."""
+    difference). ``decided_by`` names what made an ``unchanged`` verdict whose interval
+    leaves out 1× (the words would contradict the interval otherwise): ``mann-whitney``, the
+    rank test's ``p_value`` was not below ``alpha``; ``noise-threshold``, the interval does
+    not clear ``noise_threshold`` (a relative change). None: the interval decided."""
 
     participant: str
     factor: float
     low: float
     high: float
     verdict: str
+    decided_by: str | None = None
+    p_value: float | None = None
+    alpha: float | None = None
+    noise_threshold: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -540,16 +547,25 @@ class RelativeRow:
             "low": _num(self.low),
             "high": _num(self.high),
             "verdict": self.verdict,
+            "decidedBy": self.decided_by,
+            "pValue": None if self.p_value is None else _num(self.p_value),
+            "alpha": self.alpha,
+            "noiseThreshold": self.noise_threshold,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RelativeRow:
+        p_value = data.get("pValue")
         return cls(
             participant=str(data["participant"]),
             factor=_float(data["factor"]),
             low=_float(data["low"]),
             high=_float(data["high"]),
             verdict=str(data["verdict"]),
+            decided_by=data.get("decidedBy"),
+            p_value=None if p_value is None else _float(p_value),
+            alpha=data.get("alpha"),
+            noise_threshold=data.get("noiseThreshold"),
         )
 
 
