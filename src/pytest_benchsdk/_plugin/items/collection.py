@@ -38,6 +38,7 @@ class CollectionPlugin:
         self.config = catalog.config
         self._failed_collections = {"bench": 0, "other": 0}
         self._kept_going = False
+        self._running_files = 0
         self._completion_line: str | None = None
 
     @pytest.hookimpl(trylast=True)
@@ -133,12 +134,23 @@ class CollectionPlugin:
         if keep_going and not option.continue_on_collection_errors:
             option.continue_on_collection_errors = True
             self._kept_going = True
+            self._running_files = len(
+                {id(item.parent) for item in session.items if isinstance(item.parent, BenchModule)}
+            )
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         # Here, right after pytest's ERRORS section, "above" is true.
         if self._kept_going:
-            terminalreporter.write_line(
-                f"benchsdk: {self._failed_collections['bench']} bench file(s) could not be "
-                "collected (errors above); the other benchmarks ran and the session fails."
+            failed, running = self._failed_collections["bench"], self._running_files
+            head = (
+                "1 bench file could not be collected"
+                if failed == 1
+                else f"{failed} bench files could not be collected"
             )
+            if running == 0:
+                rest = "no other bench file had items to run, so nothing ran"
+            else:
+                other = "1 other bench file" if running == 1 else f"{running} other bench files"
+                rest = f"the {other} ran and the session fails"
+            terminalreporter.write_line(f"benchsdk: {head} (errors above); {rest}.")
