@@ -300,9 +300,7 @@ CONFIG_CASES = [
         ("concurency", "is not a known benchmark config field; did you mean `concurrency`?"),
         id="unknown-typo-concurrency",
     ),
-    case(
-        {"zzz": 2}, ("zzz", "is not a known benchmark config field"), id="unknown-nothing-close"
-    ),
+    case({"zzz": 2}, ("zzz", "is not a known benchmark config field"), id="unknown-nothing-close"),
     case(
         {"default_providers": "a"},
         ("default_providers", "must be a list of strings"),

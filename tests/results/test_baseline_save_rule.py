@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.store_processes import ENV
 from helpers.runs import record
+from helpers.store_processes import ENV
 from pytest_benchsdk.results import BaselineRefused, RunStatus, save_baseline, utc_text
 from pytest_benchsdk.store import ResultStore, StoredRun
 
@@ -108,7 +108,7 @@ def test_each_saved_baseline_carries_its_own_run_times(store: ResultStore) -> No
         "ran 2026-12-01 08:01:00–08:01:01 UTC",
         "ran 2026-12-01 08:02:00–08:02:01 UTC",
     ]
-    for line, run in zip(lines, runs):
+    for line, run in zip(lines, runs, strict=True):
         assert utc_text(run.started_at) not in line.split(", saved")[0]
         (named,) = [b for b in store.baselines() if b.run_id == run.run_id]
         assert line.endswith(f", saved {utc_text(named.updated_at)}")
