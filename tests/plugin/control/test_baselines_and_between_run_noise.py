@@ -377,6 +377,7 @@ def test_first_outlier_after_warm_up_and_p99_where_a_threshold_judges_it(
         "value: p99 < 1000",
         "-p",
         "no:randomly",
+        "-v",
     )
     out = result.stdout.str()
     result.stdout.fnmatch_lines(

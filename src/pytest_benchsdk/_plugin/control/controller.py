@@ -245,7 +245,12 @@ class ControllerPlugin:
     def _begin(self, nodeids: Sequence[str], *, opening_later: bool = False) -> None:
         runs = self._usage(partial(self._open_runs, nodeids))
         distributed = self.config.pluginmanager.get_plugin("dsession") is not None
-        self.session.begin(runs, distributed=distributed, opening_later=opening_later)
+        self.session.begin(
+            runs,
+            distributed=distributed,
+            opening_later=opening_later,
+            verbose=self.config.get_verbosity(),
+        )
         if self.session.platform is not None:
             # Items of this process ask the session (pool claims, step coordination); xdist
             # workers are other processes and get none.
