@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import pytest
 
 from helpers.runs import config, live_run, record, store_run
@@ -119,3 +120,34 @@ def test_each_warning_is_one_line_that_fits_80_columns_by_default(summary: RunSu
     assert "below 100 the nearest-rank p99 is the largest sample" in " ".join(
         " ".join(verbose).split()
     )
+
+
+LONG_NAME = "Sandbox time-to-interactive (simulated, three providers)"
+
+
+def test_the_markdown_summary_has_a_short_top_and_folds_the_detail(
+    summary: RunSummary,
+) -> None:
+    from pytest_benchsdk._views.markdown import markdown_summary
+
+    text = markdown_summary([attrs.evolve(summary, benchmark_name=LONG_NAME)])
+    # The heading keeps the whole name (it was cut at 40 characters, mid-name).
+    assert f"## {LONG_NAME} (`demo`)\n" in text
+    top, _, rest = text.partition("\n<details>\n")
+    assert rest.startswith("<summary>Details (")
+    assert rest.rstrip().endswith("</details>")
+    # The top: status, the ranking without phase rows, the threshold verdicts.
+    assert "status **failed (iterations, threshold)**" in top
+    assert "| 1 | marshal | 100% |" in top
+    assert " · cold" not in top.split("**Thresholds**")[0]
+    assert "**Thresholds**: ✅" in top
+    assert "iterations=12" not in top
+    assert "**Warnings**" not in top
+    # The detail: the knobs, the scores per phase, the latency, the warnings, the skipped.
+    assert "iterations=12" in rest
+    assert "**Scores per phase**" in rest
+    assert "| marshal · cold | 100% |" in rest
+    assert "| participant | success | latency med / p95 / p99 |" in rest
+    assert "**Warnings**" in rest
+    assert "_Skipped gated: missing BSDK_GATE_" in rest
+    assert len(top.splitlines()) * 2 < len(text.splitlines())

@@ -783,7 +783,7 @@ def summary_lines(
     verbosity: below 0 (``-q``) the short form (:func:`short_summary_lines`), above 0 (``-v``)
     every metric and the steps too."""
     if verbose < 0:
-        return short_summary_lines(summary, verbose=verbose)
+        return short_summary_lines(summary, verbose=verbose, columns=columns)
     lines = [f"  {knobs_line(summary.knobs)}"]
     warmup = warmup_line(summary.knobs)
     if warmup:
@@ -861,14 +861,18 @@ def summary_lines(
     return lines
 
 
-def short_summary_lines(summary: RunSummary, *, verbose: int = -1) -> list[str]:
-    """A finished run in short (``-q``): its status, the scores (else each participant's
-    latency) without phase rows, the relative summary, the verdicts (thresholds, the baseline
-    comparison) and errors; the warnings and skipped participants counted in a line each.
+def short_summary_lines(
+    summary: RunSummary, *, verbose: int = -1, columns: Sequence[str] = ()
+) -> list[str]:
+    """A finished run in short (``-q``): its status (and A/B sides), the scores (else each
+    participant's latency) without phase rows, the relative summary, ``--bench-columns``'
+    table (asked for), the verdicts (thresholds, the baseline comparison) and errors; the
+    warnings and skipped participants counted in a line each.
     ``-qq`` (``verbose`` -2 or less) leaves out the relative summary and those counts. The
     knobs, metrics, steps and each warning's text are in the default output."""
+    lines = [] if summary.ab is None else [f"  {summary.ab.line()}"]
     span = _span_line(summary)
-    lines = [f"  {span}" if span else f"  Status: {summary.status.text()}"]
+    lines.append(f"  {span}" if span else f"  Status: {summary.status.text()}")
     scores = summary.scores
     if not summary.ran_participants:
         lines.append("  No participant ran.")
@@ -881,6 +885,7 @@ def short_summary_lines(summary: RunSummary, *, verbose: int = -1) -> list[str]:
         lines.extend(table(_participant_rows(summary, with_ran, phases=False)))
     if verbose == -1:
         lines.extend(relative_lines(summary))
+    lines.extend(column_lines(summary, columns))
     lines.extend(threshold_lines(summary))
     lines.extend(comparison_lines(summary.comparison, summary.comparison_note))
     if verbose == -1:
