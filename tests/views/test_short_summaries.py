@@ -112,7 +112,7 @@ def test_each_warning_is_one_line_that_fits_80_columns_by_default(summary: RunSu
     # A finding, not its explanation: the rest comes with -v.
     findings = [line.split(": ", 1)[1] for line in warnings]
     assert all(": " not in f and "; " not in f for f in findings), findings
-    note = "  (-v: why each warning matters and what to do; --bench-json has them too)"
+    note = "  (why each warning matters and what to do: -v, or pytest-benchsdk show -v)"
     assert lines[lines.index(warnings[-1]) + 1] == note
     verbose = summary_lines(summary, verbose=1)
     assert note not in verbose

@@ -586,7 +586,7 @@ def warning_lines(warnings: Iterable[RunWarning], *, verbose: int = 0) -> list[s
             _wrapped(f"  warning [{warning.code}] {about}: {terminal_text(warning.message)}")
         )
     if lines and verbose <= 0:
-        lines.append("  (-v: why each warning matters and what to do; --bench-json has them too)")
+        lines.append("  (why each warning matters and what to do: -v, or pytest-benchsdk show -v)")
     return lines
 
 
