@@ -115,7 +115,8 @@ def _score_lines(scores: ScoreTable | None, *, phases: bool = True) -> list[str]
     # The text view's rows, cell for cell: one ranking, one set of numbers.
     header, *rows = score_rows(scores, phases=phases)
     escaped = [[cell(c, 200) for c in row] for row in rows]
-    lines = ["", "**Scores**" if phases else "**Scores** (per phase in the details)", ""]
+    folded = not phases and any(entry.phase_rows for entry in scores.ranking)
+    lines = ["", "**Scores** (per phase in the details)" if folded else "**Scores**", ""]
     if scores.dimensions:
         dims = ", ".join(f"{cell(k)}={cell(v)}" for k, v in scores.dimensions.items())
         lines += [f"Dimensions: {dims}", ""]
