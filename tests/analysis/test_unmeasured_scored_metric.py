@@ -34,7 +34,7 @@ def test_the_session_says_the_scored_metric_was_never_measured(
 ) -> None:
     pytester.makepyfile(bench_hash=IN_A_STEP)
     result = pytester.runpytest_inprocess(
-        "--bench", "--bench-dry-run", "--bench-json", "run.json", "--bench-markdown", "run.md"
+        "--bench", "--bench-dry-run", "--bench-json", "run.json", "--bench-markdown", "run.md", "-v"
     )
     result.assert_outcomes(passed=10, errors=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED

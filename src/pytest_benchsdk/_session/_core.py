@@ -349,10 +349,12 @@ class BenchSession:
         *,
         distributed: bool = False,
         opening_later: bool = False,
+        verbose: int = 0,
     ) -> None:
         """Say what runs (the mode, each run's header) and open their platform runs.
         ``distributed``: the steps run in other processes (pytest-xdist); ``opening_later``:
-        more runs open as their participants report (:meth:`add_participant`)."""
+        more runs open as their participants report (:meth:`add_participant`); ``verbose``:
+        pytest's verbosity (the headers' length)."""
         if not runs and not opening_later:
             return
         self._write("")
@@ -374,7 +376,7 @@ class BenchSession:
         for line in self._compare_on_lines(runs):
             self._write(f"benchsdk: {line}")
         for run in runs:
-            for line in run_header_lines(run):
+            for line in run_header_lines(run, verbose=verbose):
                 self._write(line)
             if not run.schedule.participants and run.schedule.skipped:
                 # Upstream's NoAvailableParticipantsError, which is not a failure (exit 0).

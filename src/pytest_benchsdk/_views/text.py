@@ -75,6 +75,7 @@ __all__ = [
     "rounds_line",
     "rule_lines",
     "score_rows",
+    "short_summary_lines",
     "stats_cell",
     "step_scales",
     "summary_lines",
@@ -83,6 +84,7 @@ __all__ = [
     "title_line",
     "unranked_note",
     "warmup_line",
+    "warning_finding",
     "warning_groups",
     "warning_lines",
     "warnings_more",
@@ -260,7 +262,9 @@ def rounds_cell(p: ParticipantSummary) -> str:
     return f"{p.rounds.rounds:,} × {p.rounds.iterations:,}"
 
 
-def _participant_rows(summary: RunSummary, with_ran: bool) -> list[list[str]]:
+def _participant_rows(
+    summary: RunSummary, with_ran: bool, *, phases: bool = True
+) -> list[list[str]]:
     if summary.knobs.rounds is not None:
         # Benchmarked tests: one record each, whose latency is its median per call (the
         # scores have its rounds' statistics): how it was measured instead.
@@ -289,7 +293,7 @@ def _participant_rows(summary: RunSummary, with_ran: bool) -> list[list[str]]:
                 ph.planned,
                 ph.latency,
             )
-            for ph in p.phases
+            for ph in (p.phases if phases else ())
         ]
         for label, ran, passed, planned, latency in parts:
             row = [label, _success(passed, ran), stats_cell(latency, "ms", scale)]
@@ -394,11 +398,11 @@ def _score_cell(row: ScoreResult) -> str:
     return f"{row.composite_score:.2f}"
 
 
-def score_rows(table_: ScoreTable) -> list[list[str]]:
+def score_rows(table_: ScoreTable, *, phases: bool = True) -> list[list[str]]:
     """The ranked scores table (header first): rank (``n=`` tied with the one above, ``-``
     nothing to rank), participant, success, each metric's med/p95/p99, the composite and, with
     intervals, the interval and how often the participant keeps its rank; ``group_by`` rows
-    and phase rows under their participant."""
+    and (``phases``) phase rows under their participant."""
     header = ["#", "participant", "success"]
     header += [
         f"{name_cell(label)}{' ↑' if key in table_.higher_is_better else ''} med/p95/p99"
@@ -423,7 +427,7 @@ def score_rows(table_: ScoreTable) -> list[list[str]]:
             if intervals:
                 cells += _interval_cells(entry) if index == 0 else ["", ""]
             rows.append(cells)
-        for phase, row in entry.phase_rows:
+        for phase, row in entry.phase_rows if phases else ():
             cells = [
                 "",
                 f"  {name_cell(phase_subject(entry.participant, phase))}",
@@ -612,22 +616,57 @@ def warnings_more(code: str, who: Sequence[str], name: Callable[[str], str] = st
     )
 
 
-def warning_lines(warnings: Iterable[RunWarning]) -> list[str]:
+#: The width a warning's one line fits in by default (an 80-column terminal).
+_WARNING_LINE: Final = 79
+
+
+def warning_finding(message: str) -> str:
+    """A warning's finding without its explanation and advice: the message up to its first
+    ``: `` or ``; `` (``p99 comes from 6 sample(s)``)."""
+    cuts = [i for i in (message.find(": "), message.find("; ")) if i > 0]
+    return message[: min(cuts)] if cuts else message
+
+
+def _one_warning_line(code: str, who: Sequence[str], metrics: str, finding: str) -> str:
+    """``  warning [code] a, b +3 more (metric): finding``, the names cut to fit
+    :data:`_WARNING_LINE` columns where the finding leaves room."""
+    names = [name_cell(name) for name in who]
+    shown = len(names)
+    while True:
+        listed = ", ".join(names[:shown]) + (
+            f" +{len(names) - shown} more" if shown < len(names) else ""
+        )
+        about = f"{listed} ({metrics})" if metrics else listed
+        line = f"  warning [{code}] {about}: {finding}"
+        if len(line) <= _WARNING_LINE or shown <= 1:
+            return line
+        shown -= 1
+
+
+def warning_lines(warnings: Iterable[RunWarning], *, verbose: int = 0) -> list[str]:
     """The run-hygiene warnings: one line per code and participant, with the metrics it is
     about (participants that have the same finding share the line), at most
     :data:`WARNINGS_PER_CODE` of a code (every finding is in the store and
-    ``--bench-json``)."""
+    ``--bench-json``). By default each is its finding in one line (the names cut to fit 80
+    columns) and a last line says ``-v`` explains them; with ``-v`` (``verbose`` > 0) each
+    message in full."""
     lines = []
     for warning, who in warnings_shown(warnings):
         if isinstance(warning, str):
             lines.extend(_wrapped(f"  {warnings_more(warning, who, name_cell)}"))
             continue
-        names = ", ".join(name_cell(name) for name in who)
         metrics = ", ".join(name_cell(m) for m in warning.metrics)
+        if verbose <= 0:
+            finding = terminal_text(warning_finding(warning.message))
+            lines.append(_one_warning_line(warning.code, who, metrics, finding))
+            continue
+        names = ", ".join(name_cell(name) for name in who)
         about = f"{names} ({metrics})" if metrics else names
         lines.extend(
             _wrapped(f"  warning [{warning.code}] {about}: {terminal_text(warning.message)}")
         )
+    if lines and verbose <= 0:
+        lines.append("  (why each warning matters and what to do: -v, or pytest-benchsdk show -v)")
     return lines
 
 
@@ -821,7 +860,11 @@ def summary_lines(
     summary: RunSummary, *, verbose: int = 0, columns: Sequence[str] = ()
 ) -> list[str]:
     """A finished run, as the ``benchmarks`` section prints it (without its title);
-    ``columns``: pytest-benchmark's table too (``--bench-columns``)."""
+    ``columns``: pytest-benchmark's table too (``--bench-columns``). ``verbose`` is pytest's
+    verbosity: below 0 (``-q``) the short form (:func:`short_summary_lines`), above 0 (``-v``)
+    every metric and the steps too."""
+    if verbose < 0:
+        return short_summary_lines(summary, verbose=verbose, columns=columns)
     lines = [f"  {knobs_line(summary.knobs)}"]
     warmup = warmup_line(summary.knobs)
     if warmup:
@@ -889,11 +932,52 @@ def summary_lines(
         lines.extend(relative_lines(summary))
         lines.extend(column_lines(summary, columns))
     lines.extend(threshold_lines(summary))
-    lines.extend(warning_lines(summary.warnings))
+    lines.extend(warning_lines(summary.warnings, verbose=verbose))
     lines.extend(comparison_lines(summary.comparison, summary.comparison_note))
     for p in summary.participants:
         if p.skipped is not None:
             lines.append(f"  Skipped {name_cell(p.name)}: {terminal_text(p.skipped)}")
+    lines.extend(f"  ERROR {terminal_text(error)}" for error in summary.errors)
+    if summary.dashboard_url:
+        lines.append(f"  View at: {terminal_text(summary.dashboard_url)}")
+    return lines
+
+
+def short_summary_lines(
+    summary: RunSummary, *, verbose: int = -1, columns: Sequence[str] = ()
+) -> list[str]:
+    """A finished run in short (``-q``): its status (and A/B sides), the scores (else each
+    participant's latency) without phase rows, the relative summary, ``--bench-columns``'
+    table (asked for), the verdicts (thresholds, the baseline comparison) and errors; the
+    warnings and skipped participants counted in a line each.
+    ``-qq`` (``verbose`` -2 or less) leaves out the relative summary and those counts. The
+    knobs, metrics, steps and each warning's text are in the default output."""
+    lines = [] if summary.ab is None else [f"  {summary.ab.line()}"]
+    span = _span_line(summary)
+    lines.append(f"  {span}" if span else f"  Status: {summary.status.text()}")
+    scores = summary.scores
+    if not summary.ran_participants:
+        lines.append("  No participant ran.")
+    elif scores is not None and scores.ranking:
+        lines.extend(table(score_rows(scores, phases=False)))
+        if scores.has_ties:
+            lines.append("  (n= : tied with the participant above: their intervals overlap)")
+    else:
+        with_ran = any(p.ran < p.planned for p in summary.participants if p.skipped is None)
+        lines.extend(table(_participant_rows(summary, with_ran, phases=False)))
+    if verbose == -1:
+        lines.extend(relative_lines(summary))
+    lines.extend(column_lines(summary, columns))
+    lines.extend(threshold_lines(summary))
+    lines.extend(comparison_lines(summary.comparison, summary.comparison_note))
+    if verbose == -1:
+        if summary.warnings:
+            codes = ", ".join(dict.fromkeys(w.code for w in summary.warnings))
+            count = len(warning_groups(summary.warnings))
+            lines.append(f"  {count} warning(s) ({codes}): without -q each is shown")
+        skipped = [name_cell(p.name) for p in summary.participants if p.skipped is not None]
+        if skipped:
+            lines.append(f"  Skipped {', '.join(skipped)} (without -q: why)")
     lines.extend(f"  ERROR {terminal_text(error)}" for error in summary.errors)
     if summary.dashboard_url:
         lines.append(f"  View at: {terminal_text(summary.dashboard_url)}")

@@ -215,7 +215,8 @@ def test_run_warnings_are_shown_kept_and_can_fail_the_session(pytester: pytest.P
             """,
         )
     )
-    shown = _run(pytester, "--bench-json", "out.json")
+    # -v: each warning in full (by default its finding in one line).
+    shown = _run(pytester, "--bench-json", "out.json", "-v")
     assert shown.ret == 0
     shown.stdout.fnmatch_lines(
         [

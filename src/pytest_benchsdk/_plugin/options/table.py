@@ -227,9 +227,12 @@ OPTIONS: Final[tuple[Option, ...]] = (
         run_flags=("--provider",),
         group="run",
         doc="participants to run (repeatable, comma lists); default: the file's "
-        "`default_providers`, else all. A name no collected file declares fails the session with "
-        "exit status 1, as upstream (`--bench-provider: Unknown participant(s): x. Available: a, "
-        "b`); `--bench-provider ''` (no name at all) is a usage error. When no selected "
+        "`default_providers`, else all. A name no collected file declares is a usage error "
+        "(exit status 4, before anything runs: `ERROR: --bench-provider: Unknown participant(s): "
+        "slowstrat. Available: fast, slowstart; did you mean slowstart?`), as is "
+        "`--bench-provider ''` (no name at all); a bench file that declares none of the names "
+        "does not run, and a line after the collection says so (`benchsdk: --bench-provider "
+        "slowstart: bench_b.py does not run (it declares fast, other)`). When no selected "
         "participant has its required env vars, the session says upstream's `No participants "
         "have their required env vars set — nothing to run (skipped: a, b).` once and exits 0",
     ),
