@@ -287,3 +287,38 @@ def test_the_report_marks_the_change_points_history_finds(
     dashed = [s for s in figure["layout"]["shapes"] if s.get("line", {}).get("dash") == "dash"]
     assert [(s["x0"], s["x1"]) for s in dashed] == [(4.5, 4.5)]
     # (The latency chart is not asserted on: a busy machine moves the latency for real.)
+
+
+def test_baseline_list_shows_each_runs_own_times(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 46: baselines of the benchmarks of one session all showed the session's start
+    # (the time their runs were opened); the list shows when each run's own iterations ran.
+    from helpers.runs import record
+    from helpers.store_processes import ENV
+
+    store = tmp_path / "results.sqlite3"
+    with ResultStore(store) as opened:
+        for n, slug in enumerate(("alpha", "beta", "gamma")):
+            run_id = opened.begin_run(
+                benchmark_slug=slug,
+                benchmark_name=slug,
+                file=f"bench_{slug}.py",
+                knobs={"iterations": 2, "concurrency": 1},
+                participants=("p1",),
+                config_snapshot={"benchmarkSlug": slug},
+                environment=ENV,
+                dry_run=True,
+            )
+            for index in range(2):
+                opened.add_record(run_id, "p1", record(index, 500.0, offset=90 * n))
+            opened.set_baseline("main", run_id)
+    code, out = _main(capsys, "--store", store, "baseline", "list")
+    assert code == 0
+    header, *rows = out.splitlines()
+    assert header.split()[3:5] == ["ran", "(UTC)"]
+    assert [row.split()[3:5] for row in rows] == [
+        ["2026-12-01", "08:00:00–08:00:01"],
+        ["2026-12-01", "08:01:30–08:01:31"],
+        ["2026-12-01", "08:03:00–08:03:01"],
+    ]

@@ -405,6 +405,28 @@ def test_compare_two_runs(
     assert code == 0
 
 
+def test_compare_on_names_the_rows_compared(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytester.makepyfile(bench_x=BENCH)
+    _session(pytester)
+    monkeypatch.setenv("SLOWDOWN", "1.3")
+    _session(pytester)
+    monkeypatch.chdir(pytester.path)
+    base, current = (run.run_id for run in stored_runs(store_path(pytester)))
+    capsys.readouterr()
+    code, text = _main(capsys, "compare", base, current, "--compare-on", "latency_ms")
+    assert code == 0, text
+    assert "    Judged (--bench-compare-on): latency_ms; the other rows are shown" in text
+    rows = [line.split() for line in text.splitlines() if line.startswith("    p")]
+    # The scored metric's rows are shown, their verdicts (in parentheses) do not count.
+    assert {row[-3] for row in rows if row[1] == "value"} == {"(regressed)"}, text
+    code, text = _main(capsys, "compare", base, current, "--compare-on=valeu")
+    assert code == 2
+    assert "--compare-on: " in text, text
+    assert "valeu" in text, text
+
+
 def test_show_prints_the_session_summary(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_x=BENCH)
     _session(pytester)

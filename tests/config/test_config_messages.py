@@ -284,12 +284,23 @@ CONFIG_CASES = [
     # Python-only checks (TypeScript's types reject these upstream).
     case(
         {"benchmarkSlug": "s"},
-        ("benchmarkSlug", "is not a known benchmark config field"),
+        (
+            "benchmarkSlug",
+            "is not a known benchmark config field; did you mean `benchmark_slug`?",
+        ),
         id="unknown-camel",
     ),
     case(
-        {"iteration": 3}, ("iteration", "is not a known benchmark config field"), id="unknown-typo"
+        {"iteration": 3},
+        ("iteration", "is not a known benchmark config field; did you mean `iterations`?"),
+        id="unknown-typo",
     ),
+    case(
+        {"concurency": 2},
+        ("concurency", "is not a known benchmark config field; did you mean `concurrency`?"),
+        id="unknown-typo-concurrency",
+    ),
+    case({"zzz": 2}, ("zzz", "is not a known benchmark config field"), id="unknown-nothing-close"),
     case(
         {"default_providers": "a"},
         ("default_providers", "must be a list of strings"),

@@ -357,10 +357,12 @@ MODULE_APIS: dict[str, list[str]] = {
         "noise_history",
         "participant_summary",
         "participant_verdicts",
+        "ran_text",
         "rebuild_summary",
         "record_phase",
         "resolve_ref",
         "run_history",
+        "run_span",
         "sample_sets",
         "save_analyses",
         "save_baseline",
@@ -373,6 +375,7 @@ MODULE_APIS: dict[str, list[str]] = {
         "stored_status",
         "stored_summary",
         "timeline",
+        "utc_text",
     ],
 }
 

@@ -99,3 +99,25 @@ def test_readme_is_a_front_page_whose_links_lead_somewhere() -> None:
     local = [link for link in links if not link.startswith(("http://", "https://"))]
     assert "docs/tutorial.md" in local
     assert [link for link in local if not (ROOT / link).exists()] == []
+
+
+def _suite_figures(text: str) -> tuple[str, ...]:
+    """What a page says of the test suite: how many tests, and how long the suite, the suite
+    beside two busy loops and the fast tier take (``2,731 tests, about 7 minutes … 11 with two
+    busy loops … the fast tier, about 2``)."""
+    flat = " ".join(text.split())
+    found = re.search(
+        r"([\d,]+) tests, about (\d+) minutes .*?, (\d+) with two busy loops .*?"
+        r"the fast tier, about (\d+)",
+        flat,
+    )
+    assert found is not None, "the page no longer says how large the suite is and how long it takes"
+    return found.groups()
+
+
+def test_the_docs_front_page_says_what_the_readme_says_of_the_suite() -> None:
+    # Issue 46: docs/index.md said "2,350 tests, about 19 minutes" while the README said
+    # 2,375 and 23; both pages carry the same paragraph, so both must be updated together.
+    readme = _suite_figures((ROOT / "README.md").read_text())
+    index = _suite_figures((ROOT / "docs" / "index.md").read_text())
+    assert index == readme

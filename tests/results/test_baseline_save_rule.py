@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers.runs import record
 from helpers.store_processes import ENV
-from pytest_benchsdk.results import BaselineRefused, RunStatus, save_baseline
+from pytest_benchsdk.results import BaselineRefused, RunStatus, save_baseline, utc_text
 from pytest_benchsdk.store import ResultStore, StoredRun
 
 
@@ -41,8 +42,11 @@ def _run(store: ResultStore) -> StoredRun:
 def test_a_complete_run_is_named_passed_or_failed(store: ResultStore, status: RunStatus) -> None:
     first, second = _run(store), _run(store)
     line = save_baseline(store, "main", first, status)
+    (saved,) = store.baselines("main")
+    # No record has a time: the time the session opened the run.
     assert line == (
-        f"Baseline main of demo: run {first.run_id[:12]}… ({first.started_at}, {status.text()})"
+        f"Baseline main of demo: run {first.run_id[:12]}… (started "
+        f"{utc_text(first.started_at)}, {status.text()}), saved {utc_text(saved.updated_at)}"
     )
     moved = save_baseline(store, "main", second, status)
     assert moved.endswith(f"(was run {first.run_id[:12]}…)")
@@ -87,3 +91,24 @@ def test_an_incomplete_run_is_refused_unless_forced(
 def test_the_name_is_checked_first(store: ResultStore) -> None:
     with pytest.raises(ValueError, match="'latest' cannot be a baseline name"):
         save_baseline(store, "latest", _run(store), RunStatus("passed"))
+
+
+def test_each_saved_baseline_carries_its_own_run_times(store: ResultStore) -> None:
+    # Issue 46: three baselines saved one after another all showed the session's start (the
+    # runs of one session are opened together); each now says when its own iterations ran,
+    # and when it was saved.
+    status = RunStatus("passed", planned=2, ran=2)
+    runs = [_run(store) for _ in range(3)]
+    for n, run in enumerate(runs):
+        for index in range(2):
+            store.add_record(run.run_id, "p1", record(index, 500.0, offset=60 * n))
+    lines = [save_baseline(store, f"b{n}", run, status) for n, run in enumerate(runs)]
+    assert [line.split("(", 1)[1].split(",", 1)[0] for line in lines] == [
+        "ran 2026-12-01 08:00:00–08:00:01 UTC",
+        "ran 2026-12-01 08:01:00–08:01:01 UTC",
+        "ran 2026-12-01 08:02:00–08:02:01 UTC",
+    ]
+    for line, run in zip(lines, runs, strict=True):
+        assert utc_text(run.started_at) not in line.split(", saved")[0]
+        (named,) = [b for b in store.baselines() if b.run_id == run.run_id]
+        assert line.endswith(f", saved {utc_text(named.updated_at)}")

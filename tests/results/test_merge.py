@@ -237,6 +237,8 @@ def test_an_unreadable_scoring_config_is_said(tmp_path: Path) -> None:
     out = tmp_path / "out.sqlite3"
     notes = _merge(out, one)[0][2]
     assert notes[0] == "not scored: its scoring config is unreadable"
+    # One reason: the shards' scores (made with the config) are not said to come from on_score.
+    assert not any("on_score" in note for note in notes)
 
 
 def test_metadata_that_holds_for_every_shard_is_kept(tmp_path: Path) -> None:

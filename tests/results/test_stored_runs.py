@@ -174,6 +174,10 @@ def test_no_spec_without_scoring_or_with_an_unreadable_one(store: ResultStore) -
     assert stored_spec(store, stored) is None
     broken = attrs.evolve(stored, config_snapshot={"scoring": {"metrics": "none"}})
     assert stored_spec(store, broken) is None
+    # The summary is rebuilt all the same, unscored (no TypeError on metrics of another shape).
+    for metrics in ("none", {"key": "value"}, ["value", {"key": "value", "label": "V"}]):
+        odd = attrs.evolve(stored, config_snapshot={"scoring": {"metrics": metrics}})
+        assert rebuild_summary(store, odd).participants
 
 
 def test_a_summary_rebuilt_with_the_analyses_given(store: ResultStore) -> None:

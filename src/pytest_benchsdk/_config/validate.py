@@ -40,7 +40,12 @@ from pytest_benchsdk._config.read import (
     is_number_at_least_zero,
     show,
 )
-from pytest_benchsdk._config.thresholds import SCORE_KEY, parse_thresholds, unknown_phase_problem
+from pytest_benchsdk._config.thresholds import (
+    SCORE_KEY,
+    closest_key,
+    parse_thresholds,
+    unknown_phase_problem,
+)
 
 __all__ = [
     "MAX_CONCURRENCY",
@@ -113,6 +118,16 @@ def invalid(requirement: str, value: object) -> str:
 def _name(key: object) -> str:
     """A key inside a message: a string as written, anything else as Python shows it."""
     return key if isinstance(key, str) else show(key)
+
+
+def _did_you_mean(key: object) -> str:
+    """``; did you mean `concurrency`?`` for a misspelt field (``concurency``) or upstream's
+    camelCase spelling (``benchmarkSlug``); empty when no field is close."""
+    if not isinstance(key, str):
+        return ""
+    snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()
+    closest = closest_key(snake, TOP_LEVEL_FIELDS)
+    return f"; did you mean `{closest}`?" if closest is not None else ""
 
 
 def _finite(value: object, path: str) -> float:
@@ -526,5 +541,5 @@ def config_issues(config: object) -> list[Issue]:
         add("warmup", f"must be an integer >= 0 (got {show(warmup)})")
     for key in raw:
         if not (isinstance(key, str) and key in TOP_LEVEL_FIELDS):
-            add(_name(key), "is not a known benchmark config field")
+            add(_name(key), "is not a known benchmark config field" + _did_you_mean(key))
     return issues

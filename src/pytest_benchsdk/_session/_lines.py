@@ -19,17 +19,30 @@ from pytest_benchsdk.results import BenchmarkRun
 __all__ = ["run_header_lines", "section_lines"]
 
 
-def run_header_lines(run: BenchmarkRun) -> list[str]:
-    """A benchmark's lines in the session header: name, knobs, warnings, skipped."""
+def _short_warning(warning: str) -> str:
+    """A header warning in one line: up to its first colon, the rest with ``-v``."""
+    head, colon, rest = warning.partition(": ")
+    return f"{head} (-v says why)" if colon and rest else warning
+
+
+def run_header_lines(run: BenchmarkRun, *, verbose: int = 0) -> list[str]:
+    """A benchmark's lines in the session header: name, knobs, warnings, skipped. ``verbose``
+    is pytest's verbosity: with ``-q`` the name only; by default each warning in one line
+    (its reason with ``-v``)."""
     knobs = run.knobs
     lines = [
-        f"benchsdk: {terminal_text(run.config.benchmark_name)} [{terminal_text(run.file_key)}]",
-        f"  {knobs_line(knobs)}",
+        f"benchsdk: {terminal_text(run.config.benchmark_name)} [{terminal_text(run.file_key)}]"
     ]
+    if verbose < 0:
+        return lines
+    lines.append(f"  {knobs_line(knobs)}")
     warmup = warmup_line(knobs)
     if warmup:
         lines.append(f"  {warmup}")
-    lines.extend(f"  {terminal_text(warning)}" for warning in run.schedule.warnings)
+    lines.extend(
+        f"  {terminal_text(warning if verbose > 0 else _short_warning(warning))}"
+        for warning in run.schedule.warnings
+    )
     for skipped in run.schedule.skipped:
         lines.append(
             f"  Skipping {terminal_text(skipped.name)}: missing {', '.join(skipped.missing)}"

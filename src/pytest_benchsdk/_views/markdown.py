@@ -22,12 +22,15 @@ from pytest_benchsdk._views.text import (
     comparison_reasons,
     detectable_cell,
     knobs_line,
+    latency_scale,
+    metric_scales,
     relative_more,
     relative_sentence,
     relative_shown,
     rounds_cell,
     score_rows,
     stats_cell,
+    unranked_note,
     warmup_line,
     warnings_more,
     warnings_shown,
@@ -64,41 +67,44 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     return lines
 
 
-def _participant_lines(summary: RunSummary) -> list[str]:
+def _participant_lines(summary: RunSummary, *, phases: bool = True) -> list[str]:
     if summary.knobs.rounds is not None:
         counted = [
             [cell(p.name), f"{p.passed}/{p.ran}", rounds_cell(p)] for p in summary.ran_participants
         ]
         return ["", *_table(["participant", "success", "rounds × iterations"], counted)]
     rows = []
+    scale = latency_scale(summary)
     for p in summary.ran_participants:
-        rows.append([cell(p.name), f"{p.passed}/{p.ran}", stats_cell(p.latency, "ms")])
+        rows.append([cell(p.name), f"{p.passed}/{p.ran}", stats_cell(p.latency, "ms", scale)])
         rows += [
             [
                 f"↳ {cell(phase_subject(p.name, ph.phase))}",
                 f"{ph.passed}/{ph.ran}",
-                stats_cell(ph.latency, "ms"),
+                stats_cell(ph.latency, "ms", scale),
             ]
-            for ph in p.phases
+            for ph in (p.phases if phases else ())
         ]
     return ["", *_table(["participant", "success", "latency med / p95 / p99"], rows)]
 
 
 def _metric_lines(summary: RunSummary) -> list[str]:
     rows = []
+    scales = metric_scales(summary)
     for p in summary.ran_participants:
         for m in p.metrics:
             if m.scored:
                 continue
             count = str(m.stats.count if m.stats is not None else 0)
             label = cell(m.label) + (" ↑" if m.lower_is_better is False else "")
-            rows.append([cell(p.name), label, stats_cell(m.stats, m.unit), count])
+            scale = scales.get(m.key)
+            rows.append([cell(p.name), label, stats_cell(m.stats, m.unit, scale), count])
             for ph in p.phases:
                 pm = next((x for x in ph.metrics if x.key == m.key), None)
                 if pm is not None:
                     n = str(pm.stats.count if pm.stats is not None else 0)
                     label = f"↳ {cell(phase_subject(p.name, ph.phase))}"
-                    rows.append([label, rows[-1][1], stats_cell(pm.stats, pm.unit), n])
+                    rows.append([label, rows[-1][1], stats_cell(pm.stats, pm.unit, scale), n])
     if not rows:
         return []
     head = "**Metrics (not scored)**" if summary.scores is not None else "**Metrics**"
@@ -109,19 +115,23 @@ def _metric_lines(summary: RunSummary) -> list[str]:
     return lines
 
 
-def _score_lines(scores: ScoreTable | None) -> list[str]:
+def _score_lines(scores: ScoreTable | None, *, phases: bool = True) -> list[str]:
     if scores is None or not scores.ranking:
         return []
     # The text view's rows, cell for cell: one ranking, one set of numbers.
-    header, *rows = score_rows(scores)
+    header, *rows = score_rows(scores, phases=phases)
     escaped = [[cell(c, 200) for c in row] for row in rows]
-    lines = ["", "**Scores**", ""]
+    folded = not phases and any(entry.phase_rows for entry in scores.ranking)
+    lines = ["", "**Scores** (per phase in the details)" if folded else "**Scores**", ""]
     if scores.dimensions:
         dims = ", ".join(f"{cell(k)}={cell(v)}" for k, v in scores.dimensions.items())
         lines += [f"Dimensions: {dims}", ""]
     lines += _table([cell(h, 200) for h in header], escaped)
     if scores.has_ties:
         lines += ["", "_n= : tied with the participant above (their intervals overlap)_"]
+    unranked = unranked_note(scores)
+    if unranked is not None:
+        lines += ["", f"_{cell(unranked, 300)}_"]
     if scores.higher_is_better:
         lines += ["", f"_{cell(BEST_TAIL_NOTE, 300)}_"]
     return lines
@@ -167,7 +177,44 @@ def _threshold_lines(summary: RunSummary) -> list[str]:
     return lines
 
 
-def _comparison_lines(summary: RunSummary) -> list[str]:
+_COMPARISON_HEADER: Final = (
+    "participant",
+    "metric",
+    "stat",
+    "baseline → current",
+    "change",
+    "interval",
+    "verdict",
+    "noise",
+    "detects",
+)
+
+
+def _comparison_head(summary: RunSummary) -> list[str]:
+    """The comparison in the short top: the baseline, how many rows each verdict has, and the
+    rows judged changed (every row is in the details)."""
+    if summary.comparison_note:
+        return ["", f"**Baseline**: none ({cell(summary.comparison_note, 300)})"]
+    comparison = summary.comparison
+    if comparison is None:
+        return []
+    counts = {
+        verdict: sum(1 for r in comparison.rows if r.judged and r.verdict == verdict)
+        for verdict in ("regressed", "improved", "unchanged")
+    }
+    other = len(comparison.rows) - sum(counts.values())
+    tally = (
+        f"🔴 {counts['regressed']} regressed · 🟢 {counts['improved']} improved · "
+        f"{counts['unchanged']} unchanged" + (f" · {other} not judged" if other else "")
+    )
+    lines = ["", f"**Compared with** {cell(comparison.baseline, 200)}: {tally}"]
+    changed = _comparison_lines(summary, changed_only=True)
+    return lines + changed if changed else lines
+
+
+def _comparison_lines(summary: RunSummary, *, changed_only: bool = False) -> list[str]:
+    """The comparison's table with its notes; ``changed_only``: the table of the rows judged
+    regressed or improved alone (nothing when there is none)."""
     if summary.comparison_note:
         return ["", f"**Baseline**: none ({cell(summary.comparison_note, 300)})"]
     comparison = summary.comparison
@@ -176,6 +223,8 @@ def _comparison_lines(summary: RunSummary) -> list[str]:
     verdicts = {"regressed": "🔴 regressed", "improved": "🟢 improved", "unchanged": "unchanged"}
     rows = []
     for row in comparison.rows:
+        if changed_only and not (row.judged and row.verdict in ("regressed", "improved")):
+            continue
         c = row.comparison
         if c is None:
             rows.append(
@@ -209,6 +258,10 @@ def _comparison_lines(summary: RunSummary) -> list[str]:
                 detectable_cell(row),
             ]
         )
+    if changed_only:
+        if not rows:
+            return []
+        return ["", *_table(_COMPARISON_HEADER, rows)]
     lines = ["", f"**Compared with** {cell(comparison.baseline, 200)}", ""]
     if comparison.says_noise:
         lines += [f"_{cell(comparison.noise_line(), 300)}_", ""]
@@ -216,20 +269,7 @@ def _comparison_lines(summary: RunSummary) -> list[str]:
     if judged is not None:
         lines += [f"_{cell(judged, 300)}_", ""]
     lines += [f"> ⚠️ {cell(w, 200)}" for w in comparison.warnings]
-    lines += _table(
-        [
-            "participant",
-            "metric",
-            "stat",
-            "baseline → current",
-            "change",
-            "interval",
-            "verdict",
-            "noise",
-            "detects",
-        ],
-        rows,
-    )
+    lines += _table(_COMPARISON_HEADER, rows)
     legend = comparison_legend(comparison)
     if legend is not None:
         lines += ["", f"_{cell(legend, 300)}_"]
@@ -254,38 +294,77 @@ def _warning_lines(summary: RunSummary) -> list[str]:
     return lines
 
 
+def _phase_score_lines(scores: ScoreTable | None) -> list[str]:
+    """The scores' phase rows (the top has the participants' rows)."""
+    if scores is None or not any(entry.phase_rows for entry in scores.ranking):
+        return []
+    header, *rows = score_rows(scores)
+    # A phase row has no rank and names ``participant · phase`` (the text view indents it).
+    phase_rows = [row for row in rows if not row[0] and row[1].startswith("  ") and " · " in row[1]]
+    width = 2 + len(scores.metrics)
+    escaped = [[cell(c, 200) for c in row[1 : width + 1]] for row in phase_rows]
+    header = ["participant · phase", *(cell(h, 200) for h in header[2 : width + 1])]
+    return ["", "**Scores per phase**", "", *_table(header, escaped)]
+
+
+def _details(summary: RunSummary) -> list[str]:
+    """Everything below the short top, folded: the knobs, the scores per phase, the relative
+    summary, the whole comparison, the participants' latency, the metrics that are not
+    scored, the warnings and the skipped participants."""
+    knobs = knobs_line(summary.knobs).removeprefix("Knobs: ")
+    head = cell(knobs, 300)
+    warmup = warmup_line(summary.knobs)
+    if warmup:
+        head += f" · {cell(warmup, 200)}"
+    lines = [head]
+    lines += _phase_score_lines(summary.scores)
+    lines += _relative_lines(summary)
+    if summary.comparison is not None:
+        lines += _comparison_lines(summary)
+    if summary.ran_participants:
+        lines += _participant_lines(summary)
+        lines += _metric_lines(summary)
+    lines += _warning_lines(summary)
+    for p in summary.participants:
+        if p.skipped is not None:
+            lines.append(f"\n_Skipped {cell(p.name)}: {cell(p.skipped, 300)}_")
+    what = []
+    if summary.warnings:
+        what.append(f"{len(summary.warnings)} warning(s)")
+    skipped = sum(1 for p in summary.participants if p.skipped is not None)
+    if skipped:
+        what.append(f"{skipped} skipped")
+    label = "Details" + (f" ({', '.join(what)})" if what else "")
+    return ["", "<details>", f"<summary>{label}</summary>", "", *lines, "", "</details>"]
+
+
 def markdown_summary(summaries: Iterable[RunSummary]) -> str:
-    """The runs as Markdown (one ``##`` section per benchmark)."""
+    """The runs as Markdown (one ``##`` section per benchmark), to fit a CI job summary:
+    per benchmark a short top (the status, the ranking or the participants' latency without
+    phase rows, the threshold verdicts, the comparison's tally and changed rows, errors),
+    the rest in a ``<details>`` block. A heading keeps the whole benchmark name."""
     lines = ["# Benchmarks", ""]
     for summary in summaries:
-        lines.append(f"## {cell(summary.benchmark_name)} (`{cell(summary.benchmark_slug)}`)")
+        lines.append(f"## {cell(summary.benchmark_name, 300)} (`{cell(summary.benchmark_slug)}`)")
         lines.append("")
-        knobs = knobs_line(summary.knobs).removeprefix("Knobs: ")
-        head = f"{cell(knobs, 300)} · status **{cell(summary.status.text(), 200)}**"
-        warmup = warmup_line(summary.knobs)
-        if warmup:
-            head += f" · {cell(warmup, 200)}"
+        head = f"status **{cell(summary.status.text(), 200)}**"
         if summary.ab is not None:
             head += f" · {cell(summary.ab.line(), 200)}"
         if summary.dashboard_url:
             head += f" · [platform run]({cell(summary.dashboard_url, 500)})"
         lines.append(head)
-        # The verdict first (a job summary is read from the top): the ranking, the comparison
-        # and the thresholds, then the latency and the metrics that are not scored.
-        lines += _score_lines(summary.scores)
-        lines += _relative_lines(summary)
-        lines += _comparison_lines(summary)
-        lines += _threshold_lines(summary)
-        if summary.ran_participants:
-            lines += _participant_lines(summary)
-            lines += _metric_lines(summary)
-        else:
+        # The verdict first (a job summary is read from the top): the ranking (else each
+        # participant's latency), the thresholds and the comparison; the rest folded.
+        if not summary.ran_participants:
             lines += ["", "No participant ran."]
-        lines += _warning_lines(summary)
-        for p in summary.participants:
-            if p.skipped is not None:
-                lines.append(f"\n_Skipped {cell(p.name)}: {cell(p.skipped, 300)}_")
+        elif summary.scores is not None and summary.scores.ranking:
+            lines += _score_lines(summary.scores, phases=False)
+        else:
+            lines += _participant_lines(summary, phases=False)
+        lines += _threshold_lines(summary)
+        lines += _comparison_head(summary)
         for error in summary.errors:
             lines.append(f"\n**Error**: {cell(error, 500)}")
+        lines += _details(summary)
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

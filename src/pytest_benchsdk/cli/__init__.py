@@ -154,6 +154,13 @@ def _add_run_commands(command: _Command) -> None:
         action="store_true",
         help="exit status 1 when any verdict is 'regressed'",
     )
+    compare.add_argument(
+        "--compare-on",
+        metavar="METRIC[,METRIC]",
+        default="",
+        help="the metrics whose verdicts count, as --bench-compare-on (default: those the "
+        "session's comparison judges)",
+    )
     compare.set_defaults(handler=cmd_compare)
 
     show = command(

@@ -42,13 +42,16 @@ from pytest_benchsdk.results import (
     find_run,
     merge_stores,
     named_baselines,
+    ran_text,
     run_history,
+    run_span,
     save_baseline,
     short_run_id,
     start_history,
     stored_spec,
     stored_status,
     stored_summary,
+    utc_text,
 )
 from pytest_benchsdk.store import (
     ResultStore,
@@ -334,8 +337,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         records=records,
         spec=spec,
         hygiene=None,
-        comparison=ComparisonOptions(baseline=baseline, setup=setup.describe(current.environment)),
+        comparison=ComparisonOptions(
+            baseline=baseline,
+            setup=setup.describe(current.environment),
+            compare_on=[key.strip() for key in args.compare_on.split(",") if key.strip()],
+        ),
     )
+    if analyses.usage_error is not None:
+        raise UsageError(f"--compare-on: {analyses.usage_error}")
     print(title_line(summary, f"run {current.run_id}"))
     if scored_elsewhere:
         print("  (scored by on_score, which the store does not keep: comparing the latency)")
@@ -472,23 +481,29 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_baseline_list(args: argparse.Namespace) -> int:
+    rows = [["name", "benchmark", "run", "ran (UTC)", "status", "saved (UTC)"]]
     with _open_run_store(args) as store:
         named = named_baselines(store, args.benchmark)
+        for entry, run, status in named:
+            # The run's own iterations, not the session's start (one session opens the runs
+            # of all its benchmarks at once).
+            ran = "(gone)"
+            if run is not None:
+                ran = ran_text(run, run_span(store, run.run_id))
+                ran = ran.removeprefix("ran ").removesuffix(" UTC")
+            rows.append(
+                [
+                    name_cell(entry.name),
+                    name_cell(entry.benchmark_slug),
+                    short_id(entry.run_id),
+                    ran,
+                    status.text() if status is not None else "-",
+                    utc_text(entry.updated_at).removesuffix(" UTC"),
+                ]
+            )
     if not named:
         print(f"no baseline names in {args.store} (pytest --bench-save NAME, or baseline set)")
         return 0
-    rows = [["name", "benchmark", "run", "started", "status", "named at"]]
-    for entry, run, status in named:
-        rows.append(
-            [
-                name_cell(entry.name),
-                name_cell(entry.benchmark_slug),
-                short_id(entry.run_id),
-                run.started_at if run is not None else "(gone)",
-                status.text() if status is not None else "-",
-                entry.updated_at,
-            ]
-        )
     print("\n".join(table(rows, indent="")))
     return 0
 

@@ -45,9 +45,12 @@ from pytest_benchsdk.results._baselines import (
     find_baseline,
     find_run,
     named_baselines,
+    ran_text,
     resolve_ref,
+    run_span,
     save_baseline,
     short_run_id,
+    utc_text,
 )
 from pytest_benchsdk.results._build import (
     MetricCatalog,
@@ -160,10 +163,12 @@ __all__ = [
     "noise_history",
     "participant_summary",
     "participant_verdicts",
+    "ran_text",
     "rebuild_summary",
     "record_phase",
     "resolve_ref",
     "run_history",
+    "run_span",
     "sample_sets",
     "save_analyses",
     "save_baseline",
@@ -176,6 +181,7 @@ __all__ = [
     "stored_status",
     "stored_summary",
     "timeline",
+    "utc_text",
 ]
 
 # Name this package as the home of what it re-exports (reprs, tracebacks, pickles, docs).

@@ -35,6 +35,7 @@ from pytest_benchsdk._analysis.baseline import HISTORY_RUNS, Baseline
 from pytest_benchsdk.records import TaskRecord
 from pytest_benchsdk.results._history import RunSetup, complete_runs, noise_history
 from pytest_benchsdk.results._model import RunStatus
+from pytest_benchsdk.results._samples import iso_time, sample_sets
 from pytest_benchsdk.results._stored import stored_status
 from pytest_benchsdk.store import NamedBaseline, ResultStore, StoredRun, UnknownRunError
 
@@ -48,9 +49,12 @@ __all__ = [
     "find_baseline",
     "find_run",
     "named_baselines",
+    "ran_text",
     "resolve_ref",
+    "run_span",
     "save_baseline",
     "short_run_id",
+    "utc_text",
 ]
 
 #: The REF of the newest complete run with the same setup.
@@ -284,6 +288,37 @@ def find_baseline(
 # --- naming a run -------------------------------------------------------------------------------
 
 
+def run_span(store: ResultStore, run_id: str) -> tuple[str, str] | None:
+    """The run's own start and end (its first iteration's start, its last one's end, as ISO
+    times), not the session's: the runs of one session are all opened when it starts."""
+    spans = [
+        span
+        for participant in store.participant_records(run_id)
+        if (span := sample_sets(participant.records).span()) is not None
+    ]
+    if not spans:
+        return None
+    return iso_time(min(s for s, _ in spans)), iso_time(max(e for _, e in spans))
+
+
+def utc_text(iso: str) -> str:
+    """``2026-12-07 05:21:34 UTC`` of a stored ISO time (as written, when it is not one)."""
+    if len(iso) >= 19 and iso[10] == "T":
+        return f"{iso[:10]} {iso[11:19]} UTC"
+    return iso
+
+
+def ran_text(run: StoredRun, span: tuple[str, str] | None) -> str:
+    """``ran 2026-12-07 05:21:31–05:21:34 UTC``: the run's own iterations (``started …``, the
+    time the session opened it, when no iteration has a time)."""
+    if span is None:
+        return f"started {utc_text(run.started_at)}"
+    start, end = utc_text(span[0]), utc_text(span[1])
+    if start[:10] == end[:10]:
+        end = end[11:]
+    return f"ran {start.removesuffix(' UTC')}–{end}"
+
+
 class BaselineRefused(ValueError):
     """A run the one rule keeps from bearing a baseline name: it is not complete (the message
     says why, and how to name it anyway)."""
@@ -312,7 +347,10 @@ def save_baseline(
         )
     before = store.set_baseline(name, run.run_id)
     moved = f" (was run {short_run_id(before)})" if before and before != run.run_id else ""
-    line = f"{head}: run {short_run_id(run.run_id)} ({run.started_at}, {status.text()}){moved}"
+    saved = store.baselines(name, run.benchmark_slug)
+    when = f", saved {utc_text(saved[0].updated_at)}" if saved else ""
+    ran = ran_text(run, run_span(store, run.run_id))
+    line = f"{head}: run {short_run_id(run.run_id)} ({ran}, {status.text()}){when}{moved}"
     if why is not None:
         line += (
             f"\n  note: the run is not complete ({why}): comparisons with it see only what it ran"

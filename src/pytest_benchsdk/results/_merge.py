@@ -192,13 +192,13 @@ def _analyse_merged(
     spec = stored_spec(out, merged, units)
     if spec is None and merged.config_snapshot.get("scoring") is not None:
         notes.append("not scored: its scoring config is unreadable")
-    records = tuple(out.participant_records(run_id))
-    results = None if spec is None else score(RecordsOutcome(records), spec)
-    out.save_scores(run_id, results or [])
-    if spec is None and stored_scores:
+    elif spec is None and stored_scores:
         notes.append(
             "not scored: its shards were scored by on_score, which the store does not keep"
         )
+    records = tuple(out.participant_records(run_id))
+    results = None if spec is None else score(RecordsOutcome(records), spec)
+    out.save_scores(run_id, results or [])
     thresholds = _snapshot_thresholds(merged)
     draft = rebuild_summary(out, merged, participants=records)
     analyses = analyse(

@@ -200,7 +200,7 @@ def run_benchmark(
             whole_plan=True,
             thresholds={name: list(schedule.thresholds) for name in schedule.requested},
         )
-        session.begin([run])
+        session.begin([run], verbose=1)  # its header says every warning in full
         executor = Executor()
         try:
             _run_groups(session, executor, run.file_key, schedule, iterations, call, out)

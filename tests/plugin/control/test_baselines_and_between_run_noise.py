@@ -224,7 +224,9 @@ def test_named_baselines_are_saved_compared_with_and_moved(
     saved = _run(pytester, "--bench-save", "main")
     assert saved.ret == 0
     (main,) = _runs(pytester)
-    saved.stdout.fnmatch_lines([f"Baseline main of demo: run {main[:12]}… (*, passed)"])
+    saved.stdout.fnmatch_lines(
+        [f"Baseline main of demo: run {main[:12]}… (ran * UTC, passed), saved * UTC"]
+    )
     monkeypatch.setenv("SLOW_P1", "1.3")
     assert _run(pytester).ret == 0  # a slower run, now the latest
     slower = _runs(pytester)[-1]
@@ -402,6 +404,7 @@ def test_first_outlier_after_warm_up_and_p99_where_a_threshold_judges_it(
         "value: p99 < 1000",
         "-p",
         "no:randomly",
+        "-v",
     )
     out = result.stdout.str()
     result.stdout.fnmatch_lines(

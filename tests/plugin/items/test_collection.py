@@ -11,6 +11,9 @@ PHASED = bench(
     'phases=[Phase("cold", 1), Phase("warm", 2)]'
 )
 
+FAST_SLOWSTART = 'participants=[Participant("fast"), Participant("slowstart")], iterations=1'
+FAST_OTHER = 'participants=[Participant("fast"), Participant("other")], iterations=1'
+
 
 def _ids(result: pytest.RunResult) -> list[str]:
     return [line for line in result.outlines if "::" in line and line.startswith("bench_")]
@@ -317,24 +320,71 @@ def test_unknown_shape_without_shapes(pytester: pytest.Pytester) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("dist", [(), ("-n", "2")], ids=["plain", "xdist"])
-def test_unknown_provider_in_every_file_fails_with_status_1_as_upstream(
+def test_unknown_provider_in_every_file_is_a_usage_error(
     pytester: pytest.Pytester, dist: tuple[str, ...]
 ) -> None:
     pytester.makepyfile(
         bench_x=bench(),
         bench_y=bench('participants=[Participant("q1")]', slug="other"),
     )
-    result = pytester.runpytest_inprocess(
-        "--bench", "--bench-no-store", "--bench-provider", "p1,zz,yy", *dist
-    )
-    # Upstream's bench run exits 1 for it (pytest's usage errors exit 4).
-    assert result.ret == 1
+    result = pytester.runpytest_inprocess("--bench", "--bench-provider", "p1,zz,yy", *dist)
+    # A usage error as pytest's own (status 4, "ERROR: ..."); `pytest-benchsdk run` keeps
+    # upstream's status 1.
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
     output = result.stdout.str() + result.stderr.str()
     # Under xdist the controller sees the files of the selected items only (bench_y has none).
     available = "p1, p2, q1" if not dist else "p1, p2"
-    assert f"--bench-provider: Unknown participant(s): zz, yy. Available: {available}" in output
+    assert f"ERROR: --bench-provider: Unknown participant(s): zz, yy. Available: {available}" in (
+        result.stderr.str()
+    )
     assert "passed" not in output
     assert "INTERNALERROR" not in output
+    assert "_pytest" not in output
+    assert "Exit" not in output
+    # Nothing ran, so no run was opened or stored.
+    assert "interrupted" not in output
+    assert not (pytester.path / ".benchmarks").exists()
+
+
+def test_unknown_provider_suggests_the_closest_declared_name(pytester: pytest.Pytester) -> None:
+    # Issue 46: `--bench-provider=slowstrat` printed `! _pytest.outcomes.Exit: ...`.
+    pytester.makepyfile(bench_x=bench(FAST_SLOWSTART))
+    result = pytester.runpytest_inprocess(
+        "--bench", "--bench-no-store", "--bench-provider=slowstrat"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert (
+        "ERROR: --bench-provider: Unknown participant(s): slowstrat. Available: fast, slowstart; "
+        "did you mean slowstart?"
+    ) in err
+    assert "_pytest.outcomes" not in result.stdout.str() + err
+
+
+def test_a_file_without_the_named_provider_says_it_does_not_run(
+    pytester: pytest.Pytester,
+) -> None:
+    # Issue 46: `--bench-provider=slowstart` dropped a bench file without that participant
+    # silently.
+    pytester.makepyfile(
+        bench_x=bench(FAST_SLOWSTART),
+        bench_y=bench(
+            'participants=[Participant("fast"), Participant("other")], iterations=1', slug="other"
+        ),
+    )
+    for quiet in ((), ("-q",)):
+        result = pytester.runpytest_inprocess(
+            "--bench", "--bench-no-store", "--bench-provider=slowstart", *quiet
+        )
+        result.assert_outcomes(passed=1)
+        out = result.stdout.str()
+        assert out.count("does not run") == 1
+        assert (
+            "benchsdk: --bench-provider slowstart: bench_y.py does not run "
+            "(it declares fast, other)" in out
+        )
+    result = pytester.runpytest_inprocess("--bench", "--bench-no-store", "--bench-provider=fast")
+    assert "does not run" not in result.stdout.str()
 
 
 def test_provider_known_in_one_file_only_runs_that_file(pytester: pytest.Pytester) -> None:

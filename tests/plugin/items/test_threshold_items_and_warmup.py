@@ -229,12 +229,16 @@ def test_markdown_summary_has_scores_thresholds_comparison_and_stays_small(
     assert "| unchanged |" in text
     assert "- `p99-few-samples` provider-00, provider-01, " in text
     assert "provider-19 (value): p99 comes from 30 sample(s)" in text
-    # The verdict first: ranking, comparison, thresholds; then latency, then the warnings.
+    # The verdict first: ranking, thresholds, the comparison's tally; then, folded, the
+    # whole comparison, the latency and the warnings.
     order = [
         header,
-        "**Compared with** run ",
         "**Thresholds**",
+        "**Compared with** run ",
+        "<details>",
+        "| participant | metric | stat | baseline → current |",
         "| participant | success | latency med / p95 / p99 |",
         "**Warnings**",
+        "</details>",
     ]
     assert [text.index(part) for part in order] == sorted(text.index(part) for part in order)

@@ -169,12 +169,27 @@ def test_collection_error_banner_comes_after_the_errors(pytester: pytest.Pyteste
     result.assert_outcomes(passed=4, errors=1)
     out = result.stdout.str()
     banner = (
-        "benchsdk: 1 bench file(s) could not be collected (errors above); the other "
-        "benchmarks ran and the session fails."
+        "benchsdk: 1 bench file could not be collected (errors above); the 1 other "
+        "bench file ran and the session fails."
     )
     assert out.count(banner) == 1
     assert out.index("ERROR collecting bench_bad.py") < out.index(banner)
     assert out.index("bench_good.py ....") < out.index(banner)
+
+
+def test_collection_error_banner_says_nothing_ran_when_no_other_file(
+    pytester: pytest.Pytester,
+) -> None:
+    # Issue 46: a lone broken bench file was told "the other benchmarks ran" (there were none).
+    pytester.makepyfile(bench_bad="def task():\n    pass\n")
+    result = pytester.runpytest_inprocess("--bench", "--bench-no-store")
+    out = result.stdout.str()
+    assert "other benchmarks ran" not in out
+    assert (
+        "benchsdk: 1 bench file could not be collected (errors above); no other bench file "
+        "had items to run, so nothing ran." in out
+    )
+    assert result.ret != pytest.ExitCode.OK
 
 
 def test_check_in_a_dry_run_says_the_platform_was_not_checked(pytester: pytest.Pytester) -> None:

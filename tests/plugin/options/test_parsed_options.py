@@ -189,3 +189,19 @@ def test_the_store_is_the_default_the_option_or_the_ini_key(pytester: pytest.Pyt
 def test_bench_args_are_names_and_values(pytester: pytest.Pytester) -> None:
     options = _options(pytester, "--bench-arg", "region=eu-west=1", "--bench-arg=--size=")
     assert options.custom_args == {"region": "eu-west=1", "size": ""}
+
+
+def test_an_optional_value_after_a_space_says_to_write_it_with_an_equals_sign(
+    pytester: pytest.Pytester,
+) -> None:
+    assert _refused(pytester, "--bench-compare", "main") == (
+        "--bench-compare main: write --bench-compare=main (without '=', pytest takes 'main' "
+        "for a file or directory to test)"
+    )
+    assert _refused(pytester, "--bench-compare-fail", "regressed").startswith(
+        "--bench-compare-fail regressed: write --bench-compare-fail=regressed"
+    )
+    # A word that is a path to test is one: the flag stands alone.
+    pytester.makepyfile(bench_x="")
+    assert _options(pytester, "--bench-compare", "bench_x.py").compare is not None
+    assert _options(pytester, "--bench-compare=main").compare is not None

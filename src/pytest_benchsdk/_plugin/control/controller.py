@@ -225,7 +225,9 @@ class ControllerPlugin:
             self.write(f"benchsdk: {started}")
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if self.config.option.collectonly:
+        # pytest calls this hook even when the collection stopped on a usage error (an
+        # unknown --bench-provider name ...): no run is opened, nothing is stored then.
+        if self.config.option.collectonly or self.catalog.usage_error:
             return
         # Iterations and thresholds (a threshold is judged only when its item is selected);
         # the groups of benchmarked tests (the benchmark fixture's) open as their tests report.
@@ -241,13 +243,18 @@ class ControllerPlugin:
                 self._schedule_of(self.catalog.node_file_key(path))
             unknown = self.catalog.unknown_providers()
             if unknown is not None:
-                pytest.exit(f"--bench-provider: {unknown}", returncode=1)
+                raise pytest.UsageError(f"--bench-provider: {unknown}")
             self._begin(ids)
 
     def _begin(self, nodeids: Sequence[str], *, opening_later: bool = False) -> None:
         runs = self._usage(partial(self._open_runs, nodeids))
         distributed = self.config.pluginmanager.get_plugin("dsession") is not None
-        self.session.begin(runs, distributed=distributed, opening_later=opening_later)
+        self.session.begin(
+            runs,
+            distributed=distributed,
+            opening_later=opening_later,
+            verbose=self.config.get_verbosity(),
+        )
         if self.session.platform is not None:
             # Items of this process ask the session (pool claims, step coordination); xdist
             # workers are other processes and get none.

@@ -38,7 +38,9 @@ class CollectionPlugin:
         self.config = catalog.config
         self._failed_collections = {"bench": 0, "other": 0}
         self._kept_going = False
+        self._running_files = 0
         self._completion_line: str | None = None
+        self._not_selected: list[str] = []
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self) -> None:
@@ -74,12 +76,15 @@ class CollectionPlugin:
         # crashes xdist's loop), which checks the files of their items.
         unknown = self.catalog.unknown_providers()
         if unknown is not None and getattr(self.config, "workerinput", None) is None:
-            # Upstream's failure (exit status 1, as bench run), not a usage error (4): the
-            # names are a run's selection, which a script may well get wrong.
-            pytest.exit(f"--bench-provider: {unknown}", returncode=1)
+            # A usage error (status 4, one line, before anything runs), as pytest's own for a
+            # bad option value; `pytest-benchsdk run` keeps upstream's status 1.
+            self.catalog.usage_error = True
+            raise pytest.UsageError(f"--bench-provider: {unknown}")
         errors = self.catalog.selection_errors()
         if errors:
+            self.catalog.usage_error = True
             raise pytest.UsageError("\n".join(errors))
+        self._not_selected = self.catalog.not_selected_lines()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collection_finish(self, session: pytest.Session) -> Generator[None, None, None]:
@@ -118,10 +123,15 @@ class CollectionPlugin:
             added = {id(item) for item in completion.added}
             deselected[:] = [item for item in deselected if id(item) not in added]
 
-    def pytest_report_collectionfinish(self) -> str | None:
-        if self._completion_line is not None and self.config.get_verbosity() >= 0:
-            return self._completion_line
-        return None
+    def pytest_report_collectionfinish(self) -> list[str]:
+        lines = []
+        verbosity = self.config.get_verbosity()
+        if self._completion_line is not None and verbosity >= 0:
+            lines.append(self._completion_line)
+        # Said even under -q: a bench file that does not run is not a detail.
+        if verbosity >= -1:
+            lines.extend(self._not_selected)
+        return lines
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
@@ -133,12 +143,23 @@ class CollectionPlugin:
         if keep_going and not option.continue_on_collection_errors:
             option.continue_on_collection_errors = True
             self._kept_going = True
+            self._running_files = len(
+                {id(item.parent) for item in session.items if isinstance(item.parent, BenchModule)}
+            )
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         # Here, right after pytest's ERRORS section, "above" is true.
         if self._kept_going:
-            terminalreporter.write_line(
-                f"benchsdk: {self._failed_collections['bench']} bench file(s) could not be "
-                "collected (errors above); the other benchmarks ran and the session fails."
+            failed, running = self._failed_collections["bench"], self._running_files
+            head = (
+                "1 bench file could not be collected"
+                if failed == 1
+                else f"{failed} bench files could not be collected"
             )
+            if running == 0:
+                rest = "no other bench file had items to run, so nothing ran"
+            else:
+                other = "1 other bench file" if running == 1 else f"{running} other bench files"
+                rest = f"the {other} ran and the session fails"
+            terminalreporter.write_line(f"benchsdk: {head} (errors above); {rest}.")

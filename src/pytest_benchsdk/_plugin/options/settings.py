@@ -83,6 +83,7 @@ class BenchOptions(SessionOptions):
     ) -> BenchOptions:
         """Parse and validate; a bad value raises :class:`pytest.UsageError` with its flag."""
         env = os.environ if environ is None else environ
+        _check_spaced_values(config)
         values = parse_options(config, env)
         # What depends on several options, checked once each entry is parsed.
         knobs = [field for field in values if field.startswith("run_args.")]
@@ -141,6 +142,27 @@ def parse_options(config: pytest.Config, env: Mapping[str, str]) -> dict[str, An
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
     return values
+
+
+def _check_spaced_values(config: pytest.Config) -> None:
+    """An option whose value is optional (``--bench-compare``) takes it only after ``=``: pytest
+    reads ``--bench-compare main`` as the option alone and ``main`` as a file. When that word
+    is no file, say how to write it rather than leave pytest's "file or directory not found"."""
+    args = [str(a) for a in config.invocation_params.args]
+    for option in OPTIONS:
+        if option.nargs != "?":
+            continue
+        for flag in option.flags:
+            for at, arg in enumerate(args[:-1]):
+                word = args[at + 1]
+                if arg != flag or word.startswith("-"):
+                    continue
+                path = Path(str(config.invocation_params.dir), word.partition("::")[0])
+                if not path.exists():
+                    raise pytest.UsageError(
+                        f"{flag} {word}: write {flag}={word} (without '=', pytest takes "
+                        f"{word!r} for a file or directory to test)"
+                    )
 
 
 def _given(option: Option, config: pytest.Config, env: Mapping[str, str]) -> tuple[Any, str]:

@@ -227,9 +227,12 @@ OPTIONS: Final[tuple[Option, ...]] = (
         run_flags=("--provider",),
         group="run",
         doc="participants to run (repeatable, comma lists); default: the file's "
-        "`default_providers`, else all. A name no collected file declares fails the session with "
-        "exit status 1, as upstream (`--bench-provider: Unknown participant(s): x. Available: a, "
-        "b`); `--bench-provider ''` (no name at all) is a usage error. When no selected "
+        "`default_providers`, else all. A name no collected file declares is a usage error "
+        "(exit status 4, before anything runs: `ERROR: --bench-provider: Unknown participant(s): "
+        "slowstrat. Available: fast, slowstart; did you mean slowstart?`), as is "
+        "`--bench-provider ''` (no name at all); a bench file that declares none of the names "
+        "does not run, and a line after the collection says so (`benchsdk: --bench-provider "
+        "slowstart: bench_b.py does not run (it declares fast, other)`). When no selected "
         "participant has its required env vars, the session says upstream's `No participants "
         "have their required env vars set — nothing to run (skipped: a, b).` once and exits 0",
     ),
@@ -431,8 +434,9 @@ OPTIONS: Final[tuple[Option, ...]] = (
         group="compare",
         doc="compare with a baseline: alone `latest` (the newest complete run with the same "
         "setup); `=REF` a baseline name, a stored run id or unique prefix, or a `--bench-json` "
-        "file; resolved before anything runs (see [Baselines](../howto/ci.md#compare-with-a-"
-        "baseline))",
+        "file, written after `=` (`--bench-compare main` is refused: pytest would take `main` "
+        "for a path); resolved before anything runs (see [Baselines](../howto/ci.md#compare-"
+        "with-a-baseline))",
     ),
     Option(
         name="bench_save",

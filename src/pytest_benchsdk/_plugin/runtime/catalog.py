@@ -17,6 +17,7 @@ import pytest
 from pytest_benchsdk._base.coordination import StepCoordination
 from pytest_benchsdk._base.redact import Redactor
 from pytest_benchsdk._config.models import BenchmarkConfig, Participant
+from pytest_benchsdk._config.thresholds import closest_key
 from pytest_benchsdk._engine.benchfile import BenchFile, schedule_bench_file
 from pytest_benchsdk._engine.schedule import BenchmarkSchedule
 from pytest_benchsdk._plugin.options.settings import BenchOptions
@@ -60,6 +61,9 @@ class Catalog:
             self.environ, options.api_key, self._participants_of, lambda: tuple(self.files)
         )
         self._file_keys: dict[str, str] = {}
+        #: Set when the collection found a usage error (the selection cannot run): the
+        #: controller then opens no run.
+        self.usage_error = False
         self._node_file_keys: dict[str, str] = {}
 
     @classmethod
@@ -128,7 +132,26 @@ class Catalog:
         unknown = [n for n in dict.fromkeys(providers) if n not in declared]
         if not unknown:
             return None
-        return f"Unknown participant(s): {', '.join(unknown)}. Available: {', '.join(declared)}"
+        message = f"Unknown participant(s): {', '.join(unknown)}. Available: {', '.join(declared)}"
+        close = [c for c in (closest_key(name, declared) for name in unknown) if c is not None]
+        if close:
+            message += f"; did you mean {', '.join(dict.fromkeys(close))}?"
+        return message
+
+    def not_selected_lines(self) -> list[str]:
+        """One line per bench file ``--bench-provider`` leaves without a participant, which
+        therefore does not run (``benchsdk: --bench-provider slowstart: bench_b.py does not
+        run (it declares fast, other)``); none when no name was given."""
+        providers = self.options.run_args.providers
+        if not providers:
+            return []
+        named, given = set(providers), ",".join(dict.fromkeys(providers))
+        return [
+            f"benchsdk: --bench-provider {given}: {key} does not run (it declares "
+            f"{', '.join(p.name for p in bench_file.config.participants)})"
+            for key, (bench_file, _) in self.files.items()
+            if not any(p.name in named for p in bench_file.config.participants)
+        ]
 
     def selection_errors(self) -> list[str]:
         """Custom args that no collected bench file declares, and ``--bench-threshold``s naming
