@@ -420,7 +420,10 @@ def test_compare_on_names_the_rows_compared(
     assert "    Judged (--bench-compare-on): latency_ms; the other rows are shown" in text
     rows = [line.split() for line in text.splitlines() if line.startswith("    p")]
     # The scored metric's rows are shown, their verdicts (in parentheses) do not count.
-    assert {row[-3] for row in rows if row[1] == "value"} == {"(regressed)"}, text
+    medians = {row[-3] for row in rows if row[1] == "value" and row[2] == "median"}
+    assert medians == {"(regressed)"}, text
+    # A p95 of 12 samples is shown, not judged (issue 46).
+    assert all("not judged: 12 samples" in " ".join(r) for r in rows if r[2] == "p95"), text
     code, text = _main(capsys, "compare", base, current, "--compare-on=valeu")
     assert code == 2
     assert "--compare-on: " in text, text
