@@ -197,6 +197,12 @@ class UncollectedBenchFiles:
         if file_path.suffix == ".py" and is_bench_path(file_path, self.patterns):
             self.paths.add(file_path)
 
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
+        # A bench_*.py that pytest collected tests from is a test module (pytest-benchmark's
+        # bench_*.py, with python_files = bench_*.py): no bench file was left out.
+        if self.paths:
+            self.paths.discard(item.path)
+
     def pytest_sessionfinish(self) -> None:
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:
