@@ -49,6 +49,7 @@ from pytest_benchsdk.results import (
     BenchmarkRun,
     ComparisonOptions,
     HygieneOptions,
+    RunSummary,
     analyse,
     save_analyses,
     save_baseline,
@@ -200,6 +201,11 @@ class BenchSession:
         #: Runs opened as their participants report (:meth:`add_participant`): begun on the
         #: platform at the session end, once every participant is known.
         self._opened_late: list[BenchmarkRun] = []
+        #: Seams the glue fills: what completes the run environment once it is collected
+        #: (pytest-benchmark's machine and commit info, from its hooks), and writers that
+        #: replace an export format's (pytest-benchmark's JSON, through its hooks).
+        self.complete_environment: Callable[[RunEnvironment], RunEnvironment] | None = None
+        self.export_writers: dict[str, Callable[[Sequence[RunSummary]], str]] = {}
 
     # -- state -------------------------------------------------------------------------------
 
@@ -210,9 +216,10 @@ class BenchSession:
             if self.options.instructions:
                 counted = count_setup(self.options.instructions_calls, self.environ)
                 setup = None if counted is None else counted.to_dict()
-            self._environment = collect_run_environment(
-                self.environ, self.rootpath, instructions=setup
-            )
+            environment = collect_run_environment(self.environ, self.rootpath, instructions=setup)
+            if self.complete_environment is not None:
+                environment = self.complete_environment(environment)
+            self._environment = environment
         return self._environment
 
     def check_store(self) -> None:
@@ -861,7 +868,10 @@ class BenchSession:
     def _write_export(self, fmt: str, path: Path) -> None:
         summaries = [run.summary for run in self.runs.values() if run.summary is not None]
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, export_text(fmt, summaries))
+        writer = self.export_writers.get(fmt)
+        write_atomically(
+            path, writer(summaries) if writer is not None else export_text(fmt, summaries)
+        )
 
     def _write_report(self, path: Path) -> None:
         """The HTML report of this session's stored runs; a failure is a session error."""
