@@ -762,6 +762,16 @@ class BenchSession:
         if analyses.usage_error is not None:
             self.session_errors.append(f"{slug}: {analyses.usage_error}")
             self.usage_failed = True
+        gated = self.options.compare_fail or bool(self.options.compare_rules)
+        named = self.options.compare not in (None, "latest")
+        if gated and named and comparison is None and analyses.comparison_note:
+            # A gate given a baseline (a file, a name, a run) that holds nothing of this
+            # benchmark never passes silently (issue 47). "latest" without an earlier run is a
+            # history's first run: it says so and becomes the next run's baseline.
+            self.session_errors.append(
+                f"no baseline (--bench-compare-fail): {slug}: {analyses.comparison_note}; "
+                "the gate judged nothing"
+            )
         if regression:
             for row in regressions if self.options.compare_fail else ():
                 self.session_errors.append(
