@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     from pytest_benchsdk._analysis.scoring import ScoreResult
     from pytest_benchsdk.records import TaskRecord
 
+# (PytestBenchmarkHooks, pytest-benchmark's own specifications, are not this plugin's hooks:
+# the plugin declares them when pytest-benchmark does not.)
 __all__ = [
-    "PYTEST_BENCHMARK_HOOKS",
-    "PytestBenchmarkHooks",
     "pytest_benchsdk_record",
     "pytest_benchsdk_scores",
     "pytest_benchsdk_summary",
