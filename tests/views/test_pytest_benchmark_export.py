@@ -15,9 +15,12 @@ from typing import Any
 import attrs
 import pytest
 
-from helpers.runs import config, finish, live_run, record
+from helpers.cli import cli
+from helpers.runs import config, finish, live_run, record, store_run
+from helpers.store_processes import ENV
 from pytest_benchsdk._views.exports import EXPORT_FORMATS, export_text
-from pytest_benchsdk.results import RunSummary
+from pytest_benchsdk.results import BenchmarkRun, RunSummary
+from pytest_benchsdk.store import ResultStore
 
 #: Two benchmarked tests' records as the benchmark fixture makes them (milliseconds per call,
 #: its rounds, its identity as pytest-benchmark names it).
@@ -50,7 +53,7 @@ TESTS = {
 }  # fmt: skip
 
 
-def _summary() -> RunSummary:
+def _run() -> BenchmarkRun:
     bench_config = config(
         participants=list(TESTS),
         iterations=1,
@@ -80,11 +83,19 @@ def _summary() -> RunSummary:
         ]
         for name, (times, rounds, test) in TESTS.items()
     }
-    summary = finish(live_run(bench_config, records))
-    machine = {"node": "ci-1", "python_version": "3.11.7", "machine": "x86_64"}
-    commit = {"id": "abc123", "dirty": False, "project": "demo", "branch": "main"}
-    environment = attrs.evolve(summary.environment, machine_info=machine, commit_info=commit)
-    return attrs.evolve(summary, environment=environment)
+    return live_run(bench_config, records)
+
+
+#: The run environment with pytest-benchmark's machine and commit info (its hooks made them).
+ENVIRONMENT = attrs.evolve(
+    ENV,
+    machine_info={"node": "ci-1", "python_version": "3.11.7", "machine": "x86_64"},
+    commit_info={"id": "abc123", "dirty": False, "project": "demo", "branch": "main"},
+)
+
+
+def _summary() -> RunSummary:
+    return finish(_run(), environment=ENVIRONMENT)
 
 
 def _document() -> dict[str, Any]:
@@ -127,6 +138,24 @@ def test_the_model_keeps_the_figures_both_ways() -> None:
     again = RunSummary.from_json(json.loads(json.dumps(summary.to_json())))
     assert again == summary
     assert export_text("pytest-benchmark", [again]) == export_text("pytest-benchmark", [summary])
+
+
+def test_a_stored_run_exports_the_same_from_the_cli(tmp_path: Path) -> None:
+    store_file = tmp_path / "store.sqlite3"
+    with ResultStore(store_file) as store:
+        summary = store_run(store, _run(), environment=ENVIRONMENT)
+    assert summary.local_run_id is not None
+    out = tmp_path / "out.json"
+    done = cli(
+        "--store", store_file, "export", summary.local_run_id,
+        "--format", "pytest-benchmark", "-o", out,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    stored = json.loads(out.read_text())
+    live = _document()
+    for document in (stored, live):
+        document.pop("datetime")
+    assert stored == live
 
 
 # -- github-action-benchmark's reader -------------------------------------------------------
