@@ -138,6 +138,37 @@ def _json_ref(ref: str, path: Path) -> CompareRef:
     return CompareRef("json", ref, path=path, document=document)
 
 
+#: Where pytest-benchmark keeps its saved runs (its default ``--benchmark-storage``).
+PYTEST_BENCHMARK_STORAGE: Final = Path(".benchmarks")
+
+
+def _pytest_benchmark_machine_id() -> str:
+    """pytest-benchmark's folder of this machine's saved runs (``utils.get_machine_id``)."""
+    import platform
+
+    return "-".join(
+        (
+            platform.system(),
+            platform.python_implementation(),
+            ".".join(platform.python_version_tuple()[:2]),
+            platform.architecture()[0],
+        )
+    )
+
+
+def pytest_benchmark_saved(ref: str, storage: Path = PYTEST_BENCHMARK_STORAGE) -> Path | None:
+    """The run pytest-benchmark saved under ``ref`` as its ``--benchmark-compare=NUM`` finds
+    it: the newest ``<storage>/<this machine>/REF*.json`` (``0001`` finds
+    ``0001_base.json``), else in any machine's folder; None when there is none."""
+    if not ref or any(c in ref for c in "/\\*?[]") or not storage.is_dir():
+        return None
+    for folder in (_pytest_benchmark_machine_id(), "*"):
+        found = sorted(storage.glob(f"{folder}/{ref}*.json"), key=lambda f: (f.name, str(f)))
+        if found:
+            return found[-1]
+    return None
+
+
 def resolve_ref(store: ResultStore | None, ref: str, store_path: object = None) -> CompareRef:
     """What ``ref`` names, or :class:`RunRefError` saying why it names nothing: a ``.json``
     path is a file; otherwise a stored run id, then a baseline name, then a unique prefix of a
@@ -147,9 +178,12 @@ def resolve_ref(store: ResultStore | None, ref: str, store_path: object = None) 
     path = Path(ref)
     if ref.endswith(".json"):
         return _json_ref(ref, path)
+    saved = pytest_benchmark_saved(ref) if not path.is_file() else None
     if store is None:
         if path.is_file():
             return _json_ref(ref, path)
+        if saved is not None:
+            return _json_ref(str(saved), saved)
         where = f" at {store_path}" if store_path is not None else ""
         raise RunRefError(
             f"no results store{where} to find baseline {ref} in (a run id or baseline name "
@@ -162,6 +196,8 @@ def resolve_ref(store: ResultStore | None, ref: str, store_path: object = None) 
         pass
     if store.baselines(ref):
         return CompareRef("name", ref)
+    if saved is not None:  # pytest-benchmark's --benchmark-compare=0001
+        return _json_ref(str(saved), saved)
     try:
         return CompareRef("run", ref, run_id=find_run(store, ref).run_id)
     except RunRefError as exc:

@@ -204,3 +204,27 @@ def test_a_gate_whose_baseline_has_nothing_of_a_benchmark_fails_the_session(
         ]
     )
     assert result.ret == 1
+
+
+@pytest.mark.parametrize("store", [True, False], ids=["store", "no-store"])
+def test_a_saved_runs_number_names_it_as_pytest_benchmark_compare_does(
+    pytester: pytest.Pytester, store: bool
+) -> None:
+    from pytest_benchsdk.results._baselines import _pytest_benchmark_machine_id
+
+    _suite(pytester, "")
+    folder = pytester.path / ".benchmarks" / _pytest_benchmark_machine_id()
+    tests = ("test_build", "test_sizes[1]", "test_sizes[2]")
+    for number, seconds in (("0001", 1e-3), ("0002", 2e-3)):
+        _pytest_benchmark_file(
+            folder / f"{number}_base.json",
+            {f"bench_packages.py::{name}": seconds for name in tests},
+            data=True,
+        )
+    args = ["--bench", "--bench-compare=0001", "--bench-compare-fail=min:5%", "-p", "no:randomly"]
+    result = pytester.runpytest_inprocess(*args, *([] if store else ["--bench-no-store"]))
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*Compared with 0001_base.json (pytest-benchmark)*"])
+    # 0001 (rounds of 0.98–1.02 ms), not 0002 (twice those).
+    result.stdout.fnmatch_lines(["*test_build (time_ms) min:5%: 980 → *"])
+    assert result.ret == 0
