@@ -348,3 +348,31 @@ def test_a_benchmarked_test_s_rounds_get_the_fixture_s_advice_and_no_iteration_c
         assert "--bench-warmup" not in message
         assert "step(" not in message
         assert "iterations or" not in message
+
+
+def _with_outlier(n: int) -> list[float]:
+    """73–80 ms with one 1.1 s sample in the middle of the run (not the first)."""
+    return [1100.0 if i == 7 else 73.0 + (i * 7) % 8 for i in range(n)]
+
+
+def test_high_variance_judges_the_samples_the_statistics_use() -> None:
+    # 24 samples: the statistics trim one from each end, the 1.1 s sample with them, so their
+    # 77/80/80 ms do not spread (issue 46: "181%" beside 73.6/79.6/80.8 ms).
+    samples = {"t_ms": _with_outlier(24)}
+    found = run_warnings("a", samples, iterations=24, units={"t_ms": "ms"})
+    assert HIGH_VARIANCE not in [w.code for w in found]
+    # A metric trimmed less (its scoring's trim=0) keeps the outlier, and is judged with it.
+    kept = run_warnings("a", samples, iterations=24, units={"t_ms": "ms"}, trims={"t_ms": 0.0})
+    assert HIGH_VARIANCE in [w.code for w in kept]
+
+
+def test_high_variance_names_the_outlier_that_makes_it() -> None:
+    (warning,) = [
+        w
+        for w in run_warnings("a", {"t_ms": _with_outlier(16)}, iterations=16, units={"t_ms": "ms"})
+        if w.code == HIGH_VARIANCE
+    ]
+    assert warning.message.startswith(
+        "coefficient of variation 182% (over 30%) of the 16 samples; one sample of 1.10 s, "
+        "14.3× the median (77.0 ms) (without it: 3%): "
+    ), warning.message

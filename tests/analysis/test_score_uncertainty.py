@@ -153,6 +153,7 @@ def test_to_json() -> None:
         "skipped",
         "level",
         "resamples",
+        "samples",
     }
     json.dumps(data, allow_nan=False)
 

@@ -1,6 +1,7 @@
 """A scored metric that no iteration measured (``measure()`` inside a ``with step(...)`` block
 writes to the step's data, which scoring does not read) scores nothing: the session says why,
-in the terminal, ``--bench-json`` and Markdown, instead of ranking everyone at 0."""
+in the terminal, ``--bench-json`` and Markdown, instead of ranking everyone at 0, and fails
+with one error line (issue 46: nothing passes on nothing)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,14 @@ def test_the_session_says_the_scored_metric_was_never_measured(
     result = pytester.runpytest_inprocess(
         "--bench", "--bench-dry-run", "--bench-json", "run.json", "--bench-markdown", "run.md"
     )
-    result.assert_outcomes(passed=10)
+    result.assert_outcomes(passed=10, errors=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "  ERROR scoring on hash_ms: no participant measured hash_ms; the keys there "
+            "are: latency_ms, *",
+        ]
+    )
     result.stdout.fnmatch_lines(
         [
             "  warning [unmeasured-metric] sha256, md5 (hash_ms): scored, but no passing iteration"
@@ -55,5 +63,6 @@ def test_silenced_by_its_code(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess(
         "--bench", "--bench-dry-run", "--bench-warnings-ignore", "unmeasured-metric"
     )
-    result.assert_outcomes(passed=10)
+    # The warning is silenced; the session still fails on the key nobody measured.
+    result.assert_outcomes(passed=10, errors=1)
     assert "unmeasured-metric" not in result.stdout.str()

@@ -106,14 +106,20 @@ def test_statistics_follow_the_summary_tables_percentile_rule() -> None:
     assert mean.observed == 50.5
 
 
-def test_messages_are_rounded_and_times_scaled_with_the_limit() -> None:
+def test_messages_are_rounded_and_in_the_unit_the_limit_was_written_in() -> None:
     stats = SampleStats.of([93.470848, 10.0, 12.0])
     breach = evaluate_threshold(parse_threshold("dumps_ms", "p95 < 30"), "json", stats=stats,
                                 unit="ms")  # fmt: skip
     assert breach.message() == "json: dumps_ms p95 = 93.5 ms, threshold < 30 ms: breached"
     tiny = evaluate_threshold(parse_threshold("step_ms", "median < 0.02"), "p",
                               stats=SampleStats.of([0.0112]), unit="ms")  # fmt: skip
-    assert tiny.message() == "p: step_ms median = 11.2 µs, threshold < 20 µs: ok"
+    # The limit as written (0.02, a step_ms's unit), the value beside it in that unit.
+    assert tiny.message() == "p: step_ms median = 0.0112 ms, threshold < 0.02 ms: ok"
+    # Issue 46: "p95 < 600" on a metric in ms read "< 0.6 s" beside a p95 of 1.24 s.
+    slow = evaluate_threshold(parse_threshold("request_ms", "p95 < 600"), "api",
+                              stats=SampleStats.of([100.0, 1240.0]), unit="ms",
+                              scale=1240.0)  # fmt: skip
+    assert slow.message() == "api: request_ms p95 = 1240 ms, threshold < 600 ms: breached"
 
 
 def _summary(records: list[TaskRecord]):  # type: ignore[no-untyped-def]

@@ -105,3 +105,34 @@ def test_the_samples_behind_a_statistic_are_those_its_summary_took() -> None:
     assert metric_values(p, "ops", samples, None) == samples.metric("ops")
     assert metric_values(p, "ops", samples, {"ops": [1.0]}) == [1.0]
     assert metric_values(p, "ops", None, {"ops": [1.0]}) == []
+
+
+def test_an_unchanged_verdict_whose_interval_leaves_out_one_names_the_test_that_decided() -> None:
+    # Three samples each, far apart: the bootstrap interval of the ratio leaves out 1×, but
+    # the rank test cannot reach p < 0.05 with 3 against 3 (issue 46: words and numbers).
+    records = {
+        "a": [record(i, data={"ops": v}) for i, v in enumerate([10.0, 11.0, 12.0])],
+        "b": [record(i, data={"ops": v}) for i, v in enumerate([18.0, 19.0, 20.0])],
+    }
+    bench = config(participants=list(records), iterations=3)
+    ran = list(finish(live_run(bench, records), resamples=300).ran_participants)
+    relative = relative_summary(ran, "ops", "ops", "", True, _values(records))
+    assert relative is not None
+    (row,) = relative.rows
+    assert row.verdict == "unchanged"
+    assert row.low > 1
+    assert row.decided_by == "mann-whitney"
+    assert row.p_value is not None
+    assert row.alpha is not None
+    assert row.p_value >= row.alpha
+    # And it survives the model's JSON.
+    assert type(row).from_json(row.to_json()) == row
+
+
+def test_an_interval_that_says_it_names_nothing_else() -> None:
+    records = {"a": _records(10), "b": _records(10)}
+    relative = relative_summary(_participants(records), "ops", "ops", "", True, _values(records))
+    assert relative is not None
+    (row,) = relative.rows
+    assert row.verdict == "unchanged"
+    assert row.decided_by is None

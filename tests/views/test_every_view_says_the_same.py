@@ -137,10 +137,10 @@ def test_threshold_verdicts_are_in_every_view_with_units(views: dict[str, Any]) 
     assert breach["outcome"] == "failed"
     assert breach["phase"] == "cold"
     message = breach["message"]
-    # In the unit the score table's row reads, three significant digits (never "1234 µs").
+    # In the unit the limit was written in (dumps_ms: ms), three significant digits (issue 46:
+    # never "< 0.0005 s" or a value in another unit than the limit's).
     shown = re.fullmatch(
-        r"json · cold: dumps_ms p95 = (\d{1,3}(?:\.\d+)?) (µs|ms), threshold < 0\.5 ms: "
-        "breached",
+        r"json · cold: dumps_ms p95 = (\d+(?:\.\d+)?) ms, threshold < 0\.5 ms: breached",
         message,
     )
     assert shown, message
@@ -151,7 +151,8 @@ def test_threshold_verdicts_are_in_every_view_with_units(views: dict[str, Any]) 
     at = next(i for i, line in enumerate(views["terminal"]) if line.startswith("    2  json"))
     cold_row = next(line for line in views["terminal"][at:] if "json · cold" in line)
     triple, unit = cold_row.split()[4], cold_row.split()[5]
-    assert f"p95 = {triple.split('/')[1]} {unit}" in message
+    in_ms = float(triple.split("/")[1]) * {"µs": 1e-3, "ms": 1.0}[unit]
+    assert float(shown.group(1)) == pytest.approx(in_ms, rel=0.01)
     for lines in (views["terminal"], views["show"]):
         assert "  Thresholds: 6 passed, 6 failed, 4 skipped" in lines
         assert f"    FAILED {message}" in lines

@@ -116,7 +116,8 @@ def test_a_threshold_line_never_mixes_units() -> None:
     verdict = ThresholdVerdict(
         Threshold("step_ns", "p95", "<", 3000.0), "p1", 7930.0, False, unit="ns"
     )
-    assert verdict.message() == "p1: step_ns p95 = 7.93 µs, threshold < 3 µs: breached"
+    # One unit on the line, the one the limit was written in (issue 46).
+    assert verdict.message() == "p1: step_ns p95 = 7930 ns, threshold < 3000 ns: breached"
 
 
 @pytest.mark.parametrize(
@@ -206,3 +207,29 @@ def test_instructions_have_the_count_unit() -> None:
     # A declared unit still wins; a time key keeps its time unit.
     assert metric_unit(INSTRUCTIONS_KEY, "ops") == "ops"
     assert metric_unit("cpu_ms", None) == "ms"
+
+
+def test_a_column_of_times_reads_in_one_unit_chosen_from_its_medians() -> None:
+    # Issue 46: "0.0755/0.0980/1.10 s" beside "127/140/145 ms" in one column.
+    from helpers.runs import config, finish, live_run, record
+    from pytest_benchsdk._views.markdown import markdown_summary
+    from pytest_benchsdk._views.text import summary_lines
+
+    def latencies(values: list[float]) -> list:  # type: ignore[type-arg]
+        return [record(i, v, data={"wait_ms": v}) for i, v in enumerate(values)]
+
+    # 19 samples: nothing trimmed, so the 1.1 s sample is the p95 and p99.
+    spiky = [75.5] * 17 + [98.0, 1100.0]
+    steady = [127.0] * 17 + [140.0, 145.0]
+    records = {"spiky": latencies(spiky), "steady": latencies(steady)}
+    bench = config(participants=list(records), iterations=19)
+    summary = finish(live_run(bench, records))
+    text = "\n".join(summary_lines(summary))
+    assert "75.5/1100/1100 ms" in text, text
+    assert "127/145/145 ms" in text, text
+    assert "1.10 s" not in text, text
+    markdown = markdown_summary([summary])
+    assert "75.5/1100/1100 ms" in markdown
+    assert "1.10 s" not in markdown
+    # A count keeps its own prefix: whole numbers beside "1.23 M instr".
+    assert stat_triple(9_732, 9_734, 9_734, "instr", reference=1.23e6) == "9,732/9,734/9,734 instr"

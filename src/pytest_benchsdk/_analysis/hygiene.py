@@ -21,8 +21,9 @@ from typing import Any, Final
 import attrs
 
 from pytest_benchsdk._analysis.kendall import kendall_trend
-from pytest_benchsdk._analysis.stats import finite_samples
-from pytest_benchsdk._base.numbers import TIME_UNITS, quantity
+from pytest_benchsdk._analysis.stats import DEFAULT_TRIM, finite_samples
+from pytest_benchsdk._base.numbers import TIME_UNITS, quantity, significant
+from pytest_benchsdk._base.percentiles import trimmed_range
 
 __all__ = [
     "FAILURE_RATE",
@@ -64,6 +65,9 @@ _P99_MIN_SAMPLES: Final = 100
 _FIRST_OUTLIER_Z: Final = 10.0
 _FIRST_OUTLIER_MIN_SAMPLES: Final = 5  # the first, and at least four to measure it against
 _HIGH_VARIANCE_CV: Final = 0.30
+# A sample the high-variance message names as an outlier: as far from the median as a first
+# outlier must be (modified z-score over 10), at most this many of them named.
+_NAMED_OUTLIERS: Final = 3
 # A trend needs both: Kendall's tau of (index, value) significant at 1 %, and a drift worth
 # acting on (the last third's median 10 % away from the first third's), because with thousands
 # of samples a negligible drift is significant too.
@@ -158,6 +162,9 @@ class Series:
     #: The samples are a benchmarked test's rounds (the ``benchmark`` fixture's): the advice
     #: names the fixture's knobs, not a bench file's.
     rounds: bool = False
+    #: The share the statistics trim from each end (upstream's trim: the metric's, else 5 %):
+    #: ``high-variance`` judges the samples the statistics use.
+    trim: float = DEFAULT_TRIM
 
 
 def _p99_check(series: Series) -> str | None:
@@ -171,7 +178,7 @@ def _first_outlier_check(series: Series) -> str | None:
 
 
 def _high_variance_check(series: Series) -> str | None:
-    return _high_variance(series.values, rounds=series.rounds)
+    return _high_variance(series.values, series.unit, series.trim, rounds=series.rounds)
 
 
 def _trend_check(series: Series) -> str | None:
@@ -207,6 +214,7 @@ def run_warnings(
     scored: Collection[str] = (),
     phase: str | None = None,
     rounds: bool = False,
+    trims: Mapping[str, float] | None = None,
 ) -> list[RunWarning]:
     """Warnings about one participant's run (or one ``phase`` of it: the caller passes that
     phase's samples, iterations and warm-up, and each warning names the phase): ``samples``
@@ -217,7 +225,8 @@ def run_warnings(
     them); ``warmup`` the warm-up iterations run before the measured ones; ``scored`` the
     metrics the participant's score is made of; ``rounds``: the participant is a benchmarked
     test (the ``benchmark`` fixture's), whose samples are its rounds: the advice names the
-    fixture's knobs, and the codes about iterations (``failure-rate``: the test failed, and
+    fixture's knobs; ``trims`` the metrics' trims (the statistics', 5 % when not given), and the
+    codes about iterations (``failure-rate``: the test failed, and
     says so; ``unmeasured-metric``: its record always has its times) do not apply.
 
     Codes, in this order (each code's findings in ``samples`` order):
@@ -233,7 +242,9 @@ def run_warnings(
       measured iteration pays for. Needs at least 5 samples, and spread among the others (a
       MAD of 0 gives no z-score).
     * ``high-variance``: coefficient of variation (sample standard deviation / mean) above
-      30 %, for a positive mean.
+      30 %, for a positive mean, of the samples the statistics use (trimmed as they trim);
+      the message names the samples far from the others among them (modified z-score over
+      10), and how much of the spread they make.
     * ``trend``: Kendall's tau of (index, value) with p < 0.01 (scipy's ``kendalltau``,
       computed without scipy by :func:`~pytest_benchsdk._analysis.kendall.kendall_trend`) and the
       last third's median at least 10 % away from the first third's. Needs at least 10 samples.
@@ -280,6 +291,7 @@ def run_warnings(
             p99_counts=p99_metrics is None or metric in p99_metrics,
             phase=phase,
             rounds=rounds,
+            trim=(trims or {}).get(metric, DEFAULT_TRIM),
         )
         for code, check in SERIES_CHECKS:
             message = check(series)
@@ -388,25 +400,81 @@ def _first_round_outlier(values: Sequence[float], unit: str) -> str | None:
     )
 
 
-def _high_variance(values: Sequence[float], *, rounds: bool = False) -> str | None:
+def _coefficient_of_variation(values: Sequence[float]) -> float | None:
+    """Sample standard deviation over mean; None without two values or a positive mean."""
     if len(values) < 2:
         return None
     mean = statistics.fmean(values)
     if mean <= 0:
-        return None  # a coefficient of variation needs a positive mean
-    cv = statistics.stdev(values, xbar=mean) / mean
-    if cv <= _HIGH_VARIANCE_CV:
         return None
+    return statistics.stdev(values, xbar=mean) / mean
+
+
+def _far_samples(values: Sequence[float]) -> list[float]:
+    """The samples far from the others (modified z-score over :data:`_FIRST_OUTLIER_Z`), the
+    farthest first; none when the spread around the median (MAD) is 0."""
+    median = statistics.median(values)
+    mad = statistics.median([abs(value - median) for value in values])
+    if mad == 0:
+        return []
+    far = [v for v in values if abs(0.6745 * (v - median) / mad) > _FIRST_OUTLIER_Z]
+    return sorted(far, key=lambda v: -abs(v - median))
+
+
+def _outlier_text(far: Sequence[float], median: float, unit: str) -> str:
+    """``one sample of 1.10 s, 15× the median (73.6 ms)`` / ``3 samples far from the median
+    (73.6 ms): 1.10 s (15×), …``."""
+
+    def times(value: float) -> str:
+        return f"{significant(value / median)}×" if median > 0 else ""
+
+    if len(far) == 1:
+        ratio = f", {times(far[0])} the median" if median > 0 else " against a median"
+        return f"one sample of {quantity(far[0], unit)}{ratio} ({quantity(median, unit)})"
+    named = ", ".join(
+        f"{quantity(v, unit)}" + (f" ({times(v)})" if median > 0 else "")
+        for v in far[:_NAMED_OUTLIERS]
+    )
+    more = f" and {len(far) - _NAMED_OUTLIERS} more" if len(far) > _NAMED_OUTLIERS else ""
+    return f"{len(far)} samples far from the median ({quantity(median, unit)}): {named}{more}"
+
+
+def _high_variance(
+    values: Sequence[float], unit: str = "", trim: float = DEFAULT_TRIM, *, rounds: bool = False
+) -> str | None:
+    ordered = sorted(values)
+    first, kept = trimmed_range(len(ordered), trim)
+    used = ordered[first : first + kept]
+    cv = _coefficient_of_variation(used)
+    if cv is None or cv <= _HIGH_VARIANCE_CV:
+        return None
+    dropped = len(ordered) - len(used)
+    of = (
+        f"of the {len(used)} samples the statistics use ({dropped} trimmed)"
+        if dropped
+        else (f"of the {len(used)} samples")
+    )
+    spread = f"coefficient of variation {cv:.0%} (over {_HIGH_VARIANCE_CV:.0%}) {of}"
+    far = _far_samples(used)
+    if far:
+        median = statistics.median(used)
+        rest = list(used)
+        for value in far:
+            rest.remove(value)
+        without = _coefficient_of_variation(rest)
+        spread += f"; {_outlier_text(far, median, unit)}"
+        if without is not None:
+            spread += f" (without {'it' if len(far) == 1 else 'them'}: {without:.0%})"
     if rounds:
         return (
-            f"coefficient of variation {cv:.0%} (over {_HIGH_VARIANCE_CV:.0%}): the rounds "
+            f"{spread}: the rounds "
             "spread widely, so small differences between tests are noise; make each round "
             "longer (@pytest.mark.benchmark(min_time=...), benchmark.pedantic(..., "
             "iterations=...)), keep the GC out (disable_gc=True) or look for an unstable "
             "environment"
         )
     return (
-        f"coefficient of variation {cv:.0%} (over {_HIGH_VARIANCE_CV:.0%}): the samples "
+        f"{spread}: the samples "
         "spread widely, so small differences between participants are noise; run more "
         "iterations or look for an unstable environment"
     )

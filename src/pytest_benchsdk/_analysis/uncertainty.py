@@ -57,7 +57,10 @@ class ScoreUncertainty:
 
     ``score`` is upstream's composite on the real records; ``low``/``high`` bound it at
     ``level``; ``rank`` is its place in the ranking (1 = best); ``rank_probabilities[i]`` is the
-    share of resamples in which the participant had rank ``i + 1``.
+    share of resamples in which the participant had rank ``i + 1``. ``samples`` is how many
+    records the participant's resamples draw from: from one (an IDE running one iteration)
+    every resample is that record, and the views show no interval (None: not known, a run
+    stored before it was kept).
     """
 
     participant: str
@@ -69,6 +72,12 @@ class ScoreUncertainty:
     skipped: bool
     level: float
     resamples: int
+    samples: int | None = None
+
+    @property
+    def from_one_sample(self) -> bool:
+        """The interval is of one record's score: it says nothing of how sure the score is."""
+        return self.samples is not None and self.samples < 2
 
     def to_json(self) -> dict[str, Any]:
         """A JSON object with camelCase keys (as ``--bench-json``)."""
@@ -82,6 +91,7 @@ class ScoreUncertainty:
             "skipped": self.skipped,
             "level": self.level,
             "resamples": self.resamples,
+            "samples": self.samples,
         }
 
     @classmethod
@@ -99,6 +109,7 @@ class ScoreUncertainty:
             skipped=bool(data.get("skipped", False)),
             level=float(data.get("level", 0.95)),
             resamples=int(data.get("resamples", 0)),
+            samples=None if data.get("samples") is None else int(data["samples"]),
         )
 
 
@@ -180,6 +191,7 @@ def score_uncertainty(
                 skipped=points[i].skipped,
                 level=level,
                 resamples=resamples,
+                samples=len(participants[i].records),
             )
         )
     return results

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "TIME_UNITS",
     "change_of_values",
     "change_text",
+    "column_scale",
     "count_scale",
     "exact_count",
     "in_unit",
@@ -201,9 +202,24 @@ def row_scale(values: Sequence[float]) -> float:
     return max(finite, default=0.0)
 
 
-def stat_triple(median: float, p95: float, p99: float, unit: str | None) -> str:
-    """``med/p95/p99`` with one unit, scaled by the largest of them (:func:`row_scale`)."""
-    return in_unit([median, p95, p99], unit, row_scale([median, p95, p99]))
+def stat_triple(
+    median: float, p95: float, p99: float, unit: str | None, reference: float | None = None
+) -> str:
+    """``med/p95/p99`` with one unit: a time in the display unit of ``reference`` (a table
+    column's, so that every row of it reads in one unit: :func:`column_scale`), else scaled by
+    the largest of them (:func:`row_scale`), as a count always is (``9,732 instr`` whole beside
+    ``1.23 M instr``, never ``0.00973 M instr``)."""
+    own = row_scale([median, p95, p99])
+    scale = reference if reference and is_time_unit(unit) else own
+    return in_unit([median, p95, p99], unit, scale)
+
+
+def column_scale(medians: Iterable[float | None]) -> float | None:
+    """The value a column of ``med/p95/p99`` cells is scaled by: its largest finite median,
+    so every row reads in one unit (``75.5/98.0/1100 ms`` beside ``127/140/145 ms``, never
+    ``0.0755/0.0980/1.10 s``); None without a positive one (each row then scales itself)."""
+    finite = [abs(m) for m in medians if m is not None and math.isfinite(m) and m != 0]
+    return max(finite, default=None)
 
 
 def percent(share: float) -> str:

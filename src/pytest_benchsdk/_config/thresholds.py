@@ -35,8 +35,15 @@ from typing import Any, Final, Protocol
 import attrs
 
 from pytest_benchsdk._base.js import py_number
-from pytest_benchsdk._base.numbers import in_unit, is_count_unit, is_time_unit, limit_in_unit
+from pytest_benchsdk._base.numbers import (
+    in_unit,
+    is_count_unit,
+    is_time_unit,
+    limit_in_unit,
+    significant,
+)
 from pytest_benchsdk._base.percentiles import statistic_label
+from pytest_benchsdk._base.spelling import closest_within
 
 __all__ = [
     "LATENCY_KEY",
@@ -124,9 +131,9 @@ class ThresholdVerdict:
     passed: bool
     unit: str = ""
     skipped: str | None = None
-    #: The value whose time unit the message uses: the row's scale (``_numbers.row_scale`` of
-    #: med/p95/p99), as the tables scale a participant's row, so the message reads the number
-    #: the table prints (None: observed).
+    #: The value whose prefix a count's message uses: the row's scale (``_numbers.row_scale``
+    #: of med/p95/p99), as the tables scale a participant's row (None: observed). A time is
+    #: written in the metric's own unit, the one the limit was written in.
     scale: float | None = None
     #: For a metric the participant never measured: what it did measure, and the closest
     #: key (a misspelt key reads as a typo, not as a participant that measured nothing).
@@ -143,10 +150,11 @@ class ThresholdVerdict:
         return "passed" if self.passed else "failed"
 
     def message(self) -> str:
-        """One line: participant, metric, statistic, the observed value (rounded, in the unit
-        the tables print the participant's row in) and the limit as written, a time limit in
-        that same unit (``json: dumps_ms p95 = 93.5 ms, threshold < 30 ms: breached``;
-        ``memory: insert_ms p95 = 434 µs, threshold < 5000 µs: ok``)."""
+        """One line: participant, metric, statistic, the observed value (three significant
+        digits) and the limit as written, both in the unit the user wrote the limit in, the
+        metric's (``json: dumps_ms p95 = 93.5 ms, threshold < 30 ms: breached``; ``api:
+        request_ms p95 = 1235 ms, threshold < 600 ms: breached``, never ``< 0.6 s``); a
+        count with the prefix the tables use (``1.23 M instr, threshold < 1.2 M instr``)."""
         t = self.threshold
         who = self.participant if t.phase is None else f"{self.participant} · {t.phase}"
         statistic = statistic_label(t.statistic, self.lower_is_better) if t.statistic else ""
@@ -160,7 +168,7 @@ class ThresholdVerdict:
                 f": {self.hint}" if self.hint else ""
             )
         verdict = "ok" if self.passed else "breached"
-        value = in_unit([self.observed], self.unit, reference)
+        value = _observed_text(self.observed, self.unit, reference)
         return f"{head} = {value}, threshold {limit}: {verdict}"
 
     def to_json(self) -> dict[str, Any]:
@@ -210,9 +218,14 @@ class ThresholdVerdict:
 
 
 def closest_key(key: str, keys: Sequence[str]) -> str | None:
-    """The key of ``keys`` that ``key`` most likely misspells (None: none is close)."""
+    """The key of ``keys`` that ``key`` most likely misspells (None: none is close): the
+    fewest edits away when one is at most two edits away (``througput_rps`` →
+    ``throughput_rps``), else the closest by difflib's ratio."""
     import difflib
 
+    near = closest_within(key, keys)
+    if near is not None:
+        return near
     found = difflib.get_close_matches(key, list(keys), n=1, cutoff=0.6)
     return found[0] if found else None
 
@@ -227,11 +240,21 @@ def unmeasured_hint(key: str, measured: Sequence[str]) -> str:
 
 
 def _limit_text(limit: float, unit: str, reference: float | None = None) -> str:
-    """The limit as the user wrote it, in the metric's unit (``5 ms``); a time limit in the
-    display unit of ``reference`` (the observed value's), when there is one (``3 µs``)."""
-    if reference is not None and (is_time_unit(unit) or is_count_unit(unit)):
+    """The limit as the user wrote it, in the metric's unit (``600 ms``, never ``0.6 s``); a
+    count limit with the prefix of ``reference`` (the observed count's), when there is one
+    (``2 M instr``)."""
+    if reference is not None and is_count_unit(unit):
         return limit_in_unit(limit, unit, reference)
     return f"{py_number(limit)} {unit}" if unit else py_number(limit)
+
+
+def _observed_text(observed: float, unit: str, reference: float | None) -> str:
+    """The observed value beside the limit: a time in the metric's own unit, the unit the
+    limit was written in (``p95 = 1235 ms, threshold < 600 ms``: one unit on the line, the
+    user's); anything else as the tables write it (a count with the prefix of ``reference``)."""
+    if is_time_unit(unit):
+        return f"{significant(observed)} {unit}"
+    return in_unit([observed], unit, reference)
 
 
 def parse_threshold(metric: str, expression: object) -> Threshold:

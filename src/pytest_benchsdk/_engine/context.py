@@ -30,6 +30,7 @@ from pytest_benchsdk._engine.steps import (
     StepRow,
     StepRunner,
     is_step_outcome,
+    per_call_metrics,
     step_records,
 )
 from pytest_benchsdk._engine.taskerror import TaskError, error_code_of, is_task_error
@@ -631,6 +632,10 @@ def _assemble(
             data[CPU_KEY] = snapshot.cpu_ms  # the user's own cpu_ms wins
         if snapshot.instructions is not None and INSTRUCTIONS_KEY not in data:
             data[INSTRUCTIONS_KEY] = snapshot.instructions
+        for name, per_call in per_call_metrics(snapshot.steps).items():
+            # A calibrated step's per-call time is a metric named after the step; a value
+            # the task measured or returned under that name wins (its own, as for cpu_ms).
+            data.setdefault(name, per_call)
         data = _with_phase(data, phase)
         returned = task_result.latency_ms
         if returned is not None and is_finite(returned):

@@ -70,6 +70,7 @@ __all__ = [
     "StepRunner",
     "StepState",
     "is_step_outcome",
+    "per_call_metrics",
     "step_records",
 ]
 
@@ -1211,6 +1212,19 @@ def step_records(rows: Iterable[StepRow], clock: Clock) -> list[StepRecord]:
             )
         )
     return records
+
+
+def per_call_metrics(rows: Iterable[StepRow]) -> dict[str, float | list[float]]:
+    """The per-call time of each calibrated step (``step(name, fn, calls=...)``) that
+    succeeded, keyed by the step's name: the metrics an iteration's record adds to its data.
+    A step timed once in the iteration gives one number (milliseconds per call, the step's
+    latency); a step timed several times gives a list, one figure per timing, in start order
+    (each a sample, as scoring reads a list)."""
+    figures: dict[str, list[float]] = {}
+    for name, started, ended, status, _, _, _, _, calls in rows:
+        if calls is not None and status == "success":
+            figures.setdefault(name, []).append(_per_call_ms(started, ended, calls))
+    return {name: values[0] if len(values) == 1 else values for name, values in figures.items()}
 
 
 def _per_call_ms(started: float, ended: float, calls: int) -> float:

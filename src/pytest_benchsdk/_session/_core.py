@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
+from pytest_benchsdk._analysis.baseline.metrics import COUNT_METRICS, CPU_METRIC
 from pytest_benchsdk._analysis.scoring import ScoreResult, ScoringSpecError
 from pytest_benchsdk._base.awaitables import resolve_awaitable
 from pytest_benchsdk._base.coordination import StepCoordination
@@ -30,6 +31,7 @@ from pytest_benchsdk._base.files import creation_problem, write_atomically
 from pytest_benchsdk._base.modes import DRY_RUN_LINE, pool_ignored_line
 from pytest_benchsdk._base.redact import Redactor
 from pytest_benchsdk._base.runenv import RunEnvironment, collect_run_environment
+from pytest_benchsdk._base.spelling import closest_within
 from pytest_benchsdk._config.thresholds import Threshold
 from pytest_benchsdk._engine.benchfile import BenchFile
 from pytest_benchsdk._engine.payload import RecordPayload
@@ -43,6 +45,7 @@ from pytest_benchsdk._views.json import benchmark_json, json_document, json_text
 from pytest_benchsdk._views.markdown import markdown_summary
 from pytest_benchsdk.records import TaskRecord
 from pytest_benchsdk.results import (
+    LATENCY,
     Analyses,
     Baseline,
     BaselineRefused,
@@ -375,6 +378,8 @@ class BenchSession:
             self.secrets.add(self.platform.secrets)
             for line in self.platform.header_lines():
                 self._write(f"benchsdk: {line}")
+        for line in self._compare_on_lines(runs):
+            self._write(f"benchsdk: {line}")
         for run in runs:
             for line in run_header_lines(run):
                 self._write(line)
@@ -390,6 +395,30 @@ class BenchSession:
                     f'  Readiness barriers (step readiness="poll") are inactive {inactive}: '
                     "such steps proceed at once."
                 )
+
+    def _compare_on_lines(self, runs: Sequence[BenchmarkRun]) -> list[str]:
+        """Before anything runs: a ``--bench-compare-on`` key that is no key the benchmarks
+        declare (scored, displayed, thresholded) or the runner records, and is one or two edits
+        from one (``cpu_msx``). Said at once, as a likely typo; only the end knows what the
+        tasks measured, and fails the session on a key nobody did."""
+        if self.options.compare is None or not self.options.compare_on:
+            return []
+        known = {LATENCY, CPU_METRIC, *COUNT_METRICS}
+        for run in runs:
+            catalog = run.catalog()
+            known.update(info.key for info in catalog.scored)
+            known.update(catalog.display)
+            known.update(t.metric for t in run.config.thresholds or ())
+        lines = []
+        for key in self.options.compare_on:
+            closest = None if key in known else closest_within(key, sorted(known))
+            if closest is not None:
+                lines.append(
+                    f"--bench-compare-on: {key} is no key the benchmarks declare or the runner "
+                    f"records (did you mean {closest}?); if a task measures it, the comparison "
+                    "judges it, else the session fails when the run ends"
+                )
+        return lines
 
     def _barriers_inactive(self, distributed: bool) -> str | None:
         """Why no readiness barrier can hold in this session, or ``None``."""
@@ -689,7 +718,7 @@ class BenchSession:
             analyses = self._guard(run, "the run's analyses", partial(self._analyse, run))
             if analyses is not None:
                 run.analyses = analyses
-                for error in analyses.errors:
+                for error in (*analyses.errors, *analyses.unmeasured):
                     self.add_error(run, error)
         if config.on_complete is not None and not self.stopping:
             on_complete = config.on_complete
@@ -760,7 +789,9 @@ class BenchSession:
                     f"[{warning.code}] {warning.subject}{metrics}: {warning.message}"
                 )
         if analyses.usage_error is not None:
-            self.session_errors.append(f"{slug}: {analyses.usage_error}")
+            self.session_errors.extend(
+                f"{slug}: {line}" for line in analyses.usage_error.split("\n")
+            )
             self.usage_failed = True
         gated = self.options.compare_fail or bool(self.options.compare_rules)
         named = self.options.compare not in (None, "latest")

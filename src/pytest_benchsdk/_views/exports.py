@@ -57,6 +57,8 @@ __all__ = [
 EXPORT_FORMATS: Final = ("gab", "gab-bigger", "bmf", PYTEST_BENCHMARK)
 #: The statistics each metric is exported as.
 EXPORT_STATISTICS: Final = ("median", "p95", "p99")
+#: The iteration's CPU time (the executor's ``cpu_ms``).
+_CPU: Final = "cpu_ms"
 #: The composite score's measure (bigger is better).
 SCORE: Final = "score"
 
@@ -88,21 +90,24 @@ class ExportEntry:
 
 
 def _metrics(
-    p: ParticipantSummary | PhaseSummary,
+    p: ParticipantSummary | PhaseSummary, per_call: bool = False
 ) -> Iterator[tuple[str, str, bool, SampleStats]]:
-    """``(key, unit, smaller is better, stats)`` of the latency and each measured metric."""
-    if p.latency is not None:
+    """``(key, unit, smaller is better, stats)`` of the latency and each measured metric (the
+    latency and the iteration's CPU time left out of a benchmark judged per call: there they
+    measure the calibration loops' length)."""
+    if p.latency is not None and not per_call:
         yield LATENCY, "ms", True, p.latency
     for m in p.metrics:
-        if m.stats is not None:
+        if m.stats is not None and not (per_call and m.key == _CPU):
             yield m.key, m.unit, m.lower_is_better is not False, m.stats
 
 
 def export_entries(summaries: Iterable[RunSummary]) -> list[ExportEntry]:
     """Every exported number of the runs: per participant that passed an iteration, the
-    latency and each metric as median, p95 and p99 (then the same of each of its phases, with
-    phases), then the composite score of a scored run. Non-finite numbers (a metric with no
-    finite sample) are left out."""
+    latency (not of a benchmark of calibrated steps, :attr:`RunSummary.per_call`: their
+    per-call metrics are the figures) and each metric as median, p95 and p99 (then the same
+    of each of its phases, with phases), then the composite score of a scored run.
+    Non-finite numbers (a metric with no finite sample) are left out."""
     out: list[ExportEntry] = []
     for summary in summaries:
         slug = summary.benchmark_slug
@@ -113,7 +118,7 @@ def export_entries(summaries: Iterable[RunSummary]) -> list[ExportEntry]:
                 *((ph.phase, ph) for ph in participant.phases),
             ]
             for phase, p in parts:
-                for key, unit, smaller, stats in _metrics(p):
+                for key, unit, smaller, stats in _metrics(p, bool(summary.per_call)):
                     for statistic in EXPORT_STATISTICS:
                         value = stats.get(statistic)
                         if not math.isfinite(value):

@@ -22,12 +22,15 @@ from pytest_benchsdk._views.text import (
     comparison_reasons,
     detectable_cell,
     knobs_line,
+    latency_scale,
+    metric_scales,
     relative_more,
     relative_sentence,
     relative_shown,
     rounds_cell,
     score_rows,
     stats_cell,
+    unranked_note,
     warmup_line,
     warnings_more,
     warnings_shown,
@@ -71,13 +74,14 @@ def _participant_lines(summary: RunSummary) -> list[str]:
         ]
         return ["", *_table(["participant", "success", "rounds × iterations"], counted)]
     rows = []
+    scale = latency_scale(summary)
     for p in summary.ran_participants:
-        rows.append([cell(p.name), f"{p.passed}/{p.ran}", stats_cell(p.latency, "ms")])
+        rows.append([cell(p.name), f"{p.passed}/{p.ran}", stats_cell(p.latency, "ms", scale)])
         rows += [
             [
                 f"↳ {cell(phase_subject(p.name, ph.phase))}",
                 f"{ph.passed}/{ph.ran}",
-                stats_cell(ph.latency, "ms"),
+                stats_cell(ph.latency, "ms", scale),
             ]
             for ph in p.phases
         ]
@@ -86,19 +90,21 @@ def _participant_lines(summary: RunSummary) -> list[str]:
 
 def _metric_lines(summary: RunSummary) -> list[str]:
     rows = []
+    scales = metric_scales(summary)
     for p in summary.ran_participants:
         for m in p.metrics:
             if m.scored:
                 continue
             count = str(m.stats.count if m.stats is not None else 0)
             label = cell(m.label) + (" ↑" if m.lower_is_better is False else "")
-            rows.append([cell(p.name), label, stats_cell(m.stats, m.unit), count])
+            scale = scales.get(m.key)
+            rows.append([cell(p.name), label, stats_cell(m.stats, m.unit, scale), count])
             for ph in p.phases:
                 pm = next((x for x in ph.metrics if x.key == m.key), None)
                 if pm is not None:
                     n = str(pm.stats.count if pm.stats is not None else 0)
                     label = f"↳ {cell(phase_subject(p.name, ph.phase))}"
-                    rows.append([label, rows[-1][1], stats_cell(pm.stats, pm.unit), n])
+                    rows.append([label, rows[-1][1], stats_cell(pm.stats, pm.unit, scale), n])
     if not rows:
         return []
     head = "**Metrics (not scored)**" if summary.scores is not None else "**Metrics**"
@@ -122,6 +128,9 @@ def _score_lines(scores: ScoreTable | None) -> list[str]:
     lines += _table([cell(h, 200) for h in header], escaped)
     if scores.has_ties:
         lines += ["", "_n= : tied with the participant above (their intervals overlap)_"]
+    unranked = unranked_note(scores)
+    if unranked is not None:
+        lines += ["", f"_{cell(unranked, 300)}_"]
     if scores.higher_is_better:
         lines += ["", f"_{cell(BEST_TAIL_NOTE, 300)}_"]
     return lines

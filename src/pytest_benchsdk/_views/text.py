@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Final
 
@@ -23,6 +23,7 @@ from pytest_benchsdk._base.numbers import (
     TIME_UNITS,
     change_of_values,
     change_text,
+    column_scale,
     in_unit,
     is_time_unit,
     percent,
@@ -63,6 +64,8 @@ __all__ = [
     "detectable_cell",
     "history_lines",
     "knobs_line",
+    "latency_scale",
+    "metric_scales",
     "name_cell",
     "relative_lines",
     "relative_more",
@@ -73,10 +76,12 @@ __all__ = [
     "rule_lines",
     "score_rows",
     "stats_cell",
+    "step_scales",
     "summary_lines",
     "table",
     "threshold_lines",
     "title_line",
+    "unranked_note",
     "warmup_line",
     "warning_groups",
     "warning_lines",
@@ -112,11 +117,43 @@ def _wrapped(line: str) -> list[str]:
     return textwrap.wrap(line, _WRAP, subsequent_indent="      ", break_on_hyphens=False) or [""]
 
 
-def stats_cell(stats: SampleStats | None, unit: str) -> str:
-    """``med/p95/p99`` with one unit (``11.2/13.0/20.1 µs``); ``-`` without samples."""
+def stats_cell(stats: SampleStats | None, unit: str, reference: float | None = None) -> str:
+    """``med/p95/p99`` with one unit (``11.2/13.0/20.1 µs``); ``-`` without samples.
+    ``reference``: the column's scale (:func:`column_scale`), so a column reads in one unit."""
     if stats is None:
         return "-"
-    return stat_triple(stats.median, stats.p95, stats.p99, unit)
+    return stat_triple(stats.median, stats.p95, stats.p99, unit, reference)
+
+
+def latency_scale(summary: RunSummary) -> float | None:
+    """The scale of a latency column: the largest median of its rows (participants, phases)."""
+    return column_scale(
+        s.median
+        for p in summary.ran_participants
+        for s in (p.latency, *(ph.latency for ph in p.phases))
+        if s is not None
+    )
+
+
+def metric_scales(summary: RunSummary) -> dict[str, float | None]:
+    """Each metric's scale in a ``med/p95/p99`` column: the largest median of its rows
+    (participants, phases), so one metric reads in one unit down the column."""
+    medians: dict[str, list[float]] = {}
+    for p in summary.ran_participants:
+        for m in (*p.metrics, *(m for ph in p.phases for m in ph.metrics)):
+            if m.stats is not None:
+                medians.setdefault(m.key, []).append(m.stats.median)
+    return {key: column_scale(values) for key, values in medians.items()}
+
+
+def step_scales(summary: RunSummary) -> dict[str, float | None]:
+    """Each step's scale in the steps' ``med/p95/p99`` column (the largest median of it)."""
+    medians: dict[str, list[float]] = {}
+    for p in summary.ran_participants:
+        for step in p.steps:
+            if step.latency is not None:
+                medians.setdefault(step.name, []).append(step.latency.median)
+    return {name: column_scale(values) for name, values in medians.items()}
 
 
 def _number(value: float) -> str:
@@ -238,6 +275,7 @@ def _participant_rows(summary: RunSummary, with_ran: bool) -> list[list[str]]:
     if with_ran:
         header.insert(1, "ran")
     rows = [header]
+    scale = latency_scale(summary)
     # Every selected participant: one that never ran (an interrupted session) shows 0/n.
     for p in summary.participants:
         if p.skipped is not None:
@@ -254,7 +292,7 @@ def _participant_rows(summary: RunSummary, with_ran: bool) -> list[list[str]]:
             for ph in p.phases
         ]
         for label, ran, passed, planned, latency in parts:
-            row = [label, _success(passed, ran), stats_cell(latency, "ms")]
+            row = [label, _success(passed, ran), stats_cell(latency, "ms", scale)]
             if with_ran:
                 row.insert(1, f"{ran}/{planned}")
             rows.append(row)
@@ -275,6 +313,7 @@ def _metric_rows(summary: RunSummary, limit: int | None) -> tuple[list[list[str]
     first ``limit`` metrics of each participant (all for None); and how many were left out."""
     rows = [["participant", "metric", "med/p95/p99", "n"]]
     hidden = 0
+    scales = metric_scales(summary)
     for p in summary.ran_participants:
         unscored = _unscored(p)
         if limit is not None and len(unscored) > limit:
@@ -283,7 +322,8 @@ def _metric_rows(summary: RunSummary, limit: int | None) -> tuple[list[list[str]
         for m in unscored:
             label = name_cell(m.label) + (" ↑" if m.lower_is_better is False else "")
             count = str(m.stats.count) if m.stats is not None else "0"
-            rows.append([name_cell(p.name), label, stats_cell(m.stats, m.unit), count])
+            scale = scales.get(m.key)
+            rows.append([name_cell(p.name), label, stats_cell(m.stats, m.unit, scale), count])
             for ph in p.phases:
                 pm = next((x for x in ph.metrics if x.key == m.key), None)
                 if pm is not None:
@@ -291,7 +331,7 @@ def _metric_rows(summary: RunSummary, limit: int | None) -> tuple[list[list[str]
                         [
                             f"  {name_cell(phase_subject(p.name, ph.phase))}",
                             label,
-                            stats_cell(pm.stats, pm.unit),
+                            stats_cell(pm.stats, pm.unit, scale),
                             str(pm.stats.count) if pm.stats is not None else "0",
                         ]
                     )
@@ -300,6 +340,7 @@ def _metric_rows(summary: RunSummary, limit: int | None) -> tuple[list[list[str]
 
 def _step_rows(summary: RunSummary) -> list[list[str]]:
     rows = [["participant", "step", "med/p95/p99", "n", "failed"]]
+    scales = step_scales(summary)
     for p in summary.ran_participants:
         for s in p.steps:
             count = str(s.latency.count) if s.latency is not None else "0"
@@ -307,7 +348,7 @@ def _step_rows(summary: RunSummary) -> list[list[str]]:
                 [
                     name_cell(p.name),
                     name_cell(s.label),
-                    stats_cell(s.latency, "ms"),
+                    stats_cell(s.latency, "ms", scales.get(s.name)),
                     count,
                     str(s.failed),
                 ]
@@ -318,12 +359,26 @@ def _step_rows(summary: RunSummary) -> list[list[str]]:
 # -- scores -----------------------------------------------------------------------------------
 
 
-def _metric_cells(row: ScoreResult, table: ScoreTable) -> list[str]:
+def _score_scales(table: ScoreTable) -> dict[str, float | None]:
+    """Each scored metric's column scale: the largest median of its rows (aggregate, group
+    and phase rows), so a column reads in one unit."""
+    medians: dict[str, list[float]] = {}
+    for entry in table.ranking:
+        for row in (*entry.rows, *(r for _, r in entry.phase_rows)):
+            for m in row.metrics:
+                medians.setdefault(m.name, []).append(m.median)
+    return {key: column_scale(values) for key, values in medians.items()}
+
+
+def _metric_cells(
+    row: ScoreResult, table: ScoreTable, scales: Mapping[str, float | None] | None = None
+) -> list[str]:
     by_name = {m.name: m for m in row.metrics}
     cells = []
     for key, unit, _ in table.metrics:
         m = by_name.get(key)
-        cells.append("-" if m is None else stat_triple(m.median, m.p95, m.p99, unit))
+        scale = (scales or {}).get(key)
+        cells.append("-" if m is None else stat_triple(m.median, m.p95, m.p99, unit, scale))
     return cells
 
 
@@ -355,6 +410,7 @@ def score_rows(table_: ScoreTable) -> list[list[str]]:
         assert table_.level is not None
         header += [f"{table_.level:.0%} interval", "keeps rank"]
     rows = [header]
+    scales = _score_scales(table_)
     for entry in table_.ranking:
         for index, row in enumerate(entry.rows):
             label = name_cell(entry.participant)
@@ -362,7 +418,7 @@ def score_rows(table_: ScoreTable) -> list[list[str]]:
                 value = row.dimensions.get(table_.group_by, "(none)")
                 label = f"  {name_cell(table_.group_by)}={name_cell(value)}"
             cells = [_rank_cell(entry) if index == 0 else "", label, percent(row.success_rate)]
-            cells += _metric_cells(row, table_)
+            cells += _metric_cells(row, table_, scales)
             cells.append(_score_cell(row))
             if intervals:
                 cells += _interval_cells(entry) if index == 0 else ["", ""]
@@ -373,7 +429,7 @@ def score_rows(table_: ScoreTable) -> list[list[str]]:
                 f"  {name_cell(phase_subject(entry.participant, phase))}",
                 "-" if row.skipped else percent(row.success_rate),
             ]
-            cells += _metric_cells(row, table_)
+            cells += _metric_cells(row, table_, scales)
             cells.append("")
             if intervals:
                 cells += ["", ""]
@@ -381,10 +437,24 @@ def score_rows(table_: ScoreTable) -> list[list[str]]:
     return rows
 
 
+def unranked_note(table_: ScoreTable) -> str | None:
+    """Why some participants have ``-`` for a rank: none of their iterations passed, or none
+    of the scored metrics was measured (every score is empty); None when all are ranked."""
+    unranked = [e for e in table_.ranking if e.rank is None and not e.row.skipped]
+    if not unranked:
+        return None
+    if all(e.row.success_rate == 0 for e in unranked):
+        return "- : no iteration passed, nothing to rank"
+    return "- : no participant measured a scored metric, nothing to rank"
+
+
 def _interval_cells(entry: RankedParticipant) -> list[str]:
     u = entry.uncertainty
     if u is None or u.skipped or entry.rank is None:
         return ["", ""]
+    if u.from_one_sample:
+        # Every resample of one record is that record: no interval, and no rank kept by it.
+        return ["n/a (1 sample)", ""]
     keeps = entry.keeps_rank
     return [f"{u.low:.1f}–{u.high:.1f}", "" if keeps is None else percent(keeps)]
 
@@ -410,10 +480,20 @@ def relative_sentence(
     view (escapes them)."""
     interval = f"{relative.level * 100:.0f} % CI {significant(row.low)}–{significant(row.high)}×"
     if row.verdict == "unchanged":
-        # "1.00× faster" would claim an order the interval does not support.
+        # "1.00× faster" would claim an order the interval does not support; an interval that
+        # leaves out 1× names what decided instead.
+        decided = ""
+        if row.decided_by == "mann-whitney" and row.p_value is not None:
+            alpha = f" ≥ {row.alpha:g}" if row.alpha is not None else ""
+            decided = f"; decided by the Mann–Whitney test, p = {row.p_value:.2g}{alpha}"
+        elif row.decided_by == "noise-threshold" and row.noise_threshold is not None:
+            decided = (
+                f"; the interval does not clear the {row.noise_threshold * 100:g} % noise threshold"
+            )
         return (
             f"{name(relative.reference)} and {name(row.participant)}: no clear difference on "
-            f"{name(relative.label)} {relative.statistic} ({significant(row.factor)}×, {interval})"
+            f"{name(relative.label)} {relative.statistic} ({significant(row.factor)}×, {interval}"
+            f"{decided})"
         )
     if not relative.lower_is_better:
         word = "higher"
@@ -716,16 +796,17 @@ def _column_cell(column: str, stats: SampleStats, unit: str, p: ParticipantSumma
 
 
 def column_lines(summary: RunSummary, columns: Sequence[str]) -> list[str]:
-    """pytest-benchmark's table of the scored metric (else the latency), one row per
+    """pytest-benchmark's table of the scored metric (else the first per-call metric of a
+    benchmark of calibrated steps, else the latency), one row per
     participant that ran, in ``columns`` (``--bench-columns``); OPS are calls per second."""
     if not columns or not summary.ran_participants:
         return []
     scored = summary.scores.metrics[0] if summary.scores and summary.scores.metrics else None
-    key = scored[0] if scored is not None else "latency_ms"
+    key = scored[0] if scored is not None else (summary.per_call or ("latency_ms",))[0]
     rows: list[list[str]] = [["participant", *(c if c != "ops" else "ops (/s)" for c in columns)]]
     unit = "ms"
     for p in summary.ran_participants:
-        found = p.metric(key) if scored is not None else None
+        found = p.metric(key) if scored is not None or summary.per_call else None
         stats = found.stats if found is not None else p.latency
         unit = found.unit if found is not None else "ms"
         if stats is None:
@@ -800,8 +881,9 @@ def summary_lines(
             lines.extend(table(score_rows(scores), indent="    "))
             if scores.has_ties:
                 lines.append("    (n= : tied with the participant above: their intervals overlap)")
-            if any(e.rank is None and not e.row.skipped for e in scores.ranking):
-                lines.append("    (- : no iteration passed, nothing to rank)")
+            unranked = unranked_note(scores)
+            if unranked is not None:
+                lines.append(f"    ({unranked})")
             if scores.higher_is_better:
                 lines.append(f"    ({BEST_TAIL_NOTE})")
         lines.extend(relative_lines(summary))

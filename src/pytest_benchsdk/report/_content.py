@@ -135,7 +135,9 @@ class RunReport:
     #: Participants that ran, in declared order.
     participants: tuple[str, ...]
     phases: tuple[str, ...]
-    #: metric key -> unit, in order: the latency first, then every measured metric.
+    #: metric key -> unit, in order: the latency first, then every measured metric (a
+    #: benchmark of calibrated steps: their per-call metrics first, see
+    #: :attr:`RunSummary.per_call`).
     metrics: Mapping[str, str]
     #: metric key -> label (``display.metrics``).
     labels: Mapping[str, str]
@@ -341,6 +343,10 @@ def load_run(store: ResultStore, run_id: str, *, history: int) -> RunReport:
         # A benchmarked test's latency is its median time per call, one value per test: its
         # rounds are the time_ms samples, charted as that metric.
         metrics, labels = {}, {}
+    if summary.per_call:
+        # A benchmark of calibrated steps: their per-call figures first (the latency after:
+        # the calibration loops' length).
+        metrics = {**dict.fromkeys(summary.per_call, "ms"), **metrics}
     for p in summary.participants:
         for m in p.metrics:
             metrics.setdefault(m.key, m.unit)

@@ -40,11 +40,14 @@ from pytest_benchsdk._views.text import (
     comparison_legend,
     detectable_cell,
     knobs_line,
+    latency_scale,
+    metric_scales,
     relative_sentence,
     relative_shown,
     rounds_cell,
     score_rows,
     stats_cell,
+    unranked_note,
 )
 from pytest_benchsdk.report._charts import (
     Chart,
@@ -258,8 +261,8 @@ class _Figures:
         )
 
 
-def _stats_td(stats: SampleStats | None, unit: str) -> str:
-    return _td(stats_cell(stats, unit), num=True)
+def _stats_td(stats: SampleStats | None, unit: str, scale: float | None = None) -> str:
+    return _td(stats_cell(stats, unit, scale), num=True)
 
 
 def _scores(report: RunReport) -> str:
@@ -279,8 +282,9 @@ def _scores(report: RunReport) -> str:
         out += (
             '<p class="muted">n= : tied with the participant above (their intervals overlap).</p>'
         )
-    if any(e.rank is None and not e.row.skipped for e in scores.ranking):
-        out += '<p class="muted">– : no iteration passed, nothing to rank.</p>'
+    unranked = unranked_note(scores)
+    if unranked is not None:
+        out += f'<p class="muted">{_e(unranked)}.</p>'
     if scores.higher_is_better:
         out += f'<p class="muted">{_e(BEST_TAIL_NOTE)}.</p>'
     if scores.level is None:
@@ -320,13 +324,14 @@ def _participants(report: RunReport) -> str:
                 [_td(p.name), _td(f"{p.passed}/{p.ran}", num=True), _td(rounds_cell(p), num=True)]
             )
         return _table(["participant", "passed", "rounds × iterations"], rows)
+    scale = latency_scale(report.summary)
     for p in report.summary.ran_participants:
         rows.append(
             [
                 _td(p.name),
                 _td(f"{p.passed}/{p.ran}", num=True),
                 _td(f"{p.ran}/{p.planned}", num=True),
-                _stats_td(p.latency, "ms"),
+                _stats_td(p.latency, "ms", scale),
             ]
         )
         classes.append("")
@@ -336,7 +341,7 @@ def _participants(report: RunReport) -> str:
                     _td(phase_subject(p.name, ph.phase)),
                     _td(f"{ph.passed}/{ph.ran}", num=True),
                     _td(f"{ph.ran}/{ph.planned}", num=True),
-                    _stats_td(ph.latency, "ms"),
+                    _stats_td(ph.latency, "ms", scale),
                 ]
             )
             classes.append("phase")
@@ -349,6 +354,7 @@ def _metrics(report: RunReport) -> str:
     a row per phase under each, as the terminal prints them."""
     rows: list[list[str]] = []
     classes: list[str] = []
+    scales = metric_scales(report.summary)
     for p in report.summary.ran_participants:
         for m in p.metrics:
             if m.scored:
@@ -357,7 +363,7 @@ def _metrics(report: RunReport) -> str:
                 [
                     _td(p.name),
                     _td(m.label + (" ↑" if m.lower_is_better is False else "")),
-                    _stats_td(m.stats, m.unit),
+                    _stats_td(m.stats, m.unit, scales.get(m.key)),
                     _td(m.stats.count if m.stats is not None else 0, num=True),
                 ]
             )
@@ -370,7 +376,7 @@ def _metrics(report: RunReport) -> str:
                     [
                         _td(phase_subject(p.name, ph.phase)),
                         _td(m.label + (" ↑" if m.lower_is_better is False else "")),
-                        _stats_td(pm.stats, pm.unit),
+                        _stats_td(pm.stats, pm.unit, scales.get(m.key)),
                         _td(pm.stats.count if pm.stats is not None else 0, num=True),
                     ]
                 )

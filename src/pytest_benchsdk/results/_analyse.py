@@ -18,13 +18,12 @@ import attrs
 from pytest_benchsdk._analysis.baseline import (
     Baseline,
     BaselineComparison,
-    CompareOnError,
     CompareRule,
-    check_compare_on,
     compare_with_baseline,
 )
 from pytest_benchsdk._analysis.hygiene import (
     TIMER_FLOOR,
+    UNMEASURED_METRIC,
     RunWarning,
     run_warnings,
     step_floor_warnings,
@@ -40,13 +39,13 @@ from pytest_benchsdk._analysis.scoring_spec import scoring_spec_of
 from pytest_benchsdk._analysis.uncertainty import ScoreUncertainty, score_uncertainty
 from pytest_benchsdk._base.defaults import DEFAULT_COUNT_THRESHOLD, DEFAULT_NOISE_THRESHOLD
 from pytest_benchsdk._base.numbers import row_scale
+from pytest_benchsdk._base.spelling import closest_within
 from pytest_benchsdk._config.models import BenchmarkConfig
 from pytest_benchsdk._config.thresholds import (
     SCORE_KEY,
     SUCCESS_RATE_KEY,
     Threshold,
     ThresholdVerdict,
-    closest_key,
     evaluate_threshold,
     unmeasured_hint,
 )
@@ -61,7 +60,11 @@ from pytest_benchsdk.results._model import (
     StatisticInterval,
     metric_unit,
 )
-from pytest_benchsdk.results._samples import ParticipantSamples, record_phase
+from pytest_benchsdk.results._samples import (
+    ParticipantSamples,
+    record_phase,
+    shared_per_call_keys,
+)
 
 __all__ = [
     "Analyses",
@@ -128,8 +131,12 @@ class Analyses:
     comparison_note: str | None = None
     errors: tuple[str, ...] = ()
     #: A mistake in how the comparison was asked for (``--bench-compare-on`` naming a key no
-    #: participant measured): the session reports it as a usage error.
+    #: participant measured), or a threshold on such a key: the session reports it as a usage
+    #: error.
     usage_error: str | None = None
+    #: Scored keys that no passing iteration of any participant measured (a misspelt key in
+    #: the scoring), one line each: they fail the run.
+    unmeasured: tuple[str, ...] = ()
 
 
 def _guarded(what: str, errors: list[str], action: Callable[[], _T]) -> _T | None:
@@ -259,9 +266,13 @@ def _warnings(
 ) -> tuple[RunWarning, ...]:
     """Run-hygiene findings per participant (per participant × phase, with phases: a cold
     phase slower than the warm one is not a trend) on the compared metrics' samples in run
-    order: the scored metrics (as scoring takes them), else the latency; ``p99-few-samples``
+    order: the scored metrics (as scoring takes them), else the per-call metrics of a
+    benchmark of calibrated steps, else the latency; ``p99-few-samples``
     only where p99 counts; the codes in ``ignore`` left out."""
     found: list[RunWarning] = []
+    per_call = shared_per_call_keys(
+        kept for p in participants if p.ran and (kept := samples.get(p.name)) is not None
+    )
     for participant in participants:
         if not participant.ran:
             continue
@@ -269,6 +280,10 @@ def _warnings(
         own = records.get(participant.name)
         units = {LATENCY: "ms", **{m.key: m.unit for m in participant.metrics}}
         p99_metrics = _p99_metrics(spec, thresholds.get(participant.name, ()))
+        # The statistics' trims (a scored metric's own): high-variance judges what they use.
+        trims = {
+            m.name: m.trim for m in (spec.metrics if spec is not None else ()) if m.trim is not None
+        }
         # Without phases (or with one) the participant's run is one series, as before.
         parts: list[tuple[str | None, int, int, int]] = [
             (p.phase, p.ran, p.ran - p.passed, phase_warmup.get(p.phase, warmup))
@@ -281,6 +296,9 @@ def _warnings(
                 in_phase = own if phase is None else [r for r in own if record_phase(r) == phase]
                 series = metric_samples(spec, in_phase)
                 scored = [m.name for m in spec.metrics]
+            elif kept is not None and per_call:
+                # Calibrated steps only: their per-call figures (the latency is loop lengths).
+                series = {key: kept.metric(key, phase) for key in per_call}
             else:
                 series = {LATENCY: kept.latency(phase) if kept is not None else []}
             found.extend(
@@ -296,6 +314,7 @@ def _warnings(
                     scored=scored,
                     phase=phase,
                     rounds=rounds,
+                    trims=trims,
                 )
                 if warning.code not in ignore
             )
@@ -382,7 +401,10 @@ def analyse(
             _guarded("statistic intervals", errors, lambda: run_intervals(ran, values, scored))
             or ()
         )
-        primary = _primary(ran, spec)
+        per_call = shared_per_call_keys(
+            kept for p in ran if (kept := samples.get(p.name)) is not None
+        )
+        primary = _primary(ran, spec, per_call)
         relative = _guarded(
             "relative summary", errors, lambda: relative_summary(ran, *primary, values)
         )
@@ -428,8 +450,16 @@ def analyse(
             or ()
         )
     current = {name: recs for name, recs in by_name.items() if recs}
-    usage_error = _unmeasured_thresholds(verdicts, participants, spec)
-    compared, note, usage_error = _compare(comparison, current, spec, usage_error, errors)
+    # --bench-compare-on counts only where a comparison was asked for (the first run too).
+    asked_on = () if comparison is None or comparison.baseline is None else comparison.compare_on
+    usage, unmeasured, unknown_on, unscored = _nothing_measured(
+        participants, spec, verdicts, asked_on
+    )
+    if unscored:
+        # A misspelt key: the error says it all, not again as a warning per participant.
+        found = _drop_unmeasured_warnings(found, unscored)
+    usage_error = "\n".join(usage) or None
+    compared, note = _compare(comparison, current, spec, usage, unknown_on, errors)
     return Analyses(
         uncertainty=uncertainty,
         intervals=intervals,
@@ -440,6 +470,7 @@ def analyse(
         comparison_note=note,
         errors=tuple(errors),
         usage_error=usage_error,
+        unmeasured=tuple(unmeasured),
     )
 
 
@@ -447,24 +478,19 @@ def _compare(
     comparison: ComparisonOptions | None,
     current: Mapping[str, Sequence[TaskRecord]],
     spec: ScoringSpec | None,
-    usage_error: str | None,
+    usage: Sequence[str],
+    unknown_on: Sequence[str],
     errors: list[str],
-) -> tuple[BaselineComparison | None, str | None, str | None]:
-    """:func:`analyse`'s comparison: the comparison or the note why there is none, and the
-    usage error (``usage_error`` so far, and a ``--bench-compare-on`` key no participant
-    measured)."""
+) -> tuple[BaselineComparison | None, str | None]:
+    """:func:`analyse`'s comparison: the comparison or the note why there is none (a
+    ``--bench-compare-on`` key no participant measured, ``unknown_on``: nothing is compared,
+    whether or not there is a baseline yet: the first run says it too)."""
     compared: BaselineComparison | None = None
     note: str | None = None
     baseline = None if comparison is None else comparison.baseline
-    compare_on = () if comparison is None else comparison.compare_on
-    if baseline is not None and compare_on:
-        # Checked whether or not there is a baseline yet: the first run says it too.
-        try:
-            check_compare_on(compare_on, current, spec)
-        except CompareOnError as exc:
-            problem = f"--bench-compare-on: {exc}"
-            usage_error = problem if usage_error is None else f"{usage_error}\n{problem}"
-            baseline = f"nothing compared: {problem}"
+    if baseline is not None and unknown_on:
+        problem = next(line for line in usage if "--bench-compare-on" in line)
+        baseline = f"nothing compared: {problem}"
     if isinstance(baseline, str):
         note = baseline
     elif baseline is not None and comparison is not None:
@@ -483,38 +509,79 @@ def _compare(
                 asked.count_threshold,
             ),
         )
-    return compared, note, usage_error
+    return compared, note
 
 
-def _unmeasured_thresholds(
-    verdicts: Sequence[ThresholdVerdict],
+def _drop_unmeasured_warnings(
+    warnings: tuple[RunWarning, ...], keys: frozenset[str]
+) -> tuple[RunWarning, ...]:
+    """The run warnings without the ``unmeasured-metric`` ones on ``keys``: scored keys nobody
+    measured, which the run's error says already."""
+    return tuple(
+        w for w in warnings if not (w.code == UNMEASURED_METRIC and set(w.metrics) <= keys)
+    )
+
+
+def _nothing_measured(
     participants: Sequence[ParticipantSummary],
     spec: ScoringSpec | None,
-) -> str | None:
-    """A usage error for thresholds on a key that no participant measured (a misspelt key:
-    ``latncy_ms``), naming the closest key and the keys there are; None when every judged
-    key was measured by someone (a participant that measured nothing fails its own item)."""
-    if not any(p.ran for p in participants):
-        return None
-    there = [LATENCY]
-    for participant in participants:
-        there += [m.key for m in participant.metrics if m.key not in there]
-    there += [m.name for m in (spec.metrics if spec is not None else ()) if m.name not in there]
+    verdicts: Sequence[ThresholdVerdict],
+    compare_on: Sequence[str],
+) -> tuple[list[str], list[str], list[str], frozenset[str]]:
+    """The keys the run scores, judges with a threshold or compares on (``compare_on``) that
+    no passing iteration of any participant measured (a misspelt ``througput_rps``): one line
+    per key naming what asked for it, the closest measured key (one or two edits away) and the
+    keys measured. Returns ``(usage lines, failure lines, compare-on keys, misspelt scored
+    keys)``: a threshold or ``--bench-compare-on`` on such a key is a usage error, a scored one
+    alone fails the run; a scored key with a measured key close to it is a misspelling the
+    line says all of (no ``unmeasured-metric`` warning for it).
+    Nothing when no iteration passed at all (the participants failed: their own failures say
+    so)."""
+    if not any(p.passed for p in participants if p.skipped is None):
+        return [], [], [], frozenset()
+    seen = {m.key for p in participants for m in p.metrics if m.stats is not None}
+    measured = [LATENCY, *sorted(seen - {LATENCY})]
     special = {SUCCESS_RATE_KEY, SCORE_KEY, LATENCY}
-    unknown = sorted(
-        {v.threshold.metric for v in verdicts if v.skipped is None} - special - set(there)
-    )
-    if not unknown:
-        return None
-    lines = []
-    for key in unknown:
-        closest = closest_key(key, there)
+    roles: dict[str, list[str]] = {}
+    for metric in spec.metrics if spec is not None else ():
+        roles.setdefault(metric.name, []).append("scored")
+    for verdict in verdicts:
+        if verdict.skipped is None and verdict.threshold.metric not in special:
+            found = roles.setdefault(verdict.threshold.metric, [])
+            if "threshold" not in found:
+                found.append("threshold")
+    for key in compare_on:
+        found = roles.setdefault(key, [])
+        if "compare-on" not in found:
+            found.append("compare-on")
+    usage: list[str] = []
+    failures: list[str] = []
+    unknown_compared: list[str] = []
+    scored: set[str] = set()
+    there = ", ".join(measured)
+    for key, asked in roles.items():
+        if key in measured:
+            continue
+        closest = closest_within(key, measured)
         guess = f" (did you mean {closest}?)" if closest is not None else ""
-        lines.append(
-            f"threshold on {key}: no participant measured {key}{guess}; the keys there are: "
-            + ", ".join(there)
-        )
-    return "\n".join(lines)
+        if asked == ["compare-on"]:
+            what = "--bench-compare-on"
+        else:
+            what = ", ".join(
+                {
+                    "scored": f"scoring on {key}",
+                    "threshold": f"threshold on {key}",
+                    "compare-on": f"--bench-compare-on {key}",
+                }[role]
+                for role in asked
+            )
+        line = f"{what}: no participant measured {key}{guess}; the keys there are: {there}"
+        if "compare-on" in asked:
+            unknown_compared.append(key)
+        if "scored" in asked and closest is not None:
+            scored.add(key)
+        (failures if asked == ["scored"] else usage).append(line)
+    return usage, failures, unknown_compared, frozenset(scored)
 
 
 def _values(
@@ -536,12 +603,16 @@ def _values(
 
 
 def _primary(
-    participants: Sequence[ParticipantSummary], spec: ScoringSpec | None
+    participants: Sequence[ParticipantSummary],
+    spec: ScoringSpec | None,
+    per_call: Sequence[str] = (),
 ) -> tuple[str, str, str, bool]:
-    """The metric the relative summary compares: the first scored one that was measured, else
-    the latency. ``(key, label, unit, lower_is_better)``."""
-    for metric in spec.metrics if spec is not None else ():
-        found = [m for p in participants if (m := p.metric(metric.name)) and m.stats]
+    """The metric the relative summary compares: the first scored one that was measured (when
+    nothing is scored: the first per-call metric of a benchmark of calibrated steps), else the
+    latency. ``(key, label, unit, lower_is_better)``."""
+    scored = [m.name for m in spec.metrics] if spec is not None and spec.metrics else per_call
+    for key in scored:
+        found = [m for p in participants if (m := p.metric(key)) and m.stats]
         if found:
             m = found[0]
             return m.key, m.label, m.unit, m.lower_is_better is not False

@@ -195,12 +195,20 @@ def _metrics(
             # the data key's samples of the passing records.
             values = samples.metric(info.sample_key, phase) if info.sample_key else []
         out.append(_metric(info, values))
+    calibrated = samples.calibrated_steps()
     for key in samples.metric_keys():
         if catalog.is_scored_sample(key):
             continue
         values = samples.metric(key, phase)
         if values:
-            out.append(_metric(catalog.unscored(key), values))
+            info = catalog.unscored(key)
+            if key in calibrated:  # a calibrated step's time per call, unless said otherwise
+                info = attrs.evolve(
+                    info,
+                    unit=info.unit or "ms",
+                    lower_is_better=True if info.lower_is_better is None else info.lower_is_better,
+                )
+            out.append(_metric(info, values))
     return tuple(out)
 
 
@@ -305,14 +313,17 @@ def score_table(
     """The ranking of the score rows: participants by their aggregate row (upstream's order:
     higher composite first); a participant none of whose iterations passed gets no rank (it has
     no score to rank, only a success rate of 0) and comes after the ranked ones, skipped ones
-    last. Ties are between neighbours whose intervals overlap, ranked ones only."""
+    last. Ties are between neighbours whose intervals overlap, ranked ones only. When the
+    scoring names metrics and no participant's row has any of them (nothing scored was
+    measured: every score is empty), nobody is ranked."""
     firsts: dict[str, ScoreResult] = {}
     for row in results:
         if row.provider:
             firsts.setdefault(row.provider, row)
+    empty = bool(catalog.scored) and not any(row.metrics for row in firsts.values())
 
     def unrankable(row: ScoreResult) -> bool:
-        return row.skipped or row.success_rate == 0
+        return empty or row.skipped or row.success_rate == 0
 
     ordered = sorted(firsts.values(), key=lambda r: (unrankable(r), *ranking_key(r)))
     by_participant = {u.participant: u for u in uncertainty or ()}

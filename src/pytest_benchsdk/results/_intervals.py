@@ -68,7 +68,8 @@ def run_intervals(
     scored: Sequence[str] = (),
 ) -> tuple[StatisticInterval, ...]:
     """The intervals of every participant's latency, its ``scored`` metrics and the first
-    :data:`UNSCORED_INTERVAL_METRICS` of its other metrics."""
+    :data:`UNSCORED_INTERVAL_METRICS` of its other metrics; none of a metric with one
+    sample."""
     out: list[StatisticInterval] = []
     for participant in participants:
         facts = [(LATENCY, participant.latency)]
@@ -78,7 +79,10 @@ def run_intervals(
         for key, stats in facts:
             if stats is None:
                 continue
-            found = statistic_intervals(values(participant, key), stats.trim, level=LEVEL)
+            drawn = values(participant, key)
+            if len(drawn) < 2:
+                continue  # one value's "interval" is the value: no interval at all
+            found = statistic_intervals(drawn, stats.trim, level=LEVEL)
             out.extend(
                 StatisticInterval(participant.name, key, statistic, low, high, LEVEL)
                 for statistic, (low, high) in found.items()
@@ -103,8 +107,9 @@ def relative_summary(
     values: Callable[[ParticipantSummary, str], list[float]],
 ) -> RelativeSummary | None:
     """The participant with the best median of ``metric`` against each other that ran, with
-    :func:`~pytest_benchsdk.compare.compare_samples` (a ratio needs positive medians: a
-    participant whose median is not is left out). None with fewer than two."""
+    :func:`~pytest_benchsdk.compare.compare_samples` (a ratio needs positive medians and an
+    interval two samples: a participant whose median is not positive, or that has one sample,
+    is left out). None with fewer than two."""
     from pytest_benchsdk._analysis.compare import DEFAULT_RESAMPLES, compare_samples
 
     measured: list[tuple[ParticipantSummary, float, float, list[float]]] = []
@@ -117,7 +122,9 @@ def relative_summary(
         if stats is None or not stats.median > 0:
             continue
         drawn = values(participant, metric)
-        if drawn:
+        # One sample has no interval: a ratio "95 % CI 1.66–1.66×" would claim a certainty
+        # nothing measured.
+        if len(drawn) >= 2:
             measured.append((participant, stats.median, stats.trim, drawn))
     if len(measured) < 2:
         return None
@@ -142,7 +149,19 @@ def relative_summary(
         ratio, low, high = 1 + c.change, 1 + c.ci_low, 1 + c.ci_high
         if not lower_is_better:
             ratio, low, high = 1 / ratio, _inverse(high), _inverse(low)
-        rows.append(RelativeRow(participant.name, ratio, low, high, c.verdict))
+        rows.append(
+            RelativeRow(
+                participant.name,
+                ratio,
+                low,
+                high,
+                c.verdict,
+                decided_by=_decided_by(c.verdict, c.ci_low, c.ci_high, c.p_value, c.alpha),
+                p_value=c.p_value,
+                alpha=c.alpha,
+                noise_threshold=c.noise_threshold,
+            )
+        )
     rows.sort(key=lambda r: r.factor)
     return RelativeSummary(
         reference=reference.name,
@@ -154,6 +173,16 @@ def relative_summary(
         level=LEVEL,
         rows=tuple(rows),
     )
+
+
+def _decided_by(
+    verdict: str, ci_low: float, ci_high: float, p_value: float, alpha: float
+) -> str | None:
+    """What made an ``unchanged`` verdict whose interval of the change leaves out 0 (of the
+    ratio: 1×): the rank test, or the noise threshold; None when the interval says it."""
+    if verdict != "unchanged" or ci_low <= 0 <= ci_high:
+        return None
+    return "mann-whitney" if p_value >= alpha else "noise-threshold"
 
 
 def _inverse(value: float) -> float:

@@ -43,7 +43,12 @@ from pytest_benchsdk.results._model import (
     RunStatus,
     RunSummary,
 )
-from pytest_benchsdk.results._samples import ParticipantSamples, iso_time, record_phase
+from pytest_benchsdk.results._samples import (
+    ParticipantSamples,
+    iso_time,
+    record_phase,
+    shared_per_call_keys,
+)
 
 __all__ = ["BenchmarkRun", "knobs_of"]
 
@@ -543,6 +548,9 @@ class BenchmarkRun:
             intervals=self.analyses.intervals,
             relative=self.analyses.relative,
             ab=ABSide.of_knobs(self.extra_knobs, self.analyses.comparison),
+            per_call=()
+            if self.spec is not None and self.spec.metrics
+            else shared_per_call_keys(self.samples.values()),
         )
 
     def records_json(self) -> list[dict[str, Any]]:

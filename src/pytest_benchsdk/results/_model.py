@@ -579,13 +579,20 @@ class RelativeRow:
     reference's statistic is (the other's over the reference's for a lower-is-better metric,
     the reference's over the other's for a higher-is-better one; at least 1 but for noise),
     ``low``/``high`` its interval, ``verdict`` the comparison's (``unchanged``: no clear
-    difference)."""
+    difference). ``decided_by`` names what made an ``unchanged`` verdict whose interval
+    leaves out 1× (the words would contradict the interval otherwise): ``mann-whitney``, the
+    rank test's ``p_value`` was not below ``alpha``; ``noise-threshold``, the interval does
+    not clear ``noise_threshold`` (a relative change). None: the interval decided."""
 
     participant: str
     factor: float
     low: float
     high: float
     verdict: str
+    decided_by: str | None = None
+    p_value: float | None = None
+    alpha: float | None = None
+    noise_threshold: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -594,16 +601,25 @@ class RelativeRow:
             "low": _num(self.low),
             "high": _num(self.high),
             "verdict": self.verdict,
+            "decidedBy": self.decided_by,
+            "pValue": None if self.p_value is None else _num(self.p_value),
+            "alpha": self.alpha,
+            "noiseThreshold": self.noise_threshold,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RelativeRow:
+        p_value = data.get("pValue")
         return cls(
             participant=str(data["participant"]),
             factor=_float(data["factor"]),
             low=_float(data["low"]),
             high=_float(data["high"]),
             verdict=str(data["verdict"]),
+            decided_by=data.get("decidedBy"),
+            p_value=None if p_value is None else _float(p_value),
+            alpha=data.get("alpha"),
+            noise_threshold=data.get("noiseThreshold"),
         )
 
 
@@ -966,6 +982,10 @@ class RunSummary:
     relative: RelativeSummary | None = None
     #: The run's side of an A/B session (``--bench-ab``), if it is one.
     ab: ABSide | None = None
+    #: A benchmark without scored metrics whose every passing iteration is made of calibrated
+    #: steps (``step(name, fn, calls=...)``): those steps' per-call metrics, which it is judged
+    #: and exported on instead of the latency (its loops' length); empty otherwise.
+    per_call: tuple[str, ...] = ()
 
     def participant(self, name: str) -> ParticipantSummary | None:
         return next((p for p in self.participants if p.name == name), None)
@@ -1011,6 +1031,7 @@ class RunSummary:
             "intervals": [i.to_json() for i in self.intervals],
             "relative": None if self.relative is None else self.relative.to_json(),
             "ab": None if self.ab is None else self.ab.to_json(),
+            "perCall": list(self.per_call),
         }
 
     @classmethod
@@ -1041,4 +1062,5 @@ class RunSummary:
             intervals=tuple(StatisticInterval.from_json(i) for i in data.get("intervals") or ()),
             relative=RelativeSummary.from_json(data.get("relative")),
             ab=ABSide.from_json(data.get("ab")),
+            per_call=tuple(str(k) for k in data.get("perCall") or ()),
         )

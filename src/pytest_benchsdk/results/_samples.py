@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Final
 
-from pytest_benchsdk._analysis.baseline import record_phase
+from pytest_benchsdk._analysis.baseline import per_call_keys_of, record_phase
 from pytest_benchsdk._base.numbers import is_finite
 from pytest_benchsdk._engine.calibrated import CALLS_KEY
 from pytest_benchsdk._engine.rounds import TEST_KEY, round_count
@@ -36,6 +36,7 @@ __all__ = [
     "iso_time",
     "record_phase",
     "sample_sets",
+    "shared_per_call_keys",
     "timeline",
 ]
 
@@ -98,6 +99,7 @@ class ParticipantSamples:
         "_lists",
         "_messages",
         "_ok",
+        "_per_call",
         "_phase",
         "_present",
         "_rounds",
@@ -106,6 +108,7 @@ class ParticipantSamples:
         "_step_index",
         "_step_latency",
         "_test",
+        "_timed_otherwise",
         "count",
         "passed",
     )
@@ -128,6 +131,10 @@ class ParticipantSamples:
         self._step_failed: dict[str, dict[int, int]] = {}
         #: Steps timed in a calibrated loop (their data says how many ``calls``).
         self._step_calibrated: set[str] = set()
+        #: The per-call metrics of passing records made of calibrated steps only, and the
+        #: passing records (task indexes) that are not (see :meth:`per_call_keys`).
+        self._per_call: dict[str, None] = {}
+        self._timed_otherwise: set[int] = set()
         self._messages: dict[str, dict[int, str]] = {}
         #: A benchmarked test's ``(rounds, iterations)``, from its passing record.
         self._rounds: tuple[int, int] | None = None
@@ -179,6 +186,11 @@ class ParticipantSamples:
                 if isinstance(test, Mapping):
                     extra = record.data.get("extra_info")
                     self._test = (test, extra if isinstance(extra, Mapping) else {})
+            per_call = per_call_keys_of(record)
+            if per_call is None:
+                self._timed_otherwise.add(index)
+            else:
+                self._per_call.update(dict.fromkeys(per_call))
         else:
             code = record.error_code if isinstance(record.error_code, str) else "unknown"
             self._codes[index] = code
@@ -229,6 +241,7 @@ class ParticipantSamples:
         """Undo what an earlier record of ``index`` added (a record delivered again; rare)."""
         if self._ok[index]:
             self.passed -= 1
+        self._timed_otherwise.discard(index)
         self._latency[index] = _NAN
         for column in self._data.values():
             if index < len(column):
@@ -313,6 +326,14 @@ class ParticipantSamples:
         latencies are per-call figures of a whole loop, not one clock pair's."""
         return frozenset(self._step_calibrated)
 
+    def per_call_keys(self) -> tuple[str, ...]:
+        """The per-call metrics (calibrated steps' names) when every passing record is made of
+        calibrated steps only (:func:`~pytest_benchsdk._analysis.baseline.per_call_keys`'s
+        rule), else empty."""
+        if not self.passed or self._timed_otherwise:
+            return ()
+        return tuple(self._per_call)
+
     def step(self, name: str) -> tuple[list[float], int]:
         """A step's successful latencies (run order) and how many invocations failed."""
         return (
@@ -359,6 +380,22 @@ def timeline(records: Sequence[TaskRecord]) -> list[tuple[int, float, float, boo
                 )
             )
     return out
+
+
+def shared_per_call_keys(samples: Iterable[ParticipantSamples]) -> tuple[str, ...]:
+    """The per-call metrics a benchmark is judged on by default (when it scores nothing):
+    every participant that passed an iteration made its passing iterations of calibrated
+    steps only (:meth:`ParticipantSamples.per_call_keys`); the steps' names, first-seen
+    order. Empty otherwise: the latency is judged."""
+    keys: dict[str, None] = {}
+    for kept in samples:
+        if not kept.passed:
+            continue
+        found = kept.per_call_keys()
+        if not found:
+            return ()
+        keys.update(dict.fromkeys(found))
+    return tuple(keys)
 
 
 def sample_sets(records: Sequence[TaskRecord]) -> ParticipantSamples:

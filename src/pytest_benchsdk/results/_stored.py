@@ -25,7 +25,12 @@ from pytest_benchsdk.records import ParticipantRecords
 from pytest_benchsdk.results._analyse import Analyses
 from pytest_benchsdk.results._build import MetricCatalog, participant_summary, score_table
 from pytest_benchsdk.results._model import ABSide, Knobs, RoundsKnobs, RunStatus, RunSummary
-from pytest_benchsdk.results._samples import iso_time, record_phase, sample_sets
+from pytest_benchsdk.results._samples import (
+    iso_time,
+    record_phase,
+    sample_sets,
+    shared_per_call_keys,
+)
 from pytest_benchsdk.store import ResultStore, StoredRun
 
 __all__ = [
@@ -242,8 +247,10 @@ def rebuild_summary(
     phase_names = [name for name, _ in knobs.phases] if len(knobs.phases) > 1 else []
     summaries = []
     spans = []
+    kept = []
     for pr in participants:
         samples = sample_sets(pr.records)
+        kept.append(samples)
         span = samples.span()
         if span is not None:
             spans.append(span)
@@ -300,4 +307,5 @@ def rebuild_summary(
         intervals=analyses.intervals,
         relative=analyses.relative,
         ab=ABSide.of_knobs(run.knobs, analyses.comparison),
+        per_call=() if spec is not None and spec.metrics else shared_per_call_keys(kept),
     )

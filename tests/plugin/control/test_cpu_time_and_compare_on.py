@@ -202,7 +202,8 @@ def test_a_key_nobody_measured_is_a_usage_error_naming_the_keys(
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
     result.stdout.fnmatch_lines(
         [
-            "ERROR demo: --bench-compare-on: no participant measured stedy; the keys there are: "
+            "ERROR demo: --bench-compare-on: no participant measured stedy (did you mean steady?); "
+            "the keys there are: "
             "latency_ms, cpu_ms, steady, value"
         ]
     )

@@ -122,7 +122,8 @@ def test_a_number_too_large_for_a_float_is_no_sample_as_in_javascript(
     pytester: pytest.Pytester,
 ) -> None:
     # 10**400 is Infinity to JavaScript: no sample for scoring, the tables, the analyses. The
-    # run is summarised and stored; the scored metric shows "-".
+    # run is summarised and stored; the scored metric shows "-". Nothing else measured the
+    # scored metric, so the run fails with one line and ranks nobody (issue 46).
     pytester.makepyfile(
         bench_x=bench(
             f'participants=[Participant("p1")], iterations=2,\nscoring={SCORING}',
@@ -130,17 +131,17 @@ def test_a_number_too_large_for_a_float_is_no_sample_as_in_javascript(
         )
     )
     result = pytester.runpytest_inprocess("--bench", "--bench-dry-run")
-    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(
         [
-            "  Ran * status: passed",
+            "  Ran * status: failed (errors)",
             "  Metrics (not scored):",
             "    p1           other   3.00/3.00/3.00 * 2",
-            "    #  participant  success  value med/p95/p99  score  95% interval  keeps rank",
-            "    1  p1           100%     -                  0.00   *",
+            "    #  participant  success  value med/p95/p99  score*",
+            "    -  p1           100%     -                  0.00",
         ]
     )
-    assert "ERROR" not in result.stdout.str()
+    assert result.stdout.str().count("ERROR scoring on value: no participant measured value") == 1
 
 
 def test_a_scoring_spec_error_skips_on_complete_as_upstream(pytester: pytest.Pytester) -> None:

@@ -56,6 +56,8 @@ from pytest_benchsdk._analysis.baseline.metrics import (
     check_compare_on,
     compared_metrics,
     measured_keys,
+    per_call_keys,
+    per_call_keys_of,
     record_phase,
 )
 from pytest_benchsdk._analysis.baseline.noise import (
@@ -105,6 +107,8 @@ __all__ = [
     "history_key",
     "judge_rules",
     "measured_keys",
+    "per_call_keys",
+    "per_call_keys_of",
     "pooled_participants",
     "record_phase",
     "rule_statistic",

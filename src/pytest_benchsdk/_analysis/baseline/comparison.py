@@ -23,6 +23,7 @@ from pytest_benchsdk._analysis.baseline.metrics import (
     check_compare_on,
     compared_metrics,
     measured_keys,
+    per_call_keys,
     record_phase,
     samples_of,
 )
@@ -444,8 +445,11 @@ def compare_with_baseline(
         compare_on=compare_on,
         paired=baseline.paired,
         processes=baseline.processes,
-        # Both sides ran now, on the same machine: their CPU time is comparable too.
-        also=[CPU_METRIC] if baseline.paired and CPU_METRIC in measured else [],
+        # Both sides ran now, on the same machine: their CPU time is comparable too (not of
+        # a benchmark of calibrated steps: there it is the calibration loops' CPU time).
+        also=[CPU_METRIC]
+        if baseline.paired and CPU_METRIC in measured and not per_call_keys(current)
+        else [],
     )
     pooled = pooled_participants(baseline.records, current)
     notes = (
@@ -526,8 +530,9 @@ def compare_runs(
     and ``count_threshold``, paired or not, and never with the history's noise: a count does
     not move with the load the history's spread measures. ``count_note``: the counts are not
     comparable (their setups differ): each count's row carries it instead of a comparison."""
-    default = {m.key for m in compared_metrics(spec)}
-    metrics = compared_metrics(spec, [*compare_on, *also])
+    per_call = per_call_keys(current)
+    default = {m.key for m in compared_metrics(spec, per_call=per_call)}
+    metrics = compared_metrics(spec, [*compare_on, *also], per_call)
     judged = {
         m.key for m in metrics if m.key in compare_on or (not compare_on and m.key in default)
     }

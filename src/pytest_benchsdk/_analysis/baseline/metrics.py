@@ -27,6 +27,8 @@ __all__ = [
     "check_compare_on",
     "compared_metrics",
     "measured_keys",
+    "per_call_keys",
+    "per_call_keys_of",
     "record_phase",
     "samples_of",
 ]
@@ -41,6 +43,47 @@ COUNT_METRICS: Final = frozenset({"instructions"})
 COUNT_UNIT: Final = "instr"
 #: The metric compared when the benchmark scores nothing: the iteration's ``latencyMs``.
 LATENCY_METRIC: Final = "latency_ms"
+#: The step data key of a calibrated step's count of calls (the engine's ``CALLS_KEY``, which
+#: the analyses do not import): a step that has it was timed in a calibrated loop.
+_CALLS: Final = "calls"
+
+
+def per_call_keys_of(record: TaskRecord) -> tuple[str, ...] | None:
+    """The per-call metrics of a record made of calibrated steps only
+    (``step(name, fn, calls=...)``): each step's name, whose data key holds its time per
+    call. None when the record has a step timed otherwise (one clock pair, or the implicit
+    ``task`` step), or a calibrated step without its figure in the data."""
+    steps = record.steps or ()
+    data = record.data if isinstance(record.data, Mapping) else {}
+    if not steps:
+        return None
+    keys: dict[str, None] = {}
+    for step in steps:
+        if not (isinstance(step.data, Mapping) and _CALLS in step.data):
+            return None
+        if not finite_samples([data.get(step.name)]) and step.status == "success":
+            return None
+        keys[step.name] = None
+    return tuple(key for key in keys if finite_samples([data.get(key)]))
+
+
+def per_call_keys(records: Mapping[str, Sequence[TaskRecord]]) -> tuple[str, ...]:
+    """The per-call metrics a benchmark is judged on by default when it scores nothing and
+    every passing iteration of every participant is made of calibrated steps only (the
+    latency of such an iteration is the length of its calibration loops, not the work): the
+    steps' names, in first-seen order. Empty otherwise (the latency is judged)."""
+    keys: dict[str, None] = {}
+    passing = 0
+    for participant_records in records.values():
+        for record in participant_records:
+            if record.status != "success":
+                continue
+            passing += 1
+            found = per_call_keys_of(record)
+            if found is None:
+                return ()
+            keys.update(dict.fromkeys(found))
+    return tuple(keys) if passing else ()
 
 
 def record_phase(record: TaskRecord) -> str | None:
@@ -67,12 +110,15 @@ class CompareOnError(ValueError):
 
 
 def compared_metrics(
-    spec: ScoringSpec | None, compare_on: Sequence[str] = ()
+    spec: ScoringSpec | None, compare_on: Sequence[str] = (), per_call: Sequence[str] = ()
 ) -> tuple[ComparedMetric, ...]:
-    """The scored metrics of ``spec`` (or the latency when nothing is scored), then each key of
-    ``compare_on`` that is not among them (lower is better; ``ms`` for a key ending in
-    ``_ms``)."""
-    if spec is None or not spec.metrics:
+    """The scored metrics of ``spec`` (when nothing is scored: the per-call metrics
+    ``per_call`` of a benchmark made of calibrated steps, see :func:`per_call_keys`, else the
+    latency), then each key of ``compare_on`` that is not among them (lower is better; ``ms``
+    for a key ending in ``_ms`` or a per-call metric)."""
+    if (spec is None or not spec.metrics) and per_call:
+        metrics = [ComparedMetric(key, True, "ms") for key in per_call]
+    elif spec is None or not spec.metrics:
         metrics = [ComparedMetric(LATENCY_METRIC, True, "ms")]
     else:
         metrics = [
@@ -90,7 +136,7 @@ def compared_metrics(
             known.add(key)
             unit = (
                 "ms"
-                if key == LATENCY_METRIC or key.endswith("_ms")
+                if key == LATENCY_METRIC or key.endswith("_ms") or key in per_call
                 else COUNT_UNIT
                 if key in COUNT_METRICS
                 else None

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 import attrs
 
+from pytest_benchsdk._analysis.baseline.metrics import per_call_keys
 from pytest_benchsdk._analysis.scoring import ScoringSpec, metric_samples
 from pytest_benchsdk._analysis.stats import finite_samples
 from pytest_benchsdk._base.numbers import change_of_values, change_text
@@ -138,13 +139,15 @@ def judge_rules(
     spec: ScoringSpec | None,
 ) -> tuple[RuleVerdict, ...]:
     """Each rule for each participant on both sides, on each scored metric (else the
-    latency): failed when the statistic is worse than the baseline's by more than the limit."""
+    per-call metrics of a benchmark of calibrated steps, else the latency): failed when the
+    statistic is worse than the baseline's by more than the limit."""
     verdicts: list[RuleVerdict] = []
+    per_call = per_call_keys(current)
     for participant, records in current.items():
         before = baseline.get(participant)
         if not before:
             continue
-        for metric, unit, now, then in _rule_samples(spec, before, records):
+        for metric, unit, now, then in _rule_samples(spec, before, records, per_call):
             if not now or not then:
                 continue
             for rule in rules:
@@ -167,7 +170,10 @@ def judge_rules(
 
 
 def _rule_samples(
-    spec: ScoringSpec | None, before: Sequence[TaskRecord], now: Sequence[TaskRecord]
+    spec: ScoringSpec | None,
+    before: Sequence[TaskRecord],
+    now: Sequence[TaskRecord],
+    per_call: Sequence[str] = (),
 ) -> list[tuple[str, str | None, list[float], list[float]]]:
     if spec is not None and spec.metrics:
         current, base = metric_samples(spec, now), metric_samples(spec, before)
@@ -179,4 +185,14 @@ def _rule_samples(
     def latency(records: Sequence[TaskRecord]) -> list[float]:
         return finite_samples([r.latency_ms for r in records if r.status == "success"])
 
+    if per_call:  # a benchmark of calibrated steps: their per-call figures
+        return [
+            (key, "ms", _data_samples(now, key), _data_samples(before, key)) for key in per_call
+        ]
     return [("latency_ms", "ms", latency(now), latency(before))]
+
+
+def _data_samples(records: Sequence[TaskRecord], key: str) -> list[float]:
+    return finite_samples(
+        [r.data.get(key) for r in records if r.status == "success" and isinstance(r.data, Mapping)]
+    )
