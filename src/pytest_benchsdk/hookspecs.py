@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from pytest_benchsdk._analysis.scoring import ScoreResult
     from pytest_benchsdk.records import TaskRecord
 
+# (PytestBenchmarkHooks, pytest-benchmark's own specifications, are not this plugin's hooks:
+# the plugin declares them when pytest-benchmark does not.)
 __all__ = [
     "pytest_benchsdk_record",
     "pytest_benchsdk_scores",
@@ -57,3 +59,72 @@ def pytest_benchsdk_scores(
 def pytest_benchsdk_summary(config: pytest.Config, benchmark: str, summary: dict[str, Any]) -> None:
     """Called with the run summary (the platform's camelCase JSON: ``run``, ``results``,
     ``scoring``) before it is written to ``--bench-json`` or sent. Mutate it in place."""
+
+
+class PytestBenchmarkHooks:
+    """pytest-benchmark 5's hook specifications, with its signatures, so that a ``conftest.py``
+    written for it works here: declared by the plugin when pytest-benchmark itself is not
+    active (when it is, its own are). What each does here is in the migration guide
+    (``docs/howto/pytest-benchmark.md``): the machine and commit info hooks fill the run's
+    ``machine_info``/``commit_info``, the JSON hooks shape ``--bench-export
+    pytest-benchmark``; ``pytest_benchmark_scale_unit``, ``pytest_benchmark_group_stats`` and
+    ``pytest_benchmark_compare_machine_info`` are declared (a conftest implementing them
+    loads) but not called: they shape pytest-benchmark's own tables and comparison.
+    """
+
+    @staticmethod
+    @hookspec(firstresult=True)
+    def pytest_benchmark_scale_unit(  # type: ignore[no-untyped-def]
+        config, unit, benchmarks, best, worst, sort
+    ):
+        """pytest-benchmark's table unit scaling (``(prefix, scale)``). Not called here."""
+
+    @staticmethod
+    @hookspec(firstresult=True)
+    def pytest_benchmark_generate_machine_info(config):  # type: ignore[no-untyped-def]
+        """Replaces the run's ``machine_info`` (a dict)."""
+
+    @staticmethod
+    @hookspec
+    def pytest_benchmark_update_machine_info(config, machine_info):  # type: ignore[no-untyped-def]
+        """Adds to the run's ``machine_info`` (mutate it)."""
+
+    @staticmethod
+    @hookspec(firstresult=True)
+    def pytest_benchmark_generate_commit_info(config):  # type: ignore[no-untyped-def]
+        """Replaces the run's ``commit_info`` (a dict)."""
+
+    @staticmethod
+    @hookspec
+    def pytest_benchmark_update_commit_info(config, commit_info):  # type: ignore[no-untyped-def]
+        """Adds to the run's ``commit_info`` (mutate it)."""
+
+    @staticmethod
+    @hookspec(firstresult=True)
+    def pytest_benchmark_group_stats(config, benchmarks, group_by):  # type: ignore[no-untyped-def]
+        """pytest-benchmark's grouping of its tables. Not called here."""
+
+    @staticmethod
+    @hookspec(firstresult=True)
+    def pytest_benchmark_generate_json(  # type: ignore[no-untyped-def]
+        config, benchmarks, include_data, machine_info, commit_info
+    ):
+        """Replaces the whole pytest-benchmark JSON document (a dict)."""
+
+    @staticmethod
+    @hookspec
+    def pytest_benchmark_update_json(config, benchmarks, output_json):  # type: ignore[no-untyped-def]
+        """Adds fields to the pytest-benchmark JSON document (mutate ``output_json``)."""
+
+    @staticmethod
+    @hookspec
+    def pytest_benchmark_compare_machine_info(  # type: ignore[no-untyped-def]
+        config, benchmarksession, machine_info, compared_benchmark
+    ):
+        """pytest-benchmark's check of a compared file's machine. Not called here."""
+
+
+#: The names of :class:`PytestBenchmarkHooks`.
+PYTEST_BENCHMARK_HOOKS = tuple(
+    name for name in vars(PytestBenchmarkHooks) if name.startswith("pytest_benchmark_")
+)

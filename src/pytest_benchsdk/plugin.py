@@ -63,7 +63,7 @@ from pytest_benchsdk._plugin.options import (
 )
 
 if TYPE_CHECKING:
-    from pytest_benchsdk._plugin.control.controller import ControllerPlugin  # noqa: F401
+    from pytest_benchsdk._plugin.control.controller import ControllerPlugin
     from pytest_benchsdk._plugin.options.settings import BenchOptions
 
 __all__: list[str] = []
@@ -148,7 +148,21 @@ def _before_xdist(config: pytest.Config) -> None:
         )
 
 
+def _declare_pytest_benchmark_hooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """pytest-benchmark's hook specifications, unless it declared them (it is active): a
+    conftest implementing them loads instead of ending in "unknown hook". Here, after every
+    plugin's ``pytest_addhooks`` and before collection checks the hooks."""
+    missing = {
+        name: staticmethod(getattr(hookspecs.PytestBenchmarkHooks, name))
+        for name in hookspecs.PYTEST_BENCHMARK_HOOKS
+        if getattr(getattr(pluginmanager.hook, name, None), "spec", None) is None
+    }
+    if missing:
+        pluginmanager.add_hookspecs(type("PytestBenchmarkHooks", (), missing))
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _declare_pytest_benchmark_hooks(config.pluginmanager)
     config.addinivalue_line("markers", "bench: a benchmark iteration run by pytest-benchsdk")
     config.pluginmanager.register(fixtures, "benchsdk-fixtures")
     other = other_provider(config.pluginmanager)
@@ -196,6 +210,12 @@ class UncollectedBenchFiles:
     def pytest_collect_file(self, file_path: Path) -> None:
         if file_path.suffix == ".py" and is_bench_path(file_path, self.patterns):
             self.paths.add(file_path)
+
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
+        # A bench_*.py that pytest collected tests from is a test module (pytest-benchmark's
+        # bench_*.py, with python_files = bench_*.py): no bench file was left out.
+        if self.paths:
+            self.paths.discard(item.path)
 
     def pytest_sessionfinish(self) -> None:
         workeroutput = getattr(self.config, "workeroutput", None)
@@ -278,6 +298,7 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
     if benchmarked is not None:
         benchmarked.attach(controller.session, controller.remember_local)
         controller.test_groups = benchmarked
+        _call_pytest_benchmark_hooks(config, controller, benchmarked)
     if xdist_distributes(config):
         register(DistributedBench(catalog), "benchsdk-distribution")
     execution = ExecutionPlugin(config, controller.keep_all, on_payload=controller.remember_local)
@@ -301,6 +322,27 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
         register(ab, "benchsdk-ab")
         install_item_runner(config, ab)
         controller.baseline_source = ab.baseline
+
+
+def _call_pytest_benchmark_hooks(
+    config: pytest.Config, controller: ControllerPlugin, benchmarked: Any
+) -> None:
+    """pytest-benchmark's hooks where they mean something: its machine and commit info in
+    the run environment of a session with benchmarked tests, its JSON hooks around
+    ``--bench-export pytest-benchmark`` (:mod:`._plugin.benchmark.compat`)."""
+    import os
+
+    from pytest_benchsdk._plugin.benchmark.compat import (
+        complete_environment,
+        pytest_benchmark_json,
+    )
+    from pytest_benchsdk._views.pytest_benchmark import PYTEST_BENCHMARK
+
+    session = controller.session
+    session.complete_environment = complete_environment(
+        config, dict(os.environ), lambda: bool(benchmarked.tests), session.session_errors
+    )
+    session.export_writers[PYTEST_BENCHMARK] = pytest_benchmark_json(config)
 
 
 def _rewrite_asserts_in_bench_files(config: pytest.Config, patterns: tuple[str, ...]) -> None:

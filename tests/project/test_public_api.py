@@ -315,6 +315,7 @@ MODULE_APIS: dict[str, list[str]] = {
         "CompareRef",
         "ComparisonOptions",
         "FailureGroup",
+        "FixtureStats",
         "HistorySeries",
         "HygieneOptions",
         "Knobs",

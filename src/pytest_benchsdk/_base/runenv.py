@@ -206,6 +206,11 @@ class RunEnvironment:
     #: the tool and valgrind's version, the Python build, the architecture, the hash seed and
     #: who fixed it, the counted calls); None when nothing was counted.
     instructions: Mapping[str, Any] | None = None
+    #: pytest-benchmark's ``machine_info`` and ``commit_info`` of a session with benchmarked
+    #: tests (its hooks' results: a conftest's ``pytest_benchmark_update_machine_info`` …);
+    #: None otherwise.
+    machine_info: Mapping[str, Any] | None = None
+    commit_info: Mapping[str, Any] | None = None
 
     def trigger_to_wire(self) -> dict[str, str]:
         """The run-config snapshot's ``trigger`` block (see :meth:`Trigger.to_wire`)."""
@@ -238,6 +243,11 @@ class RunEnvironment:
             del data["instructions"]  # (the stored form of a run that counted nothing is as before)
         else:
             data["instructions"] = dict(self.instructions)
+        for key in ("machine_info", "commit_info"):
+            if data[key] is None:
+                del data[key]  # (as before issue 47 when there is none)
+            else:
+                data[key] = dict(data[key])
         return data
 
     @classmethod
@@ -255,6 +265,8 @@ class RunEnvironment:
             hostname=data.get("hostname"),
             cpu_count=data.get("cpu_count"),
             instructions=data.get("instructions"),
+            machine_info=data.get("machine_info"),
+            commit_info=data.get("commit_info"),
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import attrs
@@ -35,6 +36,7 @@ __all__ = [
     "BenchFile",
     "BenchIteration",
     "BenchSetupError",
+    "is_test_module",
     "item_name",
     "load_bench_file",
     "schedule_bench_file",
@@ -78,6 +80,42 @@ class BenchFile:
     path: Path
     config: BenchmarkConfig
     task: Callable[..., Any]
+
+
+def _of_this_plugin(value: object) -> bool:
+    """Whether a module-level value comes from pytest-benchsdk (its package, a module of it,
+    or anything defined in it: ``define_task``, ``Participant``, a ``Phase`` …)."""
+    try:
+        name: object = (
+            value.__name__ if isinstance(value, ModuleType) else getattr(value, "__module__", None)
+        )
+    except Exception:  # a lazy proxy or the like: not ours
+        return False
+    return isinstance(name, str) and (name == _PACKAGE or name.startswith(f"{_PACKAGE}."))
+
+
+_PACKAGE = "pytest_benchsdk"
+
+
+def is_test_module(module: object) -> bool:
+    """Whether an imported module that ``bench_files`` matched is an ordinary test module
+    (pytest-benchmark's ``bench_*.py``, say) rather than a bench file.
+
+    A bench file exports a ``config`` made with ``define_benchmark_config`` (or a dict with a
+    ``task``), or imports anything of pytest-benchsdk (``define_task``, ``Participant`` …): such
+    a module without a valid config or task is a bench file with a problem, and says so. Any
+    other module is a test module: pytest collects its ``test_*`` functions and classes.
+    """
+    namespace = getattr(module, "__dict__", None)
+    if not isinstance(namespace, Mapping):
+        return False
+    config = namespace.get("config")
+    if isinstance(config, BenchmarkConfig):
+        return False
+    task = namespace.get("task", namespace.get("default"))
+    if isinstance(config, Mapping) and callable(task):
+        return False
+    return not any(_of_this_plugin(value) for value in list(namespace.values()))
 
 
 def load_bench_file(path: Path, module: object) -> BenchFile:

@@ -48,6 +48,7 @@ __all__ = [
     "KEPT_ROUNDS",
     "ROUNDS_KEY",
     "TEST_FAILED",
+    "TEST_KEY",
     "TIME_KEY",
     "RoundSettings",
     "RoundStats",
@@ -543,12 +544,20 @@ def _ms(seconds: float) -> float:
     return round(seconds * 1000.0, 9)
 
 
+#: The data key of a benchmarked test's identity as pytest-benchmark names it: a mapping
+#: ``{fullname, name, group, param, params, options}`` (what its JSON files hold per test).
+TEST_KEY: Final = "test"
+
+
 def round_record(
-    rounds: Rounds, stats: RoundStats, extra_info: Mapping[str, Any] | None = None
+    rounds: Rounds,
+    stats: RoundStats,
+    extra_info: Mapping[str, Any] | None = None,
+    test: Mapping[str, Any] | None = None,
 ) -> TaskRecord:
     """The record of one benchmarked test (task index 0): the kept per-call figures, how
-    many rounds of how many calls (``rounds``), and ``extra_info`` (as given, when not
-    empty)."""
+    many rounds of how many calls (``rounds``), ``extra_info`` (as given, when not
+    empty) and the test's identity (``test``, :data:`TEST_KEY`, when given)."""
     data: JSONObject = {
         TIME_KEY: [_ms(v) for v in kept_rounds(rounds.per_call())],
         CPU_KEY: [_ms(v) for v in kept_rounds(rounds.cpu_per_call())],
@@ -558,6 +567,8 @@ def round_record(
         data[INSTRUCTIONS_KEY] = list(kept_rounds(rounds.instructions))
     if extra_info:
         data["extra_info"] = dict(extra_info)
+    if test:
+        data[TEST_KEY] = dict(test)
     return TaskRecord(
         task_index=0,
         status="success",

@@ -52,6 +52,7 @@ from pytest_benchsdk.results import (
     BenchmarkRun,
     ComparisonOptions,
     HygieneOptions,
+    RunSummary,
     analyse,
     save_analyses,
     save_baseline,
@@ -204,6 +205,11 @@ class BenchSession:
         #: Runs opened as their participants report (:meth:`add_participant`): begun on the
         #: platform at the session end, once every participant is known.
         self._opened_late: list[BenchmarkRun] = []
+        #: Seams the glue fills: what completes the run environment once it is collected
+        #: (pytest-benchmark's machine and commit info, from its hooks), and writers that
+        #: replace an export format's (pytest-benchmark's JSON, through its hooks).
+        self.complete_environment: Callable[[RunEnvironment], RunEnvironment] | None = None
+        self.export_writers: dict[str, Callable[[Sequence[RunSummary]], str]] = {}
 
     # -- state -------------------------------------------------------------------------------
 
@@ -214,9 +220,10 @@ class BenchSession:
             if self.options.instructions:
                 counted = count_setup(self.options.instructions_calls, self.environ)
                 setup = None if counted is None else counted.to_dict()
-            self._environment = collect_run_environment(
-                self.environ, self.rootpath, instructions=setup
-            )
+            environment = collect_run_environment(self.environ, self.rootpath, instructions=setup)
+            if self.complete_environment is not None:
+                environment = self.complete_environment(environment)
+            self._environment = environment
         return self._environment
 
     def check_store(self) -> None:
@@ -792,6 +799,16 @@ class BenchSession:
                 f"{slug}: {line}" for line in analyses.usage_error.split("\n")
             )
             self.usage_failed = True
+        gated = self.options.compare_fail or bool(self.options.compare_rules)
+        named = self.options.compare not in (None, "latest")
+        if gated and named and comparison is None and analyses.comparison_note:
+            # A gate given a baseline (a file, a name, a run) that holds nothing of this
+            # benchmark never passes silently (issue 47). "latest" without an earlier run is a
+            # history's first run: it says so and becomes the next run's baseline.
+            self.session_errors.append(
+                f"no baseline (--bench-compare-fail): {slug}: {analyses.comparison_note}; "
+                "the gate judged nothing"
+            )
         if regression:
             for row in regressions if self.options.compare_fail else ():
                 self.session_errors.append(
@@ -898,7 +915,10 @@ class BenchSession:
     def _write_export(self, fmt: str, path: Path) -> None:
         summaries = [run.summary for run in self.runs.values() if run.summary is not None]
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, export_text(fmt, summaries))
+        writer = self.export_writers.get(fmt)
+        write_atomically(
+            path, writer(summaries) if writer is not None else export_text(fmt, summaries)
+        )
 
     def _write_report(self, path: Path) -> None:
         """The HTML report of this session's stored runs; a failure is a session error."""

@@ -33,6 +33,7 @@ import attrs
 
 from pytest_benchsdk._base.js import js_json
 from pytest_benchsdk._base.numbers import significant
+from pytest_benchsdk._views.pytest_benchmark import PYTEST_BENCHMARK, pytest_benchmark_document
 from pytest_benchsdk.results import (
     LATENCY,
     ParticipantSummary,
@@ -51,8 +52,9 @@ __all__ = [
     "gab_entries",
 ]
 
-#: The formats, as ``--format`` and ``--bench-export`` name them.
-EXPORT_FORMATS: Final = ("gab", "gab-bigger", "bmf")
+#: The formats, as ``--format`` and ``--bench-export`` name them (``pytest-benchmark``:
+#: :mod:`pytest_benchsdk._views.pytest_benchmark`).
+EXPORT_FORMATS: Final = ("gab", "gab-bigger", "bmf", PYTEST_BENCHMARK)
 #: The statistics each metric is exported as.
 EXPORT_STATISTICS: Final = ("median", "p95", "p99")
 #: The iteration's CPU time (the executor's ``cpu_ms``).
@@ -226,6 +228,8 @@ def export_text(format: str, summaries: Sequence[RunSummary]) -> str:
     """The runs in ``format`` (one of :data:`EXPORT_FORMATS`) as a JSON document."""
     if format == "bmf":
         document: Any = bmf_document(summaries)
+    elif format == PYTEST_BENCHMARK:
+        document = pytest_benchmark_document(summaries)
     elif format in ("gab", "gab-bigger"):
         document = gab_entries(summaries, bigger=format == "gab-bigger")
     else:

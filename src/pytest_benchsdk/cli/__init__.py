@@ -120,8 +120,8 @@ def _add_run_commands(command: _Command) -> None:
     export = command(
         "export",
         "a run's records as upstream's wire JSON (per participant) or as CSV (one row each); "
-        "or its statistics for github-action-benchmark (gab: smaller is better, gab-bigger) "
-        "or Bencher (bmf)",
+        "or its statistics for github-action-benchmark (gab: smaller is better, gab-bigger), "
+        "Bencher (bmf) or pytest-benchmark's readers (pytest-benchmark)",
         "pytest-benchsdk export 3f2a9c --format csv -o records.csv\n"
         "  pytest-benchsdk export 3f2a9c --format gab -o benchmark.json",
     )

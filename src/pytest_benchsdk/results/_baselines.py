@@ -142,6 +142,37 @@ def _json_ref(ref: str, path: Path) -> CompareRef:
     return CompareRef("json", ref, path=path, document=document)
 
 
+#: Where pytest-benchmark keeps its saved runs (its default ``--benchmark-storage``).
+PYTEST_BENCHMARK_STORAGE: Final = Path(".benchmarks")
+
+
+def _pytest_benchmark_machine_id() -> str:
+    """pytest-benchmark's folder of this machine's saved runs (``utils.get_machine_id``)."""
+    import platform
+
+    return "-".join(
+        (
+            platform.system(),
+            platform.python_implementation(),
+            ".".join(platform.python_version_tuple()[:2]),
+            platform.architecture()[0],
+        )
+    )
+
+
+def pytest_benchmark_saved(ref: str, storage: Path = PYTEST_BENCHMARK_STORAGE) -> Path | None:
+    """The run pytest-benchmark saved under ``ref`` as its ``--benchmark-compare=NUM`` finds
+    it: the newest ``<storage>/<this machine>/REF*.json`` (``0001`` finds
+    ``0001_base.json``), else in any machine's folder; None when there is none."""
+    if not ref or any(c in ref for c in "/\\*?[]") or not storage.is_dir():
+        return None
+    for folder in (_pytest_benchmark_machine_id(), "*"):
+        found = sorted(storage.glob(f"{folder}/{ref}*.json"), key=lambda f: (f.name, str(f)))
+        if found:
+            return found[-1]
+    return None
+
+
 def resolve_ref(store: ResultStore | None, ref: str, store_path: object = None) -> CompareRef:
     """What ``ref`` names, or :class:`RunRefError` saying why it names nothing: a ``.json``
     path is a file; otherwise a stored run id, then a baseline name, then a unique prefix of a
@@ -151,9 +182,12 @@ def resolve_ref(store: ResultStore | None, ref: str, store_path: object = None) 
     path = Path(ref)
     if ref.endswith(".json"):
         return _json_ref(ref, path)
+    saved = pytest_benchmark_saved(ref) if not path.is_file() else None
     if store is None:
         if path.is_file():
             return _json_ref(ref, path)
+        if saved is not None:
+            return _json_ref(str(saved), saved)
         where = f" at {store_path}" if store_path is not None else ""
         raise RunRefError(
             f"no results store{where} to find baseline {ref} in (a run id or baseline name "
@@ -166,6 +200,8 @@ def resolve_ref(store: ResultStore | None, ref: str, store_path: object = None) 
         pass
     if store.baselines(ref):
         return CompareRef("name", ref)
+    if saved is not None:  # pytest-benchmark's --benchmark-compare=0001
+        return _json_ref(str(saved), saved)
     try:
         return CompareRef("run", ref, run_id=find_run(store, ref).run_id)
     except RunRefError as exc:
@@ -192,6 +228,8 @@ def _from_store(store: ResultStore, stored: StoredRun, label: str) -> Baseline:
 
 def _from_json(ref: CompareRef, slug: str) -> Baseline | str:
     assert ref.path is not None
+    if is_pytest_benchmark_document(ref.document):
+        return _from_pytest_benchmark(ref, slug)
     found = next(
         (
             b
@@ -217,6 +255,100 @@ def _from_json(ref: CompareRef, slug: str) -> Baseline | str:
         found.get("localRunId"),
         records,
         {"benchmark": slug, "knobs": knobs, "environment": environment},
+    )
+
+
+def is_pytest_benchmark_document(document: object) -> bool:
+    """Whether a JSON document is pytest-benchmark's (``--benchmark-json``, a saved
+    ``.benchmarks/<machine>/NNNN_name.json``, ``--bench-export pytest-benchmark``): its
+    ``benchmarks`` are tests with ``fullname`` and ``stats``."""
+    if not isinstance(document, Mapping):
+        return False
+    benchmarks = document.get("benchmarks")
+    return isinstance(benchmarks, list) and any(
+        isinstance(b, Mapping) and "fullname" in b and isinstance(b.get("stats"), Mapping)
+        for b in benchmarks
+    )
+
+
+def _group_slug(entry: Mapping[str, Any]) -> str:
+    """The benchmark slug a pytest-benchmark test's group runs under here: its ``group``,
+    else its module (the benchmark fixture's rule, ``_plugin.benchmark.measuring``)."""
+    group = entry.get("group")
+    name = str(group) if group is not None else str(entry["fullname"]).partition("::")[0]
+    slug = re.sub(r"[^a-z0-9]+", "-", name.removesuffix(".py").lower()).strip("-")
+    return slug or "benchmark"
+
+
+def _pytest_benchmark_record(entry: Mapping[str, Any]) -> TaskRecord:
+    """A pytest-benchmark test's figures as the record of a benchmarked test: its rounds'
+    time per call (``stats.data``, seconds, when the file kept it; else its five-number
+    summary)."""
+    stats = entry["stats"]
+    data = stats.get("data")
+    seconds = [float(v) for v in data] if isinstance(data, list) and data else []
+    if not seconds:
+        # Saved without its rounds (pytest-benchmark's default for --benchmark-save): its
+        # five-number summary, whose minimum and median are the file's own.
+        seconds = [float(stats[k]) for k in ("min", "q1", "median", "q3", "max")]
+    rounds = {
+        "count": int(stats.get("rounds", len(seconds))),
+        "iterations": int(stats.get("iterations", 1)),
+    }
+    return TaskRecord(
+        task_index=0,
+        status="success",
+        latency_ms=float(stats["median"]) * 1000,
+        data={"time_ms": [v * 1000 for v in seconds], "rounds": rounds},
+    )
+
+
+def _from_pytest_benchmark(ref: CompareRef, slug: str) -> Baseline | str:
+    """The baseline a pytest-benchmark JSON file holds for benchmark ``slug``: its tests of
+    that group, matched with the run's benchmarked tests by ``fullname`` (the node id; each is
+    also found under its name after the module, as the run names its participants, when that
+    is unique in the group)."""
+    assert ref.path is not None
+    try:
+        entries = [
+            b
+            for b in ref.document["benchmarks"]
+            if isinstance(b, Mapping) and "fullname" in b and _group_slug(b) == slug
+        ]
+        if not entries:
+            return f"{ref.ref} (a pytest-benchmark file) has no test of benchmark {slug}"
+        records: dict[str, tuple[TaskRecord, ...]] = {}
+        short: dict[str, list[str]] = {}
+        for entry in entries:
+            fullname = str(entry["fullname"])
+            records[fullname] = (_pytest_benchmark_record(entry),)
+            rest = fullname.partition("::")[2]
+            if rest:
+                short.setdefault(rest, []).append(fullname)
+        for rest, names in short.items():
+            if len(names) == 1 and rest not in records:
+                records[rest] = records[names[0]]
+    except (KeyError, TypeError, ValueError) as exc:
+        return f"{ref.ref}: unreadable pytest-benchmark file ({type(exc).__name__}: {exc})"
+    machine = ref.document.get("machine_info") or {}
+    kept = any(isinstance(e["stats"].get("data"), list) for e in entries)
+    how = "" if kept else ", min/q1/median/q3/max only: saved without data"
+    label = f"{ref.path.name} (pytest-benchmark{how})"
+    environment = {
+        "python_version": machine.get("python_version"),
+        "implementation": machine.get("python_implementation"),
+        "machine": machine.get("machine"),
+        "hostname": machine.get("node"),
+    }
+    return Baseline(
+        label,
+        None,
+        records,
+        {
+            "benchmark": slug,
+            "knobs": {},
+            "environment": {k: v for k, v in environment.items() if v},
+        },
     )
 
 

@@ -14,13 +14,16 @@ from typing import Any
 
 import attrs
 
+from pytest_benchsdk._analysis.pytest_benchmark import fixture_stats
 from pytest_benchsdk._analysis.scoring import ScoreResult, ScoringSpec, ranking_key
 from pytest_benchsdk._analysis.stats import DEFAULT_TRIM
 from pytest_benchsdk._analysis.uncertainty import ScoreUncertainty, tied_with_above
 from pytest_benchsdk._config.models import BenchmarkConfig
+from pytest_benchsdk._engine.rounds import TIME_KEY
 from pytest_benchsdk._instruments import INSTRUCTIONS_KEY
 from pytest_benchsdk.results._model import (
     FailureGroup,
+    FixtureStats,
     MetricSummary,
     ParticipantSummary,
     PhaseSummary,
@@ -268,6 +271,33 @@ def participant_summary(
         ),
         skipped=skipped,
         rounds=None if counted is None else RoundCount(*counted),
+        fixture=_fixture_stats(samples, counted),
+    )
+
+
+def _fixture_stats(
+    samples: ParticipantSamples, counted: tuple[int, int] | None
+) -> FixtureStats | None:
+    """A benchmarked test as pytest-benchmark's JSON holds it: its identity and its kept
+    rounds' time per call, with pytest-benchmark's statistics of them (seconds)."""
+    test = samples.test()
+    per_call = [v / 1000 for v in samples.metric(TIME_KEY)]
+    if test is None or counted is None or not per_call:
+        return None
+    identity, extra_info = test
+    rounds, iterations = counted
+    params = identity.get("params")
+    group, param = identity.get("group"), identity.get("param")
+    return FixtureStats(
+        fullname=str(identity.get("fullname", "")),
+        name=str(identity.get("name", "")),
+        group=None if group is None else str(group),
+        param=None if param is None else str(param),
+        params=dict(params) if isinstance(params, Mapping) else None,
+        extra_info=dict(extra_info),
+        options=dict(options) if isinstance(options := identity.get("options"), Mapping) else {},
+        stats=fixture_stats(per_call, iterations=iterations, rounds=rounds),
+        data=tuple(per_call),
     )
 
 

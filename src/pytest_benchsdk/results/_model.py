@@ -322,6 +322,55 @@ class RoundCount:
 
 
 @attrs.frozen
+class FixtureStats:
+    """A benchmarked test as pytest-benchmark's JSON files hold it: its identity (``fullname``
+    its node id, ``name``, ``group``, ``param``/``params``, ``extra_info``, ``options``: its
+    rounds' settings), pytest-benchmark's ``stats`` of its rounds (seconds, by its definitions:
+    :func:`pytest_benchsdk._analysis.pytest_benchmark.fixture_stats`) and ``data``, the kept
+    rounds' time per call (seconds, run order)."""
+
+    fullname: str
+    name: str
+    stats: Mapping[str, Any]
+    data: tuple[float, ...] = ()
+    group: str | None = None
+    param: str | None = None
+    params: Mapping[str, Any] | None = None
+    extra_info: Mapping[str, Any] = attrs.Factory(dict)
+    options: Mapping[str, Any] = attrs.Factory(dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fullname": self.fullname,
+            "name": self.name,
+            "group": self.group,
+            "param": self.param,
+            "params": None if self.params is None else dict(self.params),
+            "extra_info": dict(self.extra_info),
+            "options": dict(self.options),
+            "stats": dict(self.stats),
+            "data": list(self.data),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> FixtureStats | None:
+        if not data:
+            return None
+        params = data.get("params")
+        return cls(
+            fullname=str(data["fullname"]),
+            name=str(data["name"]),
+            group=data.get("group"),
+            param=data.get("param"),
+            params=None if params is None else dict(params),
+            extra_info=dict(data.get("extra_info") or {}),
+            options=dict(data.get("options") or {}),
+            stats=dict(data["stats"]),
+            data=tuple(float(v) for v in data.get("data") or ()),
+        )
+
+
+@attrs.frozen
 class ParticipantSummary:
     """Everything measured of one participant: ``planned`` selected iterations, ``ran`` of
     them left a record, ``passed`` of those passed; the latency (passing iterations); every
@@ -341,6 +390,9 @@ class ParticipantSummary:
     skipped: str | None = None
     #: A benchmarked test's rounds and iterations (None for a bench file's participant).
     rounds: RoundCount | None = None
+    #: A benchmarked test as pytest-benchmark's JSON holds it (None for a bench file's
+    #: participant, or a record made before issue 47).
+    fixture: FixtureStats | None = None
 
     @property
     def failed(self) -> int:
@@ -362,6 +414,7 @@ class ParticipantSummary:
             "failures": [f.to_json() for f in self.failures],
             "skipped": self.skipped,
             "rounds": None if self.rounds is None else self.rounds.to_json(),
+            **({} if self.fixture is None else {"fixture": self.fixture.to_json()}),
         }
 
     @classmethod
@@ -378,6 +431,7 @@ class ParticipantSummary:
             failures=tuple(FailureGroup.from_json(f) for f in data["failures"]),
             skipped=data.get("skipped"),
             rounds=RoundCount.from_json(data.get("rounds")),
+            fixture=FixtureStats.from_json(data.get("fixture")),
         )
 
 

@@ -26,7 +26,7 @@ from typing import Final
 from pytest_benchsdk._analysis.baseline import per_call_keys_of, record_phase
 from pytest_benchsdk._base.numbers import is_finite
 from pytest_benchsdk._engine.calibrated import CALLS_KEY
-from pytest_benchsdk._engine.rounds import round_count
+from pytest_benchsdk._engine.rounds import TEST_KEY, round_count
 from pytest_benchsdk.records import TaskRecord
 
 __all__ = [
@@ -107,6 +107,7 @@ class ParticipantSamples:
         "_step_failed",
         "_step_index",
         "_step_latency",
+        "_test",
         "_timed_otherwise",
         "count",
         "passed",
@@ -137,6 +138,9 @@ class ParticipantSamples:
         self._messages: dict[str, dict[int, str]] = {}
         #: A benchmarked test's ``(rounds, iterations)``, from its passing record.
         self._rounds: tuple[int, int] | None = None
+        #: A benchmarked test's identity and extra_info (its passing record's ``test`` and
+        #: ``extra_info``), as pytest-benchmark's JSON names the test.
+        self._test: tuple[Mapping[str, object], Mapping[str, object]] | None = None
         #: Records received (distinct task indexes), and how many of them passed.
         self.count = 0
         self.passed = 0
@@ -178,6 +182,10 @@ class ParticipantSamples:
             if record.data:
                 self._add_data(index, record.data)
                 self._rounds = round_count(record.data) or self._rounds
+                test = record.data.get(TEST_KEY)
+                if isinstance(test, Mapping):
+                    extra = record.data.get("extra_info")
+                    self._test = (test, extra if isinstance(extra, Mapping) else {})
             per_call = per_call_keys_of(record)
             if per_call is None:
                 self._timed_otherwise.add(index)
@@ -298,6 +306,11 @@ class ParticipantSamples:
         """A benchmarked test's ``(rounds, iterations per round)`` (None for a bench file's
         participant)."""
         return self._rounds
+
+    def test(self) -> tuple[Mapping[str, object], Mapping[str, object]] | None:
+        """A benchmarked test's identity (``fullname``, ``name``, ``group``, ``param``,
+        ``params``, ``options``) and ``extra_info``; None for a bench file's participant."""
+        return self._test
 
     def phases(self) -> list[str]:
         """The phases of the records, in the order of their first iteration (task index)."""

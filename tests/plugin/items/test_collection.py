@@ -237,7 +237,11 @@ def test_invalid_plain_dict_config_is_a_collection_error(pytester: pytest.Pytest
 
 
 def test_missing_config_export(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(bench_x="def task():\n    pass\n")
+    # A module that imports the authoring API is a bench file (one without any of it is a
+    # test module: test_bench_named_test_modules.py).
+    pytester.makepyfile(
+        bench_x="from pytest_benchsdk import define_task\n@define_task\ndef task():\n    pass\n"
+    )
     result = pytester.runpytest_inprocess("--bench", "--bench-no-store")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(

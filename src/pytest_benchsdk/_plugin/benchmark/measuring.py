@@ -359,7 +359,8 @@ class BenchmarkedTests:
         elif rounds is None:
             return report  # skipped, or it never called the fixture
         else:
-            record = round_record(rounds, RoundStats.of(rounds), extra)
+            test = _identity(item, file_key, self._settings(item))
+            record = round_record(rounds, RoundStats.of(rounds), extra, test)
         payload = RecordPayload.of_record(file_key, participant, record)
         setattr(report, REPORT_ATTRIBUTE, payload.to_json())
         if self._remember_local is not None:
@@ -426,6 +427,30 @@ class BenchmarkedTests:
             run.schedule = attrs.evolve(run.schedule, config=attrs.evolve(config, scoring=scoring))
             # Unmeasured tests (failed, skipped) after the measured ones, in collection order.
             run.order_participants(functools.partial(_median_of, medians))
+
+
+def _identity(item: pytest.Item, group_key: str, settings: RoundSettings) -> dict[str, Any]:
+    """The test as pytest-benchmark's JSON names it: ``fullname`` (its node id), ``name``,
+    ``group`` (a named group, else None), ``param``/``params`` (a parametrized test's id and
+    values, JSON-safe) and ``options`` (its rounds' settings, the timer by its name)."""
+    callspec = getattr(item, "callspec", None)
+    params = json_safe(callspec.params) if callspec is not None else None
+    timer = settings.timer
+    return {
+        "fullname": item.nodeid,
+        "name": item.name,
+        "group": group_key.removeprefix("group:") if group_key.startswith("group:") else None,
+        "param": callspec.id if callspec is not None else None,
+        "params": params if params is not None or callspec is None else {},
+        "options": {
+            "disable_gc": settings.disable_gc,
+            "timer": getattr(timer, "__name__", str(timer)),
+            "min_rounds": settings.min_rounds,
+            "max_time": settings.max_time,
+            "min_time": settings.min_time,
+            "warmup": settings.warmup,
+        },
+    }
 
 
 def _short_name(item: pytest.Item) -> str:

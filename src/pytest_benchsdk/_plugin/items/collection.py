@@ -54,12 +54,16 @@ class CollectionPlugin:
             return None
         if _python_collects(file_path, parent):
             return None
-        return BenchModule.from_parent(parent, path=file_path)
+        module: BenchModule = BenchModule.from_parent(parent, path=file_path)
+        # pytest would not collect this file: if it is a test module after all, nothing is.
+        module.python_collects = False
+        return module
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_pycollect_makemodule(self, module_path: Path, parent: pytest.Collector) -> Any:
         # A bench file named on the command line (or matching python_files) reaches pytest's
-        # python plugin too; claiming it here collects it once, as a bench file.
+        # python plugin too; claiming it here collects it once, as a bench file (or, when it is
+        # an ordinary test module, as pytest's Module would: BenchModule.collect decides).
         if self.options.enabled and is_bench_path(module_path, self.options.file_patterns):
             return BenchModule.from_parent(parent, path=module_path)
         return None

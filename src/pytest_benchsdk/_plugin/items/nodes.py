@@ -17,6 +17,7 @@ from pytest_benchsdk._engine.benchfile import (
     BenchFile,
     BenchIteration,
     BenchSetupError,
+    is_test_module,
     item_name,
     load_bench_file,
 )
@@ -97,12 +98,22 @@ class BenchModule(pytest.Module):
     ``bench_items`` are all its items as collected, before any selection;
     ``bench_round_mode`` says whether they run round by round (``group_by="round"``);
     ``bench_file_key`` is the file's key in the catalog.
+
+    A module that ``bench_files`` matched but that is no bench file (:func:`is_test_module`:
+    no config, nothing imported of this plugin) is a test module: it is collected as pytest
+    collects one (its ``test_*`` functions and classes) when pytest would collect it
+    (``python_files`` or named on the command line; ``python_collects``), else not at all.
+    Deciding needs the module imported, which happens once, here.
     """
 
     task_location: tuple[Path, int | None] | None = None
     bench_items: tuple[pytest.Item, ...] = ()
     bench_round_mode: bool = False
     bench_file_key: str = ""
+    #: Whether pytest's python plugin would have collected this file as a test module.
+    python_collects: bool = True
+    #: Set by :meth:`collect`: the module is an ordinary test module, not a bench file.
+    test_module: bool = False
 
     def _getobj(self) -> Any:
         try:
@@ -115,6 +126,9 @@ class BenchModule(pytest.Module):
         return load_bench_file(self.path, self.obj)
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        if is_test_module(self.obj):
+            self.test_module = True
+            return super().collect() if self.python_collects else []
         self.session._fixturemanager.parsefactories(self)
         catalog = Catalog.of(self.config)
         try:

@@ -866,14 +866,16 @@ OPTIONS: Final[tuple[Option, ...]] = (
         metavar="FORMAT:PATH",
         help="Write the runs' statistics for another tool: gab (github-action-benchmark's "
         "customSmallerIsBetter JSON), gab-bigger (its customBiggerIsBetter), bmf (Bencher "
-        "Metric Format). Repeatable.",
+        "Metric Format), pytest-benchmark (its JSON file, of the benchmarked tests). "
+        "Repeatable.",
         field="exports",
         convert="exports",
         default=(),
         implies_bench=True,
         group="output",
         doc="write the runs' statistics for another tool: `gab` / `gab-bigger` "
-        "(github-action-benchmark), `bmf` (Bencher); repeatable (see [Exports for other "
+        "(github-action-benchmark), `bmf` (Bencher), `pytest-benchmark` (its JSON file, of "
+        "the benchmarked tests); repeatable (see [Exports for other "
         "tools](../howto/exports.md#exports-for-other-tools---bench-export))",
     ),
     Option(
