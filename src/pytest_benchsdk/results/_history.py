@@ -13,7 +13,9 @@ report its change points.
 
 from __future__ import annotations
 
+import itertools
 import math
+import statistics
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -403,8 +405,20 @@ def _last_change(values: Sequence[float]) -> int:
     :data:`DEFAULT_MIN_CHANGE` left out)."""
     if len(values) < fewest_runs():
         return 0
-    found = change_points(values, min_change=DEFAULT_MIN_CHANGE)
-    return max((change.index for change in found), default=0)
+    found = sorted(change.index for change in change_points(values, min_change=DEFAULT_MIN_CHANGE))
+    if not found:
+        return 0
+    bounds = [0, *found, len(values)]
+    levels = [statistics.median(values[a:b]) for a, b in itertools.pairwise(bounds)]
+    if not all(level > 0 and math.isfinite(level) for level in levels):
+        return found[-1]
+    step = abs(math.log(levels[-1] / levels[-2]))
+    # A level the series has been at before, not next to it, is where it flips back and forth
+    # (a machine whose load comes and goes): those flips are its noise, which the band must
+    # see, not a change to cut at.
+    if any(abs(math.log(levels[-1] / level)) < step / 2 for level in levels[:-2]):
+        return 0
+    return found[-1]
 
 
 def noise_history(

@@ -333,11 +333,11 @@ def test_the_history_noise_can_overrule_the_within_run_verdict(
 
 
 @pytest.mark.slow
-def test_a_history_too_noisy_to_judge_says_so_and_the_run_judges_itself(
+def test_a_history_too_noisy_to_judge_says_so_and_the_row_is_not_judged(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Earlier runs of p1 swing by ±30 %: from 5 runs the band is wider than ×5, which would
-    # hide any change; the row says so and is judged within the run (issue 46).
+    # hide any change; the row says so and is not judged (issue 46): the gate does not fail.
     pytester.makepyfile(bench_x=NOISY)
     for seed, slow in enumerate(("1", "1.3", "1", "1.3", "1")):
         monkeypatch.setenv("RUN_SEED", str(seed))
@@ -346,13 +346,12 @@ def test_a_history_too_noisy_to_judge_says_so_and_the_run_judges_itself(
     monkeypatch.setenv("RUN_SEED", "9")
     monkeypatch.setenv("SLOW_P1", "1.2")
     result = _run(pytester, "--bench-compare", "--bench-compare-fail")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.stdout.fnmatch_lines(
         [
-            "    p1  * median  * ms *+*%*regressed[*]  within-run, history too noisy  ≥*%",
+            "    p1  * median  * ms *+*%*not judged: history too noisy[*]  history too noisy",
             "    p2  * median  * unchanged  * history, 5 runs  *",
-            "    [*] p1 value median: history too noisy: judged within the run (the last 5 "
-            "complete*",
+            "    [*] p1 value median: history too noisy: not judged (the last 5 complete*",
         ]
     )
     assert "≥474" not in result.stdout.str()

@@ -139,7 +139,9 @@ class MetricComparison:
     def history_too_noisy(self) -> bool:
         """The history's band is too wide to judge anything (wider than
         :data:`TOO_NOISY_BAND` and than :data:`TOO_NOISY_FACTOR` times the within-run
-        interval's reach): the row is judged within the run instead, and says so."""
+        interval's reach): the row is shown, ``not judged``, and says so. Judging it within
+        the run instead would ignore the very drift the history shows, which is how a session
+        of unchanged code fails on a noisy machine."""
         c = self.comparison
         if c is None or self.history is None or self.counted:
             return False
@@ -155,7 +157,7 @@ class MetricComparison:
         c = self.comparison
         if c is None:
             return None
-        if self.too_few is not None:
+        if self.too_few is not None or self.history_too_noisy:
             return "not judged"
         history = self._history
         beaten = history is None or history.beaten_by(c.change)
@@ -168,6 +170,8 @@ class MetricComparison:
         with too few samples behind it."""
         if self.too_few is not None:
             return f"not judged: {self.too_few} samples"
+        if self.history_too_noisy:
+            return "not judged: history too noisy"
         verdict = self.verdict or ""
         return verdict if self.judged or not verdict else f"({verdict})"
 
@@ -191,7 +195,7 @@ class MetricComparison:
             left_out = self.history.left_out_text()
             return f"history, {self.history.runs} runs" + (f", {left_out}" if left_out else "")
         if self.history_too_noisy:
-            return f"{self.noise}, history too noisy"
+            return "history too noisy"
         if self.noise == NOISE_PAIRED and self.comparison is not None:
             return f"paired, {self.comparison.current_n} rounds"
         if self.noise == NOISE_COUNT and self.comparison is not None:
@@ -206,7 +210,7 @@ class MetricComparison:
         """The smallest change (relative) this row could have told from noise: the within-run
         one (:attr:`Comparison.detectable`), or the history's band when that is larger."""
         c = self.comparison
-        if c is None or self.too_few is not None:
+        if c is None or self.too_few is not None or self.history_too_noisy:
             return None
         history = self._history
         if history is not None:
@@ -231,10 +235,11 @@ class MetricComparison:
         if self.history_too_noisy and self.history is not None:
             band = self.history.band
             return (
-                f"history too noisy: judged within the run (the last {self.history.runs} "
-                f"complete runs move by up to {change_text(band)} or "
-                f"{change_text(1 / (1 + band) - 1)} between themselves, which would hide any "
-                "change; --bench-ab=REV judges a change on a noisy machine)"
+                f"history too noisy: not judged (the last {self.history.runs} complete runs "
+                f"move by up to {change_text(band)} or {change_text(1 / (1 + band) - 1)} "
+                "between themselves, which would hide any change, and the run's own interval "
+                "does not see that drift; --bench-ab=REV judges wall time on a noisy machine, "
+                "--bench-instructions CPU-bound code)"
             )
         if self.verdict != "unchanged":
             return None
