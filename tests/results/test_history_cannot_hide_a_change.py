@@ -2,7 +2,8 @@
 here: the between-run noise of a comparison row leaves out the runs judged changed for that row
 and the runs before the row's last change point, and says so; a history started afresh leaves
 out every earlier run; a band too wide to judge anything says so and the row is not judged; a
-level the history flips back to is noise, not a change point; a tail verdict needs enough samples behind it."""
+level the history flips back to is noise, not a change point; a tail verdict needs enough
+samples behind it."""
 
 from __future__ import annotations
 
