@@ -90,6 +90,10 @@ def test_high_variance() -> None:
     assert HIGH_VARIANCE in codes(steady(200, sigma=0.8))
     assert HIGH_VARIANCE not in codes(steady(200, sigma=0.1))
     assert HIGH_VARIANCE not in codes([-5.0, 5.0, -6.0, 6.0] * 30)  # no positive mean
+    # A spread of two or four samples is no finding (the quick start's cold phase of 2).
+    assert HIGH_VARIANCE not in codes([11.2, 16.9])
+    assert HIGH_VARIANCE not in codes([10.0, 30.0, 10.0, 30.0])
+    assert HIGH_VARIANCE in codes([10.0, 30.0, 10.0, 30.0, 10.0])
 
 
 def test_a_trend_over_the_run() -> None:
@@ -328,7 +332,12 @@ def test_a_benchmarked_test_s_rounds_get_the_fixture_s_advice_and_no_iteration_c
     floored = [0.0] * 10
     found = run_warnings(
         "test_x",
-        {"cold": cold, "drifting": drifting, "floored": floored, "wide": [1.0, 100.0, 1.0, 100.0]},
+        {
+            "cold": cold,
+            "drifting": drifting,
+            "floored": floored,
+            "wide": [1.0, 100.0, 1.0, 100.0, 1.0],
+        },
         # Would be failure-rate and unmeasured-metric of a bench file's iterations.
         iterations=2,
         failed=1,

@@ -65,6 +65,9 @@ _P99_MIN_SAMPLES: Final = 100
 _FIRST_OUTLIER_Z: Final = 10.0
 _FIRST_OUTLIER_MIN_SAMPLES: Final = 5  # the first, and at least four to measure it against
 _HIGH_VARIANCE_CV: Final = 0.30
+# A spread read off fewer samples than this says nothing (two samples 40 % apart are a
+# coefficient of variation of 40 %): as many as a first outlier needs.
+_HIGH_VARIANCE_MIN_SAMPLES: Final = 5
 # A sample the high-variance message names as an outlier: as far from the median as a first
 # outlier must be (modified z-score over 10), at most this many of them named.
 _NAMED_OUTLIERS: Final = 3
@@ -445,6 +448,8 @@ def _high_variance(
     ordered = sorted(values)
     first, kept = trimmed_range(len(ordered), trim)
     used = ordered[first : first + kept]
+    if len(used) < _HIGH_VARIANCE_MIN_SAMPLES:
+        return None
     cv = _coefficient_of_variation(used)
     if cv is None or cv <= _HIGH_VARIANCE_CV:
         return None
