@@ -216,7 +216,16 @@ def replay(name: str, opts: argparse.Namespace, root: Path, slow: str) -> dict[s
                 f"{r['statistic']} {r['comparison']['change'] * 100:+.1f}%"
                 for r in regressed
             )
-            print(f"  {name:7} {kind:9} exit {status}  {marks or '-'}")
+            # The slowed participant's median rows, whatever their verdict: what decided.
+            watched = "; ".join(
+                f"{slow}{'·' + r['phase'] if r.get('phase') else ''} median "
+                f"{r['comparison']['change'] * 100:+.1f}% {r.get('verdict')} ({r.get('noise')}"
+                + (f", ≥{r['detectable'] * 100:.1f}%" if r.get("detectable") else "")
+                + ")"
+                for r in rows
+                if r["participant"] == slow and r["statistic"] == "median" and r["comparison"]
+            )
+            print(f"  {name:7} {kind:9} exit {status}  {marks or '-'}  [{watched}]")
             if kind == "unchanged":
                 counts["false sessions"] += status != 0
                 for k in kinds:
