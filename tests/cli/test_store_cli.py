@@ -398,6 +398,10 @@ def test_compare_two_runs(
     # A p95 of 12 samples is their largest: shown, not judged (issue 46).
     assert all("not judged: 12 samples*" in line for line in rows[1::2]), rows
     assert lines[10].startswith("    detects: the smallest change a row can tell from noise")
+    # The three p95 rows share one reason: one line names them all.
+    shared = [line for line in lines if "not judged: 12 samples; a p95 verdict" in line]
+    assert len(shared) == 1, lines
+    assert shared[0].startswith("    * p1, p2, p3 value p95: not judged: 12 samples;"), lines
     failing = _cli("compare", base, current, "--fail-on-regression", cwd=pytester.path)
     assert failing.returncode == 1
     assert "ERROR regressed (--fail-on-regression): demo: p1 value median:" in failing.stdout

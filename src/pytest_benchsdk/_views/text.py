@@ -702,14 +702,16 @@ def comparison_legend(comparison: BaselineComparison) -> str | None:
 
 def comparison_reasons(comparison: BaselineComparison) -> list[str]:
     """Why each puzzling ``unchanged`` row is one (its interval alone would not say so), and
-    what else a verdict rests on (a history too noisy, a tail not judged)."""
-    return [
-        f"{row.subject} {row.metric} {row.statistic_label}"
-        + (" is unchanged: " if row.verdict == "unchanged" else ": ")
-        + f"{row.reason}"
-        for row in comparison.rows
-        if row.reason
-    ]
+    what else a verdict rests on (a history too noisy, a tail not judged). Rows of one metric
+    and statistic with the same reason share its line (``a, b, c value p95: not judged: …``)."""
+    shared: dict[tuple[str, str, str], list[str]] = {}
+    for row in comparison.rows:
+        if row.reason:
+            head = f"{row.metric} {row.statistic_label}" + (
+                " is unchanged: " if row.verdict == "unchanged" else ": "
+            )
+            shared.setdefault((head, row.reason, row.statistic), []).append(row.subject)
+    return [f"{', '.join(who)} {head}{reason}" for (head, reason, _), who in shared.items()]
 
 
 def comparison_lines(comparison: BaselineComparison | None, note: str | None) -> list[str]:

@@ -194,7 +194,7 @@ class MetricComparison:
         if self.noise == NOISE_HISTORY and self.history is not None:
             left_out = self.history.left_out_text()
             return f"history, {self.history.runs} runs" + (f", {left_out}" if left_out else "")
-        if self.history_too_noisy:
+        if self.history_too_noisy and self.too_few is None:
             return "history too noisy"
         if self.noise == NOISE_PAIRED and self.comparison is not None:
             return f"paired, {self.comparison.current_n} rounds"
