@@ -515,18 +515,35 @@ def test_summary_lines_with_group_by_rows(pytester: pytest.Pytester) -> None:
     )
 
 
-def test_verbose_shows_each_iterations_data(pytester: pytest.Pytester) -> None:
+def test_verbose_shows_one_figure_per_iteration(pytester: pytest.Pytester) -> None:
+    # One figure, never the record's JSON (issue 47: a benchmarked test's thousands of rounds
+    # made each PASSED line 11,517 characters long), at any -v.
     pytester.makepyfile(bench_x=SCORED)
-    result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", "-v")
-    result.assert_outcomes(passed=4)
-    result.stdout.fnmatch_lines(
-        [
-            'bench_x.py::task?p1-0? PASSED {"value":20,"cpu_ms":*} *',
-            'bench_x.py::task?p1-1? PASSED {"value":20,"cpu_ms":*} *',
-            'bench_x.py::task?p2-0? PASSED {"value":50,"cpu_ms":*} *',
-            'bench_x.py::task?p2-1? PASSED {"value":50,"cpu_ms":*} *',
-        ]
+    for verbose in ("-v", "-vvv"):
+        result = pytester.runpytest_inprocess("--bench", "--bench-dry-run", verbose)
+        result.assert_outcomes(passed=4)
+        result.stdout.fnmatch_lines(
+            [
+                "bench_x.py::task?p1-0? PASSED latency * ?s *",
+                "bench_x.py::task?p1-1? PASSED latency * ?s *",
+                "bench_x.py::task?p2-0? PASSED latency * ?s *",
+                "bench_x.py::task?p2-1? PASSED latency * ?s *",
+            ]
+        )
+        assert '{"value"' not in result.stdout.str()
+
+
+def test_verbose_shows_a_benchmarked_tests_time_per_call(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_x="""
+        def test_sum(benchmark):
+            benchmark(sum, range(100))
+        """
     )
+    result = pytester.runpytest_inprocess("--bench", "-v", "-p", "no:randomly")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["test_x.py::test_sum PASSED time_ms median * ?s *"])
+    assert '"time_ms":[' not in result.stdout.str()
 
 
 def test_not_verbose_shows_dots(pytester: pytest.Pytester) -> None:

@@ -359,10 +359,9 @@ class ControllerPlugin:
             return None
         record = data.get("record", {})
         assert isinstance(record, dict)
-        # Rounded for reading; the stored record keeps full precision.
-        detail = verbose_detail(record.get("data", {}))
+        detail = verbose_detail(record)
         if report.passed:
-            return "passed", ".", (f"PASSED {detail}", {"green": True})
+            return "passed", ".", (f"PASSED {detail}".rstrip(), {"green": True})
         return None
 
     # -- Ctrl-C between an item's phases (see .interrupts) ------------------------------------

@@ -4,49 +4,49 @@
 
 from __future__ import annotations
 
-import json
 import math
+import statistics
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
+from pytest_benchsdk._analysis.baseline import per_call_keys_of
+from pytest_benchsdk._analysis.stats import finite_samples
+from pytest_benchsdk._base.numbers import quantity
+from pytest_benchsdk._engine.rounds import TIME_KEY
 from pytest_benchsdk._session import run_header_lines, section_lines
 from pytest_benchsdk._views.escape import terminal_text
+from pytest_benchsdk.records import TaskRecord
 
 __all__ = [
-    "readable",
     "run_header_lines",
     "section_lines",
     "verbose_detail",
 ]
 
-#: Characters of a record's data a ``-v`` result line shows at most.
-MAX_DETAIL_CHARS: Final = 500
 
-
-def readable(value: Any) -> Any:
-    """A JSON value with its floats rounded for reading: 3 significant digits, never fewer
-    than the integer part (``0.48585…`` → ``0.486``, ``22.84…`` → ``22.8``, ``1234.5`` →
-    ``1234``), like the summary's tables. Ints, bools, strings and non-finite floats stay."""
-    if isinstance(value, float):
-        if not math.isfinite(value) or value == 0:
-            return value
-        decimals = max(0, 2 - math.floor(math.log10(abs(value))))
-        rounded = round(value, decimals)
-        return int(rounded) if decimals == 0 and abs(rounded) < 1e15 else rounded
-    if isinstance(value, Mapping):
-        return {key: readable(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [readable(item) for item in value]
-    return value
-
-
-def verbose_detail(data: object) -> str:
-    """A record's ``data`` after ``PASSED`` in ``-v`` lines: compact JSON, numbers rounded
-    by :func:`readable` (the stored record keeps full precision), on one line, at most
-    :data:`MAX_DETAIL_CHARS` characters (then how much was left out)."""
-    text = json.dumps(readable(data), separators=(",", ":"), ensure_ascii=False, default=str)
-    text = terminal_text(text)
-    if len(text) > MAX_DETAIL_CHARS:
-        left = len(text) - MAX_DETAIL_CHARS
-        text = f"{text[:MAX_DETAIL_CHARS]}… ({left:,} more characters; --bench-json has all)"
-    return text
+def verbose_detail(record: Mapping[str, Any]) -> str:
+    """The one figure after ``PASSED`` in ``-v`` lines, from a record's wire JSON: a
+    benchmarked test's median time per call over its rounds (``time_ms median 6.75 µs``), a
+    record of calibrated steps only their time per call (``slugify4 3.11 µs``), else the
+    iteration's latency (``latency 23.1 ms``). The record itself (every measured key) is in
+    the store and ``--bench-json``, never on the line: a test's rounds run to thousands."""
+    data = record.get("data")
+    data = data if isinstance(data, Mapping) else {}
+    timed = data.get(TIME_KEY)
+    rounds = finite_samples(list(timed)) if isinstance(timed, list) else []
+    if rounds:
+        return terminal_text(f"{TIME_KEY} median {quantity(statistics.median(rounds), 'ms')}")
+    try:
+        per_call = per_call_keys_of(TaskRecord.from_wire(record))
+    except (KeyError, TypeError, ValueError):
+        per_call = None
+    if per_call:
+        figures = ", ".join(
+            f"{key} {quantity(statistics.median(finite_samples([data[key]])), 'ms')}"
+            for key in per_call
+        )
+        return terminal_text(figures)
+    latency = record.get("latencyMs")
+    if isinstance(latency, (int, float)) and math.isfinite(latency):
+        return f"latency {quantity(float(latency), 'ms')}"
+    return ""
