@@ -75,6 +75,22 @@ def test_a_slow_first_iteration_is_flagged() -> None:
     assert "warmup" in warning.message
 
 
+def test_a_first_time_far_below_the_others_is_no_warm_up() -> None:
+    # A first round or latency far *below* the rest pays for nothing: no warm-up advice
+    # (issue 47). A metric of another kind (a throughput: higher is better) still is flagged.
+    samples = steady(200)
+    samples[0] = 10.0
+    rounds = run_warnings("test_x", {"time_ms": samples}, rounds=True)
+    assert FIRST_OUTLIER not in [w.code for w in rounds]
+    latency = run_warnings("e2b", {"latency_ms": samples})
+    assert FIRST_OUTLIER not in [w.code for w in latency]
+    assert FIRST_OUTLIER in codes(samples)
+    samples[0] = 400.0
+    assert FIRST_OUTLIER in [
+        w.code for w in run_warnings("test_x", {"time_ms": samples}, rounds=True)
+    ]
+
+
 def test_an_ordinary_first_iteration_is_not_flagged() -> None:
     samples = steady(200)
     samples[0] = 115.0  # a few standard deviations: unlucky, not a different kind

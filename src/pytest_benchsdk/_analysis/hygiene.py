@@ -177,7 +177,13 @@ def _p99_check(series: Series) -> str | None:
 def _first_outlier_check(series: Series) -> str | None:
     if series.rounds:
         return _first_round_outlier(series.values, series.unit)
-    return _first_outlier(series.values, series.unit, series.warmup, series.phase)
+    return _first_outlier(
+        series.values,
+        series.unit,
+        series.warmup,
+        series.phase,
+        above_only=series.metric == _LATENCY,
+    )
 
 
 def _high_variance_check(series: Series) -> str | None:
@@ -342,9 +348,12 @@ def _p99_few_samples(values: Sequence[float], counts: bool, *, rounds: bool = Fa
     )
 
 
-def _first_outlier_facts(values: Sequence[float], unit: str) -> str | None:
+def _first_outlier_facts(
+    values: Sequence[float], unit: str, *, above_only: bool = False
+) -> str | None:
     """How far the first sample is from the others (``far above the others (…)``), when it
-    is an outlier; else None."""
+    is an outlier; else None. ``above_only``: a time, where only a first sample far *above*
+    the others pays for warming up (one far below is no cold start)."""
     if len(values) < _FIRST_OUTLIER_MIN_SAMPLES:
         return None
     first, rest = values[0], values[1:]
@@ -353,7 +362,7 @@ def _first_outlier_facts(values: Sequence[float], unit: str) -> str | None:
     if mad == 0:
         return None
     z = 0.6745 * (first - median) / mad
-    if abs(z) <= _FIRST_OUTLIER_Z:
+    if abs(z) <= _FIRST_OUTLIER_Z or (above_only and z < 0):
         return None
     side = "above" if z > 0 else "below"
     return (
@@ -363,9 +372,14 @@ def _first_outlier_facts(values: Sequence[float], unit: str) -> str | None:
 
 
 def _first_outlier(
-    values: Sequence[float], unit: str, warmup: int, phase: str | None = None
+    values: Sequence[float],
+    unit: str,
+    warmup: int,
+    phase: str | None = None,
+    *,
+    above_only: bool = False,
 ) -> str | None:
-    facts = _first_outlier_facts(values, unit)
+    facts = _first_outlier_facts(values, unit, above_only=above_only)
     if facts is None:
         return None
     if warmup:
@@ -392,7 +406,7 @@ def _first_outlier(
 
 def _first_round_outlier(values: Sequence[float], unit: str) -> str | None:
     """``first-outlier`` of a benchmarked test's rounds: the advice is the fixture's warm-up."""
-    facts = _first_outlier_facts(values, unit)
+    facts = _first_outlier_facts(values, unit, above_only=True)
     if facts is None:
         return None
     return (
