@@ -268,7 +268,8 @@ def _warnings(
     phase slower than the warm one is not a trend) on the compared metrics' samples in run
     order: the scored metrics (as scoring takes them), else the per-call metrics of a
     benchmark of calibrated steps, else the latency; ``p99-few-samples``
-    only where p99 counts; the codes in ``ignore`` left out."""
+    only where p99 counts (a benchmarked test's: only where a threshold judges it, its score's
+    weights being the plugin's); the codes in ``ignore`` left out."""
     found: list[RunWarning] = []
     per_call = shared_per_call_keys(
         kept for p in participants if p.ran and (kept := samples.get(p.name)) is not None
@@ -279,7 +280,9 @@ def _warnings(
         kept = samples.get(participant.name)
         own = records.get(participant.name)
         units = {LATENCY: "ms", **{m.key: m.unit for m in participant.metrics}}
-        p99_metrics = _p99_metrics(spec, thresholds.get(participant.name, ()))
+        # A benchmarked test's score is the plugin's own (its weights were not the user's
+        # choice): its p99 counts only where a threshold judges it.
+        p99_metrics = _p99_metrics(None if rounds else spec, thresholds.get(participant.name, ()))
         # The statistics' trims (a scored metric's own): high-variance judges what they use.
         trims = {
             m.name: m.trim for m in (spec.metrics if spec is not None else ()) if m.trim is not None

@@ -185,8 +185,19 @@ def test_a_group_s_warnings_name_the_fixture_s_knobs_and_say_rounds(
             """
         )
     )
-    result = _run(pytester, "--bench-no-store", "--bench-json=run.json")
-    result.assert_outcomes(passed=2, failed=1)
+    # p99-few-samples only where a p99 is judged: a benchmarked test's score is the plugin's.
+    unjudged = _run(pytester, "--bench-no-store", "--bench-json=run.json")
+    (run,) = read_json(pytester.path / "run.json")["benchmarks"]
+    assert not any(w["code"] == "p99-few-samples" for w in run["warnings"]), run["warnings"]
+    assert "p99-few-samples" not in unjudged.stdout.str()
+    result = _run(
+        pytester,
+        "--bench-no-store",
+        "--bench-json=run.json",
+        "--bench-threshold=time_ms: p99 < 1e9",
+    )
+    # (test_fails measured nothing: its p99 threshold fails too, one session error.)
+    result.assert_outcomes(passed=2, failed=1, errors=1)
     (run,) = read_json(pytester.path / "run.json")["benchmarks"]
     found = {(w["code"], w["participant"]): w["message"] for w in run["warnings"]}
     outlier = found[("first-outlier", "test_cold_first_round")]
@@ -237,6 +248,8 @@ def test_relative_lines_and_warnings_are_capped_and_the_rest_stays_in_json_and_h
         "--bench-json=run.json",
         "--bench-markdown=run.md",
         "--bench-html=run.html",
+        # A p99 judged, so that each test gets its p99-few-samples.
+        "--bench-threshold=time_ms: p99 < 1e9",
     )
     result.assert_outcomes(passed=9)
     text = result.stdout.str()
