@@ -233,3 +233,18 @@ def test_a_column_of_times_reads_in_one_unit_chosen_from_its_medians() -> None:
     assert "1.10 s" not in markdown
     # A count keeps its own prefix: whole numbers beside "1.23 M instr".
     assert stat_triple(9_732, 9_734, 9_734, "instr", reference=1.23e6) == "9,732/9,734/9,734 instr"
+
+
+def test_names_cut_in_a_table_never_read_as_one() -> None:
+    from pytest_benchsdk._views.text import distinct_cells, name_cell
+
+    same_start = [f"test_{'x' * 40}[{i}-{'y' * 30}]" for i in range(3)]
+    cells = distinct_cells(same_start)
+    assert len(set(cells.values())) == 3
+    assert all(len(cell) < len(name) for name, cell in cells.items())
+    # A name alone keeps its end, where a parametrized test's id is.
+    assert name_cell("test_" + "z" * 50 + "[case-7]").endswith("[case-7]")
+    # Names that differ only in the middle keep the character that tells them apart.
+    middle = ["a" * 30 + c + "b" * 30 for c in "PQ"]
+    told = distinct_cells(middle)
+    assert [told[name][17] for name in middle] == ["P", "Q"]

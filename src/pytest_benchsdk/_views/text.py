@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from typing import Final
 
@@ -62,11 +64,13 @@ __all__ = [
     "comparison_lines",
     "comparison_reasons",
     "detectable_cell",
+    "distinct_cells",
     "history_lines",
     "knobs_line",
     "latency_scale",
     "metric_scales",
     "name_cell",
+    "names_told_apart",
     "relative_lines",
     "relative_more",
     "relative_sentence",
@@ -98,10 +102,84 @@ MAX_NAME_WIDTH: Final = 40
 _WRAP: Final = 96
 
 
+#: Of a name cut to :data:`MAX_NAME_WIDTH`, the characters kept from its end.
+_NAME_TAIL: Final = 24
+#: Of a name whose cut reads like another's, the characters kept from its start.
+_NAME_HEAD: Final = 16
+
+#: The cells of the names one view shows, told apart (:func:`names_told_apart`); a name
+#: outside it is cut on its own.
+_TOLD_APART: ContextVar[Mapping[str, str] | None] = ContextVar("_TOLD_APART", default=None)
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_NAME_WIDTH:
+        return text
+    head = MAX_NAME_WIDTH - 1 - _NAME_TAIL
+    return f"{text[:head]}…{text[-_NAME_TAIL:]}"
+
+
+def _common_prefix(texts: Sequence[str]) -> int:
+    """How many leading characters all ``texts`` share (characters, not path parts)."""
+    shortest = min(texts, key=len)
+    for index, char in enumerate(shortest):
+        if any(text[index] != char for text in texts):
+            return index
+    return len(shortest)
+
+
+def distinct_cells(names: Iterable[str]) -> dict[str, str]:
+    """Each name's cell, so that no two names read the same: cut in the middle
+    (:func:`name_cell`); names whose cuts collide (parametrized tests differing in an id
+    longer than the tail kept) keep their start and everything from where they differ
+    (``test_unstructure…[True-UnstructureStrategy.AS_DICT]``), else they are shown whole.
+    A wider table is better than two rows that read as one test."""
+    texts = list(dict.fromkeys(terminal_text(name) for name in names))
+    cells = {text: _cut(text) for text in texts}
+    by_cell: dict[str, list[str]] = {}
+    for text, cell in cells.items():
+        by_cell.setdefault(cell, []).append(text)
+    for same in by_cell.values():
+        if len(same) < 2:
+            continue
+        common = _common_prefix(same)
+        # From the parameter list's bracket when the names share it: the whole id reads.
+        start = same[0].rfind("[", 0, common) if "[" in same[0][:common] else common
+        start = max(start, _NAME_HEAD)
+        told = {text: f"{text[:_NAME_HEAD]}…{text[start:]}" for text in same}
+        distinct = len(set(told.values())) == len(same)
+        for text in same:
+            cells[text] = told[text] if distinct and len(told[text]) < len(text) else text
+    return cells
+
+
+@contextmanager
+def names_told_apart(names: Iterable[str]) -> Iterator[None]:
+    """Within it, :func:`name_cell` shows ``names`` so that no two read the same."""
+    token = _TOLD_APART.set(distinct_cells(names))
+    try:
+        yield
+    finally:
+        _TOLD_APART.reset(token)
+
+
 def name_cell(text: object) -> str:
-    """A name in a table cell: on one line, cut to :data:`MAX_NAME_WIDTH` with an ellipsis."""
+    """A name in a table cell: on one line, cut to :data:`MAX_NAME_WIDTH` in its middle, its
+    start and its end kept (``test_unstructu…UnstructureStrategy.AS_DICT]``): what tells names
+    apart is most often at their end (a parametrized test's id); within
+    :func:`names_told_apart`, a name whose cut reads like another's keeps more."""
     text = terminal_text(text)
-    return text if len(text) <= MAX_NAME_WIDTH else text[: MAX_NAME_WIDTH - 1] + "…"
+    told = _TOLD_APART.get()
+    return (told or {}).get(text) or _cut(text)
+
+
+def _summary_names(summary: RunSummary) -> list[str]:
+    """Every participant name a summary's views show, and its phase subjects."""
+    names: list[str] = []
+    for p in summary.participants:
+        names.append(p.name)
+        names.extend(phase_subject(p.name, ph.phase) for ph in p.phases)
+    return names
 
 
 def table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
@@ -864,6 +942,13 @@ def column_lines(summary: RunSummary, columns: Sequence[str]) -> list[str]:
 def summary_lines(
     summary: RunSummary, *, verbose: int = 0, columns: Sequence[str] = ()
 ) -> list[str]:
+    with names_told_apart(_summary_names(summary)):
+        return _summary_lines(summary, verbose=verbose, columns=columns)
+
+
+def _summary_lines(
+    summary: RunSummary, *, verbose: int = 0, columns: Sequence[str] = ()
+) -> list[str]:
     """A finished run, as the ``benchmarks`` section prints it (without its title);
     ``columns``: pytest-benchmark's table too (``--bench-columns``). ``verbose`` is pytest's
     verbosity: below 0 (``-q``) the short form (:func:`short_summary_lines`), above 0 (``-v``)
@@ -949,6 +1034,13 @@ def summary_lines(
 
 
 def short_summary_lines(
+    summary: RunSummary, *, verbose: int = -1, columns: Sequence[str] = ()
+) -> list[str]:
+    with names_told_apart(_summary_names(summary)):
+        return _short_summary_lines(summary, verbose=verbose, columns=columns)
+
+
+def _short_summary_lines(
     summary: RunSummary, *, verbose: int = -1, columns: Sequence[str] = ()
 ) -> list[str]:
     """A finished run in short (``-q``): its status (and A/B sides), the scores (else each

@@ -514,3 +514,36 @@ def test_a_group_ranks_its_tests_fastest_first_when_one_slow_test_makes_the_scor
     assert main(["--store", str(store_path(pytester)), "show", stored.run_id]) == 0
     shown = capsys.readouterr().out
     assert shown.index("test_faster") < shown.index("test_slower_first"), shown
+
+
+def test_long_parametrized_names_stay_distinct_in_the_tables(pytester: pytest.Pytester) -> None:
+    # Four tests whose names differ only after 40 characters (issue 47, item 6): a cut at the
+    # end made them read as one test and the relative lines compared a name with itself.
+    pytester.makepyfile(
+        test_long=textwrap.dedent(
+            """
+            import enum
+            import pytest
+
+            pytestmark = pytest.mark.benchmark(max_time=0.002, min_rounds=3)
+
+            class UnstructureStrategy(enum.Enum):
+                AS_DICT = 1
+                AS_TUPLE = 2
+
+            @pytest.mark.parametrize("strategy", list(UnstructureStrategy))
+            @pytest.mark.parametrize("detailed", [True, False])
+            def test_unstructure_attrs_nested_structures(benchmark, strategy, detailed):
+                benchmark(sorted, [3, 2, 1])
+            """
+        )
+    )
+    result = _run(pytester)
+    result.assert_outcomes(passed=4)
+    rows = {
+        line.split()[0]
+        for line in result.stdout.lines
+        if line.strip().startswith("test_unstructure") and "/" in line
+    }
+    assert len(rows) == 4, result.stdout.str()
+    assert all(row.endswith("]") for row in rows), rows
