@@ -62,6 +62,34 @@ def test_a_slow_function_gets_one_iteration_and_min_rounds() -> None:
     assert len(rounds.wall) == 5
 
 
+class CountingClock(StepClock):
+    def __init__(self, per_call: float) -> None:
+        super().__init__(per_call)
+        self.calls = 0
+
+    def work(self) -> None:
+        self.calls += 1
+        super().work()
+
+
+@pytest.mark.parametrize(
+    ("per_call", "calls"),
+    [
+        # One call of 20 ms settles the count on its first try: the untimed first call, one
+        # calibration round, min_rounds rounds (pytest-benchmark: one calibration round,
+        # min_rounds rounds and a call for the result).
+        (0.02, 1 + 1 + 5),
+        # A call of 1 ms is timed three times before the count is settled.
+        (0.001, 1 + 3 + 5),
+    ],
+)
+def test_a_slow_call_is_calibrated_once(per_call: float, calls: int) -> None:
+    clock = CountingClock(per_call)
+    settings = RoundSettings(timer=clock, max_time=0.001)
+    rounds = measure_rounds(clock.work, (), {}, settings)
+    assert (rounds.iterations, len(rounds.wall), clock.calls) == (1, 5, calls)
+
+
 @given(st.lists(st.floats(0, 1e3), min_size=0, max_size=3000))
 def test_kept_rounds_are_all_or_an_evenly_spaced_sample_in_run_order(values: list[float]) -> None:
     kept = kept_rounds(values)
