@@ -426,7 +426,7 @@ def other_provider(pluginmanager: pytest.PytestPluginManager) -> OtherProvider |
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Before -m selects: a test that uses the fixture is a benchmark (-m benchmark, and
     # -m "not benchmark" for a quick run), as when it is marked.
     for item in items:
@@ -434,6 +434,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.get_closest_marker("benchmark") is None
         ):
             item.add_marker("benchmark")
+    _select(config, items)
+
+
+def _select(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """pytest-benchmark's ``--benchmark-only`` (only the benchmarked tests: the fixture's, the
+    marker's, bench files' items) and ``--benchmark-skip`` (none of them), as a selection:
+    the others are deselected (this module is registered only where pytest-benchmark is not
+    active)."""
+    only = bool(getattr(config.option, "benchmark_only", False))
+    skip = bool(getattr(config.option, "benchmark_skip", False)) and not only
+    if not (only or skip):
+        return
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        benchmarked = any(item.iter_markers("benchmark")) or any(item.iter_markers("bench"))
+        (kept if benchmarked == only else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def json_safe(value: Mapping[str, Any]) -> dict[str, Any] | None:
