@@ -996,6 +996,36 @@ def column_lines(
     return [f"  Columns ({key} per participant):", *table(rows, indent="    ")]
 
 
+def cprofile_lines(summary: RunSummary) -> list[str]:
+    """``--benchmark-cprofile``: each benchmarked test's profiled functions, pytest-benchmark's
+    columns (time in seconds)."""
+    lines: list[str] = []
+    for p in summary.participants:
+        rows = p.fixture.cprofile if p.fixture is not None else ()
+        if not rows:
+            continue
+        lines.append(
+            f"  cProfile of {terminal_text(p.fixture.fullname if p.fixture else p.name)}"
+            " (time in s):"
+        )
+        cells = [
+            ["ncalls", "tottime", "percall", "cumtime", "percall", "filename:lineno(function)"]
+        ]
+        cells.extend(
+            [
+                str(row.get("ncalls_recursion", "")),
+                f"{row.get('tottime', 0):.4f}",
+                f"{row.get('tottime_per', 0):.4f}",
+                f"{row.get('cumtime', 0):.4f}",
+                f"{row.get('cumtime_per', 0):.4f}",
+                terminal_text(str(row.get("function_name", ""))),
+            ]
+            for row in rows
+        )
+        lines.extend(table(cells, indent="    "))
+    return lines
+
+
 def _sort_value(stats: SampleStats, key: str) -> float:
     value = stats.get(key)
     return value if value is not None and math.isfinite(value) else math.inf
@@ -1095,6 +1125,8 @@ def _summary_lines(
                 lines.append(f"    ({BEST_TAIL_NOTE})")
         lines.extend(relative_lines(summary))
         lines.extend(column_lines(summary, columns, **(table_options or {})))
+        if verbose > 0:
+            lines.extend(cprofile_lines(summary))
     lines.extend(threshold_lines(summary))
     lines.extend(warning_lines(summary.warnings, verbose=verbose))
     lines.extend(comparison_lines(summary.comparison, summary.comparison_note))

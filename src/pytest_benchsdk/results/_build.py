@@ -298,6 +298,11 @@ def _fixture_stats(
         options=dict(options) if isinstance(options := identity.get("options"), Mapping) else {},
         stats=fixture_stats(per_call, iterations=iterations, rounds=rounds),
         data=tuple(per_call),
+        cprofile=tuple(
+            dict(row)
+            for row in (rows if isinstance(rows := identity.get("cprofile"), list) else ())
+            if isinstance(row, Mapping)
+        ),
     )
 
 

@@ -195,6 +195,10 @@ class BenchmarkFixture:
         self.has_error = False
         self._mode: str | None = None
         self.rounds: Any = None
+        #: ``--benchmark-cprofile``'s settings (sort, loops, top, dump), where asked.
+        self.cprofile: Any = None
+        #: The profiled call's top functions (pytest-benchmark's rows), once profiled.
+        self.cprofile_rows: list[dict[str, Any]] | None = None
 
     def reported_as(self, node: pytest.Item) -> tuple[str | None, str | None]:
         """The group and the name the test's result is reported under: ``group`` and
@@ -228,6 +232,7 @@ class BenchmarkFixture:
             self.has_error = True
             raise
         self._measured()
+        self._profile(function_to_benchmark, args, kwargs)
         return function_to_benchmark(*args, **kwargs)
 
     def pedantic(
@@ -271,7 +276,26 @@ class BenchmarkFixture:
             self.has_error = True
             raise
         self._measured()
+        self._profile(target, call_args, call_kwargs)
         return value
+
+    def _profile(self, fn: Callable[..., Any], args: Any, kwargs: Mapping[str, Any]) -> None:
+        """``--benchmark-cprofile``: after the rounds, the profiled call(s)."""
+        if self.cprofile is None:
+            return
+        from pytest_benchsdk._plugin.benchmark.profiling import profile_call
+
+        settings = self.cprofile
+        self.cprofile_rows = profile_call(
+            fn,
+            args,
+            kwargs,
+            sort=settings.sort,
+            loops=settings.loops,
+            top=settings.top,
+            dump=settings.dump,
+            name=self.name,
+        )
 
     def _once(self, fn: Callable[..., Any], args: Any, kwargs: Mapping[str, Any]) -> Any:
         """Without --bench: one call, timed by one clock pair so that ``benchmark.stats``

@@ -212,7 +212,9 @@ class BenchmarkedTests:
     def fixture_for(self, node: pytest.Item) -> BenchmarkFixture:
         if self.why_not is not None:
             return BenchmarkFixture(node, measuring=False, why_not=self.why_not)
-        return BenchmarkFixture(node, measuring=True, settings=self._settings(node))
+        fixture = BenchmarkFixture(node, measuring=True, settings=self._settings(node))
+        fixture.cprofile = self.catalog.options.cprofile
+        return fixture
 
     def _settings(self, node: pytest.Item) -> RoundSettings:
         """The test's rounds settings: its marker's keys, over the session's
@@ -367,6 +369,8 @@ class BenchmarkedTests:
             return report  # skipped, or it never called the fixture
         else:
             test = _identity(item, file_key, self._settings(item))
+            if fixture is not None and fixture.cprofile_rows is not None:
+                test["cprofile"] = fixture.cprofile_rows
             record = round_record(rounds, RoundStats.of(rounds), extra, test)
         payload = RecordPayload.of_record(file_key, participant, record)
         setattr(report, REPORT_ATTRIBUTE, payload.to_json())
