@@ -1347,8 +1347,8 @@ FOREIGN_OPTIONS: Final[tuple[Option, ...]] = (
     ),
     _pb(
         "--benchmark-compare-fail",
-        "`--bench-compare-fail=EXPR` (each `FIELD:N%` or `FIELD:SECONDS`); without a "
-        "`--benchmark-compare` or `--bench-compare`, the store's latest run is the baseline",
+        "`--bench-compare-fail=EXPR` (each `FIELD:N%` or `FIELD:SECONDS`, pytest-benchmark's "
+        "forms); without `--benchmark-compare` or `--bench-compare` a usage error, as there",
         implies_bench=True,
         metavar="EXPR",
         nargs="+",
