@@ -1199,7 +1199,7 @@ def _pb(
     return Option(
         name=name,
         flags=(flag,),
-        help=f"{plugin}'s option: {doc[0].upper()}{doc[1:]}.".replace("%", "%%"),
+        help=f"{plugin}'s option; here: {doc.replace('`', '')}.".replace("%", "%%"),
         owner=owner,
         implies_bench=implies_bench,
         group="compat",
