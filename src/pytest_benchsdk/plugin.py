@@ -76,8 +76,8 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    add_options(parser)
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    add_options(parser, pluginmanager)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -109,6 +109,10 @@ def _asks_for_instructions(config: pytest.Config) -> bool:
         return False
     if getattr(option, "bench_instructions", False):
         return True
+    if getattr(option, "codspeed_mode", None) in ("instrumentation", "simulation") and (
+        config.pluginmanager.get_plugin("codspeed") is None
+    ):
+        return True  # pytest-codspeed's instruction counts: --bench-instructions
     try:
         return bool(config.getini("bench_instructions"))
     except ValueError:
@@ -275,7 +279,8 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
     from pytest_benchsdk._plugin.items.execution import ExecutionPlugin, hand_over_to_xdist
 
     benchmarked = None
-    if other_provider(config.pluginmanager) is None:
+    # --benchmark-disable: benchmarked tests call their function once, as without --bench.
+    if other_provider(config.pluginmanager) is None and not options.benchmarks_disabled:
         from pytest_benchsdk._plugin.benchmark.measuring import (
             XDIST_WHY_NOT,
             XDIST_WHY_NOT_COUNTED,
@@ -342,7 +347,9 @@ def _call_pytest_benchmark_hooks(
     session.complete_environment = complete_environment(
         config, dict(os.environ), lambda: bool(benchmarked.tests), session.session_errors
     )
-    session.export_writers[PYTEST_BENCHMARK] = pytest_benchmark_json(config)
+    writer = pytest_benchmark_json(config)
+    session.export_writers[PYTEST_BENCHMARK] = writer
+    session.pytest_benchmark_writer = writer
 
 
 def _rewrite_asserts_in_bench_files(config: pytest.Config, patterns: tuple[str, ...]) -> None:

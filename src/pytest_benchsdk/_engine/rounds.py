@@ -110,6 +110,9 @@ class RoundSettings:
     warmup_iterations: int = 100_000
     disable_gc: bool = False
     timer: Callable[[], float] = time.perf_counter
+    #: At most this many rounds (pytest-codspeed's ``max_rounds``; None: as ``max_time``
+    #: holds), above ``min_rounds``.
+    max_rounds: int | None = None
 
 
 @attrs.frozen
@@ -291,6 +294,8 @@ def measure_rounds(
     duration, iterations = _calibrate(run, settings)
     rounds = max(math.ceil(settings.max_time / duration) if duration > 0 else 1, 1)
     rounds = max(rounds, settings.min_rounds)
+    if settings.max_rounds is not None:
+        rounds = min(rounds, settings.max_rounds)
     if settings.warmup:
         for _ in range(min(rounds, max(1, settings.warmup_iterations // iterations))):
             run(iterations)
@@ -334,7 +339,9 @@ def _timed_rounds(
             end = timer()
             wall.append(end - start)
             now = clock()
-            last = index == rounds - 1 or (now >= deadline and index + 1 >= settings.min_rounds)
+            last = index == rounds - 1 or (
+                now >= deadline and index + 1 >= min(settings.min_rounds, rounds)
+            )
             if last or now - block_wall >= CPU_BLOCK:
                 used = thread_cpu()
                 share = (used - block_cpu) / (now - block_wall) if now > block_wall else 1.0

@@ -28,6 +28,7 @@ from pytest_benchsdk._analysis.scoring import ScoreResult, ScoringSpecError
 from pytest_benchsdk._base.awaitables import resolve_awaitable
 from pytest_benchsdk._base.coordination import StepCoordination
 from pytest_benchsdk._base.files import creation_problem, write_atomically
+from pytest_benchsdk._base.js import js_json
 from pytest_benchsdk._base.modes import DRY_RUN_LINE, pool_ignored_line
 from pytest_benchsdk._base.redact import Redactor
 from pytest_benchsdk._base.runenv import RunEnvironment, collect_run_environment
@@ -43,6 +44,7 @@ from pytest_benchsdk._session._secrets import SessionSecrets
 from pytest_benchsdk._views.exports import export_text
 from pytest_benchsdk._views.json import benchmark_json, json_document, json_text
 from pytest_benchsdk._views.markdown import markdown_summary
+from pytest_benchsdk._views.pytest_benchmark import benchmark_entries, pytest_benchmark_document
 from pytest_benchsdk.records import TaskRecord
 from pytest_benchsdk.results import (
     LATENCY,
@@ -210,6 +212,9 @@ class BenchSession:
         #: replace an export format's (pytest-benchmark's JSON, through its hooks).
         self.complete_environment: Callable[[RunEnvironment], RunEnvironment] | None = None
         self.export_writers: dict[str, Callable[[Sequence[RunSummary]], str]] = {}
+        #: pytest-benchmark's JSON through its hooks, ``(summaries, include_data)`` (the
+        #: plugin sets it; else the plain document).
+        self.pytest_benchmark_writer: Callable[[Sequence[RunSummary], bool], str] | None = None
 
     # -- state -------------------------------------------------------------------------------
 
@@ -620,6 +625,11 @@ class BenchSession:
         for fmt, path in self.options.exports:
             if self._write_output(f"--bench-export {fmt}", path, partial(self._write_export, fmt)):
                 self.exported.append((fmt, path))
+        if self.options.pytest_benchmark_save is not None:
+            path, include_data = self.options.pytest_benchmark_save
+            self._write_output(
+                "--benchmark-save", path, partial(self._write_pytest_benchmark_save, include_data)
+            )
         if self.options.html_path is not None:
             self._write_report(self.options.html_path)
         if self.platform is not None:
@@ -919,6 +929,23 @@ class BenchSession:
         write_atomically(
             path, writer(summaries) if writer is not None else export_text(fmt, summaries)
         )
+
+    def _write_pytest_benchmark_save(self, include_data: bool, path: Path) -> None:
+        """pytest-benchmark's saved file (``--benchmark-save``/``-autosave``), when a
+        benchmarked test passed (as pytest-benchmark, which saves nothing otherwise)."""
+        summaries = [run.summary for run in self.runs.values() if run.summary is not None]
+        if not benchmark_entries(summaries):
+            self.saved.append(f"Not saved to {path}: no benchmarked test passed")
+            return
+        writer = self.pytest_benchmark_writer
+        if writer is not None:
+            text = writer(summaries, include_data)
+        else:
+            document = pytest_benchmark_document(summaries, include_data=include_data)
+            text = js_json(document, indent=4) + "\n"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, text)
+        self.saved.append(f"Saved benchmark data in: {path}")
 
     def _write_report(self, path: Path) -> None:
         """The HTML report of this session's stored runs; a failure is a session error."""

@@ -71,7 +71,19 @@ def section_lines(
         else:
             lines.append(title_line(summary))
             try:
-                lines.extend(summary_lines(summary, verbose=verbose, columns=options.columns))
+                table_options = {
+                    "sort": options.table_sort,
+                    "time_unit": options.table_time_unit,
+                    "names": options.table_names,
+                }
+                lines.extend(
+                    summary_lines(
+                        summary,
+                        verbose=verbose,
+                        columns=options.columns,
+                        table_options=table_options,
+                    )
+                )
             except Exception as exc:  # one run's odd figures never hide the other runs
                 lines.append(f"  ERROR summary failed: {type(exc).__name__}: {exc}")
             # What failed after the summary was made (storing it, say).

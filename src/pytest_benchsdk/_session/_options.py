@@ -84,6 +84,15 @@ class SessionOptions:
     compare_on: tuple[str, ...] = ()
     #: ``--bench-columns``: pytest-benchmark's columns to show (empty: no such table).
     columns: tuple[str, ...] = ()
+    #: ``--benchmark-sort``: the order of that table's rows (None: the summary's order).
+    table_sort: str | None = None
+    #: ``--benchmark-time-unit``: the unit of its time columns (None: one per value).
+    table_time_unit: str | None = None
+    #: ``--benchmark-name``: how its rows are named (``normal``, ``short``, ``long``, ``trial``).
+    table_names: str = "normal"
+    #: ``--benchmark-save``/``-autosave``: pytest-benchmark's file of the benchmarked tests
+    #: (``.benchmarks/<machine>/NNNN_NAME.json``) and whether it holds every round's time.
+    pytest_benchmark_save: tuple[Path, bool] | None = None
     #: ``--bench-save``: the baseline name this session's runs are kept under, or None.
     save_as: str | None = None
     #: ``--bench-history-from``: ``now`` (this session's runs start their benchmarks'

@@ -61,6 +61,7 @@ def benchmark_entries(
                 "param": test.param,
                 "extra_info": dict(test.extra_info),
                 "options": dict(test.options),
+                **({"cprofile": [dict(row) for row in test.cprofile]} if test.cprofile else {}),
                 "stats": stats,
             }
         )

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 from pytest_benchsdk._analysis.baseline import BaselineComparison, MetricComparison
 from pytest_benchsdk._analysis.changepoints import ChangePoint, fewest_runs
@@ -896,10 +896,35 @@ def title_line(summary: RunSummary, where: str | None = None) -> str:
 
 
 #: pytest-benchmark's columns, as ``--bench-columns`` names them.
-COLUMNS: Final = ("min", "max", "mean", "stddev", "median", "iqr", "ops", "rounds", "iterations")
+COLUMNS: Final = (
+    "min",
+    "max",
+    "mean",
+    "stddev",
+    "median",
+    "iqr",
+    "ops",
+    "outliers",
+    "rounds",
+    "iterations",
+)
+#: ``--benchmark-time-unit``'s units: (label, per second).
+_FIXED_UNITS: Final = {"ns": ("ns", 1e9), "us": ("µs", 1e6), "ms": ("ms", 1e3), "s": ("s", 1.0)}
 
 
-def _column_cell(column: str, stats: SampleStats, unit: str, p: ParticipantSummary) -> str:
+def _column_cell(
+    column: str,
+    stats: SampleStats,
+    unit: str,
+    p: ParticipantSummary,
+    time_unit: str | None = None,
+) -> str:
+    if column == "outliers":
+        # pytest-benchmark's: beyond 1 standard deviation; beyond 1.5 IQR.
+        figures = p.fixture.stats if p.fixture is not None else {}
+        if "stddev_outliers" not in figures:
+            return "-"
+        return f"{figures['stddev_outliers']};{figures['iqr_outliers']}"
     if column in ("rounds", "iterations"):
         # A benchmarked test's own count (its record keeps at most 1,000 of its rounds);
         # else how many samples there are, one iteration each.
@@ -914,47 +939,126 @@ def _column_cell(column: str, stats: SampleStats, unit: str, p: ParticipantSumma
         ops = 1 / seconds
         return f"{ops:,.0f}" if ops >= 1000 else significant(ops)
     value = stats.iqr if column == "iqr" else stats.get(column)
+    fixed = _FIXED_UNITS.get(time_unit or "")
+    if fixed is not None and value is not None and is_time_unit(unit):
+        label, per_second = fixed
+        return f"{significant(value * TIME_UNITS[unit] * per_second)} {label}"
     return quantity(value, unit)
 
 
-def column_lines(summary: RunSummary, columns: Sequence[str]) -> list[str]:
+def _row_name(p: ParticipantSummary, names: str) -> str:
+    """A row's name (``--benchmark-name``): ``long``, a benchmarked test's node id; ``short``,
+    its name without ``test_``; else the participant's name."""
+    if p.fixture is not None and names == "long":
+        return p.fixture.fullname
+    if names == "short":
+        return p.name.removeprefix("test_")
+    return p.name
+
+
+def column_lines(
+    summary: RunSummary,
+    columns: Sequence[str],
+    *,
+    sort: str | None = None,
+    time_unit: str | None = None,
+    names: str = "normal",
+) -> list[str]:
     """pytest-benchmark's table of the scored metric (else the first per-call metric of a
     benchmark of calibrated steps, else the latency), one row per
-    participant that ran, in ``columns`` (``--bench-columns``); OPS are calls per second."""
+    participant that ran, in ``columns`` (``--bench-columns``); OPS are calls per second.
+    ``sort`` orders the rows (``--benchmark-sort``: ``min``, ``max``, ``mean``, ``stddev``
+    ascending, ``name``, ``fullname``; None: the summary's order), ``time_unit`` fixes the
+    time columns' unit (``ns``, ``us``, ``ms``, ``s``), ``names`` names the rows."""
     if not columns or not summary.ran_participants:
         return []
     scored = summary.scores.metrics[0] if summary.scores and summary.scores.metrics else None
     key = scored[0] if scored is not None else (summary.per_call or ("latency_ms",))[0]
     rows: list[list[str]] = [["participant", *(c if c != "ops" else "ops (/s)" for c in columns)]]
     unit = "ms"
+    found_rows: list[tuple[ParticipantSummary, SampleStats, str]] = []
     for p in summary.ran_participants:
         found = p.metric(key) if scored is not None or summary.per_call else None
         stats = found.stats if found is not None else p.latency
         unit = found.unit if found is not None else "ms"
         if stats is None:
             continue
-        rows.append([name_cell(p.name), *(_column_cell(c, stats, unit, p) for c in columns)])
+        found_rows.append((p, stats, unit))
+    if sort in ("name", "fullname"):
+        found_rows.sort(key=lambda row: _row_name(row[0], "long" if sort == "fullname" else ""))
+    elif sort is not None:
+        found_rows.sort(key=lambda row: _sort_value(row[1], sort))
+    for p, stats, unit in found_rows:
+        cells = [_column_cell(c, stats, unit, p, time_unit) for c in columns]
+        rows.append([name_cell(_row_name(p, names)), *cells])
     if len(rows) == 1:
         return []
     return [f"  Columns ({key} per participant):", *table(rows, indent="    ")]
 
 
+def cprofile_lines(summary: RunSummary) -> list[str]:
+    """``--benchmark-cprofile``: each benchmarked test's profiled functions, pytest-benchmark's
+    columns (time in seconds)."""
+    lines: list[str] = []
+    for p in summary.participants:
+        rows = p.fixture.cprofile if p.fixture is not None else ()
+        if not rows:
+            continue
+        lines.append(
+            f"  cProfile of {terminal_text(p.fixture.fullname if p.fixture else p.name)}"
+            " (time in s):"
+        )
+        cells = [
+            ["ncalls", "tottime", "percall", "cumtime", "percall", "filename:lineno(function)"]
+        ]
+        cells.extend(
+            [
+                str(row.get("ncalls_recursion", "")),
+                f"{row.get('tottime', 0):.4f}",
+                f"{row.get('tottime_per', 0):.4f}",
+                f"{row.get('cumtime', 0):.4f}",
+                f"{row.get('cumtime_per', 0):.4f}",
+                terminal_text(str(row.get("function_name", ""))),
+            ]
+            for row in rows
+        )
+        lines.extend(table(cells, indent="    "))
+    return lines
+
+
+def _sort_value(stats: SampleStats, key: str) -> float:
+    value = stats.get(key)
+    return value if value is not None and math.isfinite(value) else math.inf
+
+
 def summary_lines(
-    summary: RunSummary, *, verbose: int = 0, columns: Sequence[str] = ()
+    summary: RunSummary,
+    *,
+    verbose: int = 0,
+    columns: Sequence[str] = (),
+    table_options: Mapping[str, Any] | None = None,
 ) -> list[str]:
     with names_told_apart(_summary_names(summary)):
-        return _summary_lines(summary, verbose=verbose, columns=columns)
+        return _summary_lines(
+            summary, verbose=verbose, columns=columns, table_options=table_options
+        )
 
 
 def _summary_lines(
-    summary: RunSummary, *, verbose: int = 0, columns: Sequence[str] = ()
+    summary: RunSummary,
+    *,
+    verbose: int = 0,
+    columns: Sequence[str] = (),
+    table_options: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """A finished run, as the ``benchmarks`` section prints it (without its title);
     ``columns``: pytest-benchmark's table too (``--bench-columns``). ``verbose`` is pytest's
     verbosity: below 0 (``-q``) the short form (:func:`short_summary_lines`), above 0 (``-v``)
     every metric and the steps too."""
     if verbose < 0:
-        return short_summary_lines(summary, verbose=verbose, columns=columns)
+        return short_summary_lines(
+            summary, verbose=verbose, columns=columns, table_options=table_options
+        )
     lines = [f"  {knobs_line(summary.knobs)}"]
     warmup = warmup_line(summary.knobs)
     if warmup:
@@ -1020,7 +1124,9 @@ def _summary_lines(
             if scores.higher_is_better:
                 lines.append(f"    ({BEST_TAIL_NOTE})")
         lines.extend(relative_lines(summary))
-        lines.extend(column_lines(summary, columns))
+        lines.extend(column_lines(summary, columns, **(table_options or {})))
+        if verbose > 0:
+            lines.extend(cprofile_lines(summary))
     lines.extend(threshold_lines(summary))
     lines.extend(warning_lines(summary.warnings, verbose=verbose))
     lines.extend(comparison_lines(summary.comparison, summary.comparison_note))
@@ -1034,14 +1140,24 @@ def _summary_lines(
 
 
 def short_summary_lines(
-    summary: RunSummary, *, verbose: int = -1, columns: Sequence[str] = ()
+    summary: RunSummary,
+    *,
+    verbose: int = -1,
+    columns: Sequence[str] = (),
+    table_options: Mapping[str, Any] | None = None,
 ) -> list[str]:
     with names_told_apart(_summary_names(summary)):
-        return _short_summary_lines(summary, verbose=verbose, columns=columns)
+        return _short_summary_lines(
+            summary, verbose=verbose, columns=columns, table_options=table_options
+        )
 
 
 def _short_summary_lines(
-    summary: RunSummary, *, verbose: int = -1, columns: Sequence[str] = ()
+    summary: RunSummary,
+    *,
+    verbose: int = -1,
+    columns: Sequence[str] = (),
+    table_options: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """A finished run in short (``-q``): its status (and A/B sides), the scores (else each
     participant's latency) without phase rows, the relative summary, ``--bench-columns``'
@@ -1064,7 +1180,7 @@ def _short_summary_lines(
         lines.extend(table(_participant_rows(summary, with_ran, phases=False)))
     if verbose == -1:
         lines.extend(relative_lines(summary))
-    lines.extend(column_lines(summary, columns))
+    lines.extend(column_lines(summary, columns, **(table_options or {})))
     lines.extend(threshold_lines(summary))
     lines.extend(comparison_lines(summary.comparison, summary.comparison_note))
     if verbose == -1:

@@ -298,7 +298,15 @@ def _fixture_stats(
         options=dict(options) if isinstance(options := identity.get("options"), Mapping) else {},
         stats=fixture_stats(per_call, iterations=iterations, rounds=rounds),
         data=tuple(per_call),
+        cprofile=_cprofile_rows(identity.get("cprofile")),
     )
+
+
+def _cprofile_rows(rows: object) -> tuple[Mapping[str, Any], ...]:
+    """``--benchmark-cprofile``'s rows kept with a test's identity."""
+    if not isinstance(rows, list):
+        return ()
+    return tuple(dict(row) for row in rows if isinstance(row, Mapping))
 
 
 def score_table(

@@ -338,9 +338,12 @@ class FixtureStats:
     params: Mapping[str, Any] | None = None
     extra_info: Mapping[str, Any] = attrs.Factory(dict)
     options: Mapping[str, Any] = attrs.Factory(dict)
+    #: ``--benchmark-cprofile``: the profiled call's top functions (pytest-benchmark's rows).
+    cprofile: tuple[Mapping[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **({"cprofile": [dict(row) for row in self.cprofile]} if self.cprofile else {}),
             "fullname": self.fullname,
             "name": self.name,
             "group": self.group,
@@ -367,6 +370,7 @@ class FixtureStats:
             options=dict(data.get("options") or {}),
             stats=dict(data["stats"]),
             data=tuple(float(v) for v in data.get("data") or ()),
+            cprofile=tuple(dict(row) for row in data.get("cprofile") or ()),
         )
 
 

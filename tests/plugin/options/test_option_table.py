@@ -18,7 +18,9 @@ from pytest_benchsdk._session import SessionOptions
 from pytest_benchsdk.runner._argv import USAGE, parse_cli_args, split_platform_flags
 from pytest_benchsdk.runner._check import CHECK_FLAGS
 
-FLAGGED = [option for option in OPTIONS if option.flags]
+#: This plugin's own options (pytest-benchmark's and pytest-codspeed's, with an ``owner``, are
+#: in their plugins' groups: tests/plugin/options/test_foreign_options.py).
+FLAGGED = [option for option in OPTIONS if option.flags and option.owner is None]
 WITH_INI = [option for option in OPTIONS if option.ini is not None]
 PARSED = [option for option in OPTIONS if option.field is not None]
 
@@ -28,6 +30,8 @@ def _parsed(options: BenchOptions, field: str) -> Any:
         return getattr(options.run_args, field.removeprefix("run_args."))
     if field == "compare_fail":
         return (options.compare_fail, options.compare_rules)
+    if field.startswith("rounds."):
+        return options.round_defaults.get(field.removeprefix("rounds."))
     return getattr(options, field)
 
 
@@ -38,7 +42,13 @@ def test_names_flags_and_ini_keys_are_each_declared_once() -> None:
     assert len(set(names)) == len(names)
     assert len(set(flags)) == len(flags)
     assert len(set(inis)) == len(inis)
-    assert all(flag.startswith("--bench") for flag in flags)
+    assert all(flag.startswith("--bench") for option in FLAGGED for flag in option.flags)
+    assert all(
+        flag.startswith(("--benchmark-", "--codspeed"))
+        for option in OPTIONS
+        if option.owner is not None
+        for flag in option.flags
+    )
     assert all(option.group in dict(DOCS_GROUPS) for option in OPTIONS)
     assert all(option.help or not option.flags for option in OPTIONS)
     assert all(option.ini_help for option in WITH_INI)
@@ -95,7 +105,10 @@ def test_the_implying_options_are_the_ones_they_were() -> None:
         "--bench-json", "--bench-markdown", "--bench-html", "--bench-export", "--bench-compare",
         "--bench-ab", "--bench-save", "--bench-threshold", "--bench-warmup", "--bench-run-key",
         "--bench-worker-pool", "--bench-close-after-ms", "--bench-benchmark", "--bench-name",
-        "--bench-instructions", "--bench-history-from",
+        "--bench-instructions", "--bench-history-from", "--bench-rounds-min", "--bench-rounds-max",
+        "--bench-rounds-min-time", "--bench-rounds-max-time", "--bench-rounds-timer",
+        "--bench-rounds-calibration-precision", "--bench-rounds-warmup",
+        "--bench-rounds-warmup-iterations", "--bench-rounds-disable-gc",
     }  # fmt: skip
 
 
@@ -150,6 +163,10 @@ SAMPLES: dict[str, tuple[str, type]] = {
     "or_none": ("key", str),
     "stripped": (" acme ", str),
     "baseline_name": ("main", str),
+    "rounds_count": ("7", int),
+    "rounds_seconds": ("0.5", float),
+    "rounds_warmup_iterations": ("9", int),
+    "rounds_warmup": ("on", bool),
 }
 
 
@@ -178,6 +195,8 @@ def test_an_ini_value_is_parsed_as_its_options(pytester: pytest.Pytester, option
     value, _ = SAMPLES.get(option.convert or "", ("x", str))
     if option.name == "bench_ab":
         value = "HEAD"
+    if option.name == "bench_rounds_timer":
+        value = "time.process_time"
     pytester.makeini(f"[pytest]\n{option.ini} = {value}\n")
     from_ini = BenchOptions.from_config(pytester.parseconfig(), environ={})
     from_flag = BenchOptions.from_config(

@@ -22,6 +22,7 @@ PLAIN_SESSION_MODULES = [
     "pytest_benchsdk._plugin.items",
     "pytest_benchsdk._plugin.items.fixtures",
     "pytest_benchsdk._plugin.options",
+    "pytest_benchsdk._plugin.options.foreign",
     "pytest_benchsdk._plugin.options.table",
     "pytest_benchsdk.hookspecs",
     "pytest_benchsdk.plugin",

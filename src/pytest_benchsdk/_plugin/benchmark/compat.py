@@ -131,20 +131,21 @@ def _json_safe(value: Mapping[str, Any]) -> dict[str, Any]:
     return loaded
 
 
-def pytest_benchmark_json(config: pytest.Config) -> Callable[[Sequence[RunSummary]], str]:
+def pytest_benchmark_json(config: pytest.Config) -> Callable[..., str]:
     """The writer of ``--bench-export pytest-benchmark``: the document of
     :func:`~pytest_benchsdk._views.pytest_benchmark.pytest_benchmark_document`, through
     ``pytest_benchmark_generate_json`` (a conftest may replace it) and
     ``pytest_benchmark_update_json`` (add to it)."""
 
-    def write(summaries: Sequence[RunSummary]) -> str:
-        document = pytest_benchmark_document(summaries)
-        benchmarks = [HookBenchmark(entry) for entry in benchmark_entries(summaries)]
+    def write(summaries: Sequence[RunSummary], include_data: bool = True) -> str:
+        document = pytest_benchmark_document(summaries, include_data=include_data)
+        entries = benchmark_entries(summaries, include_data=include_data)
+        benchmarks = [HookBenchmark(entry) for entry in entries]
         hook = config.hook
         generated = hook.pytest_benchmark_generate_json(
             config=config,
             benchmarks=benchmarks,
-            include_data=True,
+            include_data=include_data,
             machine_info=document["machine_info"],
             commit_info=document["commit_info"],
         )

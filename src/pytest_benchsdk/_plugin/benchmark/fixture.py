@@ -195,6 +195,10 @@ class BenchmarkFixture:
         self.has_error = False
         self._mode: str | None = None
         self.rounds: Any = None
+        #: ``--benchmark-cprofile``'s settings (sort, loops, top, dump), where asked.
+        self.cprofile: Any = None
+        #: The profiled call's top functions (pytest-benchmark's rows), once profiled.
+        self.cprofile_rows: list[dict[str, Any]] | None = None
 
     def reported_as(self, node: pytest.Item) -> tuple[str | None, str | None]:
         """The group and the name the test's result is reported under: ``group`` and
@@ -228,6 +232,7 @@ class BenchmarkFixture:
             self.has_error = True
             raise
         self._measured()
+        self._profile(function_to_benchmark, args, kwargs)
         return function_to_benchmark(*args, **kwargs)
 
     def pedantic(
@@ -271,7 +276,26 @@ class BenchmarkFixture:
             self.has_error = True
             raise
         self._measured()
+        self._profile(target, call_args, call_kwargs)
         return value
+
+    def _profile(self, fn: Callable[..., Any], args: Any, kwargs: Mapping[str, Any]) -> None:
+        """``--benchmark-cprofile``: after the rounds, the profiled call(s)."""
+        if self.cprofile is None:
+            return
+        from pytest_benchsdk._plugin.benchmark.profiling import profile_call
+
+        settings = self.cprofile
+        self.cprofile_rows = profile_call(
+            fn,
+            args,
+            kwargs,
+            sort=settings.sort,
+            loops=settings.loops,
+            top=settings.top,
+            dump=settings.dump,
+            name=self.name,
+        )
 
     def _once(self, fn: Callable[..., Any], args: Any, kwargs: Mapping[str, Any]) -> Any:
         """Without --bench: one call, timed by one clock pair so that ``benchmark.stats``
@@ -426,7 +450,7 @@ def other_provider(pluginmanager: pytest.PytestPluginManager) -> OtherProvider |
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Before -m selects: a test that uses the fixture is a benchmark (-m benchmark, and
     # -m "not benchmark" for a quick run), as when it is marked.
     for item in items:
@@ -434,6 +458,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.get_closest_marker("benchmark") is None
         ):
             item.add_marker("benchmark")
+    _select(config, items)
+
+
+def _select(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """pytest-benchmark's ``--benchmark-only`` (only the benchmarked tests: the fixture's, the
+    marker's, bench files' items) and ``--benchmark-skip`` (none of them), as a selection:
+    the others are deselected (this module is registered only where pytest-benchmark is not
+    active)."""
+    only = bool(getattr(config.option, "benchmark_only", False))
+    skip = bool(getattr(config.option, "benchmark_skip", False)) and not only
+    if not (only or skip):
+        return
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        benchmarked = any(item.iter_markers("benchmark")) or any(item.iter_markers("bench"))
+        (kept if benchmarked == only else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def json_safe(value: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -212,13 +212,17 @@ class BenchmarkedTests:
     def fixture_for(self, node: pytest.Item) -> BenchmarkFixture:
         if self.why_not is not None:
             return BenchmarkFixture(node, measuring=False, why_not=self.why_not)
-        return BenchmarkFixture(node, measuring=True, settings=self._settings(node))
+        fixture = BenchmarkFixture(node, measuring=True, settings=self._settings(node))
+        fixture.cprofile = self.catalog.options.cprofile
+        return fixture
 
     def _settings(self, node: pytest.Item) -> RoundSettings:
+        """The test's rounds settings: its marker's keys, over the session's
+        (``--bench-rounds-*``, pytest-benchmark's and pytest-codspeed's options)."""
         options = marker_options(node)
         options.pop("group", None)
         try:
-            return RoundSettings(**options)
+            return RoundSettings(**{**self.catalog.options.round_defaults, **options})
         except TypeError as exc:  # pragma: no cover - marker_options checked the keys
             raise pytest.UsageError(f"{node.nodeid}: @pytest.mark.benchmark: {exc}") from None
 
@@ -256,7 +260,12 @@ class BenchmarkedTests:
         return len(self.tests)
 
     def _group_key(self, item: pytest.Item, group: str | None) -> tuple[str, str]:
-        """The key and the name of a test's group: a named group, else its module."""
+        """The key and the name of a test's group: a named group, else its module; with
+        ``--benchmark-group-by`` other than ``group``, pytest-benchmark's key of the test."""
+        spec = self.catalog.options.group_by_tests
+        if spec != "group":
+            label = _grouping(item, group, spec)
+            return f"by:{label}", label
         if group is None:
             module = self.catalog.file_key(Path(item.path))
             return module, module
@@ -360,6 +369,8 @@ class BenchmarkedTests:
             return report  # skipped, or it never called the fixture
         else:
             test = _identity(item, file_key, self._settings(item))
+            if fixture is not None and fixture.cprofile_rows is not None:
+                test["cprofile"] = fixture.cprofile_rows
             record = round_record(rounds, RoundStats.of(rounds), extra, test)
         payload = RecordPayload.of_record(file_key, participant, record)
         setattr(report, REPORT_ATTRIBUTE, payload.to_json())
@@ -451,6 +462,35 @@ def _identity(item: pytest.Item, group_key: str, settings: RoundSettings) -> dic
             "warmup": settings.warmup,
         },
     }
+
+
+def _grouping(item: pytest.Item, group: str | None, spec: str) -> str:
+    """pytest-benchmark's ``pytest_benchmark_group_stats`` key of a test for
+    ``--benchmark-group-by`` (``group``, ``name``, ``fullname``, ``func``, ``fullfunc``,
+    ``param``, ``param:NAME``, comma-separated), its parts joined by spaces; a test with no
+    part (no group, no param) is grouped under its module."""
+    callspec = getattr(item, "callspec", None)
+    parts: list[str] = []
+    for grouping in spec.split(","):
+        if grouping == "group":
+            part = group
+        elif grouping == "name":
+            part = item.name
+        elif grouping == "func":
+            part = item.name.split("[")[0]
+        elif grouping == "fullname":
+            part = item.nodeid
+        elif grouping == "fullfunc":
+            part = item.nodeid.split("[")[0]
+        elif grouping == "param":
+            part = callspec.id if callspec is not None else None
+        else:
+            name = grouping.removeprefix("param:")
+            params = callspec.params if callspec is not None else {}
+            part = f"{name}={params[name]}" if name in params else None
+        if part:
+            parts.append(str(part))
+    return " ".join(parts) or item.nodeid.split("::")[0]
 
 
 def _short_name(item: pytest.Item) -> str:

@@ -211,6 +211,8 @@ class ControllerPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self._session = session
+        for line in self.options.compat_lines:
+            self.write(line)  # pytest-benchmark's options with no meaning here: what instead
         if self.config.option.collectonly:
             return
         self._ctrl_c.install()
@@ -466,7 +468,11 @@ class ControllerPlugin:
         if not self.runs:
             return
         terminalreporter.section("benchmarks")
-        for line, failure in self.session.summary_lines(verbose=self.config.get_verbosity()):
+        verbose = self.config.get_verbosity()
+        wanted = self.options.summary_verbosity  # --benchmark-verbose (1) / -quiet (-1)
+        if wanted is not None:
+            verbose = max(verbose, wanted) if wanted > 0 else min(verbose, wanted)
+        for line, failure in self.session.summary_lines(verbose=verbose):
             if failure:
                 terminalreporter.write_line(line, red=True)
             else:

@@ -10,14 +10,14 @@ converter it names). :mod:`.reference` renders the options reference page from t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_benchsdk._base.files import is_bench_path
-from pytest_benchsdk._plugin.options.table import COMPARE_FAIL_VERDICTS, OPTIONS
+from pytest_benchsdk._plugin.options.foreign import owner_active
+from pytest_benchsdk._plugin.options.table import COMPARE_FAIL_VERDICTS, OPTIONS, Option
 
 __all__ = [
     "COMPARE_FAIL_VERDICTS",
@@ -25,6 +25,7 @@ __all__ = [
     "add_options",
     "bench_enabled",
     "bench_option_given",
+    "foreign_mapped",
     "n_without_dist",
     "note_dist_choice",
     "spell_out_compare",
@@ -37,23 +38,43 @@ __all__ = [
 #: may well sit there too. ``--bench-check`` implies ``--bench`` wherever it comes from (it runs
 #: nothing else).
 IMPLYING_OPTIONS = tuple(
-    flag for option in OPTIONS if option.implies_bench for flag in option.flags
+    flag for option in OPTIONS if option.implies_bench and not option.owner for flag in option.flags
 )
+#: The foreign options (pytest-benchmark's, pytest-codspeed's) that imply ``--bench`` on the
+#: command line as those above, where this plugin maps them: ``{flag: owner}``.
+FOREIGN_IMPLYING = {
+    flag: option.owner
+    for option in OPTIONS
+    if option.implies_bench and option.owner
+    for flag in option.flags
+}
+
+#: The ``pytest --help`` groups of the foreign options (their plugins' own).
+_FOREIGN_GROUPS = {
+    "benchmark": ("benchmark", "benchmark (pytest-benchmark's options, read by pytest-benchsdk)"),
+    "codspeed": (
+        "CodSpeed benchmarking",
+        "CodSpeed benchmarking (pytest-codspeed's options, read by pytest-benchsdk)",
+    ),
+}
 
 
-def add_options(parser: pytest.Parser) -> None:
+def add_options(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     """Register every entry of the option table: its command-line option in the plugin's group
-    of ``pytest --help``, and its ini key."""
+    of ``pytest --help``, and its ini key. A foreign option (pytest-benchmark's,
+    pytest-codspeed's) is declared only where its plugin will not declare it itself."""
     group = parser.getgroup("benchsdk", "benchmarks (pytest-benchsdk)")
+    active: dict[str, bool] = {}
     for option in OPTIONS:
+        target = group
+        if option.owner is not None:
+            if option.owner not in active:
+                active[option.owner] = owner_active(pluginmanager, option.owner)
+            if active[option.owner]:
+                continue
+            target = parser.getgroup(*_FOREIGN_GROUPS[option.owner])
         if option.flags:
-            attrs: dict[str, Any] = {"dest": option.name, "default": _fresh(option.cli_default)}
-            if option.action != "store":
-                attrs["action"] = option.action
-            for key in ("metavar", "nargs", "const", "choices"):
-                if getattr(option, key) is not None:
-                    attrs[key] = getattr(option, key)
-            group.addoption(*option.flags, help=option.help, **attrs)
+            target.addoption(*option.flags, help=option.help, **_argparse(option))
         if option.ini is not None:
             parser.addini(
                 option.ini,
@@ -61,6 +82,26 @@ def add_options(parser: pytest.Parser) -> None:
                 type=option.ini_type,
                 default=_fresh(option.ini_default),
             )
+
+
+def _argparse(option: Option) -> dict[str, Any]:
+    """The entry's argparse settings, as ``addoption`` takes them."""
+    attrs: dict[str, Any] = {"dest": option.name, "default": _fresh(option.cli_default)}
+    if option.action != "store":
+        attrs["action"] = option.action
+    for key in ("metavar", "nargs", "const", "choices"):
+        if getattr(option, key) is not None:
+            attrs[key] = getattr(option, key)
+    if option.argtype is not None:
+        attrs["type"] = option.argtype
+    return attrs
+
+
+def foreign_mapped(config: pytest.Config, owner: str) -> bool:
+    """Whether this plugin maps the options of ``owner`` (``benchmark``, ``codspeed``) in this
+    session: that plugin is not active (not installed, blocked with ``-p no:NAME``, or switched
+    off for the session), whoever declared its options."""
+    return config.pluginmanager.get_plugin(owner) is None
 
 
 def _fresh(default: object) -> object:
@@ -109,17 +150,31 @@ def bench_option_given(config: pytest.Config) -> bool:
     return any(value for name, value in vars(config.option).items() if name.startswith("bench_"))
 
 
-def _implying_option(args: Sequence[object]) -> str | None:
-    """The first option of :data:`IMPLYING_OPTIONS` among the command-line arguments (pytest's
-    parser takes no abbreviations, so the spelled-out forms are all there is)."""
-    for raw in args:
+def _implying_option(config: pytest.Config) -> str | None:
+    """The first option of :data:`IMPLYING_OPTIONS` (or :data:`FOREIGN_IMPLYING`, where this
+    plugin maps them) among the command-line arguments (pytest's parser takes no
+    abbreviations, so the spelled-out forms are all there is)."""
+    for raw in config.invocation_params.args:
         arg = str(raw)
         if arg == "--":
             break
         name = arg.partition("=")[0]
         if name in IMPLYING_OPTIONS:
             return name
+        owner = FOREIGN_IMPLYING.get(name)
+        if owner is not None and foreign_mapped(config, owner):
+            return name
     return None
+
+
+def _foreign_enable(config: pytest.Config) -> bool:
+    """``--benchmark-enable`` or ``--codspeed`` (from anywhere), where this plugin maps them:
+    ``--bench``."""
+    option = config.option
+    return bool(
+        (getattr(option, "benchmark_enable", False) and foreign_mapped(config, "benchmark"))
+        or (getattr(option, "codspeed", False) and foreign_mapped(config, "codspeed"))
+    )
 
 
 def _names_bench_file(config: pytest.Config, patterns: tuple[str, ...]) -> str | None:
@@ -138,11 +193,14 @@ def _names_bench_file(config: pytest.Config, patterns: tuple[str, ...]) -> str |
 def bench_enabled(config: pytest.Config) -> bool:
     """Whether this is a bench session: ``--bench``, the ini's ``bench = true``,
     ``--bench-check``, an option of :data:`IMPLYING_OPTIONS` on the command line, or a
-    command-line argument that names a bench file."""
+    command-line argument that names a bench file; ``--benchmark-enable`` and ``--codspeed``
+    too (from anywhere), where this plugin maps pytest-benchmark's and pytest-codspeed's
+    options."""
     return bool(
         config.getoption("bench")
         or config.getini("bench")
         or config.getoption("bench_check")
-        or _implying_option(config.invocation_params.args)
+        or _implying_option(config)
+        or _foreign_enable(config)
         or _names_bench_file(config, tuple(config.getini("bench_files")))
     )

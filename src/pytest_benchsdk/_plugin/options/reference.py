@@ -60,7 +60,12 @@ def render_options(options: Sequence[Option] = OPTIONS) -> str:
         rows = [_row(option_usage(o), _source(o), o.doc) for o in options if o.group == key]
         if not rows:
             continue
-        parts += [f"### {title}", "", "| option | env / ini | meaning |", "|---|---|---|"]
+        header = (
+            "| option | from | what it does here |"
+            if key == "compat"
+            else ("| option | env / ini | meaning |")
+        )
+        parts += [f"### {title}", "", header, "|---|---|---|"]
         parts += [*rows, ""]
     return "\n".join(parts)
 

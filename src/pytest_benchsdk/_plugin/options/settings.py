@@ -13,7 +13,7 @@ import importlib.util
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 import attrs
@@ -35,7 +35,8 @@ from pytest_benchsdk._engine.flag_values import (
 )
 from pytest_benchsdk._engine.schedule import RunArgs, is_env_no_ingest
 from pytest_benchsdk._instruments import INSTRUCTIONS_KEY
-from pytest_benchsdk._plugin.options import bench_enabled
+from pytest_benchsdk._plugin.options import bench_enabled, foreign_mapped
+from pytest_benchsdk._plugin.options.foreign import BENCHMARK, CODSPEED, load_timer
 from pytest_benchsdk._plugin.options.table import (
     COMPARE_FAIL_VERDICTS,
     OPTIONS,
@@ -47,12 +48,24 @@ from pytest_benchsdk._session import (
     parse_failed_iterations,
     unwritable_reason,
 )
+from pytest_benchsdk._views.pytest_benchmark import PYTEST_BENCHMARK
+from pytest_benchsdk.results import check_baseline_name
 
-__all__ = ["CONVERTERS", "BenchOptions", "parse_options"]
+__all__ = ["CONVERTERS", "BenchOptions", "CProfileSettings", "parse_options"]
 
 
 def _default(name: str) -> Any:
     return by_name(name).default
+
+
+@attrs.frozen
+class CProfileSettings:
+    """``--benchmark-cprofile COLUMN`` and its loops, top and dump prefix."""
+
+    sort: str
+    loops: int = 1
+    top: int = 25
+    dump: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -76,6 +89,20 @@ class BenchOptions(SessionOptions):
     ab_mode: str = _default("bench_ab_mode")
     #: ``--bench-ab-processes``: processes per side, taking turns round by round.
     ab_processes: int = _default("bench_ab_processes")
+    #: The benchmark fixture's rounds settings for the session (``--bench-rounds-*``, their ini
+    #: keys, pytest-benchmark's and pytest-codspeed's options): ``RoundSettings``' keyword
+    #: arguments, beneath each test's marker keys.
+    round_defaults: Mapping[str, Any] = attrs.Factory(dict)
+    #: ``--benchmark-disable``: benchmarked tests call their function once, unmeasured.
+    benchmarks_disabled: bool = False
+    #: ``--benchmark-group-by``: what makes benchmarked tests one benchmark.
+    group_by_tests: str = "group"
+    #: ``--benchmark-cprofile`` (its column, loops, top and dump prefix), or None.
+    cprofile: CProfileSettings | None = None
+    #: ``--benchmark-verbose`` (1) / ``--benchmark-quiet`` (-1): the summary's verbosity.
+    summary_verbosity: int | None = None
+    #: Lines the session start says about foreign options (no meaning here, what instead).
+    compat_lines: tuple[str, ...] = ()
 
     @classmethod
     def from_config(
@@ -85,6 +112,7 @@ class BenchOptions(SessionOptions):
         env = os.environ if environ is None else environ
         _check_spaced_values(config)
         values = parse_options(config, env)
+        compat = _map_foreign(config, values, env)
         # What depends on several options, checked once each entry is parsed.
         knobs = [field for field in values if field.startswith("run_args.")]
         run_args = {field.removeprefix("run_args."): values.pop(field) for field in knobs}
@@ -106,6 +134,7 @@ class BenchOptions(SessionOptions):
             _check_ab(config)
         # --bench-compare-fail's entry parses to both: (the verdicts fail, the expressions).
         values["compare_fail"], values["compare_rules"] = values["compare_fail"]
+        _map_foreign_baselines(config, values, compat)
         if values["instructions"] and not values["compare_on"]:
             # Counts are what this mode is for: their verdicts decide, unless told otherwise.
             values["compare_on"] = (INSTRUCTIONS_KEY,)
@@ -116,6 +145,8 @@ class BenchOptions(SessionOptions):
             dry_run=run_args["no_ingest"] or values["ab"] is not None,
             store_path=store_path,
             store_origin=store_origin,
+            compat_lines=tuple(compat.pop("lines")),
+            **compat,
             **values,
         )
 
@@ -534,7 +565,7 @@ def _custom_args(raw: Sequence[str], where: str) -> dict[str, str]:
 #: The converters the table's entries name (:attr:`~.table.Option.convert`): each takes what was
 #: given and the name a message gives it, and returns the parsed value or raises ``ValueError`` /
 #: :class:`pytest.UsageError` with its message.
-CONVERTERS: Mapping[str, Callable[[Any, str], Any]] = {
+_CONVERTERS: Mapping[str, Callable[[Any, str], Any]] = {
     "flag": _flag,
     "or_none": _or_none,
     "stripped": _stripped,
@@ -570,3 +601,374 @@ CONVERTERS: Mapping[str, Callable[[Any, str], Any]] = {
     "base_url": _base_url,
     "custom_args": _custom_args,
 }
+
+
+# -- the rounds settings and pytest-benchmark's / pytest-codspeed's options ------------------
+
+
+def _rounds_count(raw: object, where: str) -> int | None:
+    text = str(raw if raw is not None else "").strip()
+    return None if not text else parse_positive_int(where, text)
+
+
+def _rounds_warmup_iterations(raw: object, where: str) -> int | None:
+    text = str(raw if raw is not None else "").strip()
+    return None if not text else parse_non_negative_int(where, text)
+
+
+def _rounds_seconds(raw: object, where: str) -> float | None:
+    text = str(raw if raw is not None else "").strip()
+    return None if not text else float(parse_non_negative_number(where, text))
+
+
+def _rounds_timer(raw: object, where: str) -> Callable[[], float] | None:
+    text = str(raw if raw is not None else "").strip()
+    if not text:
+        return None
+    try:
+        timer: Callable[[], float] = load_timer(text)
+    except Exception as exc:  # argparse.ArgumentTypeError: its message
+        raise pytest.UsageError(f"{where}: {exc}") from None
+    return timer
+
+
+def _rounds_warmup(raw: object, where: str) -> bool | None:
+    text = str(raw if raw is not None else "").strip().lower()
+    if not text:
+        return None
+    if text in ("on", "true", "yes", "1"):
+        return True
+    if text in ("off", "false", "no", "0"):
+        return False
+    raise pytest.UsageError(f'{where} expects on or off (got "{raw}")')
+
+
+def _rounds_flag(raw: object, where: str) -> bool | None:
+    return True if raw else None
+
+
+_ROUND_CONVERTERS: Mapping[str, Callable[[Any, str], Any]] = {
+    "rounds_count": _rounds_count,
+    "rounds_warmup_iterations": _rounds_warmup_iterations,
+    "rounds_seconds": _rounds_seconds,
+    "rounds_timer": _rounds_timer,
+    "rounds_warmup": _rounds_warmup,
+    "rounds_flag": _rounds_flag,
+}
+CONVERTERS: Mapping[str, Callable[[Any, str], Any]] = {**_CONVERTERS, **_ROUND_CONVERTERS}
+
+#: pytest-benchmark's options that map onto a rounds setting: (its dest, the setting).
+_BENCHMARK_ROUNDS: Final = (
+    ("benchmark_min_rounds", "min_rounds"),
+    ("benchmark_min_time", "min_time"),
+    ("benchmark_max_time", "max_time"),
+    ("benchmark_timer", "timer"),
+    ("benchmark_calibration_precision", "calibration_precision"),
+    ("benchmark_warmup", "warmup"),
+    ("benchmark_warmup_iterations", "warmup_iterations"),
+    ("benchmark_disable_gc", "disable_gc"),
+)
+
+
+def _foreign(config: pytest.Config, dest: str) -> tuple[Any, bool]:
+    """A foreign option's value, and whether it was given (not its plugin's default)."""
+    default = by_name(dest).cli_default
+    value = getattr(config.option, dest, default)
+    if isinstance(value, list) and isinstance(default, list):
+        return value, list(value) != list(default)
+    return value, value != default
+
+
+def _foreign_round(key: str, value: Any) -> Any:
+    """A pytest-benchmark option's value as the rounds setting ``key`` holds it."""
+    if key == "timer":
+        return load_timer(str(value))
+    if key in ("min_time", "max_time"):
+        return float(str(value))
+    if key == "warmup":
+        return True if value is None else bool(value)  # alone (nargs="?"): on
+    if key == "disable_gc":
+        return bool(value)
+    return int(value)
+
+
+def _map_foreign(
+    config: pytest.Config, values: dict[str, Any], env: Mapping[str, str]
+) -> dict[str, Any]:
+    """The rounds settings (``rounds.*`` entries, then pytest-benchmark's and pytest-codspeed's
+    options beneath a ``--bench-rounds-*`` given on the command line, above its ini key) and
+    the foreign options that are not about baselines, as :class:`BenchOptions` fields (and
+    ``lines``: what the session start says)."""
+    rounds = {
+        field.removeprefix("rounds."): values.pop(field)
+        for field in [f for f in values if f.startswith("rounds.")]
+    }
+    on_command_line = {
+        key
+        for key in rounds
+        if config.getoption(f"bench_rounds_{_ROUND_FLAG.get(key, key)}", None) not in (None, False)
+    }
+    out: dict[str, Any] = {"lines": []}
+    lines: list[str] = out["lines"]
+    pb = foreign_mapped(config, BENCHMARK)
+    if pb:
+        for dest, key in _BENCHMARK_ROUNDS:
+            value, given = _foreign(config, dest)
+            if given and key not in on_command_line:
+                rounds[key] = _foreign_round(key, value)
+    if foreign_mapped(config, CODSPEED):
+        warmup_time, given = _foreign(config, "codspeed_warmup_time")
+        if given and "warmup" not in on_command_line:
+            rounds["warmup"] = float(warmup_time) > 0
+        for dest, key in (("codspeed_max_time", "max_time"), ("codspeed_max_rounds", "max_rounds")):
+            value, given = _foreign(config, dest)
+            if given and key not in on_command_line:
+                if key == "max_rounds" and int(value) < 1:
+                    raise pytest.UsageError(f"--codspeed-max-rounds expects N >= 1 (got {value})")
+                if not float(value) >= 0:
+                    raise pytest.UsageError(
+                        f"--{dest.replace('_', '-')} expects >= 0 (got {value})"
+                    )
+                rounds[key] = int(value) if key == "max_rounds" else float(value)
+        mode, given = _foreign(config, "codspeed_mode")
+        if mode in ("instrumentation", "simulation"):
+            values["instructions"] = True
+        elif mode == "memory":
+            lines.append(
+                "benchsdk: --codspeed-mode=memory: pytest-benchsdk measures time (and, with "
+                "--bench-instructions, instruction counts), not memory; the tests are timed"
+            )
+    out["round_defaults"] = {key: value for key, value in rounds.items() if value is not None}
+    if not pb:
+        return out
+    disabled = bool(getattr(config.option, "benchmark_disable", False)) and not getattr(
+        config.option, "benchmark_enable", False
+    )
+    if disabled and getattr(config.option, "benchmark_only", False):
+        raise pytest.UsageError("Can't have both --benchmark-only and --benchmark-disable options.")
+    out["benchmarks_disabled"] = disabled
+    group_by, _ = _foreign(config, "benchmark_group_by")
+    out["group_by_tests"] = _check_group_by(str(group_by))
+    columns, given = _foreign(config, "benchmark_columns")
+    if given and not values["columns"]:
+        values["columns"] = tuple(dict.fromkeys(str(c) for c in columns))
+    sort, given = _foreign(config, "benchmark_sort")
+    if given:
+        values["table_sort"] = str(sort)
+    unit, _ = _foreign(config, "benchmark_time_unit")
+    if unit not in (None, "auto"):
+        values["table_time_unit"] = str(unit)
+    names, given = _foreign(config, "benchmark_name")
+    if given:
+        values["table_names"] = str(names)
+    verbose = getattr(config.option, "benchmark_verbose", False)
+    quiet = getattr(config.option, "benchmark_quiet", False)
+    out["summary_verbosity"] = 1 if verbose else -1 if quiet else None
+    sort_by, _ = _foreign(config, "benchmark_cprofile")
+    if sort_by is not None:
+        loops, _ = _foreign(config, "benchmark_cprofile_loops")
+        top, _ = _foreign(config, "benchmark_cprofile_top")
+        dump, _ = _foreign(config, "benchmark_cprofile_dump")
+        if int(top) < 1:
+            raise pytest.UsageError(f"--benchmark-cprofile-top expects N >= 1 (got {top})")
+        out["cprofile"] = CProfileSettings(
+            str(sort_by), int(loops or 1), int(top), str(dump[-1]) if dump else None
+        )
+    histogram, given = _foreign(config, "benchmark_histogram")
+    if given and values["html_path"] is None:
+        target = f"{histogram[-1]}.html"
+        try:
+            values["html_path"] = _html_path(target, "--benchmark-histogram")
+        except pytest.UsageError as exc:
+            lines.append(f"benchsdk: {exc}; no report written (it holds the histograms here)")
+    netrc, given = _foreign(config, "benchmark_netrc")
+    if given:
+        lines.append(
+            f"benchsdk: --benchmark-netrc {netrc}: credentials for pytest-benchmark's "
+            "Elasticsearch storage, which has no meaning here: the runs are kept in the results "
+            "store (--bench-store) and sent to the platform with BENCHMARKS_PLATFORM_API_KEY"
+        )
+    return out
+
+
+#: A rounds setting's ``--bench-rounds-*`` dest, where it is not ``bench_rounds_<setting>``.
+_ROUND_FLAG: Final = {"min_rounds": "min", "max_rounds": "max"}
+
+_GROUPINGS: Final = ("group", "name", "fullname", "func", "fullfunc", "param")
+
+
+def _check_group_by(spec: str) -> str:
+    """``--benchmark-group-by``: its labels, comma-separated (``param:NAME`` too)."""
+    for part in spec.split(","):
+        if part not in _GROUPINGS and not (part.startswith("param:") and part[6:]):
+            raise pytest.UsageError(
+                f"--benchmark-group-by={spec}: unsupported grouping {part!r} (one of "
+                f"{', '.join(_GROUPINGS)}, param:NAME, or several with commas)"
+            )
+    return spec
+
+
+def _storage(config: pytest.Config, lines: list[str]) -> Path | None:
+    """``--benchmark-storage``: the folder of pytest-benchmark's files (``file://PATH`` or a
+    plain path, relative to the invocation directory as pytest-benchmark's is); None for an
+    Elasticsearch storage (one line says so)."""
+    value = str(_foreign(config, "benchmark_storage")[0])
+    if value.startswith("elasticsearch+"):
+        lines.append(
+            f"benchsdk: --benchmark-storage {redact_url(value)}: pytest-benchmark's "
+            "Elasticsearch storage has no meaning here: the runs are kept in the results store "
+            "(--bench-store) and on the platform; --benchmark-save names a baseline there and "
+            "--benchmark-compare compares with one, no file is written"
+        )
+        return None
+    path = value.removeprefix("file://") if "://" in value else value
+    if "://" in path:
+        raise pytest.UsageError(
+            f"--benchmark-storage {value}: expected file://PATH or "
+            "elasticsearch+http[s]://host1,host2/index/doctype"
+        )
+    return config.invocation_params.dir / path
+
+
+def _map_foreign_baselines(
+    config: pytest.Config, values: dict[str, Any], compat: dict[str, Any]
+) -> None:
+    """pytest-benchmark's ``--benchmark-save``/``-autosave``/``-compare``/``-compare-fail``/
+    ``-json`` onto the baselines, the exports and pytest-benchmark's storage."""
+    if not foreign_mapped(config, BENCHMARK):
+        return
+    lines: list[str] = compat["lines"]
+    disabled = compat.get("benchmarks_disabled", False)
+    storage = _storage(config, lines)
+    folder = storage / pytest_benchmark_machine_id() if storage is not None else None
+    json_file, given = _foreign(config, "benchmark_json")
+    if given and json_file is not None and not disabled:
+        target = _output_path(getattr(json_file, "name", json_file), "--benchmark-json")
+        if target is not None and all(path != target for _, path in values["exports"]):
+            values["exports"] = (*values["exports"], (PYTEST_BENCHMARK, target))
+    save, _ = _foreign(config, "benchmark_save")
+    autosave, _ = _foreign(config, "benchmark_autosave")
+    if save is not None and values["save_as"] is None and not config.getoption("bench_no_store"):
+        try:
+            values["save_as"] = check_baseline_name(str(save))
+        except ValueError as exc:
+            lines.append(
+                f"benchsdk: --benchmark-save {save}: kept as pytest-benchmark's file only, not "
+                f"as a baseline name of the results store ({exc})"
+            )
+    name = save if save is not None else (_autosave_tag(config) if autosave else None)
+    if name is not None and folder is not None and not disabled:
+        include_data = bool(getattr(config.option, "benchmark_save_data", False))
+        values["pytest_benchmark_save"] = (
+            folder / f"{_next_number(folder)}_{name}.json",
+            include_data,
+        )
+    compare, given = _foreign(config, "benchmark_compare")
+    if given and values["compare"] is None:
+        values["compare"] = _saved_ref(compare, folder, storage, lines)
+    checks, given = _foreign(config, "benchmark_compare_fail")
+    if given and checks:
+        if values["compare"] is None:
+            raise pytest.UsageError(
+                "--benchmark-compare-fail requires a baseline: add --benchmark-compare (or "
+                "--bench-compare)"
+            )
+        rules = []
+        for check in checks:
+            text = _check_text(check)
+            try:
+                rules.append(CompareRule.parse(text))
+            except ValueError as exc:
+                raise pytest.UsageError(f"--benchmark-compare-fail={text}: {exc}") from None
+        values["compare_rules"] = (*values["compare_rules"], *rules)
+
+
+def _check_text(check: object) -> str:
+    """A ``--benchmark-compare-fail`` value as text: ours, or pytest-benchmark's check object
+    (``field``, ``threshold``, a percentage or a difference)."""
+    if isinstance(check, str):
+        return check
+    field, threshold = getattr(check, "field"), getattr(check, "threshold")  # noqa: B009
+    if type(check).__name__.startswith("Percentage"):
+        return f"{field}:{threshold}%"
+    return f"{field}:{threshold}"
+
+
+def pytest_benchmark_machine_id() -> str:
+    """pytest-benchmark's folder of this machine's runs (``utils.get_machine_id``)."""
+    import platform
+
+    return "-".join(
+        (
+            platform.system(),
+            platform.python_implementation(),
+            ".".join(platform.python_version_tuple()[:2]),
+            platform.architecture()[0],
+        )
+    )
+
+
+def _numbered(folder: Path) -> list[Path]:
+    """pytest-benchmark's numbered files in ``folder``, oldest first."""
+    if not folder.is_dir():
+        return []
+    return sorted(folder.glob("[0-9][0-9][0-9][0-9]_*.json"), key=lambda f: f.name)
+
+
+def _next_number(folder: Path) -> str:
+    files = _numbered(folder)
+    if not files:
+        return "0001"
+    return f"{int(files[-1].name.split('_')[0]) + 1:04d}"
+
+
+def _autosave_tag(config: pytest.Config) -> str:
+    """pytest-benchmark's ``--benchmark-autosave`` name: ``<commit>_<UTC time>`` and
+    ``_uncommited-changes`` (its spelling) when the tree has changes."""
+    value = getattr(config.option, "benchmark_autosave", None)
+    if isinstance(value, str):
+        return value  # pytest-benchmark's own, made when it declared the option
+    from datetime import datetime, timezone
+
+    from pytest_benchsdk._base.pbinfo import default_commit_info
+    from pytest_benchsdk._base.runenv import git_output
+
+    root = config.rootpath
+    info = default_commit_info(
+        lambda args: git_output(args, root, os.environ), root.name, os.environ
+    )
+    parts = [str(info["id"]), datetime.now(timezone.utc).strftime("%Y%m%d_%H%M%S")]
+    if info["dirty"]:
+        parts.append("uncommited-changes")
+    return "_".join(parts)
+
+
+def _saved_ref(value: object, folder: Path | None, storage: Path | None, lines: list[str]) -> str:
+    """``--benchmark-compare[=NUM|NAME]`` as ``--bench-compare``'s REF: the saved file it
+    names in pytest-benchmark's storage (the newest of this machine alone), else ``latest``
+    (alone, with no file there: a line says so) or a usage error listing the files."""
+    if folder is None or storage is None:
+        return "latest" if value is True else str(value)
+    if value is True:
+        files = _numbered(folder)
+        if files:
+            return str(files[-1])
+        lines.append(
+            f"benchsdk: --benchmark-compare: no saved run in {folder}; comparing with the latest "
+            "run in the results store instead"
+        )
+        return "latest"
+    text = str(value)
+    if Path(text).is_file():
+        return text
+    for found in (
+        sorted(folder.glob(f"{text}*.json")),
+        sorted(storage.glob(f"*/{text}*.json"), key=lambda f: f.name),
+        [f for f in _numbered(folder) if text in f.name.partition("_")[2]],
+    ):
+        if found:
+            return str(found[-1])  # the newest
+    there = ", ".join(f.name for f in _numbered(folder)) or "none"
+    raise pytest.UsageError(
+        f"--benchmark-compare={text}: no saved run matches in {folder} (saved there: {there})"
+    )

@@ -13,7 +13,9 @@ holds data only (the standard library and :mod:`pytest_benchsdk._base.defaults`)
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any, Final, Literal
 
 from pytest_benchsdk._base.defaults import (
     DEFAULT_AB_MODE,
@@ -27,6 +29,8 @@ from pytest_benchsdk._base.defaults import (
     DEFAULT_UPLOAD_TIMEOUT_S,
     DEFAULT_WARNINGS,
 )
+from pytest_benchsdk._plugin.options import foreign
+from pytest_benchsdk._plugin.options.foreign import BENCHMARK, CODSPEED
 
 __all__ = [
     "COMPARE_FAIL_VERDICTS",
@@ -54,6 +58,7 @@ DOCS_GROUPS: Final = (
     ("verdicts", "Verdicts and warnings"),
     ("store", "Results store"),
     ("platform", "Platform"),
+    ("compat", "pytest-benchmark and pytest-codspeed options"),
 )
 
 
@@ -73,6 +78,7 @@ class Option:
 
     __slots__ = (
         "action",
+        "argtype",
         "choices",
         "cli_default",
         "const",
@@ -97,6 +103,7 @@ class Option:
         "metavar",
         "name",
         "nargs",
+        "owner",
         "requires",
         "run_flags",
     )
@@ -107,10 +114,12 @@ class Option:
         name: str,
         flags: tuple[str, ...] = (),
         help: str = "",
-        action: Literal["store", "store_true", "append"] = "store",
+        action: Literal["store", "store_true", "store_const", "append"] = "store",
         metavar: str | None = None,
-        nargs: Literal["?"] | None = None,
-        const: str | None = None,
+        nargs: Literal["?", "+"] | None = None,
+        const: object = None,
+        argtype: Callable[[str], Any] | None = None,
+        owner: str | None = None,
         choices: tuple[str, ...] | None = None,
         cli_default: object = None,
         ini: str | None = None,
@@ -140,6 +149,12 @@ class Option:
         self.metavar = metavar
         self.nargs = nargs
         self.const = const
+        # argparse's ``type``: what the option's text is parsed into (a foreign option's
+        # parser, as its plugin's).
+        self.argtype = argtype
+        # A foreign option's plugin (``benchmark``, ``codspeed``): declared only where that
+        # plugin does not declare it itself (see ``foreign.owner_active``).
+        self.owner = owner
         self.choices = choices
         # argparse's default: empty, None or False for every option (see ``bench_option_given``).
         self.cli_default = cli_default
@@ -180,7 +195,7 @@ class Option:
         return self.flags[0] if self.flags else f"{self.name} (ini)"
 
 
-OPTIONS: Final[tuple[Option, ...]] = (
+_OWN_OPTIONS: Final[tuple[Option, ...]] = (
     Option(
         name="bench",
         flags=("--bench",),
@@ -1024,6 +1039,487 @@ OPTIONS: Final[tuple[Option, ...]] = (
         doc="with `--bench-resubmit`: send uploads the platform rejected before again",
     ),
 )
+
+
+#: pytest-benchmark's default file name prefix (``benchmark_<UTC time>``) of
+#: ``--benchmark-histogram`` and ``--benchmark-cprofile-dump`` given alone.
+_PREFIX: Final = f"benchmark_{datetime.now(timezone.utc).strftime('%Y%m%d_%H%M%S')}"
+
+
+def _rounds(
+    key: str, flag: str, metavar: str | None, convert: str, what: str, like: str, **extra: Any
+) -> Option:
+    """A session-wide setting of the benchmark fixture's rounds (``--bench-rounds-*`` and its
+    ini key ``bench_rounds_*``): the default beneath each test's ``@pytest.mark.benchmark``."""
+    name = "bench_rounds_" + flag.removeprefix("--bench-rounds-").replace("-", "_")
+    return Option(
+        name=name,
+        flags=(flag,),
+        action="store_true" if metavar is None else "store",
+        metavar=metavar,
+        help=f"Benchmarked tests: {what} (the marker's {key}= wins per test; ini: {name}; "
+        f"pytest-benchmark: {like}).",
+        ini=name,
+        ini_type="bool" if metavar is None else "string",
+        ini_default=False if metavar is None else "",
+        ini_help=f"Benchmarked tests' {key} (like {flag}).",
+        ini_rule="or" if metavar is None else "fallback",
+        field=f"rounds.{key}",
+        convert=convert,
+        implies_bench=True,
+        group="knobs",
+        ini_doc_type="bool" if metavar is None else extra.pop("ini_doc_type", ""),
+        ini_doc_default=extra.pop("ini_doc_default", "pytest-benchmark's"),
+        **extra,
+    )
+
+
+#: The benchmark fixture's rounds settings for the whole session (pytest-benchmark's
+#: ``--benchmark-min-rounds`` … and pytest-codspeed's ``--codspeed-max-rounds`` … map onto them).
+ROUNDS_OPTIONS: Final[tuple[Option, ...]] = (
+    _rounds(
+        "min_rounds",
+        "--bench-rounds-min",
+        "N",
+        "rounds_count",
+        "at least N rounds (default 5)",
+        "--benchmark-min-rounds",
+        doc="benchmarked tests: at least N rounds each, even past the max time (default 5)",
+        ini_doc_type="integer",
+        ini_doc_default="`5`",
+    ),
+    _rounds(
+        "max_rounds",
+        "--bench-rounds-max",
+        "N",
+        "rounds_count",
+        "at most N rounds (default: as many as the max time holds)",
+        "none; pytest-codspeed: --codspeed-max-rounds",
+        doc="benchmarked tests: at most N rounds each (pytest-codspeed's `max_rounds`; wins over "
+        "the min rounds and the max time)",
+        ini_doc_type="integer",
+        ini_doc_default="none",
+    ),
+    _rounds(
+        "min_time",
+        "--bench-rounds-min-time",
+        "SECONDS",
+        "rounds_seconds",
+        "a round lasts at least SECONDS (calibrated; default 0.000005)",
+        "--benchmark-min-time",
+        doc="benchmarked tests: each round's calls last at least SECONDS (the calibration "
+        "raises the calls per round; default 0.000005)",
+        ini_doc_type="seconds",
+        ini_doc_default="`0.000005`",
+    ),
+    _rounds(
+        "max_time",
+        "--bench-rounds-max-time",
+        "SECONDS",
+        "rounds_seconds",
+        "rounds for about SECONDS per test (default 1.0)",
+        "--benchmark-max-time",
+        doc="benchmarked tests: rounds for about SECONDS per test (default 1.0; the min rounds "
+        "run anyway)",
+        ini_doc_type="seconds",
+        ini_doc_default="`1.0`",
+    ),
+    _rounds(
+        "timer",
+        "--bench-rounds-timer",
+        "MODULE.FUNC",
+        "rounds_timer",
+        "the clock a round is timed with (default time.perf_counter)",
+        "--benchmark-timer",
+        doc="benchmarked tests: the clock a round is timed with, by its dotted name (default "
+        "`time.perf_counter`)",
+        ini_doc_type="dotted name",
+        ini_doc_default="`time.perf_counter`",
+    ),
+    _rounds(
+        "calibration_precision",
+        "--bench-rounds-calibration-precision",
+        "N",
+        "rounds_count",
+        "calibrate rounds to N times the timer's resolution (default 10)",
+        "--benchmark-calibration-precision",
+        doc="benchmarked tests: a round lasts at least N times the timer's resolution (default 10)",
+        ini_doc_type="integer",
+        ini_doc_default="`10`",
+    ),
+    _rounds(
+        "warmup",
+        "--bench-rounds-warmup",
+        "on|off",
+        "rounds_warmup",
+        "warm up before the rounds (default off)",
+        "--benchmark-warmup",
+        doc="benchmarked tests: warm-up calls before the rounds, at most the warm-up "
+        "iterations and the max time (`on`/`off`, also `true`/`false`; default off)",
+        ini_doc_type="`on` / `off`",
+        ini_doc_default="`off`",
+    ),
+    _rounds(
+        "warmup_iterations",
+        "--bench-rounds-warmup-iterations",
+        "N",
+        "rounds_warmup_iterations",
+        "at most N warm-up calls (default 100000)",
+        "--benchmark-warmup-iterations",
+        doc="benchmarked tests: at most N warm-up calls (default 100000)",
+        ini_doc_type="integer",
+        ini_doc_default="`100000`",
+    ),
+    _rounds(
+        "disable_gc",
+        "--bench-rounds-disable-gc",
+        None,
+        "rounds_flag",
+        "the garbage collector off during the rounds",
+        "--benchmark-disable-gc",
+        doc="benchmarked tests: the garbage collector is off during the rounds",
+        ini_doc_default="`false`",
+    ),
+)
+
+
+def _pb(
+    flag: str,
+    doc: str,
+    *,
+    implies_bench: bool = False,
+    owner: str = BENCHMARK,
+    **argparse: Any,
+) -> Option:
+    """A foreign option: its flag, ``dest`` and argparse settings as its plugin declares
+    it (``pytest_benchmark/plugin.py``, ``pytest_codspeed/plugin.py``), and what it does here
+    (``doc``); the settings map it (:mod:`.settings`)."""
+    name = flag.removeprefix("--").replace("-", "_")
+    plugin = foreign.distribution(owner)
+    return Option(
+        name=name,
+        flags=(flag,),
+        help=f"{plugin}'s option; here: {doc.replace('`', '')}.".replace("%", "%%"),
+        owner=owner,
+        implies_bench=implies_bench,
+        group="compat",
+        doc=doc,
+        doc_source=plugin,
+        **argparse,
+    )
+
+
+#: pytest-benchmark 5.1's options (its ``benchmark`` group) and pytest-codspeed 5's, each with
+#: what it does here.
+FOREIGN_OPTIONS: Final[tuple[Option, ...]] = (
+    _pb(
+        "--benchmark-min-time",
+        "`--bench-rounds-min-time`",
+        implies_bench=True,
+        metavar="SECONDS",
+        argtype=foreign.parse_seconds,
+        cli_default="0.000005",
+    ),
+    _pb(
+        "--benchmark-max-time",
+        "`--bench-rounds-max-time`",
+        implies_bench=True,
+        metavar="SECONDS",
+        argtype=foreign.parse_seconds,
+        cli_default="1.0",
+    ),
+    _pb(
+        "--benchmark-min-rounds",
+        "`--bench-rounds-min`",
+        implies_bench=True,
+        metavar="NUM",
+        argtype=foreign.parse_rounds,
+        cli_default=5,
+    ),
+    _pb(
+        "--benchmark-timer",
+        "`--bench-rounds-timer`",
+        implies_bench=True,
+        metavar="FUNC",
+        argtype=foreign.parse_timer,
+        cli_default="time.perf_counter",
+    ),
+    _pb(
+        "--benchmark-calibration-precision",
+        "`--bench-rounds-calibration-precision`",
+        implies_bench=True,
+        metavar="NUM",
+        argtype=foreign.parse_int,
+        cli_default=10,
+    ),
+    _pb(
+        "--benchmark-warmup",
+        "`--bench-rounds-warmup` (alone: on; `auto`: on under PyPy)",
+        implies_bench=True,
+        metavar="KIND",
+        nargs="?",
+        argtype=foreign.parse_warmup,
+        cli_default=False,
+    ),
+    _pb(
+        "--benchmark-warmup-iterations",
+        "`--bench-rounds-warmup-iterations`",
+        implies_bench=True,
+        metavar="NUM",
+        argtype=foreign.parse_int,
+        cli_default=100000,
+    ),
+    _pb(
+        "--benchmark-disable-gc",
+        "`--bench-rounds-disable-gc`",
+        implies_bench=True,
+        action="store_true",
+        cli_default=False,
+    ),
+    _pb(
+        "--benchmark-skip",
+        "selection: the benchmarked tests (the fixture, the marker, bench files) are "
+        "deselected, in any session",
+        action="store_true",
+        cli_default=False,
+    ),
+    _pb(
+        "--benchmark-only",
+        "selection: only the benchmarked tests run (the others are deselected; wins over "
+        "`--benchmark-skip`); on the command line it implies `--bench`",
+        implies_bench=True,
+        action="store_true",
+        cli_default=False,
+    ),
+    _pb(
+        "--benchmark-disable",
+        "benchmarked tests call their function once, measured by nothing and kept in no run "
+        "(what they do without `--bench`), also under `--bench`; not with `--benchmark-only`",
+        action="store_true",
+        cli_default=False,
+    ),
+    _pb(
+        "--benchmark-enable",
+        "`--bench` (and it undoes `--benchmark-disable`), from the command line or `addopts`",
+        action="store_true",
+        cli_default=False,
+    ),
+    _pb(
+        "--benchmark-save",
+        "`--bench-save NAME`, and pytest-benchmark's file `STORAGE/<machine>/NNNN_NAME.json` "
+        "(NNNN the next number; without `--benchmark-save-data`, no `data`)",
+        implies_bench=True,
+        metavar="NAME",
+        argtype=foreign.parse_save,
+    ),
+    _pb(
+        "--benchmark-autosave",
+        "pytest-benchmark's file `STORAGE/<machine>/NNNN_<commit>_<date>[_uncommited-changes]"
+        ".json` (the run is in the results store anyway)",
+        implies_bench=True,
+        action="store_const",
+        const=True,
+    ),
+    _pb(
+        "--benchmark-save-data",
+        "the saved file holds every round's time (`stats.data`), as the `--benchmark-json` file "
+        "always does",
+        action="store_true",
+        cli_default=False,
+    ),
+    _pb(
+        "--benchmark-json",
+        "`--bench-export pytest-benchmark:PATH` (pytest-benchmark's schema, every round's time)",
+        implies_bench=True,
+        metavar="PATH",
+    ),
+    _pb(
+        "--benchmark-compare",
+        "`--bench-compare=FILE`: alone, the newest `NNNN_*.json` of this machine in STORAGE "
+        "(none: the store's latest run, said in one line); `=NUM` or a part of a name, the "
+        "newest file it finds there (none: a usage error listing the files); tests are matched "
+        "by `fullname`",
+        implies_bench=True,
+        metavar="NUM|_ID",
+        nargs="?",
+        const=True,
+        cli_default=[],
+    ),
+    _pb(
+        "--benchmark-compare-fail",
+        "`--bench-compare-fail=EXPR` (each `FIELD:N%` or `FIELD:SECONDS`, pytest-benchmark's "
+        "forms); without `--benchmark-compare` or `--bench-compare` a usage error, as there",
+        implies_bench=True,
+        metavar="EXPR",
+        nargs="+",
+        argtype=foreign.parse_compare_fail,
+    ),
+    _pb(
+        "--benchmark-storage",
+        "where `--benchmark-save`/`-autosave` write and `--benchmark-compare` reads "
+        "(`file://PATH`, or a plain path; default `./.benchmarks`); `elasticsearch+…`: one "
+        "line at the session start says it has no meaning here (the runs are in the results "
+        "store, `--bench-store`)",
+        metavar="URI",
+        cli_default="file://./.benchmarks",
+    ),
+    _pb(
+        "--benchmark-netrc",
+        "for Elasticsearch storage only: one line at the session start says it has no meaning "
+        "here (platform credentials: `BENCHMARKS_PLATFORM_API_KEY`)",
+        nargs="?",
+        const="~/.netrc",
+        cli_default="",
+    ),
+    _pb(
+        "--benchmark-verbose",
+        "the summary as under `-v` (every warning's paragraph, the per-test detail)",
+        action="store_true",
+        cli_default=False,
+    ),
+    _pb(
+        "--benchmark-quiet",
+        "the summary as under `-q` (one line per benchmark); `--benchmark-verbose` wins",
+        action="store_true",
+        cli_default=False,
+    ),
+    _pb(
+        "--benchmark-sort",
+        "the order of the rows of pytest-benchmark's table (`--bench-columns`): `min`, `max`, "
+        "`mean`, `stddev` (ascending), `name`, `fullname`; the ranking stays by score",
+        metavar="COL",
+        argtype=foreign.parse_sort,
+        cli_default="min",
+    ),
+    _pb(
+        "--benchmark-group-by",
+        "which benchmarked tests make one benchmark (one run, scored and compared together): "
+        "`group` (the marker's or `benchmark.group`, else the module), `name`, `fullname`, "
+        "`func`, `fullfunc`, `param`, `param:NAME`, or several with commas",
+        metavar="LABEL",
+        cli_default="group",
+    ),
+    _pb(
+        "--benchmark-columns",
+        "`--bench-columns` (pytest-benchmark's table in each benchmark's summary; `outliers` "
+        "too); its default (every column) adds no table",
+        metavar="LABELS",
+        argtype=foreign.parse_columns,
+        cli_default=list(foreign.DEFAULT_COLUMNS),
+    ),
+    _pb(
+        "--benchmark-name",
+        "`long`: the table's rows are named by each test's full node id; `short`: without "
+        "`test_`; `normal`, `trial`: by the name in the summary (its node id after the module)",
+        metavar="FORMAT",
+        argtype=foreign.parse_name_format,
+        cli_default="normal",
+    ),
+    _pb(
+        "--benchmark-histogram",
+        "`--bench-html PREFIX.html`: the HTML report (its charts are the histograms; needs the "
+        "`report` extra, else one line says so)",
+        implies_bench=True,
+        action="append",
+        metavar="FILENAME-PREFIX",
+        nargs="?",
+        const=_PREFIX,
+        cli_default=[],
+    ),
+    _pb(
+        "--benchmark-cprofile",
+        "after its rounds, one more call of each benchmarked test under cProfile: the top "
+        "functions by COLUMN in the summary (under `-v` or `--benchmark-verbose`) and in the "
+        "`--benchmark-json` file (`cprofile`, beside `stats`)",
+        implies_bench=True,
+        metavar="COLUMN",
+        choices=(
+            "ncalls_recursion",
+            "ncalls",
+            "tottime",
+            "tottime_per",
+            "cumtime",
+            "cumtime_per",
+            "function_name",
+        ),
+    ),
+    _pb(
+        "--benchmark-cprofile-loops",
+        "with `--benchmark-cprofile`: profiled calls (`auto`: 1)",
+        metavar="LOOPS",
+        argtype=foreign.parse_cprofile_loops,
+        cli_default=1,
+    ),
+    _pb(
+        "--benchmark-cprofile-top",
+        "with `--benchmark-cprofile`: how many functions are kept",
+        metavar="COUNT",
+        argtype=foreign.parse_int,
+        cli_default=25,
+    ),
+    _pb(
+        "--benchmark-cprofile-dump",
+        "with `--benchmark-cprofile`: each test's profile also in `PREFIX-<test>.prof` "
+        "(`pstats` reads it)",
+        action="append",
+        metavar="FILENAME-PREFIX",
+        nargs="?",
+        const=_PREFIX,
+        cli_default=[],
+    ),
+    _pb(
+        "--benchmark-time-unit",
+        "the unit of the time columns of pytest-benchmark's table (`--bench-columns`); `auto` "
+        "(the default) picks one per value",
+        metavar="COLUMN",
+        choices=("ns", "us", "ms", "s", "auto"),
+    ),
+    _pb(
+        "--codspeed",
+        "`--bench`",
+        owner=CODSPEED,
+        implies_bench=True,
+        action="store_true",
+        cli_default=False,
+    ),
+    _pb(
+        "--codspeed-mode",
+        "`instrumentation` or `simulation`: `--bench-instructions` (Valgrind's instruction "
+        "counts); `walltime`: the default timing; `memory`: the default timing, and one line "
+        "says memory is not measured here",
+        owner=CODSPEED,
+        implies_bench=True,
+        choices=("instrumentation", "simulation", "memory", "walltime"),
+    ),
+    _pb(
+        "--codspeed-warmup-time",
+        "`--bench-rounds-warmup` on when SECONDS > 0 (off at 0); the warm-up stops at the "
+        "warm-up iterations or the max time",
+        owner=CODSPEED,
+        implies_bench=True,
+        metavar="SECONDS",
+        argtype=foreign.parse_float,
+    ),
+    _pb(
+        "--codspeed-max-time",
+        "`--bench-rounds-max-time`",
+        owner=CODSPEED,
+        implies_bench=True,
+        metavar="SECONDS",
+        argtype=foreign.parse_float,
+    ),
+    _pb(
+        "--codspeed-max-rounds",
+        "`--bench-rounds-max`",
+        owner=CODSPEED,
+        implies_bench=True,
+        metavar="N",
+        argtype=foreign.parse_int,
+    ),
+)
+
+#: Every option, each declared once.
+OPTIONS: Final[tuple[Option, ...]] = (*_OWN_OPTIONS, *ROUNDS_OPTIONS, *FOREIGN_OPTIONS)
 
 
 def by_name(name: str) -> Option:
