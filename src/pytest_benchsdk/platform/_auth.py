@@ -37,11 +37,12 @@ import httpx
 
 from pytest_benchsdk._base.files import write_atomically
 from pytest_benchsdk._base.redact import redact_url
-from pytest_benchsdk.platform._client import Answer, max_answer_bytes, read_answer
+from pytest_benchsdk.platform._client import Answer, deadline_of, max_answer_bytes, read_answer
 from pytest_benchsdk.platform._errors import (
     AnswerTooLargeError,
     AuthError,
     PlatformConnectionError,
+    PlatformUnreachableError,
 )
 
 __all__ = [
@@ -383,13 +384,19 @@ def _form_post_answer(
     """POST a form and read the answer within the client's answer cap."""
     with httpx.Client(timeout=_REFRESH_TIMEOUT, transport=transport) as http:
         request = http.build_request("POST", url, data=dict(form))
-        return read_answer(http, request, what=f"POST {redact_url(url)}", limit=max_answer_bytes())
+        return read_answer(
+            http,
+            request,
+            what=f"POST {redact_url(url)}",
+            limit=max_answer_bytes(),
+            deadline_s=deadline_of(_REFRESH_TIMEOUT),
+        )
 
 
 def _form_post(url: str, form: Mapping[str, str], transport: httpx.BaseTransport | None) -> Answer:
     try:
         return _form_post_answer(url, form, transport)
-    except AnswerTooLargeError as exc:
+    except (AnswerTooLargeError, PlatformUnreachableError) as exc:
         raise DeviceFlowError("server_error", str(exc)) from None
     except PlatformConnectionError as exc:
         what = f"POST {redact_url(url)}: "
