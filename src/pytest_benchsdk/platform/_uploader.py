@@ -296,7 +296,11 @@ class PlatformUploader:
             ]
         if self.stopped:
             # Not "sent when it answers": nothing more is sent in this session.
-            return [f"Platform delivery stopped: {self.stopped}"]
+            # The reason was said when it stopped (the line above); not said twice here.
+            return [
+                "Platform delivery stopped (see above); results are kept locally. Send them "
+                f"later with: {RESUBMIT_COMMAND}"
+            ]
         # The run entry waits for the benchmark entry: its error is the reason when it failed.
         bench = self.store.outbox_get(f"{upload.local_run_id}/benchmark")
         reason = (
