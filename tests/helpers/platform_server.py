@@ -31,7 +31,8 @@ with :meth:`LoopbackPlatform.fault`: a status (5xx, 429 with ``Retry-After``, 40
 a delay, a dropped connection, an answer of any size (``huge``: streamed, never held in
 memory), a 2xx answer cut off after N bytes (``cut_off``), a slow-loris answer sent a byte at
 a time (``trickle``), or a 2xx answer of the wrong shape (``malformed``), for the next N
-matching requests or forever. Nothing here touches a real network: the server binds 127.0.0.1 on an ephemeral port.
+matching requests or forever. Nothing here touches a real network: the server binds 127.0.0.1
+on an ephemeral port.
 """
 
 from __future__ import annotations
