@@ -29,8 +29,10 @@ running, else ``closing`` (with ``closeAfterMs``) or ``closed``.
 Every request is recorded (:attr:`LoopbackPlatform.requests`). Faults are injected per route
 with :meth:`LoopbackPlatform.fault`: a status (5xx, 429 with ``Retry-After``, 401, 404, 409…),
 a delay, a dropped connection, an answer of any size (``huge``: streamed, never held in
-memory), or a 2xx answer cut off after N bytes (``cut_off``), for the next N matching requests
-or forever. Nothing here touches a real network: the server binds 127.0.0.1 on an ephemeral port.
+memory), a 2xx answer cut off after N bytes (``cut_off``), a slow-loris answer sent a byte at
+a time (``trickle``), or a 2xx answer of the wrong shape (``malformed``), for the next N
+matching requests or forever. Nothing here touches a real network: the server binds 127.0.0.1
+on an ephemeral port.
 """
 
 from __future__ import annotations
@@ -105,6 +107,13 @@ class Fault:
     ``call`` is called with the recorded request when the fault strikes: after handling with
     ``drop_after`` (the platform acted, the answer is not sent yet), else before handling;
     the kill tests kill the client there.
+    ``trickle`` (seconds) is a slow-loris answer: the request is handled (state changes
+    happen), then the answer's status line goes out and a header follows one byte every
+    ``trickle`` seconds, for ``trickle_for`` seconds (``None``: until the client hangs up or
+    the server stops), then the rest of the real answer. No single read ever waits long, so
+    only a deadline on the whole answer ends it.
+    ``malformed`` handles the request (state changes happen) and answers its 2xx status with
+    this JSON in place of the real answer (a list where an object is expected, …).
     """
 
     route: str
@@ -122,6 +131,9 @@ class Fault:
     declare_length: bool = True
     skip: int = 0
     call: Callable[[RecordedRequest], None] | None = None
+    trickle: float = 0.0
+    trickle_for: float | None = None
+    malformed: Any = None
     hits: int = 0
     seen: int = 0
 
@@ -231,6 +243,8 @@ class LoopbackPlatform:
         self._ids = itertools.count(1)
         self._server = _Server(("127.0.0.1", 0), _make_handler(self))
         self._thread: threading.Thread | None = None
+        #: Set by :meth:`stop`: slow-loris answers in progress end.
+        self.stopping = threading.Event()
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -259,6 +273,7 @@ class LoopbackPlatform:
 
     def stop(self) -> None:
         """Stop serving and close the socket (also when never started)."""
+        self.stopping.set()
         if self._thread is not None:
             self._server.shutdown()
             self._thread.join(5)
@@ -1321,6 +1336,15 @@ def _make_handler(platform: LoopbackPlatform) -> type[BaseHTTPRequestHandler]:
                         rec, fault.status or 200, fault.huge, fault.declare_length, fault.encoding
                     )
                     return
+                if fault.trickle:
+                    status, payload = self._dispatch(rec)
+                    self._trickle(rec, status, payload, fault.trickle, fault.trickle_for)
+                    return
+                if fault.malformed is not None:
+                    status, payload = self._dispatch(rec)
+                    ok = 200 <= status < 300
+                    self._reply(rec, status, fault.malformed if ok else payload)
+                    return
                 if fault.cut_off is not None:
                     status, payload = self._dispatch(rec)
                     self._cut_off(rec, status, payload, fault.cut_off, fault.declare_length)
@@ -1440,6 +1464,37 @@ def _make_handler(platform: LoopbackPlatform) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data[:keep])
                 self.wfile.flush()
                 self.connection.shutdown(socket.SHUT_RDWR)
+
+        def _trickle(
+            self,
+            rec: RecordedRequest,
+            status: int,
+            payload: Any,
+            interval: float,
+            duration: float | None,
+        ) -> None:
+            rec.status = status
+            data = b"" if payload is None else json.dumps(payload).encode()
+            self.close_connection = True
+            head = (
+                f"HTTP/1.1 {status} {self.responses.get(status, ('',))[0]}\r\n"
+                "Content-Type: application/json\r\n"
+                f"Content-Length: {len(data)}\r\n"
+                "Connection: close\r\n"
+                "X-Slow-Loris: "
+            ).encode()
+            end = None if duration is None else time.monotonic() + duration
+            try:
+                self.wfile.write(head)
+                while not platform.stopping.is_set() and (end is None or time.monotonic() < end):
+                    self.wfile.write(b"a")
+                    self.wfile.flush()
+                    platform.stopping.wait(interval)
+                if not platform.stopping.is_set():
+                    self.wfile.write(b"\r\n\r\n" + data)
+                    self.wfile.flush()
+            except OSError:  # the client gave up and hung up
+                pass
 
         do_GET = do_PUT = do_POST = do_PATCH = do_DELETE = _serve
 

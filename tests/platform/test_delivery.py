@@ -585,8 +585,13 @@ def test_platform_down_for_the_whole_run_then_resubmit(tmp_path: Path) -> None:
     uploader = _open(store, root, tmp_path, header_wait_s=0.5)
     parts = {"e2b": 3, "modal": 2}
     local, header, summary = run_benchmark(uploader, store, parts, close_timeout=3)
-    assert header[-1].startswith("Platform not reachable yet (")
-    assert header[-1].endswith("or later with: pytest --bench-resubmit")
+    # A refused connection is a definite answer (issue 48, item 3): delivery stops at once.
+    assert header[-1] == (
+        "Platform delivery stopped (see above); results are kept locally. Send them later "
+        "with: pytest --bench-resubmit"
+    )
+    assert uploader.stopped is not None
+    assert uploader.stopped.startswith(f"benchmark: Cannot reach {root} (PUT /benchmarks/")
     counts = store.outbox_counts(local)
     assert counts["sent"] == 0
     assert counts["rejected"] == 0
@@ -594,7 +599,9 @@ def test_platform_down_for_the_whole_run_then_resubmit(tmp_path: Path) -> None:
     # benchmark, run, summary; per participant its registration, plan, claim, log, metrics,
     # finish; and the event batches (batch size 2): e2b 2 + 1 records, modal 2 records.
     assert summary.unsent == 3 + 2 * 6 + 2 + 1
-    assert "not delivered" in summary.lines(str(store.path))[-1]
+    assert summary.lines(str(store.path))[-1].startswith(
+        "Not delivered to the platform: 5 record(s) of 1 run (18 queued upload(s): "
+    )
     store.close()
 
     with (
@@ -623,11 +630,13 @@ def test_platform_down_for_the_whole_run_then_resubmit(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_offline_detection_bounds_the_session(tmp_path: Path) -> None:
-    down = LoopbackPlatform()
-    root = down.root_url
-    down.stop()
-    with ResultStore(tmp_path / "results.sqlite") as store:
-        uploader = _open(store, root, tmp_path, header_wait_s=5)
+    # Connections accepted and dropped without an answer: transient, unlike a refused one.
+    with (
+        LoopbackPlatform(tokens=(API_KEY,)) as down,
+        ResultStore(tmp_path / "results.sqlite") as store,
+    ):
+        down.fault("*", drop=True, times=None)
+        uploader = _open(store, down.root_url, tmp_path, header_wait_s=5)
         started = time.monotonic()
         local = new_local_run(store)
         uploader.begin_benchmark(

@@ -440,8 +440,8 @@ def test_ctrl_c_with_the_platform_unreachable_stops_delivery_at_once(
     assert "_delivery.py" not in output
     assert "Platform delivery stopped: interrupted: delivery stopped at once" in output
     assert (
-        f"platform upload(s) not delivered; they are kept in {store_path(pytester)}. "
-        f"Send them later with: {RESUBMIT}" in output
+        f"queued upload(s): the run, its participants, record batches, logs, summary); they "
+        f"are kept in {store_path(pytester)}. Send them later with: {RESUBMIT}" in output
     )
     if ctrl_c == 1:
         _resubmit_delivers_everything(pytester, server)
@@ -477,7 +477,10 @@ def test_upload_timeout_bounds_the_wait_for_an_unreachable_platform(
         if proc.poll() is None:
             proc.kill()
     # The session says which wait ran out (without the knob: 30 s), not the wall clock.
-    assert "the delivery wait (1 s) ran out with a request in flight" in output
+    assert (
+        "the delivery deadline (1 s, --bench-upload-timeout) passed with a request in flight"
+        in output
+    )
     assert f"Send them later with: {RESUBMIT}" in output
     _resubmit_delivers_everything(pytester, server)
 

@@ -320,7 +320,8 @@ def test_platform_down_for_the_whole_run_then_resubmit_delivers_everything_once(
             "  Platform not reachable yet (benchmark: PUT /benchmarks/demo: *503*); results are "
             f"kept locally and sent when it answers, or later with: {RESUBMIT}",
             "*= benchmarks =*",
-            f"* platform upload(s) not delivered; they are kept in {path}. "
+            "Not delivered to the platform: 4 record(s) of 1 run (* queued upload(s): the run, "
+            f"its participants, record batches, logs, summary); they are kept in {path}. "
             f"Send them later with: {RESUBMIT}",
         ]
     )
@@ -364,8 +365,8 @@ def test_resubmit_with_refused_credentials_keeps_everything_and_fails(
     again.stdout.fnmatch_lines(
         [
             "benchsdk: Platform delivery stopped: the platform refused the credentials (*401*",
-            f"benchsdk: * upload(s) are still unsent; run `{RESUBMIT}` again once the problem "
-            "reported above is fixed.",
+            "benchsdk: still unsent: * record(s) of 1 run (* queued upload(s): *); run "
+            f"`{RESUBMIT}` again once the problem reported above is fixed.",
         ]
     )
     assert server.benchmarks == {}
@@ -420,7 +421,7 @@ def test_strict_upload_fails_the_session_with_a_distinct_message(
     result.assert_outcomes(passed=4, errors=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
-        [f"* platform upload(s) not delivered; *Send them later with: {RESUBMIT}", STRICT_MESSAGE]
+        [f"Not delivered to the platform: *Send them later with: {RESUBMIT}", STRICT_MESSAGE]
     )
 
 

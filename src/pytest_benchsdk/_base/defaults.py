@@ -18,6 +18,7 @@ __all__ = [
     "DEFAULT_INSTRUCTION_CALLS",
     "DEFAULT_NOISE_THRESHOLD",
     "DEFAULT_RESAMPLES",
+    "DEFAULT_RESUBMIT_TIMEOUT_S",
     "DEFAULT_SCORE_RESAMPLES",
     "DEFAULT_STORE",
     "DEFAULT_UPLOAD_TIMEOUT_S",
@@ -40,6 +41,8 @@ DEFAULT_NOISE_THRESHOLD: Final = 0.02
 DEFAULT_COUNT_THRESHOLD: Final = 0.005
 #: How long the session end waits for platform deliveries (seconds, ``--bench-upload-timeout``).
 DEFAULT_UPLOAD_TIMEOUT_S: Final = 30.0
+#: How long ``--bench-resubmit`` may deliver (seconds, ``--bench-resubmit-timeout``).
+DEFAULT_RESUBMIT_TIMEOUT_S: Final = 300.0
 #: Run-hygiene warnings: ``warn`` (show them), ``error`` or ``off`` (``--bench-warnings``).
 DEFAULT_WARNINGS: Final = "warn"
 #: A failed iteration fails its run (``--bench-failed-iterations``: ``fail`` or ``record``).

@@ -22,6 +22,7 @@ error message is fixed text.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
@@ -37,11 +38,12 @@ import httpx
 
 from pytest_benchsdk._base.files import write_atomically
 from pytest_benchsdk._base.redact import redact_url
-from pytest_benchsdk.platform._client import Answer, max_answer_bytes, read_answer
+from pytest_benchsdk.platform._client import Answer, deadline_of, max_answer_bytes, read_answer
 from pytest_benchsdk.platform._errors import (
     AnswerTooLargeError,
     AuthError,
     PlatformConnectionError,
+    PlatformUnreachableError,
 )
 
 __all__ = [
@@ -183,8 +185,11 @@ def _write_credentials(path: Path, data: Mapping[str, Any]) -> None:
     directory = path.parent
     if not directory.is_dir():
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        # mkdir's mode is masked by the umask; the directory holds secrets.
-        os.chmod(directory, 0o700)
+    # mkdir's mode is masked by the umask, and a folder made before (by hand, by another tool)
+    # may be open to others: the directory holds secrets, so it is 0700 either way.
+    if os.name == "posix" and stat.S_IMODE(directory.stat().st_mode) != 0o700:
+        with contextlib.suppress(PermissionError):  # not ours: the file itself is still 0600
+            os.chmod(directory, 0o700)
     # Undefined fields are left out, as JSON.stringify does. Written whole or not at all: a
     # full disk or a kill mid-write leaves the old login as it was.
     text = json.dumps({k: v for k, v in data.items() if v is not None}, indent=2) + "\n"
@@ -377,23 +382,33 @@ class DeviceFlowError(Exception):
         self.code = code
 
 
+def _what(url: str) -> str:
+    """How messages name a form POST: ``POST /api/auth/oauth2/token``."""
+    return f"POST {urlsplit(url).path or '/'}"
+
+
 def _form_post_answer(
     url: str, form: Mapping[str, str], transport: httpx.BaseTransport | None
 ) -> Answer:
-    """POST a form and read the answer within the client's answer cap."""
+    """POST a form and read the answer within the client's answer cap and deadline."""
     with httpx.Client(timeout=_REFRESH_TIMEOUT, transport=transport) as http:
         request = http.build_request("POST", url, data=dict(form))
-        return read_answer(http, request, what=f"POST {redact_url(url)}", limit=max_answer_bytes())
+        return read_answer(
+            http,
+            request,
+            what=_what(url),
+            limit=max_answer_bytes(),
+            deadline_s=deadline_of(_REFRESH_TIMEOUT),
+        )
 
 
 def _form_post(url: str, form: Mapping[str, str], transport: httpx.BaseTransport | None) -> Answer:
     try:
         return _form_post_answer(url, form, transport)
-    except AnswerTooLargeError as exc:
+    except (AnswerTooLargeError, PlatformUnreachableError) as exc:
         raise DeviceFlowError("server_error", str(exc)) from None
     except PlatformConnectionError as exc:
-        what = f"POST {redact_url(url)}: "
-        reason = str(exc).removeprefix(what)
+        reason = str(exc).removeprefix(f"{_what(url)}: ")
         raise DeviceFlowError("server_error", f"Cannot reach {redact_url(url)}: {reason}") from None
 
 

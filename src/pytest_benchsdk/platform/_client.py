@@ -32,11 +32,24 @@ from urllib.parse import quote
 import httpx
 
 from pytest_benchsdk._base.redact import Redactor, redact_url, without_userinfo
+from pytest_benchsdk.platform._deadline import call_within
 from pytest_benchsdk.platform._errors import (
     AnswerTooLargeError,
     AuthError,
     BenchmarkApiError,
+    DeadlineError,
+    MalformedAnswerError,
     PlatformConnectionError,
+    PlatformUnreachableError,
+    cannot_reach,
+)
+from pytest_benchsdk.platform._shapes import (
+    answer_object,
+    describe_json,
+    id_of,
+    item_list,
+    member_list,
+    member_object,
 )
 
 __all__ = [
@@ -47,18 +60,26 @@ __all__ = [
     "MAX_BATCH_RECORDS",
     "MAX_HEARTBEAT_SAMPLES",
     "MAX_RECORD_STEPS",
+    "REQUEST_TIMEOUT_ENV",
     "Answer",
     "BenchmarkClient",
+    "deadline_of",
     "decode_artifact_body",
     "encode_segment",
     "form_query",
     "max_answer_bytes",
     "read_answer",
+    "request_timeout",
 ]
 
 DEFAULT_API_BASE_URL = "https://platform.computesdk.com/api/v1"
 #: Upstream sets no timeout at all; a benchmark session must never hang on the platform.
+#: The largest of its values is also each request's whole-answer deadline (see
+#: :func:`read_answer`): 30 s for the answer, 10 s of it at most to connect.
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+#: The environment variable that sets each request's deadline in seconds
+#: (``BENCHSDK_PLATFORM_TIMEOUT=90``; the connect timeout stays at most 10 s).
+REQUEST_TIMEOUT_ENV = "BENCHSDK_PLATFORM_TIMEOUT"
 MAX_BATCH_RECORDS = 5000
 MAX_RECORD_STEPS = 100
 MAX_HEARTBEAT_SAMPLES = 20
@@ -267,17 +288,61 @@ def read_answer(
     what: str,
     limit: int,
     redact: Callable[[str], str] = str,
+    deadline_s: float | None = None,
 ) -> Answer:
     """Send ``request`` and read its answer as a stream, never more than ``limit`` decoded
     bytes of body (:class:`AnswerTooLargeError` beyond: a declared ``Content-Length`` over the
     cap is refused before reading, a body that grows past it is dropped at that point).
 
-    No answer, or a body that ended before its end (cut off), raises
-    :class:`PlatformConnectionError`; ``what`` (``POST /benchmarks/x/runs``) names the
-    request in messages, which go through ``redact``.
+    No connection (refused, a host name that does not resolve) raises
+    :class:`PlatformUnreachableError` (:func:`cannot_reach`'s words); no answer, or a body
+    that ended before its end (cut off), raises :class:`PlatformConnectionError`; ``what``
+    (``POST /benchmarks/x/runs``) names the request in messages, which go through ``redact``.
+    ``deadline_s``: the whole answer must be read by then (:class:`DeadlineError` else), also
+    from a platform that sends it a byte at a time (each read within its own timeout).
     """
+    if deadline_s is None:
+        return _read_answer(http, request, what=what, limit=limit, redact=redact)
+
+    def expired() -> DeadlineError:
+        return DeadlineError(
+            redact(
+                f"{what}: no complete answer within {deadline_s:g} s (the request's deadline, "
+                f"{REQUEST_TIMEOUT_ENV}): the platform at {_origin(request)} answers too "
+                "slowly or not at all"
+            ),
+            deadline_s=deadline_s,
+        )
+
+    return call_within(
+        lambda: _read_answer(http, request, what=what, limit=limit, redact=redact),
+        deadline_s,
+        expired,
+        name="benchsdk-request",
+    )
+
+
+def _origin(request: httpx.Request) -> str:
+    """``scheme://host[:port]`` of the request, without any userinfo."""
+    url = request.url
+    port = f":{url.port}" if url.port is not None else ""
+    return f"{url.scheme}://{url.host}{port}"
+
+
+def _read_answer(
+    http: httpx.Client,
+    request: httpx.Request,
+    *,
+    what: str,
+    limit: int,
+    redact: Callable[[str], str],
+) -> Answer:
     try:
         response = http.send(request, stream=True)
+    except httpx.ConnectError as exc:
+        raise PlatformUnreachableError(
+            redact(cannot_reach(_origin(request), what, _reason(exc)))
+        ) from None
     except httpx.HTTPError as exc:
         raise PlatformConnectionError(
             redact(f"{what}: {type(exc).__name__}: {exc}"),
@@ -324,18 +389,35 @@ def read_answer(
     return Answer(response.status_code, response.reason_phrase, response.headers, bytes(body))
 
 
-def _items(data: Any, *legacy: str) -> list[Any]:
-    if not isinstance(data, dict):
-        return []
-    for key in ("items", *legacy):
-        value = data.get(key)
-        if value is not None:
-            return list(value)
-    return []
+def _reason(exc: BaseException) -> str:
+    """What the system said (``[Errno 111] Connection refused``), without httpx's wrapping."""
+    text = str(exc).strip()
+    return text or type(exc).__name__
 
 
 def _env_max_answer(environ: Mapping[str, str]) -> int:
     return max_answer_bytes(environ)
+
+
+def request_timeout(env: Mapping[str, str] | None = None) -> httpx.Timeout:
+    """Each request's timeout: ``BENCHSDK_PLATFORM_TIMEOUT`` seconds (a positive number; its
+    connect part at most 10 s) else :data:`DEFAULT_TIMEOUT`. Unset, empty, non-numeric or
+    non-positive means the default."""
+    environ = os.environ if env is None else env
+    text = (environ.get(REQUEST_TIMEOUT_ENV) or "").strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    if not seconds > 0 or seconds == float("inf"):
+        return DEFAULT_TIMEOUT
+    return httpx.Timeout(seconds, connect=min(seconds, 10.0))
+
+
+def deadline_of(timeout: httpx.Timeout) -> float | None:
+    """The whole-answer deadline of a request with ``timeout``: its largest value."""
+    values = [v for v in (timeout.connect, timeout.read, timeout.write, timeout.pool) if v]
+    return max(values) if values else None
 
 
 class BenchmarkClient:
@@ -384,11 +466,13 @@ class BenchmarkClient:
             max_answer_bytes if max_answer_bytes is not None else _env_max_answer(environ)
         )
         if timeout is None:
-            self.timeout = DEFAULT_TIMEOUT
+            self.timeout = request_timeout(environ)
         elif isinstance(timeout, httpx.Timeout):
             self.timeout = timeout
         else:
             self.timeout = httpx.Timeout(timeout)
+        #: Seconds each request may take in all, answer included (``None``: no deadline).
+        self.deadline_s = deadline_of(self.timeout)
         headers = {"Content-Type": "application/json", "Authorization": f"Bearer {bearer}"}
         if org_slug:
             headers["X-Org-Slug"] = org_slug
@@ -470,7 +554,22 @@ class BenchmarkClient:
             what=what,
             limit=self.max_answer_bytes,
             redact=self.redact,
+            deadline_s=self.deadline_s,
         )
+
+    def _object(self, method: str, path: str, body: Any = None) -> JSON:
+        """:meth:`request`, its answer checked to be a JSON object."""
+        return answer_object(self.request(method, path, body), f"{method} {path}", self.redact)
+
+    def _member(self, method: str, path: str, key: str, body: Any = None) -> JSON | None:
+        """The object ``key`` of the answer (``None`` when absent), shapes checked."""
+        what = f"{method} {path}"
+        return member_object(self._object(method, path, body), key, what, redact=self.redact)
+
+    def _list(self, method: str, path: str, *legacy: str) -> list[Any]:
+        """Upstream's ``items ?? <legacy> ?? []`` of the answer, shapes checked."""
+        data = self.request(method, path)
+        return item_list(data, f"{method} {path}", *legacy, redact=self.redact)
 
     def _parsed(self, answer: Answer, method: str, path: str) -> Any:
         """A 2xx answer's JSON (``{}`` when empty). A body that is not JSON was cut off on its
@@ -499,22 +598,23 @@ class BenchmarkClient:
 
     def upsert_benchmark(self, slug: str, body: Mapping[str, Any] | None = None) -> Any:
         """``PUT /benchmarks/{slug}`` ``{name?, status?, config?, defaultRunConfig?}``."""
-        return self.request("PUT", self.path("benchmarks", slug), dict(body or {})).get("benchmark")
+        return self._member("PUT", self.path("benchmarks", slug), "benchmark", dict(body or {}))
 
     def get_benchmark(self, slug: str) -> Any:
         """``GET /benchmarks/{slug}`` → benchmark (404 raises :class:`BenchmarkApiError`)."""
-        return self.request("GET", self.path("benchmarks", slug)).get("benchmark")
+        return self._member("GET", self.path("benchmarks", slug), "benchmark")
 
     def update_benchmark(self, slug: str, body: Mapping[str, Any]) -> Any:
         """``PATCH /benchmarks/{slug}`` → benchmark."""
-        return self.request("PATCH", self.path("benchmarks", slug), dict(body)).get("benchmark")
+        return self._member("PATCH", self.path("benchmarks", slug), "benchmark", dict(body))
 
     def list_benchmarks(
         self, *, limit: int | float | None = None, offset: int | float | None = None
     ) -> list[Any]:
         """``GET /benchmarks?limit&offset`` → ``items ?? benchmarks ?? []`` (used by the check)."""
-        data = self.request("GET", "/benchmarks" + _query({"limit": limit, "offset": offset}))
-        return _items(data, "benchmarks")
+        return self._list(
+            "GET", "/benchmarks" + _query({"limit": limit, "offset": offset}), "benchmarks"
+        )
 
     # -- account (upstream @benchsdk/cli's getMe / listOrganizations / setActiveOrganization) --
 
@@ -544,13 +644,12 @@ class BenchmarkClient:
     def get_me(self) -> JSON:
         """``GET /me`` → ``{user, activeOrganizationId, organizations}``."""
         data = self._account_request("GET", "/me", None, "Me request failed")
-        return data if isinstance(data, dict) else {}
+        return answer_object(data, "GET /me", self.redact)
 
     def list_organizations(self) -> list[Any]:
         """``GET /organizations`` → ``items`` (``[]`` when absent)."""
         data = self._account_request("GET", "/organizations", None, "Organizations request failed")
-        items = data.get("items") if isinstance(data, dict) else None
-        return list(items) if isinstance(items, list) else []
+        return item_list(data, "GET /organizations", redact=self.redact)
 
     def set_active_organization(self, slug: str) -> JSON:
         """``POST /organizations`` ``{slug}`` → ``{activeOrganizationId, organization,
@@ -558,7 +657,7 @@ class BenchmarkClient:
         data = self._account_request(
             "POST", "/organizations", {"slug": slug}, "Set active organization failed"
         )
-        return data if isinstance(data, dict) else {}
+        return answer_object(data, "POST /organizations", self.redact)
 
     # -- runs -------------------------------------------------------------------------------
 
@@ -567,22 +666,32 @@ class BenchmarkClient:
 
         With ``runKey`` in the body the platform gets-or-creates the keyed run.
         """
-        data: JSON = self.request("POST", self.path("benchmarks", slug, "runs"), dict(body))
+        path = self.path("benchmarks", slug, "runs")
+        what = f"POST {path}"
+        data = self._object("POST", path, dict(body))
+        run = member_object(data, "run", what, required=True, redact=self.redact)
+        assert run is not None
+        id_of(run, "id", what, where="run.id", redact=self.redact)
+        org = data.get("organizationSlug")
+        if org is not None and not isinstance(org, str):
+            raise MalformedAnswerError(
+                self.redact(
+                    f'{what}: malformed answer: its "organizationSlug" is '
+                    f"{describe_json(org)} where a string is expected; nothing was taken from it"
+                )
+            )
         return data
 
     def list_runs(
         self, slug: str, *, limit: int | float | None = None, offset: int | float | None = None
     ) -> Any:
         """``GET /benchmarks/{slug}/runs`` → ``items`` (no legacy fallback, as upstream)."""
-        data = self.request(
-            "GET",
-            self.path("benchmarks", slug, "runs") + _query({"limit": limit, "offset": offset}),
-        )
-        return data.get("items") if isinstance(data, dict) else None
+        path = self.path("benchmarks", slug, "runs") + _query({"limit": limit, "offset": offset})
+        return member_list(self._object("GET", path), "items", f"GET {path}", redact=self.redact)
 
     def get_run(self, slug: str, run_id: str) -> Any:
         """``GET /benchmarks/{slug}/runs/{runId}`` → run."""
-        return self.request("GET", self._run(slug, run_id)).get("run")
+        return self._member("GET", self._run(slug, run_id), "run")
 
     def list_all_runs(
         self,
@@ -594,8 +703,8 @@ class BenchmarkClient:
         """``GET /benchmarks/runs?limit&offset&benchmarkSlug`` → ``items``: every run the caller
         can read, across benchmarks (own and subscribed)."""
         query = _query({"limit": limit, "offset": offset, "benchmarkSlug": benchmark_slug})
-        data = self.request("GET", "/benchmarks/runs" + query)
-        return data.get("items") if isinstance(data, dict) else None
+        path = "/benchmarks/runs" + query
+        return member_list(self._object("GET", path), "items", f"GET {path}", redact=self.redact)
 
     # -- results ----------------------------------------------------------------------------
 
@@ -641,7 +750,7 @@ class BenchmarkClient:
         run_id: str,
         participant: str | None,
         steps: Sequence[str] | None,
-    ) -> Any:
+    ) -> tuple[str, Any]:
         query = form_query(
             {
                 "type": kind,
@@ -649,7 +758,8 @@ class BenchmarkClient:
                 "steps": ",".join(steps or ()) or None,
             }
         )
-        return self.request("GET", self._run(slug, run_id, "iterations") + query)
+        path = self._run(slug, run_id, "iterations") + query
+        return path, self.request("GET", path)
 
     def get_run_task_iterations(
         self,
@@ -661,7 +771,7 @@ class BenchmarkClient:
     ) -> Any:
         """``GET …/runs/{runId}/iterations?type=tasks[&participant][&steps]`` → ``{run,
         generatedAt, tasks}``."""
-        return self._iterations("tasks", slug, run_id, participant, steps)
+        return self._iterations("tasks", slug, run_id, participant, steps)[1]
 
     def get_run_step_iterations(
         self,
@@ -673,18 +783,24 @@ class BenchmarkClient:
     ) -> Any:
         """``GET …/runs/{runId}/iterations?type=steps[&participant][&steps=a,b]`` → ``{run,
         generatedAt, steps}``."""
-        return self._iterations("steps", slug, run_id, participant, steps)
+        path, data = self._iterations("steps", slug, run_id, participant, steps)
+        member_list(
+            answer_object(data, f"GET {path}", self.redact),
+            "steps",
+            f"GET {path}",
+            required=True,
+            redact=self.redact,
+        )
+        return data
 
     def get_progress(self, slug: str, run_id: str) -> JSON:
         """``GET …/runs/{runId}/progress`` → ``RunProgress`` (per participant: worker counts
         and ``concurrency`` entries ``{step, active, target, ready}``)."""
-        data = self.request("GET", self._run(slug, run_id, "progress"))
-        return data if isinstance(data, dict) else {}
+        return self._object("GET", self._run(slug, run_id, "progress"))
 
     def close_run(self, slug: str, run_id: str, body: Mapping[str, Any] | None = None) -> JSON:
         """``POST …/runs/{runId}/close`` ``{closeAfterMs?}`` → ``{run, outcome}``."""
-        data = self.request("POST", self._run(slug, run_id, "close"), dict(body or {}))
-        return data if isinstance(data, dict) else {}
+        return self._object("POST", self._run(slug, run_id, "close"), dict(body or {}))
 
     def submit_run_summary(self, slug: str, run_id: str, body: Mapping[str, Any]) -> Any:
         """``POST …/runs/{runId}/summary`` with the run summary (response ignored upstream)."""
@@ -696,13 +812,16 @@ class BenchmarkClient:
         self, slug: str, run_id: str, participant: str, body: Mapping[str, Any] | None = None
     ) -> Any:
         """``PUT …/participants/{p}`` (default body ``{}``) → participant."""
-        return self.request(
-            "PUT", self._run(slug, run_id, "participants", participant), dict(body or {})
-        ).get("participant")
+        return self._member(
+            "PUT",
+            self._run(slug, run_id, "participants", participant),
+            "participant",
+            dict(body or {}),
+        )
 
     def list_participants(self, slug: str, run_id: str) -> list[Any]:
         """``GET …/participants`` → ``items ?? participants ?? []``."""
-        return _items(self.request("GET", self._run(slug, run_id, "participants")), "participants")
+        return self._list("GET", self._run(slug, run_id, "participants"), "participants")
 
     def get_participant_logs(
         self,
@@ -715,7 +834,7 @@ class BenchmarkClient:
         """``GET …/participants/{p}/logs?maxLines`` → ``{participant, workers: [{workerId,
         workerIndex, status, artifact, log: {lines: [{n, ts, level, msg}], totalLines, …} |
         null}]}`` (the parsed worker logs, as the dashboard shows them)."""
-        return self.request(
+        return self._object(
             "GET",
             self._run(slug, run_id, "participants", participant, "logs")
             + _query({"maxLines": max_lines}),
@@ -725,18 +844,14 @@ class BenchmarkClient:
         self, slug: str, run_id: str, participant: str, body: Mapping[str, Any] | None = None
     ) -> list[Any]:
         """``POST …/participants/{p}/workers`` → planned workers (409 = already planned)."""
-        data = self.request(
-            "POST",
-            self._run(slug, run_id, "participants", participant, "workers"),
-            dict(body or {}),
-        )
-        return _items(data, "workers")
+        path = self._run(slug, run_id, "participants", participant, "workers")
+        data = self.request("POST", path, dict(body or {}))
+        return item_list(data, f"POST {path}", "workers", redact=self.redact)
 
     def list_workers(self, slug: str, run_id: str, participant: str) -> list[Any]:
         """``GET …/participants/{p}/workers`` → ``items ?? workers ?? []``."""
-        return _items(
-            self.request("GET", self._run(slug, run_id, "participants", participant, "workers")),
-            "workers",
+        return self._list(
+            "GET", self._run(slug, run_id, "participants", participant, "workers"), "workers"
         )
 
     def claim_worker(
@@ -746,13 +861,13 @@ class BenchmarkClient:
 
         ``None`` when no pending worker is left to claim.
         """
-        data = self.request(
-            "POST",
-            self._run(slug, run_id, "participants", participant, "workers", "claim"),
-            dict(body or {}),
-        )
-        assignment = data.get("assignment") if isinstance(data, dict) else None
-        return assignment if isinstance(assignment, dict) else None
+        path = self._run(slug, run_id, "participants", participant, "workers", "claim")
+        what = f"POST {path}"
+        assignment = self._member("POST", path, "assignment", dict(body or {}))
+        if assignment is not None:
+            id_of(assignment, "workerId", what, where="assignment.workerId", redact=self.redact)
+            id_of(assignment, "attemptId", what, where="assignment.attemptId", redact=self.redact)
+        return assignment
 
     def heartbeat(self, slug: str, run_id: str, worker_id: str, body: Mapping[str, Any]) -> Any:
         """``POST …/workers/{w}/heartbeat``; a null ``currentStep`` is omitted as upstream does.
@@ -817,9 +932,9 @@ class BenchmarkClient:
         """``POST …/workers/{w}/artifacts`` ``{attemptId, kind, contentType?, name?, metadata?}``
         → ``{artifact?, artifactId?, uploadUrl?, uploadUrlExpiresAt?, objectKey?}``.
         """
-        data: JSON = self.request(
-            "POST", self._worker(slug, run_id, worker_id, "artifacts"), dict(body)
-        )
+        path = self._worker(slug, run_id, worker_id, "artifacts")
+        data = self._object("POST", path, dict(body))
+        id_of(data, "uploadUrl", f"POST {path}", where="uploadUrl", redact=self.redact)
         return data
 
     def list_run_artifacts(
@@ -832,9 +947,7 @@ class BenchmarkClient:
     ) -> list[Any]:
         """``GET …/runs/{runId}/artifacts?limit&offset`` → ``items ?? artifacts ?? []``."""
         query = _query({"limit": limit, "offset": offset})
-        return _items(
-            self.request("GET", self._run(slug, run_id, "artifacts") + query), "artifacts"
-        )
+        return self._list("GET", self._run(slug, run_id, "artifacts") + query, "artifacts")
 
     def list_worker_artifacts(
         self,
@@ -847,16 +960,14 @@ class BenchmarkClient:
     ) -> list[Any]:
         """``GET …/workers/{w}/artifacts?limit&offset`` → ``items ?? artifacts ?? []``."""
         query = _query({"limit": limit, "offset": offset})
-        return _items(
-            self.request("GET", self._worker(slug, run_id, worker_id, "artifacts") + query),
-            "artifacts",
+        return self._list(
+            "GET", self._worker(slug, run_id, worker_id, "artifacts") + query, "artifacts"
         )
 
     def get_worker_artifact(self, slug: str, run_id: str, worker_id: str, artifact_id: str) -> JSON:
         """``GET …/workers/{w}/artifacts/{id}`` → ``{artifact, downloadUrl,
         downloadUrlExpiresAt?}``."""
-        data = self.request("GET", self._worker(slug, run_id, worker_id, "artifacts", artifact_id))
-        return data if isinstance(data, dict) else {}
+        return self._object("GET", self._worker(slug, run_id, worker_id, "artifacts", artifact_id))
 
     def download_artifact(
         self, url: str, *, content_type: str | None = None, decompress: bool = False

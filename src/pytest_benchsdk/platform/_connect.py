@@ -70,9 +70,10 @@ def check_connectivity(
 
 
 def client_for(
-    auth: CliAuth, *, timeout: float = 30.0, env: Mapping[str, str] | None = None
+    auth: CliAuth, *, timeout: float | None = None, env: Mapping[str, str] | None = None
 ) -> BenchmarkClient:
-    """A :class:`BenchmarkClient` for resolved credentials (e.g. for :func:`resubmit`)."""
+    """A :class:`BenchmarkClient` for resolved credentials (e.g. for :func:`resubmit`);
+    ``timeout`` defaults to ``BENCHSDK_PLATFORM_TIMEOUT`` of ``env``, else 30 s."""
     return BenchmarkClient(
         base_url=auth.api_base_url,
         api_key=auth.api_key,

@@ -45,10 +45,13 @@ import attrs
 
 from pytest_benchsdk._base.redact import redact_url
 from pytest_benchsdk.platform._client import BenchmarkClient
+from pytest_benchsdk.platform._deadline import join_within
 from pytest_benchsdk.platform._errors import (
     AnswerTooLargeError,
     BenchmarkApiError,
+    MalformedAnswerError,
     PlatformConnectionError,
+    PlatformUnreachableError,
     platform_message,
 )
 from pytest_benchsdk.platform._operations import (
@@ -150,6 +153,10 @@ class DeliverySummary:
     outstanding: int = 0
     outstanding_lines: tuple[str, ...] = ()
     blocked_lines: tuple[str, ...] = ()
+    #: What the ``unsent`` uploads carry, in the units people know: the records in the
+    #: batches still queued, and the runs with uploads still queued.
+    unsent_records: int = 0
+    unsent_runs: int = 0
 
     @property
     def ok(self) -> bool:
@@ -162,6 +169,17 @@ class DeliverySummary:
             and self.blocked == 0
             and len(self.skipped) == self.busy
             and self.outstanding == 0
+        )
+
+    def unsent_text(self) -> str:
+        """What is not delivered, in records and runs: ``6 record(s) of 1 run (23 queued
+        uploads: the run, its participants, record batches, logs, summary)``."""
+        runs = max(self.unsent_runs, 1)
+        what = f"{runs} run" + ("s" if runs != 1 else "")
+        head = f"{self.unsent_records} record(s) of {what}" if self.unsent_records else what
+        return (
+            f"{head} ({self.unsent} queued upload(s): the run, its participants, record "
+            "batches, logs, summary)"
         )
 
     def lines(self, store_path: str | None = None) -> list[str]:
@@ -182,7 +200,7 @@ class DeliverySummary:
         if self.unsent:
             where = f" in {store_path}" if store_path else " in the local results store"
             out.append(
-                f"{self.unsent} platform upload(s) not delivered; they are kept{where}. "
+                f"Not delivered to the platform: {self.unsent_text()}; they are kept{where}. "
                 f"Send them later with: {RESUBMIT_COMMAND}"
             )
         out.extend(self.outstanding_lines)
@@ -210,6 +228,7 @@ class Sender:
         run_ids: set[str] | None = None,
         on_message: Callable[[str], None] | None = None,
         holder: str | None = None,
+        deadline_option: str = "--bench-upload-timeout",
     ) -> None:
         self.store = store
         self.client = client
@@ -234,6 +253,8 @@ class Sender:
         self._failures = 0
         self._failing_since: float | None = None
         self._retry_after: float | None = None
+        #: The option that sets :meth:`close`'s deadline, as messages name it.
+        self.deadline_option = deadline_option
 
     # -- public -----------------------------------------------------------------------------
 
@@ -312,12 +333,13 @@ class Sender:
                 self._closing = True
                 self._deadline = time.monotonic() + max(0.0, timeout)
                 self._cond.notify_all()
-            # The wait is the user's bound (--bench-upload-timeout): a request still in flight
-            # when it runs out is abandoned like at Ctrl-C; its entry stays queued.
-            self._thread.join(max(0.0, timeout) + 1.0)
-            if self._thread.is_alive():
+            # The wait is the user's bound (--bench-upload-timeout, --bench-resubmit-timeout): a
+            # request still in flight when it runs out is abandoned like at Ctrl-C; its entry
+            # stays queued.
+            if not join_within(self._thread, max(0.0, timeout) + 1.0):
                 return self.abandon(
-                    f"the delivery wait ({timeout:g} s) ran out with a request in flight",
+                    f"the delivery deadline ({timeout:g} s, {self.deadline_option}) passed with "
+                    "a request in flight; it was abandoned and what is unsent stays queued",
                     wait_s=0.0,
                 )
         else:
@@ -353,16 +375,28 @@ class Sender:
 
     def summary(self) -> DeliverySummary:
         """The current :class:`DeliverySummary` of the owned runs."""
-        unsent = 0
+        unsent = unsent_records = unsent_runs = 0
         runs = (
             self.run_ids if self.run_ids is not None else set(self.store.outbox_runs_with_pending())
         )
-        for run_id in runs:
+        for run_id in sorted(runs):
             counts = self.store.outbox_counts(run_id)
-            unsent += counts.get("pending", 0) + counts.get("failed", 0)
+            queued = counts.get("pending", 0) + counts.get("failed", 0)
+            if queued:
+                unsent += queued
+                unsent_runs += 1
+                unsent_records += sum(
+                    len(entry.payload.get("records") or ())
+                    for entry in self.store.outbox_entries(run_id)
+                    if entry.kind == "events"
+                    and entry.state in ("pending", "failed")
+                    and isinstance(entry.payload, dict)
+                )
         return DeliverySummary(
             sent=self._sent,
             unsent=unsent,
+            unsent_records=unsent_records,
+            unsent_runs=unsent_runs,
             rejected=tuple(self._rejected),
             stopped=self._stopped,
             blocked=self._blocked,
@@ -506,11 +540,13 @@ class Sender:
             else:
                 self._reject(entry, message)
             return
-        except AnswerTooLargeError as exc:
-            # Asking again gets the same answer: stop, keep the entry queued for a resubmit
-            # (with a higher cap, or once the platform is fixed).
+        except (AnswerTooLargeError, MalformedAnswerError, PlatformUnreachableError) as exc:
+            # Definite answers: asking again at once gets the same (a refused connection, a
+            # host that does not resolve, an answer too large or of the wrong shape). Stop,
+            # keep the entry queued for a resubmit (once the platform is up or fixed).
             message = f"{kind_label(entry)}: {exc}"
             self.store.outbox_mark_failed(entry.id, message)
+            self._failures = 0
             raise _Stop(
                 f"{message}; the uploads stay queued, send them with {RESUBMIT_COMMAND}"
             ) from None
@@ -642,7 +678,12 @@ def resubmit(
     rejected: bool = False,
     log_level: str = "info",
 ) -> DeliverySummary:
-    """Send everything still queued in ``store`` (every run, or ``run_ids``), inline.
+    """Send everything still queued in ``store`` (every run, or ``run_ids``), within
+    ``timeout`` seconds (``--bench-resubmit-timeout``).
+
+    The delivery runs on the sender's thread, as in a session, and ends at the deadline also
+    with a request in flight (abandoned; its upload stays queued, nothing is sent twice); an
+    unexpected error stops it with a message instead of escaping.
 
     Replays whatever part of each run's lifecycle never reached the platform, in order; entries
     already sent are never sent again. A run whose session ended without finishing it (killed)
@@ -702,9 +743,27 @@ def resubmit(
         if getattr(store.get_run(run_id), "status", None) == "running":
             store.finish_run(run_id, "interrupted")
         owned.add(run_id)
-    sender = Sender(store, client, retry=retry, run_ids=owned, on_message=on_message, holder=holder)
+    sender = Sender(
+        store,
+        client,
+        retry=retry,
+        run_ids=owned,
+        on_message=on_message,
+        holder=holder,
+        deadline_option="--bench-resubmit-timeout",
+    )
     try:
-        summary = sender.drain(timeout) if owned else DeliverySummary()
+        if owned:
+            sender.start()
+            try:
+                summary = sender.close(timeout)
+            except KeyboardInterrupt:
+                sender.abandon(
+                    "interrupted: delivery stopped at once; everything unsent stays queued"
+                )
+                raise
+        else:
+            summary = DeliverySummary()
         undelivered = {run_id: store.undelivered_records(run_id) for run_id in sorted(owned)}
         count, lines = outstanding_lines(store, undelivered)
         for run_id, missing in undelivered.items():

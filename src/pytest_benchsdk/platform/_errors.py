@@ -15,10 +15,20 @@ __all__ = [
     "AnswerTooLargeError",
     "AuthError",
     "BenchmarkApiError",
+    "DeadlineError",
+    "MalformedAnswerError",
     "PlatformConnectionError",
+    "PlatformUnreachableError",
+    "cannot_reach",
     "platform_message",
     "redact",
 ]
+
+#: What to check when the platform cannot be reached (said after every ``Cannot reach <url>``).
+UNREACHABLE_HINT = (
+    "check the platform URL (--base-url / --bench-base-url, BENCHMARKS_PLATFORM_URL) and that "
+    "this machine can reach it"
+)
 
 
 class AuthError(Exception):
@@ -45,6 +55,36 @@ class AnswerTooLargeError(PlatformConnectionError):
     def __init__(self, message: str, *, limit: int) -> None:
         super().__init__(message)
         self.limit = limit
+
+
+class PlatformUnreachableError(PlatformConnectionError):
+    """No connection could be made: refused, the host name does not resolve, no route. A
+    definite answer, unlike a timeout: asking again at once gets the same, so the delivery
+    layer stops for the session at the first one (everything stays queued) instead of
+    retrying until its deadline. The message is :func:`cannot_reach`'s."""
+
+
+class DeadlineError(PlatformConnectionError):
+    """The whole answer did not arrive within the request's deadline (a platform that answers
+    a byte at a time never trips a per-read timeout). Transient: asked again later."""
+
+    def __init__(self, message: str, *, deadline_s: float) -> None:
+        super().__init__(message, timeout=True)
+        self.deadline_s = deadline_s
+
+
+class MalformedAnswerError(PlatformConnectionError):
+    """A 2xx answer whose JSON is not the shape the call reads (a list where an object is
+    expected, a run without an id …). Asking again would most likely get the same answer, so
+    the delivery layer stops for the session (the uploads stay queued for a resubmit) instead
+    of retrying or rejecting what was sent: the data is not at fault."""
+
+
+def cannot_reach(url: str, what: str, reason: str) -> str:
+    """The one wording of an unreachable platform: ``Cannot reach <url> (<what>): <reason>;
+    <hint>`` (``url`` already free of secrets)."""
+    where = f" ({what})" if what else ""
+    return f"Cannot reach {url}{where}: {reason}; {UNREACHABLE_HINT}"
 
 
 class BenchmarkApiError(Exception):

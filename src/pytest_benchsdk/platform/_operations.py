@@ -196,10 +196,8 @@ def _upsert_benchmark(store: OutboxStore, client: BenchmarkClient, entry: Outbox
 def _create_run(store: OutboxStore, client: BenchmarkClient, entry: OutboxEntryLike) -> Any:
     payload: Mapping[str, Any] = entry.payload
     slug: str = payload["slug"]
-    data = client.create_run(slug, payload["body"])
-    run = data.get("run") or {}
-    if not run.get("id"):
-        raise Reject(f"{kind_label(entry)}: the platform answered without a run id")
+    data = client.create_run(slug, payload["body"])  # its shape is checked: run.id is there
+    run = data["run"]
     org = data.get("organizationSlug")
     url = dashboard_url(client.base_url, org, slug, str(run["id"]))
     state = {

@@ -39,7 +39,7 @@ def create_api_client(
     api_key: str | None = None,
     org: str | None = None,
     env: Mapping[str, str] | None = None,
-    timeout: float = 30.0,
+    timeout: float | None = None,
 ) -> tuple[BenchmarkClient, CliAuth]:
     """A platform client for the resolved credentials and the credentials themselves, upstream's
     ``createApiClient(override?)`` → ``{api, auth}`` as ``(client, auth)``. Raises

@@ -138,7 +138,7 @@ class PlatformUploader:
         org: str | None = None,
         env: Mapping[str, str] | None = None,
         home: str | os.PathLike[str] | None = None,
-        timeout: float = 30.0,
+        timeout: float | None = None,
         **options: Any,
     ) -> PlatformUploader:
         """Resolve credentials and start reporting; never raises for missing credentials.
@@ -293,6 +293,13 @@ class PlatformUploader:
             return [
                 f"Platform refused the credentials ({refused}); results are kept locally. "
                 f"Fix the credentials, then run: {RESUBMIT_COMMAND}"
+            ]
+        if self.stopped:
+            # Not "sent when it answers": nothing more is sent in this session.
+            # The reason was said when it stopped (the line above); not said twice here.
+            return [
+                "Platform delivery stopped (see above); results are kept locally. Send them "
+                f"later with: {RESUBMIT_COMMAND}"
             ]
         # The run entry waits for the benchmark entry: its error is the reason when it failed.
         bench = self.store.outbox_get(f"{upload.local_run_id}/benchmark")

@@ -159,6 +159,7 @@ SAMPLES: dict[str, tuple[str, type]] = {
     "warnings_mode": ("error", str),
     "failed_iterations": ("record", str),
     "upload_timeout": ("5", float),
+    "resubmit_timeout": ("5", float),
     "base_url": ("https://example.test", str),
     "or_none": ("key", str),
     "stripped": (" acme ", str),

@@ -83,6 +83,7 @@ class ResubmitPlugin:
                     store,
                     client,
                     run_ids=pending,
+                    timeout=self.options.resubmit_timeout_s,
                     on_message=lambda line: write(f"benchsdk: {line}"),
                     other_platform=self.options.resubmit_other_platform,
                     rejected=self.options.resubmit_rejected,
@@ -93,8 +94,8 @@ class ResubmitPlugin:
             write(f"benchsdk: {line}")
         if summary.unsent:
             write(
-                f"benchsdk: {summary.unsent} upload(s) are still unsent; run "
-                f"`{RESUBMIT_COMMAND}` again once the problem reported above is fixed."
+                f"benchsdk: still unsent: {summary.unsent_text()}; run `{RESUBMIT_COMMAND}` "
+                "again once the problem reported above is fixed."
             )
         if summary.outstanding:
             write(

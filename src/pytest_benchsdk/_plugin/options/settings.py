@@ -80,6 +80,8 @@ class BenchOptions(SessionOptions):
     resubmit: bool = _default("bench_resubmit")
     resubmit_other_platform: bool = _default("bench_resubmit_to_other_platform")
     resubmit_rejected: bool = _default("bench_resubmit_rejected")
+    #: ``--bench-resubmit-timeout``: how long a resubmit may deliver (seconds).
+    resubmit_timeout_s: float = _default("bench_resubmit_timeout")
     #: ``--bench-ab=REV``: the git revision side A runs (None: no A/B session).
     ab: str | None = _default("bench_ab")
     #: ``--bench-ab-setup CMD``: run once in side A's worktree before the sides start.
@@ -487,10 +489,15 @@ def _instruction_calls(raw: object, where: str) -> int:
     return parse_positive_int(where, str(raw).strip())
 
 
-def _upload_timeout(raw: object, where: str) -> float:
-    if str(raw).strip() == "":
-        return float(_default("bench_upload_timeout"))
-    return float(parse_non_negative_number(where, str(raw)))
+def _seconds(name: str) -> Callable[[object, str], float]:
+    """A converter of seconds (>= 0); empty means the option's default."""
+
+    def convert(raw: object, where: str) -> float:
+        if str(raw).strip() == "":
+            return float(_default(name))
+        return float(parse_non_negative_number(where, str(raw)))
+
+    return convert
 
 
 def _phase_sizes(raw: object, where: str) -> tuple[tuple[str, int], ...]:
@@ -594,7 +601,8 @@ _CONVERTERS: Mapping[str, Callable[[Any, str], Any]] = {
     "warnings_mode": _warnings_mode,
     "warnings_ignore": _warnings_ignore,
     "failed_iterations": _failed_iterations,
-    "upload_timeout": _upload_timeout,
+    "upload_timeout": _seconds("bench_upload_timeout"),
+    "resubmit_timeout": _seconds("bench_resubmit_timeout"),
     "output_path": _output_path,
     "html_path": _html_path,
     "exports": _exports,

@@ -24,6 +24,7 @@ from pytest_benchsdk._base.defaults import (
     DEFAULT_FAILED_ITERATIONS,
     DEFAULT_INSTRUCTION_CALLS,
     DEFAULT_NOISE_THRESHOLD,
+    DEFAULT_RESUBMIT_TIMEOUT_S,
     DEFAULT_SCORE_RESAMPLES,
     DEFAULT_STORE,
     DEFAULT_UPLOAD_TIMEOUT_S,
@@ -1025,6 +1026,24 @@ _OWN_OPTIONS: Final[tuple[Option, ...]] = (
         group="platform",
         doc="with `--bench-resubmit`: send runs that were reported to another platform URL or "
         "org to this one (the whole run is replayed)",
+    ),
+    Option(
+        name="bench_resubmit_timeout",
+        flags=("--bench-resubmit-timeout",),
+        metavar="SECONDS",
+        help="With --bench-resubmit: how long it may deliver; at the deadline a request in "
+        "flight is abandoned and what is unsent stays in the outbox (default 300; ini: "
+        "bench_resubmit_timeout).",
+        ini="bench_resubmit_timeout",
+        ini_help="Seconds --bench-resubmit may deliver (default 300).",
+        field="resubmit_timeout_s",
+        convert="resubmit_timeout",
+        default=DEFAULT_RESUBMIT_TIMEOUT_S,
+        group="platform",
+        doc="with `--bench-resubmit`: how long it may deliver; at the deadline a request in "
+        "flight is abandoned and what is unsent stays in the outbox (default 300)",
+        ini_doc_type="seconds",
+        ini_doc_default="`300`",
     ),
     Option(
         name="bench_resubmit_rejected",
