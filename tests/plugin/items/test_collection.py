@@ -447,6 +447,7 @@ def test_a_fixture_missing_behind_a_conftest_fixture_names_the_one_asking(
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
-            "*the task 'task' (line *): 'dsn', which the fixture 'db_conn' asks for, is not a fixture."
+            "*the task 'task' (line *): 'dsn', which the fixture 'db_conn' asks for, is not "
+            "a fixture."
         ]
     )
