@@ -106,11 +106,13 @@ def compiled_files(paths: Sequence[str], root: Path) -> set[str]:
 @attrs.frozen
 class SideResult:
     """One iteration on one side: its record (None when the side could not run it, then
-    ``problem`` says why), and the error text when it failed."""
+    ``problem`` says why), the error text when it failed, and what it wrote (its stdout,
+    stderr and log records: :mod:`pytest_benchsdk._ab.side_output`)."""
 
     payload: RecordPayload | None
     error: str | None = None
     problem: str | None = None
+    output: Mapping[str, Any] | None = None
 
 
 class Side:
@@ -248,7 +250,9 @@ class Side:
         reply = self._receive(None)
         if "missing" in reply:
             return SideResult(None, problem=str(reply["missing"]))
-        return SideResult(RecordPayload.from_json(reply["payload"]), reply["error"])
+        return SideResult(
+            RecordPayload.from_json(reply["payload"]), reply["error"], output=reply.get("output")
+        )
 
     def send(self, message: Mapping[str, Any]) -> None:
         """Send the process a request of its program's (:meth:`receive` waits for the

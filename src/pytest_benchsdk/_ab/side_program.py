@@ -14,7 +14,9 @@ speaks:
    tree]}`` or ``{"error": text}``;
 2. ``{"run": [file key, participant, phase, task index, custom args]}``: run that iteration
    now, on this process's own executor, and answer ``{"payload": RecordPayload JSON,
-   "error": text | None}``;
+   "error": text | None, "output": what it wrote}`` (its stdout, stderr and log records, caught
+   by :class:`~pytest_benchsdk._ab.side_output.SideCapture` with the secrets redacted: the
+   controller replays them into the item's capture);
 3. ``None`` (instead of 2): stop.
 """
 
@@ -22,11 +24,19 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import os
 import sys
 import traceback
 from pathlib import Path
 from typing import Any
 
+from pytest_benchsdk._ab.side_output import SideCapture
+from pytest_benchsdk._base.redact import (
+    LogRedaction,
+    Redactor,
+    credential_secrets,
+    participant_secrets,
+)
 from pytest_benchsdk._engine.benchfile import BenchSetupError, load_bench_file
 from pytest_benchsdk._engine.executor import Executor, GroupPlan, IterationSpec
 from pytest_benchsdk._engine.payload import RecordPayload
@@ -122,6 +132,19 @@ def serve(channel: Any, setup: dict[str, Any]) -> None:
         else []
     )
     channel.send({"foreign": foreign})
+    # What the iterations write (stdout, stderr, log records) goes back with each answer, to
+    # the item's capture in the controller, every secret the side knows redacted on the way.
+    redactor = Redactor(
+        [
+            *credential_secrets(os.environ),
+            *participant_secrets(
+                (p for f in files.values() for p in f.config.participants), os.environ
+            ),
+        ]
+    )
+    capture = SideCapture(redactor)
+    redaction = LogRedaction(lambda: redactor)
+    redaction.install()
     executor = Executor()
     try:
         while True:
@@ -152,15 +175,18 @@ def serve(channel: Any, setup: dict[str, Any]) -> None:
                 stagger_delay_ms=0,
                 iterations=[spec],
             )
-            outcome = executor.run_inline(plan, spec.key, release=True)
-            payload = RecordPayload.of(file_key, name, outcome)
+            with capture.iteration() as output:
+                outcome = executor.run_inline(plan, spec.key, release=True)
+            payload = RecordPayload.of(file_key, name, outcome, redactor)
             error = outcome.error
             channel.send(
                 {
                     "payload": payload.to_json(),
-                    "error": None if error is None else _error_text(error),
+                    "error": None if error is None else redactor.text(_error_text(error)),
+                    "output": output,
                 }
             )
     finally:
+        redaction.uninstall()
         executor.cancel_all()
         executor.shutdown(timeout=1.0)

@@ -242,6 +242,8 @@ class Executor:
         # Non-daemon threads a task left running, with the iteration during which they started.
         self._spawned: dict[threading.Thread, IterationSpec] = {}
         self._closed = False
+        #: Set by :meth:`stop_starting` (a Ctrl-C): no iteration starts from then on.
+        self.stopping = False
         self.abandoned_threads: tuple[threading.Thread, ...] = ()
 
     # ------------------------------------------------------------------ loop management
@@ -381,7 +383,7 @@ class Executor:
         def cancelled() -> bool:
             return group.cancelled if future is None else future.cancelled()
 
-        if cancelled():
+        if cancelled() or self.stopping:
             raise cf.CancelledError()
         loop = self._ensure_loop()
         before = set(threading.enumerate())
@@ -450,6 +452,8 @@ class Executor:
             return stagger_s if previous is not None and stagger_s > 0 else 0.0
 
     def _claim(self, group: _Group, spec: IterationSpec) -> bool:
+        if self.stopping:
+            return False
         with self._lock:
             if spec.key in group.claimed or spec.key not in group.specs:  # running, released
                 return False
@@ -510,8 +514,15 @@ class Executor:
                     future.cancel()
                     raise
                 except BaseException as exc:
+                    if self.stopping:  # it was in flight when the session stopped
+                        future.cancel()
                     _settle(future, error=exc)
                     continue
+                if self.stopping:
+                    # In flight when the session stopped (Ctrl-C): what it ended with may be
+                    # the stop's doing (a terminal's Ctrl-C also stops the servers and the
+                    # subprocesses it uses), so it is neither kept nor scored.
+                    future.cancel()
                 _settle(future, outcome)
 
         await asyncio.gather(*(worker() for _ in range(workers)))
@@ -611,6 +622,13 @@ class Executor:
                         self._spawned.setdefault(thread, spec)
 
     # ------------------------------------------------------------------ stopping
+
+    def stop_starting(self) -> None:
+        """Start no iteration from now on (a Ctrl-C: the session stops); those running go on
+        until :meth:`cancel_all`, and what they end with is dropped (their futures end
+        cancelled). Safe in a signal handler: it only sets a flag, which the pool's workers
+        read before each iteration."""
+        self.stopping = True
 
     def cancel_all(self) -> None:
         """Cancel every pending and running iteration of every group.

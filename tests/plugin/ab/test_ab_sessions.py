@@ -354,3 +354,58 @@ def _owned_by(folder: Path, root: Path) -> bool:
     except OSError:
         return False
     return Path(owner["repository"]) == root.resolve()
+
+
+LOGGING_BENCH = """
+import logging, os, subprocess, sys
+
+from pytest_benchsdk import Participant, define_benchmark_config, define_task
+
+config = define_benchmark_config(
+    benchmark_slug="logs",
+    benchmark_name="Logs",
+    participants=[Participant("p", required_env_vars=["PSECRET"])],
+    iterations=2,
+)
+
+
+@define_task
+def task(task_index):
+    secret = os.environ["PSECRET"]
+    logging.getLogger("t").warning("logged %s", secret)
+    print("printed", secret)
+    print("to stderr", secret, file=sys.stderr)
+    subprocess.run([sys.executable, "-c", f"import sys; sys.stderr.write('fd2 {secret}')"])
+"""
+
+
+@pytest.mark.slow
+def test_what_a_side_writes_reaches_the_item_s_capture_redacted(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 48, item 3: a side process's log records, stderr and stdout went to the terminal
+    raw (secrets and all), past pytest's capture. Now they are the item's captured output, each
+    line marked with its side, the secret redacted."""
+    secret = "sk-side-secret-0123456789"
+    monkeypatch.setenv("PSECRET", secret)
+    root = project(pytester)
+    (root / "bench_logs.py").write_text(LOGGING_BENCH)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "logs")
+    # A subprocess: the sides' processes write to the real file descriptors, which an
+    # in-process run would not see.
+    result = pytester.runpytest_subprocess(
+        "--bench", "-p", "no:cacheprovider", ONE_PROCESS, "--bench-ab=HEAD", "-rA",
+        "bench_logs.py",
+    )  # fmt: skip
+    result.assert_outcomes(passed=2)
+    output = result.stdout.str() + result.stderr.str()
+    assert secret not in output
+    for side in ("A", "B"):
+        assert output.count(f"[side {side}] logged ***") == 2, output
+        assert output.count(f"[side {side}] printed ***") == 2
+        assert output.count(f"[side {side}] to stderr ***") == 2
+        assert output.count(f"[side {side}] fd2 ***") == 2
+    result.stdout.fnmatch_lines(
+        ["*- Captured log call -*", "WARNING  t:bench_logs.py:* ?side ?? logged ***"]
+    )

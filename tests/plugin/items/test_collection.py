@@ -402,3 +402,52 @@ def test_provider_known_in_one_file_only_runs_that_file(pytester: pytest.Pyteste
         "--bench", "--collect-only", "-q", "--bench-provider", "q1"
     )
     assert _ids(collect) == ["bench_y.py::task[q1-0]"]
+
+
+MISSING_FIXTURE = bench(
+    'participants=[Participant("a"), Participant("b"), Participant("c")], iterations=20',
+    """
+    @define_task
+    def task(step, measure, db_conn):
+        measure(value=1)
+    """,
+)
+
+
+def test_a_missing_fixture_is_one_collection_error_naming_the_task_and_the_fixture(
+    pytester: pytest.Pytester,
+) -> None:
+    """Issue 48, item 7: a task parameter no fixture provides was an error at every
+    iteration's setup, each with pytest's whole list of fixtures (60 of them here). Now it is
+    one error at collection, naming the task, the fixture and where fixtures come from; the
+    other bench files still run."""
+    pytester.makepyfile(bench_broken=MISSING_FIXTURE, bench_fine=bench())
+    result = pytester.runpytest_inprocess("--bench", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4, errors=1)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting bench_broken.py*",
+            "*bench_broken.py: the task 'task' (line *): its parameter 'db_conn' is not a fixture.",
+            "A task's parameters are pytest fixtures: the iteration's own (participant, phase, "
+            "task_index, step, measure, log, bench), or one defined with @pytest.fixture in a "
+            "conftest.py, *",
+        ]
+    )
+    assert out.count("'db_conn'") == 2  # the error and its advice, once
+    assert "available fixtures" not in out
+
+
+def test_a_fixture_missing_behind_a_conftest_fixture_names_the_one_asking(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest("import pytest\n\n@pytest.fixture\ndef db_conn(dsn):\n    return dsn\n")
+    pytester.makepyfile(bench_broken=MISSING_FIXTURE)
+    result = pytester.runpytest_inprocess("--bench", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the task 'task' (line *): 'dsn', which the fixture 'db_conn' asks for, is not "
+            "a fixture."
+        ]
+    )

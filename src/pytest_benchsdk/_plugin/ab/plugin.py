@@ -42,7 +42,13 @@ from pytest_benchsdk._ab.revision import (
     remove_abandoned,
     repository_root,
 )
-from pytest_benchsdk._ab.side_processes import Sides, compiled_files, import_folders, side_paths
+from pytest_benchsdk._ab.side_processes import (
+    SideResult,
+    Sides,
+    compiled_files,
+    import_folders,
+    side_paths,
+)
 from pytest_benchsdk._engine.payload import RecordPayload
 from pytest_benchsdk._plugin.items.nodes import BenchItem, ItemFailure
 from pytest_benchsdk._session import BenchSession, SessionHooks
@@ -79,6 +85,7 @@ class ABPlugin:
         processes: int = 4,
     ) -> None:
         self.config = config
+        self.catalog = catalog
         #: The session's own bench session (side B's runs).
         self.session = session
         self.write = write
@@ -331,6 +338,8 @@ class ABPlugin:
         else:
             results = {side.name: side.run(*what) for side in sides}
         a, b = results["A"], results["B"]
+        for side in sides:
+            self._replay(iteration.file_key, side.name, results[side.name])
         if a.payload is not None:
             self.a_session.keep(a.payload)
         elif a.problem is not None and a.problem not in self._problems:
@@ -339,6 +348,42 @@ class ABPlugin:
         if b.payload is None:
             raise SideFailure(b.problem or "side B ran nothing")
         return b.payload, b.error
+
+    def _replay(self, file_key: str, name: str, result: SideResult) -> None:
+        """What a side's iteration wrote, into this item's capture as if the item had written
+        it (pytest's capture and log capture, ``-s``, the live log, ``--log-file``), each line
+        marked with its side, the bench file's secrets redacted (again: the side redacted
+        what it knew)."""
+        import logging
+        import sys
+
+        from pytest_benchsdk._ab.side_output import log_record
+
+        output = result.output
+        if not output:
+            return
+        redactor = self.catalog.redactor(file_key)
+        label = f"[side {name}] "
+        for stream, text in (
+            (sys.stdout, output.get("stdout")),
+            (sys.stderr, output.get("stderr")),
+        ):
+            if isinstance(text, str) and text:
+                text = redactor.text(text) if redactor else text
+                lines = text.splitlines(keepends=True)
+                stream.write("".join(label + line for line in lines))
+                if not lines[-1].endswith("\n"):
+                    stream.write("\n")
+                stream.flush()
+        for fields in output.get("logs") or ():
+            if not isinstance(fields, dict):
+                continue
+            if redactor:
+                fields = {
+                    k: redactor.text(v) if isinstance(v, str) else v for k, v in fields.items()
+                }
+            record = log_record(fields, label)
+            logging.getLogger(record.name).handle(record)
 
     # -- each benchmarked test: its turns --------------------------------------------------
 

@@ -34,6 +34,7 @@ from pytest_benchsdk._plugin.items.execution import WORKEROUTPUT_KEY, attached_p
 from pytest_benchsdk._plugin.items.nodes import BenchModule
 from pytest_benchsdk._plugin.items.thresholds import threshold_item_names
 from pytest_benchsdk._plugin.runtime.catalog import Catalog
+from pytest_benchsdk._plugin.runtime.process import ProcessRuntime
 from pytest_benchsdk._session import BenchSession, Hook, SessionHooks, SessionUsageError
 from pytest_benchsdk.results import Baseline, BenchmarkRun, CompareRef, RunSetup, find_baseline
 from pytest_benchsdk.store import ResultStore
@@ -122,6 +123,7 @@ class ControllerPlugin:
         self._recorded_line: str | None = None
         self._ctrl_c = CtrlC()
         self._ctrl_c.on_deferred = self._stop_after_the_item
+        self._ctrl_c.on_first_press = self._start_no_iteration
         # --bench-compare's REF, resolved when the session starts.
         self._compare_ref: CompareRef | None = None
         #: Where a run's baseline comes from instead of ``--bench-compare``'s REF (A/B sets it:
@@ -390,6 +392,12 @@ class ControllerPlugin:
     def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
         with self._ctrl_c.phase():
             return (yield)
+
+    def _start_no_iteration(self) -> None:
+        # In the signal handler: the executor's pools start nothing more (a flag).
+        runtime = ProcessRuntime.started(self.config)
+        if runtime is not None:
+            runtime.executor.stop_starting()
 
     def _stop_after_the_item(self) -> None:
         if self._session is not None:

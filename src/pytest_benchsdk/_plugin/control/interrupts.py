@@ -77,6 +77,9 @@ class CtrlC:
         self.deferred = False
         #: Told of a deferred press: the session stops after the item (``shouldstop``).
         self.on_deferred: Callable[[], None] | None = None
+        #: Told of the first press, in the signal handler, before anything else: no
+        #: iteration starts from then on (it must only set flags).
+        self.on_first_press: Callable[[], None] | None = None
         # Three phases an item: one reusable context manager, not a generator's each time.
         self._phase = _Phase(self)
 
@@ -130,6 +133,8 @@ class CtrlC:
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         __tracebackhide__ = True  # pytest shows where the user's code was, not this frame
         self.presses += 1
+        if self.presses == 1 and self.on_first_press is not None:
+            self.on_first_press()
         if self.presses == 1 and self.in_protocol and not self.in_phase:
             # Between an item's phases the main thread is in pytest's own bookkeeping
             # (reports, the capture and log handlers being swapped): a KeyboardInterrupt

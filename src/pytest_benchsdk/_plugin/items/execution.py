@@ -123,6 +123,15 @@ class ExecutionPlugin:
             report.__dict__.pop(REPORT_ATTRIBUTE, None)
 
     @pytest.hookimpl(tryfirst=True)
+    def pytest_keyboard_interrupt(self) -> None:
+        # The session stops: no iteration starts from here (the controller's Ctrl-C handler
+        # did so already where it runs; an xdist worker, or a KeyboardInterrupt of a hook's,
+        # gets here first).
+        runtime = ProcessRuntime.started(self.config)
+        if runtime is not None:
+            runtime.executor.stop_starting()
+
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Iterations that finished in the background but whose items never reported are kept
         # too; then whatever still runs is cancelled.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import traceback
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -199,6 +200,8 @@ class BenchModule(pytest.Module):
                 keywords=keywords,
                 fixtureinfo=fixtureinfo,
             )
+            if fixtureinfo is None:  # the same for every item: checked once, at collection
+                self._check_fixtures_exist(item, bench_file)
             fixtureinfo = item._fixtureinfo
             item.bench = iteration
             item.add_marker(bench_mark)
@@ -216,6 +219,45 @@ class BenchModule(pytest.Module):
             elif concurrency > 1:
                 self._check_fixture_scopes(item, concurrency)
             yield item
+
+    def _check_fixtures_exist(self, item: BenchItem, bench_file: BenchFile) -> None:
+        """A task parameter (or a fixture's) that no fixture provides fails the file's
+        collection once, naming the task and the fixture, instead of every iteration's
+        setup with pytest's whole list of fixtures (issue 48, item 7)."""
+        defs = item._fixtureinfo.name2fixturedefs
+        missing = [n for n in item.fixturenames if n != "request" and not defs.get(n)]
+        if not missing:
+            return
+        task = bench_file.task
+        name = getattr(task, "__name__", "task")
+        try:
+            line = f" (line {inspect.getsourcelines(task)[1]})"
+        except (OSError, TypeError):
+            line = ""
+        own = set(item._fixtureinfo.argnames)
+        lines = []
+        for fixture in missing:
+            if fixture in own:
+                lines.append(f"its parameter '{fixture}' is not a fixture")
+                continue
+            askers = [
+                f"'{other}'"
+                for other, found in defs.items()
+                if found and fixture in found[-1].argnames
+            ]
+            lines.append(
+                f"'{fixture}', which the fixture {' and '.join(askers) or 'it uses'} "
+                "asks for, is not a fixture"
+            )
+        context = ", ".join(CONTEXT_FIXTURES)
+        raise self.CollectError(
+            f"{self.path}: the task '{name}'{line}: " + "; ".join(lines) + ".\n"
+            f"A task's parameters are pytest fixtures: the iteration's own ({context}), "
+            "or one defined with @pytest.fixture in a conftest.py, in the bench file "
+            "or by a plugin. Define "
+            + ", ".join(f"'{f}'" for f in missing)
+            + " there, or remove the parameter."
+        )
 
     def _check_fixture_scopes(self, item: BenchItem, concurrency: int) -> None:
         defs = item._fixtureinfo.name2fixturedefs
