@@ -7,9 +7,8 @@ copies in ``shapes/`` (see its README), not the projects; ``benchmarks/side_by_s
 the projects themselves.
 
 Green, measured, and the JSON readable by github-action-benchmark's reader and by
-``pytest-benchmark compare`` (when its CLI is at hand). What needs pytest-benchmark's and
-pytest-codspeed's options (``i47-options``) or the coexistence work (``i47-coexist``) is
-marked ``xfail(strict=True)``: flip it once they are merged.
+``pytest-benchmark compare`` (when its CLI is at hand). What needs the coexistence work
+(``i47-coexist``: measuring with ``-n`` in addopts) is marked ``xfail(strict=True)``.
 """
 
 from __future__ import annotations
@@ -27,9 +26,6 @@ from helpers.pytest_benchmark import extract_pytest_result, pytest_benchmark_cli
 
 SHAPES = Path(__file__).resolve().parent / "shapes"
 
-NEEDS_OPTIONS = pytest.mark.xfail(
-    strict=True, reason="needs i47-options (pytest-benchmark's and pytest-codspeed's options)"
-)
 NEEDS_OPTIONS_AND_COEXIST = pytest.mark.xfail(
     strict=True,
     reason="needs i47-options (--codspeed) and i47-coexist (measuring with -n in addopts)",
@@ -77,7 +73,6 @@ CATTRS_TESTS = [
 ]
 
 
-@NEEDS_OPTIONS
 def test_cattrs_shape_saves_then_compares(pytester: pytest.Pytester) -> None:
     if int(pytest.__version__.split(".")[0]) < 9:
         pytest.skip("the shape's config is pytest 9's [tool.pytest] table")
@@ -120,7 +115,6 @@ def test_markdown_it_shape_runs_its_bench_modules(pytester: pytest.Pytester) -> 
     core.assert_outcomes(passed=1)
 
 
-@NEEDS_OPTIONS
 def test_markdown_it_shape_runs_its_ci_command(pytester: pytest.Pytester) -> None:
     where = _shape(pytester, "hooks")
     result = pytester.runpytest_inprocess(
@@ -145,7 +139,7 @@ def test_markdown_it_shape_runs_its_ci_command(pytester: pytest.Pytester) -> Non
     "extra",
     [
         pytest.param([], id="ci-command", marks=NEEDS_OPTIONS_AND_COEXIST),
-        pytest.param(["-n", "0"], id="with-n-0", marks=NEEDS_OPTIONS),
+        pytest.param(["-n", "0"], id="with-n-0"),
     ],
 )
 def test_yarl_shape_runs_its_ci_command(pytester: pytest.Pytester, extra: list[str]) -> None:
