@@ -310,11 +310,12 @@ def _from_pytest_benchmark(ref: CompareRef, slug: str) -> Baseline | str:
     is unique in the group)."""
     assert ref.path is not None
     try:
-        entries = [
-            b
-            for b in ref.document["benchmarks"]
-            if isinstance(b, Mapping) and "fullname" in b and _group_slug(b) == slug
+        tests = [
+            b for b in ref.document["benchmarks"] if isinstance(b, Mapping) and "fullname" in b
         ]
+        # Grouped as the fixture groups (group, else module); a run grouped otherwise
+        # (--benchmark-group-by=fullname, param, ...) finds its tests by fullname among all.
+        entries = [b for b in tests if _group_slug(b) == slug] or tests
         if not entries:
             return f"{ref.ref} (a pytest-benchmark file) has no test of benchmark {slug}"
         records: dict[str, tuple[TaskRecord, ...]] = {}
@@ -349,6 +350,7 @@ def _from_pytest_benchmark(ref: CompareRef, slug: str) -> Baseline | str:
             "knobs": {},
             "environment": {k: v for k, v in environment.items() if v},
         },
+        tails_known=kept,
     )
 
 

@@ -9,6 +9,7 @@ against the wall clock.
 from __future__ import annotations
 
 import json
+import re
 import platform
 import textwrap
 from pathlib import Path
@@ -365,3 +366,24 @@ def test_the_options_are_left_to_an_installed_plugin(
     result = pytester.runpytest_inprocess("-p", "standin", "-p", "no:randomly")
     assert result.ret == pytest.ExitCode.OK, result.stderr.str()
     assert Path(pytester.path / "test_p.py").is_file()
+
+
+def test_a_group_by_fullname_save_is_a_baseline_and_its_unknown_tails_are_not_compared(
+    pytester: pytest.Pytester,
+) -> None:
+    # Grouped by fullname each test is its own benchmark, not its module's: the saved file's
+    # tests are still found by fullname. Saved without data, the file has a five-number summary
+    # whose "p95" would be its maximum: no tail row.
+    pytester.makepyfile(test_s=SUITE)
+    grouped = ("--benchmark-group-by=fullname", *QUICK)
+    saved = pytester.runpytest_inprocess("--benchmark-save", "base", *grouped)
+    saved.assert_outcomes(passed=4)
+    compared = pytester.runpytest_inprocess(
+        "--benchmark-compare", "--benchmark-compare-fail=mean:1", *grouped
+    )
+    text = compared.stdout.str()
+    assert compared.ret == pytest.ExitCode.OK, text
+    assert "has no test of benchmark" not in text
+    assert text.count("Compared with 0001_base.json (pytest-benchmark") == 3, text
+    assert "its p95 and p99 are not known" in text
+    assert not re.search(r"time_ms +p95", text), text

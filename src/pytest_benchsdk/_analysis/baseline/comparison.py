@@ -492,6 +492,9 @@ class Baseline:
     turns: bool = False
     #: Both sides of a round ran at the same time (see :class:`BaselineComparison`).
     duet: bool = False
+    #: Its records hold the samples' tails (False: a five-number summary, as a
+    #: pytest-benchmark file saved without ``data`` keeps: its p95/p99 are not known).
+    tails_known: bool = True
 
 
 def compare_with_baseline(
@@ -536,8 +539,16 @@ def compare_with_baseline(
         if baseline.paired and CPU_METRIC in measured and not per_call_keys(current)
         else [],
     )
+    tails: tuple[str, ...] = ()
+    if not baseline.tails_known:
+        # A five-number summary's "p95" would be its maximum: not compared at all.
+        rows = tuple(row for row in rows if row.statistic not in ("p95", "p99"))
+        tails = (
+            "the baseline kept no samples (min/q1/median/q3/max only: saved without "
+            "--benchmark-save-data): its p95 and p99 are not known, so they are not compared",
+        )
     pooled = pooled_participants(baseline.records, current)
-    notes = (
+    notes = tails + (
         (
             f"the baseline's records of {', '.join(pooled)} carry no phases (stored before "
             "phases were recorded, or by another tool): compared over all phases together",
