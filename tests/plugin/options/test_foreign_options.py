@@ -9,8 +9,8 @@ against the wall clock.
 from __future__ import annotations
 
 import json
-import re
 import platform
+import re
 import textwrap
 from pathlib import Path
 
