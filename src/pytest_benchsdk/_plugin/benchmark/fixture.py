@@ -465,8 +465,13 @@ def _select(config: pytest.Config, items: list[pytest.Item]) -> None:
     """pytest-benchmark's ``--benchmark-only`` (only the benchmarked tests: the fixture's, the
     marker's, bench files' items) and ``--benchmark-skip`` (none of them), as a selection:
     the others are deselected (this module is registered only where pytest-benchmark is not
-    active)."""
-    only = bool(getattr(config.option, "benchmark_only", False))
+    active). ``--codspeed`` selects as pytest-codspeed's does (only the benchmarks: a CI job
+    running ``pytest --codspeed`` does not run the whole test suite), where pytest-codspeed
+    is not active."""
+    codspeed = bool(getattr(config.option, "codspeed", False)) and not (
+        config.pluginmanager.has_plugin("codspeed")
+    )
+    only = bool(getattr(config.option, "benchmark_only", False)) or codspeed
     skip = bool(getattr(config.option, "benchmark_skip", False)) and not only
     if not (only or skip):
         return
