@@ -279,3 +279,25 @@ def test_rows_are_per_phase_and_a_baseline_without_phases_compares_pooled() -> N
     comparison = compare_with_baseline(Baseline("old", None, unsplit, {}), after, None, {})
     assert [(r.subject, r.statistic) for r in comparison.rows] == [("p1", "median"), ("p1", "p95")]
     assert any("carry no phases" in w for w in comparison.warnings)
+
+
+def test_five_paired_rounds_are_not_judged_saying_the_test_cannot_pass() -> None:
+    # Thirty times slower in every one of five pairs: the signed-rank test's smallest p is
+    # 2/2**5 = 0.0625, so "unchanged" would be a verdict the numbers cannot support.
+    from pytest_benchsdk._analysis.baseline.comparison import paired_rounds_needed
+    from pytest_benchsdk.compare import compare_paired
+
+    assert paired_rounds_needed(0.05) == 6
+    assert paired_rounds_needed(0.01) == 8
+    five = compare_paired([1.0, 1.1, 0.9, 1.0, 1.2], [30.0, 31.0, 29.0, 33.0, 30.0])
+    row = MetricComparison("p1", "time_ms", "median", "ms", five, paired=True)
+    assert row.verdict == "not judged"
+    assert row.verdict_label == "not judged: 5 samples"
+    assert row.reason is not None
+    assert "5 paired rounds; the signed-rank test cannot reach p < 0.05 with fewer than 6" in (
+        row.reason
+    )
+    six = compare_paired([1.0, 1.1, 0.9, 1.0, 1.2, 1.0], [30.0, 31.0, 29.0, 33.0, 30.0, 30.0])
+    assert MetricComparison("p1", "time_ms", "median", "ms", six, paired=True).verdict == (
+        "regressed"
+    )

@@ -79,6 +79,16 @@ COUNTS_STATISTICS: Final[tuple[Statistic, ...]] = ("median",)
 TAIL_SAMPLES: Final = 1
 
 
+def paired_rounds_needed(alpha: float) -> int:
+    """The paired rounds a verdict needs: the fewest with which the Wilcoxon signed-rank
+    test can reach ``p < alpha`` at all (its smallest two-sided p is ``2 / 2**n``: 6 rounds
+    for 0.05; with 5, every row would read ``unchanged`` whatever the change)."""
+    n = 1
+    while 2.0 / 2**n >= alpha:
+        n += 1
+    return n
+
+
 def tail_samples_needed(statistic: str) -> int:
     """The samples per side a statistic's verdict needs (1 for the median)."""
     if statistic.startswith("p") and statistic[1:].isdigit():
@@ -133,7 +143,14 @@ class MetricComparison:
         if c is None or self.counted:
             return None
         n = min(c.baseline_n, c.current_n)
-        return n if n < tail_samples_needed(self.statistic) else None
+        return n if n < self._samples_needed else None
+
+    @property
+    def _samples_needed(self) -> int:
+        needed = tail_samples_needed(self.statistic)
+        if self.paired and self.comparison is not None:
+            needed = max(needed, paired_rounds_needed(self.comparison.alpha))
+        return needed
 
     @property
     def history_too_noisy(self) -> bool:
@@ -225,6 +242,18 @@ class MetricComparison:
         c = self.comparison
         if c is None:
             return None
+        # Too few pairs for the test, while the statistic itself has samples enough.
+        if (
+            self.too_few is not None
+            and self.paired
+            and self.too_few >= tail_samples_needed(self.statistic)
+        ):
+            return (
+                f"not judged: {self.too_few} paired rounds; the signed-rank test cannot reach "
+                f"p < {c.alpha:g} with fewer than {self._samples_needed} (its smallest p is "
+                f"{2.0 / 2**self.too_few:.2g}): shown, not judged; more rounds judge it "
+                "(min_rounds, --bench-rounds-min)"
+            )
         if self.too_few is not None:
             return (
                 f"not judged: {self.too_few} samples; a {self.statistic} verdict needs at least "
@@ -256,8 +285,9 @@ class MetricComparison:
                 + ")"
             )
         if c.beyond_noise and not c.significant:
+            test = "the signed-rank test" if self.paired else "the Mann–Whitney U test"
             return (
-                f"the Mann–Whitney U test did not pass (p = {c.p_value:.2g}, needs < "
+                f"{test} did not pass (p = {c.p_value:.2g}, needs < "
                 f"{c.alpha:g}): the samples overlap too much to call it a change"
             )
         return None
