@@ -583,6 +583,7 @@ def _section(report: RunReport, figures: _Figures) -> str:
         f'<h2>{_e(summary.benchmark_name)} <span class="muted">({_e(summary.benchmark_slug)}) · '
         f"run {_e(run.run_id[:12])} · {_e(summary.started_at or run.started_at)} · "
         f'<span class="status">{_e(summary.status.text())}</span></span></h2>',
+        f'<p class="muted charted">{_e(report.charted_note)}</p>' if report.charted_note else "",
         *(figures.html(c) for c in charts["glance"]),
         '<h3 id="scores-' + _e(run.run_id) + '">Ranked scores</h3>',
         _scores(report),
