@@ -185,16 +185,16 @@ def score_uncertainty(
     varying = [i for i, p in enumerate(participants) if len(p.records) > 1]
     fixed = [i for i, p in enumerate(participants) if len(p.records) <= 1]
     if fixed:
-        rows = score_each(RecordsOutcome([participants[i] for i in fixed]), ungrouped, display)
+        rows = score_each(RecordsOutcome(tuple(participants[i] for i in fixed)), ungrouped, display)
         composites[:, fixed] = [r[0].composite_score for r in rows]
     draws = group_resamples(
         generator(seed), [len(participants[i].records) for i in varying], resamples
     )
     for r, positions in enumerate(draws):
         # One resample's draws at a time: memory stays one outcome's worth for any run size.
-        resampled = [
+        resampled = tuple(
             _resample(participants[i], drawn) for i, drawn in zip(varying, positions, strict=True)
-        ]
+        )
         rows = score_each(RecordsOutcome(resampled), ungrouped, display)
         composites[r, varying] = [r_[0].composite_score for r_ in rows]
 

@@ -649,13 +649,13 @@ def warning_groups(warnings: Iterable[RunWarning]) -> list[tuple[RunWarning, lis
     say the same are one warning already): participants whose finding says the same (code,
     metrics, message) are shown together. Each group: its first warning and every participant
     in it (``e2b · cold`` for a phase's)."""
-    groups: dict[tuple[str, tuple[str, ...], str], tuple[RunWarning, list[str]]] = {}
+    # Each group's participants as an ordered set: a finding shared by 10,000 participants
+    # is not 10,000 scans of a list.
+    groups: dict[tuple[str, tuple[str, ...], str], tuple[RunWarning, dict[str, None]]] = {}
     for warning in warnings:
         key = (warning.code, warning.metrics, warning.message)
-        who = groups.setdefault(key, (warning, []))[1]
-        if warning.subject not in who:
-            who.append(warning.subject)
-    return list(groups.values())
+        groups.setdefault(key, (warning, {}))[1][warning.subject] = None
+    return [(warning, list(who)) for warning, who in groups.values()]
 
 
 #: Findings of one code the terminal and Markdown write out (the first ones, in the run's
@@ -670,8 +670,8 @@ def warnings_shown(
 ) -> list[tuple[RunWarning, list[str]] | tuple[str, list[str]]]:
     """:func:`warning_groups` as a view lists them: at most :data:`WARNINGS_PER_CODE` of each
     code, each code's others as ``(code, their subjects)`` right after its last one shown."""
-    shown: list[tuple[RunWarning, list[str]] | tuple[str, list[str]]] = []
-    hidden: dict[str, list[str]] = {}
+    shown: list[tuple[RunWarning, list[str]] | tuple[str, dict[str, None]]] = []
+    hidden: dict[str, dict[str, None]] = {}  # ordered sets
     counts: dict[str, int] = {}
     for warning, who in warning_groups(warnings):
         counts[warning.code] = counts.get(warning.code, 0) + 1
@@ -679,10 +679,12 @@ def warnings_shown(
             shown.append((warning, who))
         else:
             if warning.code not in hidden:
-                hidden[warning.code] = []
+                hidden[warning.code] = {}
                 shown.append((warning.code, hidden[warning.code]))
-            hidden[warning.code].extend(name for name in who if name not in hidden[warning.code])
-    return shown
+            hidden[warning.code].update(dict.fromkeys(who))
+    return [
+        (first, list(who)) if isinstance(first, str) else (first, list(who)) for first, who in shown
+    ]
 
 
 def warnings_more(code: str, who: Sequence[str], name: Callable[[str], str] = str) -> str:
