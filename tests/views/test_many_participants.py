@@ -49,6 +49,13 @@ def test_many_participants_scale_per_participant_and_the_report_stays_readable(
     # per group (N x N visits: 57,600 here, 10^8 at 10,000 participants).
     assert visits <= 3 * N
 
+    # The terminal: each table lists the first and the last 100 participants, and counts
+    # the 40 between them (-v lists every one).
+    out = result.stdout.str()
+    assert out.count("… 40 more participants (the 100 first and the 100 last are listed;") == 2
+    assert out.count("… 40 more rows (the 100 first and the 100 last are listed;") == 1
+    assert len(out.splitlines()) < 3 * 210 + 60
+
     text = (pytester.path / "report.html").read_text(encoding="utf-8")
     charts = figures(text)
     # The charts draw the 10 best and the 10 worst, and say so.

@@ -237,7 +237,10 @@ def _history(
     the ``charted`` participants."""
     if limit <= 0:
         return HistoryWindow()
-    found = run_history(store, run.benchmark_slug, until=run.run_id, limit=limit)
+    # Only the charted participants' series (and their change points) are found.
+    found = run_history(
+        store, run.benchmark_slug, until=run.run_id, limit=limit, participants=tuple(charted)
+    )
     if found is None:
         return HistoryWindow()
     ids = [r.run_id for r in store.list_runs(limit=100_000, benchmark_slug=run.benchmark_slug)]

@@ -138,7 +138,10 @@ def _table(head: Sequence[str], rows: Iterable[Sequence[str]], classes: Sequence
 
 
 def _folded_table(
-    head: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequence[str] = ()
+    head: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    classes: Sequence[str] = (),
+    noun: str = "participants",
 ) -> str:
     """:func:`_table`, past :data:`TABLE_ROWS` participants (a row and the ``phase`` rows
     under it) the first and last half as many open and the others folded between them."""
@@ -163,7 +166,7 @@ def _folded_table(
     middle = blocks[half:-half]
     return (
         part(blocks[:half])
-        + f'<details class="folded"><summary>{len(middle):,} more participants, between the '
+        + f'<details class="folded"><summary>{len(middle):,} more {noun}, between the '
         f"first {half} and the last {half} (folded; the browser's find searches them "
         "too)</summary>" + part(middle) + "</details>" + part(blocks[-half:])
     )
@@ -424,7 +427,7 @@ def _metrics(report: RunReport) -> str:
     if not rows:
         return ""
     head = "Metrics (not scored)" if report.summary.scores is not None else "Metrics"
-    table = _folded_table(["participant", "metric", "med/p95/p99", "n"], rows, classes)
+    table = _folded_table(["participant", "metric", "med/p95/p99", "n"], rows, classes, "rows")
     ran = report.summary.ran_participants
     if any(m.lower_is_better is False and not m.scored for p in ran for m in p.metrics):
         table += f'<p class="muted">{_e(BEST_TAIL_NOTE)}.</p>'
