@@ -83,3 +83,20 @@ def test_many_participants_scale_per_participant_and_the_report_stays_readable(
     assert warnings.count("<td>p99-few-samples</td>") == 1
     assert f"+{N - 20:,} more" in warnings
     assert f"p{N - 1}" in warnings
+
+
+def test_a_folded_table_keeps_phase_rows_with_their_participant_and_v_lists_every_one() -> None:
+    from pytest_benchsdk._views.text import folded_table
+
+    rows = [["participant", "latency"]]
+    for i in range(N):
+        rows += [[f"p{i}", "1 ms"], [f"  p{i} · cold", "2 ms"], [f"  p{i} · warm", "1 ms"]]
+    lines = folded_table(rows)
+    assert len(lines) == 1 + 3 * 200 + 1
+    assert lines[1 + 3 * 100].strip().startswith("… 40 more participants")
+    assert lines[3 * 100].strip().startswith("p99 · warm")
+    assert lines[1 + 3 * 100 + 1].strip().startswith("p140 ")  # the last 100: p140-p239
+    assert lines[-1].strip().startswith("p239 · warm")
+    every = folded_table(rows, verbose=1)
+    assert len(every) == 1 + 3 * N
+    assert not any("more participants" in line for line in every)
