@@ -229,7 +229,7 @@ class HistoryWindow:
 
 
 def _history(
-    store: ResultStore, run: StoredRun, limit: int, charted: Sequence[str]
+    store: ResultStore, run: StoredRun, summary: RunSummary, limit: int, charted: Sequence[str]
 ) -> HistoryWindow:
     """The history :func:`~pytest_benchsdk.results.run_history` gives for ``run`` (one rule
     for every view: :data:`~pytest_benchsdk.results.HISTORY_RULE`), as the report draws it:
@@ -245,7 +245,11 @@ def _history(
         return HistoryWindow()
     ids = [r.run_id for r in store.list_runs(limit=100_000, benchmark_slug=run.benchmark_slug)]
     numbers = {run_id: len(ids) - index for index, run_id in enumerate(ids)}
-    verdicts = {r.run_id: _verdicts(stored_summary(store, r)) for r in found.runs}
+    # This run's summary is read already (a summary of 10,000 participants: a second to read).
+    verdicts = {
+        r.run_id: _verdicts(summary if r.run_id == run.run_id else stored_summary(store, r))
+        for r in found.runs
+    }
     started = {r.run_id: r.started_at for r in found.runs}
     values: dict[tuple[str, str, str], dict[str, float]] = {}
     units: dict[str, str] = {}
@@ -411,7 +415,7 @@ def load_run(store: ResultStore, run_id: str, *, history: int) -> RunReport:
     timeline = tuple(
         TimelineBar(name, index, start - t0, end - t0, ok) for name, index, start, end, ok in spans
     )
-    past = _history(store, run, history, charted)
+    past = _history(store, run, summary, history, charted)
     baseline, baseline_note = _baseline(store, summary, list(metrics), charted)
     return RunReport(
         changes=past.changes,
