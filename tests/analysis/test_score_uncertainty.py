@@ -65,8 +65,10 @@ def test_point_estimates_are_upstreams_scores_and_inside_their_intervals() -> No
 def test_a_clear_winner_ranks_first_in_every_resample() -> None:
     outcome = Outcome([participant("slow", 400, seed=1), participant("fast", 100, seed=2)])
     results = by_name(score_uncertainty(outcome, SPEC, resamples=100))
-    assert results["fast"].rank_probabilities == (1.0, 0.0)
-    assert results["slow"].rank_probabilities == (0.0, 1.0)
+    # The shares run from the best rank taken to the worst: one rank each here.
+    assert (results["fast"].first_rank, results["fast"].rank_probabilities) == (1, (1.0,))
+    assert (results["slow"].first_rank, results["slow"].rank_probabilities) == (2, (1.0,))
+    assert [results["slow"].rank_probability(rank) for rank in (1, 2, 3)] == [0.0, 1.0, 0.0]
     assert tied_with_above(list(results.values())) == {}
 
 
@@ -80,8 +82,8 @@ def test_near_equal_participants_share_ranks_and_are_tied() -> None:
     )
     results = score_uncertainty(outcome, SPEC, resamples=100)
     named = by_name(results)
-    assert 0.05 < named["a"].rank_probabilities[0] < 0.95
-    assert named["far"].rank_probabilities[2] == 1.0
+    assert 0.05 < named["a"].rank_probability(1) < 0.95
+    assert named["far"].rank_probability(3) == 1.0
     top, second = results[0].participant, results[1].participant
     assert tied_with_above(results) == {second: top}
     assert tied_with_above(results[::-1]) == {second: top}  # read by rank, not by position
@@ -90,7 +92,9 @@ def test_near_equal_participants_share_ranks_and_are_tied() -> None:
 def test_rank_probabilities_sum_to_one_per_participant() -> None:
     outcome = Outcome([participant(f"p{i}", 200 + 5 * i, seed=i) for i in range(5)])
     for u in score_uncertainty(outcome, SPEC, resamples=50):
-        assert len(u.rank_probabilities) == 5
+        assert 1 <= u.first_rank <= u.first_rank + len(u.rank_probabilities) - 1 <= 5
+        assert u.rank_probabilities[0] > 0
+        assert u.rank_probabilities[-1] > 0
         assert math.fsum(u.rank_probabilities) == pytest.approx(1.0)
 
 
@@ -128,7 +132,7 @@ def test_a_participant_without_records_is_skipped_last_and_never_tied() -> None:
     empty = results[1]
     assert empty.skipped
     assert (empty.score, empty.low, empty.high, empty.rank) == (0.0, 0.0, 0.0, 2)
-    assert empty.rank_probabilities == (0.0, 1.0)
+    assert (empty.first_rank, empty.rank_probabilities) == (2, (1.0,))
     assert tied_with_above(results) == {}
 
 
@@ -154,6 +158,7 @@ def test_to_json() -> None:
         "level",
         "resamples",
         "samples",
+        "firstRank",
     }
     json.dumps(data, allow_nan=False)
 
@@ -197,3 +202,66 @@ def test_bad_arguments_are_clear_value_errors(kwargs: dict[str, object], message
     outcome = Outcome([participant("a", 200, n=5)])
     with pytest.raises(ValueError, match=message):
         score_uncertainty(outcome, SPEC, **kwargs)  # type: ignore[arg-type]
+
+
+def _pairwise_ranks(composites: np.ndarray, skipped: np.ndarray) -> np.ndarray:
+    """The ranks by their definition: 1 + the participants ranked strictly above."""
+    rows, n = composites.shape
+    ranks = np.ones((rows, n), dtype=np.int64)
+    for r in range(rows):
+        for i in range(n):
+            for j in range(n):
+                below_kind = skipped[i] and not skipped[j]
+                same_kind_higher = skipped[i] == skipped[j] and composites[r, j] > composites[r, i]
+                ranks[r, i] += int(below_kind or same_kind_higher)
+    return ranks
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    values=st.lists(
+        st.lists(
+            st.sampled_from([0.0, 10.0, 10.5, 50.0, math.nan, math.inf]), min_size=5, max_size=5
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    skipped=st.lists(st.booleans(), min_size=5, max_size=5),
+)
+def test_ranks_from_a_sort_are_the_pairwise_ranks(
+    values: list[list[float]], skipped: list[bool]
+) -> None:
+    from pytest_benchsdk._analysis.uncertainty import _competition_ranks
+
+    composites = np.array(values, dtype=np.float64)
+    flags = np.array(skipped, dtype=bool)
+    assert (_competition_ranks(composites, flags) == _pairwise_ranks(composites, flags)).all()
+
+
+def test_many_participants_scale_linearly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 48, item 8: 10,000 participants of one record each (a sweep over many
+    configurations) took minutes; a one-record participant resamples to itself, so it is
+    scored once, not once per resample, and its rank shares are a few, not one per participant."""
+    from pytest_benchsdk._analysis import scoring
+
+    scored: list[str] = []
+    real = scoring._score_participant
+
+    def counting(participant: ParticipantRecords, *args: object) -> object:
+        scored.append(participant.participant)
+        return real(participant, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(scoring, "_score_participant", counting)
+    n, resamples = 300, 50
+    outcome = Outcome(
+        [participant(f"p{i}", 100 + i, n=1, seed=i) for i in range(n)]
+        + [participant("many", 200, n=20, seed=1)]
+    )
+    results = score_uncertainty(outcome, SPEC, resamples=resamples)
+    # Each participant scored for its point and once more for its resamples; the one with
+    # 20 records once per resample.
+    assert len(scored) == 2 * (n + 1) + resamples - 1
+    assert sum(len(u.rank_probabilities) for u in results) <= 2 * (n + 1)
+    assert sorted(u.rank for u in results) == list(range(1, n + 2))
+    for u in results:
+        assert math.fsum(u.rank_probabilities) == pytest.approx(1.0)

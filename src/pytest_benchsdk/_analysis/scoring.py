@@ -706,6 +706,19 @@ def score(
     records gets one skipped row. A metric's unit is ``metric.unit``, else the unit of the
     display metric whose key is the metric's ``value`` (when a string) or name, else ``''``.
     """
+    results: list[ScoreResult] = []
+    for rows in score_each(outcome, spec, display_metrics):
+        results.extend(rows)
+    return results
+
+
+def score_each(
+    outcome: ScoringOutcome,
+    spec: ScoringSpec | Mapping[str, Any],
+    display_metrics: Iterable[DisplayMetricLike | Mapping[str, Any]] | None = None,
+) -> list[list[ScoreResult]]:
+    """:func:`score`'s rows, one list per participant of ``outcome`` (in participant order;
+    the aggregate row first): the spec validated once for every participant."""
     spec = ScoringSpec.coerce(spec)
     validate_scoring_spec(spec)
     base = json_object(spec.dimensions if spec.dimensions is not None else {})
@@ -723,10 +736,10 @@ def score(
                 DEFAULT_TRIM if metric.trim is None else metric.trim,
             )
         )
-    results: list[ScoreResult] = []
-    for participant in outcome.participants:
-        results.extend(_score_participant(participant, spec, scored_metrics, base))
-    return results
+    return [
+        _score_participant(participant, spec, scored_metrics, base)
+        for participant in outcome.participants
+    ]
 
 
 # --- declarative config -> spec ---------------------------------------------------------------

@@ -29,7 +29,7 @@ from pytest_benchsdk._analysis.scoring import (
     ScoringOutcome,
     ScoringSpec,
     ranking_key,
-    score,
+    score_each,
 )
 from pytest_benchsdk._base.defaults import DEFAULT_SCORE_RESAMPLES
 from pytest_benchsdk.records import ParticipantRecords
@@ -57,7 +57,10 @@ class ScoreUncertainty:
 
     ``score`` is upstream's composite on the real records; ``low``/``high`` bound it at
     ``level``; ``rank`` is its place in the ranking (1 = best); ``rank_probabilities[i]`` is the
-    share of resamples in which the participant had rank ``i + 1``. ``samples`` is how many
+    share of resamples in which the participant had rank ``first_rank + i``: the shares run
+    from the best rank it took in some resample to the worst (any other rank: share 0, see
+    :meth:`rank_probability`), so a run of many participants keeps a few shares for each, not
+    one per participant (10,000 participants: 10,000 each). ``samples`` is how many
     records the participant's resamples draw from: from one (an IDE running one iteration)
     every resample is that record, and the views show no interval (None: not known, a run
     stored before it was kept).
@@ -73,6 +76,12 @@ class ScoreUncertainty:
     level: float
     resamples: int
     samples: int | None = None
+    first_rank: int = 1
+
+    def rank_probability(self, rank: int) -> float:
+        """The share of resamples in which the participant had ``rank`` (1 = best)."""
+        i = rank - self.first_rank
+        return self.rank_probabilities[i] if 0 <= i < len(self.rank_probabilities) else 0.0
 
     @property
     def from_one_sample(self) -> bool:
@@ -92,6 +101,7 @@ class ScoreUncertainty:
             "level": self.level,
             "resamples": self.resamples,
             "samples": self.samples,
+            "firstRank": self.first_rank,
         }
 
     @classmethod
@@ -110,6 +120,8 @@ class ScoreUncertainty:
             level=float(data.get("level", 0.95)),
             resamples=int(data.get("resamples", 0)),
             samples=None if data.get("samples") is None else int(data["samples"]),
+            # Runs stored before it was kept hold every rank's share, from rank 1.
+            first_rank=int(data.get("firstRank", 1)),
         )
 
 
@@ -140,6 +152,10 @@ def score_uncertainty(
       participants scoring strictly higher (skipped ones rank below all others), so equal
       scores share the better rank and each participant's probabilities sum to 1.
 
+    The cost grows linearly with the participants: a participant with at most one record
+    resamples to itself (its draws take no random numbers), so it is scored once, not once
+    per resample, and the ranks of a resample come from one sort of its composites.
+
     With ``spec.group_by`` the participant's aggregate row (its first row) is the score.
     Raises ``ValueError`` for ``level`` outside (0, 1), ``resamples < 1`` or a negative
     ``seed``; :class:`~pytest_benchsdk.scoring.ScoringSpecError` for an invalid spec.
@@ -155,7 +171,7 @@ def score_uncertainty(
     display = None if display_metrics is None else list(display_metrics)
     participants = tuple(outcome.participants)
     # The point estimate: upstream's score of the real records, the participant's first row.
-    points = [score(RecordsOutcome((p,)), spec, display)[0] for p in participants]
+    points = [rows[0] for rows in score_each(RecordsOutcome(participants), spec, display)]
     # The aggregate row of a group_by spec is the row of the same spec without group_by (same
     # records, passing flags and merged samples); scoring resamples without it skips the
     # per-group rows.
@@ -163,14 +179,24 @@ def score_uncertainty(
 
     composites = np.empty((resamples, len(participants)), dtype=np.float64)
     skipped = np.array([point.skipped for point in points], dtype=bool)
-    draws = group_resamples(generator(seed), [len(p.records) for p in participants], resamples)
+    # A participant with at most one record resamples to itself: scored once, for every
+    # resample. Its draw takes no random numbers (numpy draws nothing from a range of one
+    # value), so leaving it out leaves every other participant's draws as they were.
+    varying = [i for i, p in enumerate(participants) if len(p.records) > 1]
+    fixed = [i for i, p in enumerate(participants) if len(p.records) <= 1]
+    if fixed:
+        rows = score_each(RecordsOutcome(tuple(participants[i] for i in fixed)), ungrouped, display)
+        composites[:, fixed] = [r[0].composite_score for r in rows]
+    draws = group_resamples(
+        generator(seed), [len(participants[i].records) for i in varying], resamples
+    )
     for r, positions in enumerate(draws):
         # One resample's draws at a time: memory stays one outcome's worth for any run size.
         resampled = tuple(
-            _resample(p, drawn) for p, drawn in zip(participants, positions, strict=True)
+            _resample(participants[i], drawn) for i, drawn in zip(varying, positions, strict=True)
         )
-        rows = score(RecordsOutcome(resampled), ungrouped, display)
-        composites[r] = [row.composite_score for row in rows]
+        rows = score_each(RecordsOutcome(resampled), ungrouped, display)
+        composites[r, varying] = [r_[0].composite_score for r_ in rows]
 
     ranks = _competition_ranks(composites, skipped)
     order = sorted(range(len(participants)), key=lambda i: ranking_key(points[i]))
@@ -179,7 +205,9 @@ def score_uncertainty(
     for position, i in enumerate(order, start=1):
         point = points[i].composite_score
         low, high = percentile_interval(composites[:, i], tail)
-        counts = np.bincount(ranks[:, i] - 1, minlength=len(participants))
+        column = ranks[:, i]
+        first = int(column.min())
+        counts = np.bincount(column - first)
         results.append(
             ScoreUncertainty(
                 participant=participants[i].participant,
@@ -188,6 +216,7 @@ def score_uncertainty(
                 high=max(high, point),
                 rank=position,
                 rank_probabilities=(counts / resamples).tolist(),
+                first_rank=first,
                 skipped=points[i].skipped,
                 level=level,
                 resamples=resamples,
@@ -208,16 +237,26 @@ def _resample(participant: ParticipantRecords, positions: list[int]) -> Particip
 def _competition_ranks(
     composites: npt.NDArray[np.float64], skipped: npt.NDArray[np.bool_]
 ) -> npt.NDArray[np.int64]:
-    """Per resample (row), each participant's rank: 1 + how many rank strictly above it."""
+    """Per resample (row), each participant's rank: 1 + how many rank strictly above it (a
+    scored participant: the scored ones with a strictly higher composite; a skipped one: every
+    scored participant and the skipped ones with a strictly higher composite).
+
+    One sort per resample and kind, not a comparison of every pair: a run of 10,000
+    participants would otherwise compare 10^8 pairs per resample."""
     import numpy as np
 
-    # better[r, i, j]: participant j ranks strictly above participant i in resample r.
+    ranks: npt.NDArray[np.int64] = np.ones(composites.shape, dtype=np.int64)
     scored = ~skipped
-    higher = composites[:, np.newaxis, :] > composites[:, :, np.newaxis]
-    same_kind = scored[np.newaxis, :] == scored[:, np.newaxis]
-    above_skipped = scored[np.newaxis, :] & skipped[:, np.newaxis]
-    better = (higher & same_kind[np.newaxis]) | above_skipped[np.newaxis]
-    ranks: npt.NDArray[np.int64] = 1 + better.sum(axis=2)
+    ranks[:, skipped] += int(scored.sum())
+    for kind in (scored, skipped):
+        if not kind.any():
+            continue
+        block = composites[:, kind]
+        for r, row in enumerate(block):
+            # NaN is higher than nothing and nothing is higher than NaN: left out of the sort,
+            # and searched for it finds every sorted value at or below it (none above).
+            ordered = np.sort(row[~np.isnan(row)])
+            ranks[r, kind] += len(ordered) - np.searchsorted(ordered, row, side="right")
     return ranks
 
 

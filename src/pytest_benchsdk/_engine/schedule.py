@@ -517,12 +517,9 @@ class BenchmarkSchedule:
     @property
     def requested(self) -> tuple[str, ...]:
         """Selected participants before the env filter, in declared order."""
-        skipped = {s.name for s in self.skipped}
-        return tuple(
-            p.name
-            for p in self.file_config.participants
-            if p.name in skipped or p.name in self.participant_names
-        )
+        # One set of both: membership in the names tuple would cost participants^2.
+        kept = {s.name for s in self.skipped}.union(self.participant_names)
+        return tuple(p.name for p in self.file_config.participants if p.name in kept)
 
     @property
     def identity_is_ours(self) -> bool:

@@ -193,6 +193,39 @@ def table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
     ]
 
 
+#: Participants a terminal table lists at most without ``-v``: past it, the first and the
+#: last half as many and one line counting the others between them (a run of 10,000
+#: participants would print 10,000 lines per table). ``-v``, ``--bench-json``, the HTML
+#: report and ``pytest-benchsdk show -v`` list every one.
+TABLE_PARTICIPANTS: Final = 200
+
+
+def folded_table(
+    rows: Sequence[Sequence[str]],
+    indent: str = "  ",
+    *,
+    verbose: int = 0,
+    noun: str = "participants",
+) -> list[str]:
+    """:func:`table` (``rows[0]`` its header), past :data:`TABLE_PARTICIPANTS` participants
+    (a row and the indented phase rows under it; ``noun`` names them) and without ``-v`` the
+    first and last half as many, with a line counting the others."""
+    lines = table(rows, indent)
+    starts = [
+        i for i in range(1, len(rows)) if not any(cell.startswith("  ") for cell in rows[i][:2])
+    ]
+    if verbose > 0 or len(starts) <= TABLE_PARTICIPANTS:
+        return lines
+    half = TABLE_PARTICIPANTS // 2
+    hidden = len(starts) - 2 * half
+    return [
+        *lines[: starts[half]],
+        f"{indent}… {hidden:,} more {noun} (the {half} first and the {half} last are "
+        "listed; -v lists every one, as --bench-json and --bench-html do)",
+        *lines[starts[-half] :],
+    ]
+
+
 def _wrapped(line: str) -> list[str]:
     return textwrap.wrap(line, _WRAP, subsequent_indent="      ", break_on_hyphens=False) or [""]
 
@@ -649,13 +682,13 @@ def warning_groups(warnings: Iterable[RunWarning]) -> list[tuple[RunWarning, lis
     say the same are one warning already): participants whose finding says the same (code,
     metrics, message) are shown together. Each group: its first warning and every participant
     in it (``e2b · cold`` for a phase's)."""
-    groups: dict[tuple[str, tuple[str, ...], str], tuple[RunWarning, list[str]]] = {}
+    # Each group's participants as an ordered set: a finding shared by 10,000 participants
+    # is not 10,000 scans of a list.
+    groups: dict[tuple[str, tuple[str, ...], str], tuple[RunWarning, dict[str, None]]] = {}
     for warning in warnings:
         key = (warning.code, warning.metrics, warning.message)
-        who = groups.setdefault(key, (warning, []))[1]
-        if warning.subject not in who:
-            who.append(warning.subject)
-    return list(groups.values())
+        groups.setdefault(key, (warning, {}))[1][warning.subject] = None
+    return [(warning, list(who)) for warning, who in groups.values()]
 
 
 #: Findings of one code the terminal and Markdown write out (the first ones, in the run's
@@ -672,6 +705,8 @@ def warnings_shown(
     code, each code's others as ``(code, their subjects)`` right after its last one shown."""
     shown: list[tuple[RunWarning, list[str]] | tuple[str, list[str]]] = []
     hidden: dict[str, list[str]] = {}
+    # The names already in each code's hidden list: a set, not a scan of the list per name.
+    listed: dict[str, set[str]] = {}
     counts: dict[str, int] = {}
     for warning, who in warning_groups(warnings):
         counts[warning.code] = counts.get(warning.code, 0) + 1
@@ -680,8 +715,13 @@ def warnings_shown(
         else:
             if warning.code not in hidden:
                 hidden[warning.code] = []
+                listed[warning.code] = set()
                 shown.append((warning.code, hidden[warning.code]))
-            hidden[warning.code].extend(name for name in who if name not in hidden[warning.code])
+            names, seen = hidden[warning.code], listed[warning.code]
+            for name in who:
+                if name not in seen:
+                    seen.add(name)
+                    names.append(name)
     return shown
 
 
@@ -1086,12 +1126,12 @@ def _summary_lines(
         lines.append("  No participant ran.")
     else:
         with_ran = any(p.ran < p.planned for p in summary.participants if p.skipped is None)
-        lines.extend(table(_participant_rows(summary, with_ran)))
+        lines.extend(folded_table(_participant_rows(summary, with_ran), verbose=verbose))
         if any(_unscored(p) for p in summary.ran_participants):
             scored = summary.scores is not None
             lines.append("  Metrics (not scored):" if scored else "  Metrics:")
             rows, hidden = _metric_rows(summary, None if verbose > 0 else METRIC_ROWS)
-            lines.extend(table(rows, indent="    "))
+            lines.extend(folded_table(rows, indent="    ", verbose=verbose, noun="rows"))
             if hidden:
                 lines.append(
                     f"    ({hidden:,} more metrics not listed: -v lists them; --bench-json and "
@@ -1115,7 +1155,7 @@ def _summary_lines(
             dimensions = _dimensions_line(scores)
             if dimensions:
                 lines.append(f"    {dimensions}")
-            lines.extend(table(score_rows(scores), indent="    "))
+            lines.extend(folded_table(score_rows(scores), indent="    ", verbose=verbose))
             if scores.has_ties:
                 lines.append("    (n= : tied with the participant above: their intervals overlap)")
             unranked = unranked_note(scores)
@@ -1172,12 +1212,12 @@ def _short_summary_lines(
     if not summary.ran_participants:
         lines.append("  No participant ran.")
     elif scores is not None and scores.ranking:
-        lines.extend(table(score_rows(scores, phases=False)))
+        lines.extend(folded_table(score_rows(scores, phases=False)))
         if scores.has_ties:
             lines.append("  (n= : tied with the participant above: their intervals overlap)")
     else:
         with_ran = any(p.ran < p.planned for p in summary.participants if p.skipped is None)
-        lines.extend(table(_participant_rows(summary, with_ran, phases=False)))
+        lines.extend(folded_table(_participant_rows(summary, with_ran, phases=False)))
     if verbose == -1:
         lines.extend(relative_lines(summary))
     lines.extend(column_lines(summary, columns, **(table_options or {})))

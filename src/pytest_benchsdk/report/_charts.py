@@ -99,7 +99,7 @@ def _evenly(values: Sequence[float], limit: int) -> list[float]:
 
 
 def _colour(report: RunReport, participant: str) -> str:
-    names = list(report.participants)
+    names = report.participants
     index = names.index(participant) if participant in names else len(names)
     return _PALETTE[index % len(_PALETTE)]
 
@@ -355,7 +355,12 @@ def _glance(report: RunReport) -> Chart | None:
 
     figure = go.Figure()
     scores = report.summary.scores
-    ranked = [e for e in scores.ranking if e.rank is not None] if scores is not None else []
+    charted = set(report.participants)
+    ranked = (
+        [e for e in scores.ranking if e.rank is not None and e.participant in charted]
+        if scores is not None
+        else []
+    )
     if ranked:
         names = [chart_text(e.participant) for e in ranked]
         values = [e.row.composite_score for e in ranked]
@@ -388,7 +393,10 @@ def _glance(report: RunReport) -> Chart | None:
         medians = [
             (p.name, p.latency.median)
             for p in report.summary.ran_participants
-            if p.latency is not None and math.isfinite(p.latency.median) and p.latency.median > 0
+            if p.name in charted
+            and p.latency is not None
+            and math.isfinite(p.latency.median)
+            and p.latency.median > 0
         ]
         if not medians:
             return None
@@ -427,13 +435,15 @@ def _steps(report: RunReport) -> Chart | None:
     order from ``display.steps``); the p95 and the failures in the hover."""
     import plotly.graph_objects as go
 
-    if not report.steps:
+    steps = report.steps
+    if not steps:
         return None
     figure = go.Figure()
-    participants = [p for p in report.participants if any(s.participant == p for s in report.steps)]
+    with_steps = {s.participant for s in steps}
+    participants = [p for p in report.participants if p in with_steps]
     categories = [chart_text(p) for p in participants]
     for index, step in enumerate(report.step_names):
-        by_participant = {s.participant: s for s in report.steps if s.step == step}
+        by_participant = {s.participant: s for s in steps if s.step == step}
         present = [p for p in participants if p in by_participant]
         name = chart_text(step)
         figure.add_bar(
@@ -447,14 +457,14 @@ def _steps(report: RunReport) -> Chart | None:
             hovertemplate="%{x}: median %{y} ms, p95 %{customdata[0]} ms, "
             f"%{{customdata[1]}} ok, %{{customdata[2]}} failed<extra>{name}</extra>",
         )  # fmt: skip
-    log = _spread([[s.median] for s in report.steps], positive_only=True) > LOG_RATIO
+    log = _spread([[s.median] for s in steps], positive_only=True) > LOG_RATIO
     figure.update_layout(
         **_with_buttons(
             "Steps: median latency per step and participant",
             440,
             ("yaxis",),
             log,
-            _decades(s.median for s in report.steps),
+            _decades(s.median for s in steps),
             barmode="group",
             showlegend=True,  # the step's label, also for one step
         )
@@ -477,8 +487,11 @@ def _timeline(report: RunReport) -> Chart | None:
     failed_text: list[str] = []
     drawn = {b.participant for b in report.timeline}
     limit = min(MAX_POINTS, max(MIN_STRIP_POINTS, TIMELINE_BUDGET // max(1, len(drawn))))
+    by_participant: dict[str, list[Any]] = {}
+    for bar in report.timeline:
+        by_participant.setdefault(bar.participant, []).append(bar)
     for participant in report.participants:
-        bars = [b for b in report.timeline if b.participant == participant]
+        bars = by_participant.get(participant, [])
         if not bars:
             continue
         shown = bars
@@ -543,8 +556,11 @@ def _history(report: RunReport, metric: str) -> Chart | None:
     unit = history[0].unit
     figure = go.Figure()
     entries = 0
+    runs_of: dict[str, dict[str, Any]] = {}
+    for point in history:
+        runs_of.setdefault(point.participant, {})[point.run_id] = point
     for participant in report.participants:
-        by_run = {p.run_id: p for p in history if p.participant == participant}
+        by_run = runs_of.get(participant, {})
         if not by_run:
             continue
         colour = _colour(report, participant)

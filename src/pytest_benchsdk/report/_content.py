@@ -32,6 +32,7 @@ from pytest_benchsdk.results import timeline as record_timeline
 from pytest_benchsdk.store import ResultStore, StoredRun, UnknownRunError
 
 __all__ = [
+    "CHARTED_PARTICIPANTS",
     "LATENCY",
     "MAX_CODES",
     "HistoryChange",
@@ -46,6 +47,12 @@ __all__ = [
 
 #: Error codes listed in the failures table (the most frequent first); the rest are counted.
 MAX_CODES: Final = 50
+
+#: Participants the charts draw at most: past it, the best and the worst half as many each
+#: (by the ranking; unscored, by median latency). A chart of 10,000 participants' traces is
+#: neither readable nor quick to draw (nor to build: 32 MB of figures); the tables list every
+#: participant.
+CHARTED_PARTICIPANTS: Final = 20
 
 
 @attrs.frozen
@@ -132,7 +139,8 @@ class RunReport:
 
     run: StoredRun
     summary: RunSummary
-    #: Participants that ran, in declared order.
+    #: Participants the charts draw, in declared order: every one that ran, or past
+    #: :data:`CHARTED_PARTICIPANTS` the best and the worst (:attr:`charted_note` says so).
     participants: tuple[str, ...]
     phases: tuple[str, ...]
     #: metric key -> unit, in order: the latency first, then every measured metric (a
@@ -158,9 +166,13 @@ class RunReport:
     history_left_out: str | None = None
     #: Why this run is not in its own history (None: it is).
     history_run_left_out: str | None = None
+    #: Which participants the charts leave out (None: they draw every one that ran).
+    charted_note: str | None = None
 
     @property
     def steps(self) -> tuple[StepStats, ...]:
+        """The charted participants' steps (computed on each access: read it once)."""
+        charted = set(self.participants)
         return tuple(
             StepStats(
                 p.name,
@@ -172,6 +184,7 @@ class RunReport:
                 s.failed,
             )
             for p in self.summary.ran_participants
+            if p.name in charted
             for s in p.steps
             if s.latency is not None
         )
@@ -215,23 +228,34 @@ class HistoryWindow:
     run_left_out: str | None = None
 
 
-def _history(store: ResultStore, run: StoredRun, limit: int) -> HistoryWindow:
+def _history(
+    store: ResultStore, run: StoredRun, summary: RunSummary, limit: int, charted: Sequence[str]
+) -> HistoryWindow:
     """The history :func:`~pytest_benchsdk.results.run_history` gives for ``run`` (one rule
     for every view: :data:`~pytest_benchsdk.results.HISTORY_RULE`), as the report draws it:
-    each participant's whole run (the phases' series are in ``pytest-benchsdk history``)."""
+    each participant's whole run (the phases' series are in ``pytest-benchsdk history``), of
+    the ``charted`` participants."""
     if limit <= 0:
         return HistoryWindow()
-    found = run_history(store, run.benchmark_slug, until=run.run_id, limit=limit)
+    # Only the charted participants' series (and their change points) are found.
+    found = run_history(
+        store, run.benchmark_slug, until=run.run_id, limit=limit, participants=tuple(charted)
+    )
     if found is None:
         return HistoryWindow()
     ids = [r.run_id for r in store.list_runs(limit=100_000, benchmark_slug=run.benchmark_slug)]
     numbers = {run_id: len(ids) - index for index, run_id in enumerate(ids)}
-    verdicts = {r.run_id: _verdicts(stored_summary(store, r)) for r in found.runs}
+    # This run's summary is read already (a summary of 10,000 participants: a second to read).
+    verdicts = {
+        r.run_id: _verdicts(summary if r.run_id == run.run_id else stored_summary(store, r))
+        for r in found.runs
+    }
     started = {r.run_id: r.started_at for r in found.runs}
     values: dict[tuple[str, str, str], dict[str, float]] = {}
     units: dict[str, str] = {}
+    drawn = set(charted)
     for series in found.series:
-        if series.phase is not None:
+        if series.phase is not None or series.participant not in drawn:
             continue
         units[series.metric] = series.unit
         for point in series.points:
@@ -264,7 +288,7 @@ def _history(store: ResultStore, run: StoredRun, limit: int) -> HistoryWindow:
             statistic_label(series.statistic, series.lower_is_better),
         )
         for series in found.series
-        if series.phase is None
+        if series.phase is None and series.participant in drawn
         for change in series.change_points
     )
     return HistoryWindow(
@@ -309,9 +333,10 @@ def _series(
 
 
 def _baseline(
-    store: ResultStore, summary: RunSummary, metrics: Sequence[str]
+    store: ResultStore, summary: RunSummary, metrics: Sequence[str], charted: Sequence[str]
 ) -> tuple[dict[str, tuple[Series, ...]], str | None]:
-    """The compared baseline run's series (all phases together), when it is a stored run."""
+    """The compared baseline run's series (all phases together) of the ``charted``
+    participants, when it is a stored run."""
     comparison = summary.comparison
     if comparison is None:
         return {}, None
@@ -321,14 +346,41 @@ def _baseline(
         base = store.get_run(comparison.baseline_run_id)
     except UnknownRunError:
         return {}, f"the baseline run {comparison.baseline_run_id} is no longer in the store"
+    drawn = set(charted)
     series = _series(
-        store.participant_records(base.run_id),
+        [pr for pr in store.participant_records(base.run_id) if pr.participant in drawn],
         stored_spec(store, base),
         metrics,
         (None,),
         baseline=True,
     )
     return {key: tuple(found) for key, found in series.items()}, None
+
+
+def charted_participants(summary: RunSummary) -> tuple[tuple[str, ...], str | None]:
+    """The participants the charts draw (in declared order) and, when that is not every one
+    that ran, a sentence saying which: past :data:`CHARTED_PARTICIPANTS`, the best and the
+    worst half as many each, by the ranking (unscored: by median latency)."""
+    ran = [p.name for p in summary.ran_participants]
+    if len(ran) <= CHARTED_PARTICIPANTS:
+        return tuple(ran), None
+    half = CHARTED_PARTICIPANTS // 2
+    ran_set = set(ran)
+    if summary.scores is not None:
+        ranked = [e.participant for e in summary.scores.ranking if e.participant in ran_set]
+        listed = set(ranked)
+        order = ranked + [name for name in ran if name not in listed]
+        by = "ranked"
+    else:
+        latency = {p.name: p.latency.median for p in summary.ran_participants if p.latency}
+        order = sorted(ran, key=lambda name: (name not in latency, latency.get(name, 0.0)))
+        by = "by median latency"
+    chosen = {*order[:half], *order[-half:]}
+    note = (
+        f"The charts draw the {half} best and the {half} worst {by} of the {len(ran):,} "
+        f"participants that ran; the tables list every one."
+    )
+    return tuple(name for name in ran if name in chosen), note
 
 
 def load_run(store: ResultStore, run_id: str, *, history: int) -> RunReport:
@@ -352,21 +404,27 @@ def load_run(store: ResultStore, run_id: str, *, history: int) -> RunReport:
             metrics.setdefault(m.key, m.unit)
             labels.setdefault(m.key, m.label)
     phases = tuple(dict.fromkeys(ph.phase for p in summary.participants for ph in p.phases))
+    charted, charted_note = charted_participants(summary)
+    if charted_note is not None:
+        # Only the charted participants' samples are read into charts.
+        kept = set(charted)
+        records = [pr for pr in records if pr.participant in kept]
     samples = _series(records, spec, list(metrics), phases or (None,))
     spans = [(pr.participant, *bar) for pr in records for bar in record_timeline(pr.records)]
     t0 = min((span[2] for span in spans), default=0.0)
     timeline = tuple(
         TimelineBar(name, index, start - t0, end - t0, ok) for name, index, start, end, ok in spans
     )
-    past = _history(store, run, history)
-    baseline, baseline_note = _baseline(store, summary, list(metrics))
+    past = _history(store, run, summary, history, charted)
+    baseline, baseline_note = _baseline(store, summary, list(metrics), charted)
     return RunReport(
         changes=past.changes,
         history_left_out=past.left_out,
         history_run_left_out=past.run_left_out,
         run=run,
         summary=summary,
-        participants=tuple(p.name for p in summary.ran_participants),
+        participants=charted,
+        charted_note=charted_note,
         phases=phases,
         metrics=metrics,
         labels=labels,

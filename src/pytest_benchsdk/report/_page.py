@@ -48,6 +48,7 @@ from pytest_benchsdk._views.text import (
     score_rows,
     stats_cell,
     unranked_note,
+    warning_groups,
 )
 from pytest_benchsdk.report._charts import (
     Chart,
@@ -62,6 +63,13 @@ from pytest_benchsdk.store import ResultStore
 
 #: First messages listed per error code.
 MAX_MESSAGES: Final = 5
+
+#: Participants (rows) a table shows open at most: past it, the first and the last half as
+#: many, the rows between them folded in a closed ``<details>`` (which the browser's
+#: find-in-page searches): a table of 10,000 participants stays readable at both ends.
+TABLE_ROWS: Final = 200
+#: Participants a warning names before the others are folded.
+WARNING_NAMES: Final = 20
 
 __all__ = ["CSP", "render_report", "write_report"]
 
@@ -127,6 +135,41 @@ def _table(head: Sequence[str], rows: Iterable[Sequence[str]], classes: Sequence
         out.append("</tr>")
     out.append("</tbody></table>")
     return "".join(out)
+
+
+def _folded_table(
+    head: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    classes: Sequence[str] = (),
+    noun: str = "participants",
+) -> str:
+    """:func:`_table`, past :data:`TABLE_ROWS` participants (a row and the ``phase`` rows
+    under it) the first and last half as many open and the others folded between them."""
+    blocks: list[list[int]] = []
+    for index in range(len(rows)):
+        cls = classes[index] if index < len(classes) else ""
+        if cls != "phase" or not blocks:
+            blocks.append([])
+        blocks[-1].append(index)
+    if len(blocks) <= TABLE_ROWS:
+        return _table(head, rows, classes)
+
+    def part(chosen: list[list[int]]) -> str:
+        kept = [i for block in chosen for i in block]
+        return _table(
+            head,
+            [rows[i] for i in kept],
+            [classes[i] if i < len(classes) else "" for i in kept],
+        )
+
+    half = TABLE_ROWS // 2
+    middle = blocks[half:-half]
+    return (
+        part(blocks[:half])
+        + f'<details class="folded"><summary>{len(middle):,} more {noun}, between the '
+        f"first {half} and the last {half} (folded; the browser's find searches them "
+        "too)</summary>" + part(middle) + "</details>" + part(blocks[-half:])
+    )
 
 
 def _td(value: object, *, num: bool = False, raw: bool = False) -> str:
@@ -277,7 +320,7 @@ def _scores(report: RunReport) -> str:
     if scores.dimensions:
         dims = ", ".join(f"{k}={v}" for k, v in scores.dimensions.items())
         out += f'<p class="muted">Dimensions: {_e(dims)}</p>'
-    out += _table([_e(h) for h in header], body, classes)
+    out += _folded_table([_e(h) for h in header], body, classes)
     if scores.has_ties:
         out += (
             '<p class="muted">n= : tied with the participant above (their intervals overlap).</p>'
@@ -323,7 +366,7 @@ def _participants(report: RunReport) -> str:
             rows.append(
                 [_td(p.name), _td(f"{p.passed}/{p.ran}", num=True), _td(rounds_cell(p), num=True)]
             )
-        return _table(["participant", "passed", "rounds × iterations"], rows)
+        return _folded_table(["participant", "passed", "rounds × iterations"], rows)
     scale = latency_scale(report.summary)
     for p in report.summary.ran_participants:
         rows.append(
@@ -346,7 +389,7 @@ def _participants(report: RunReport) -> str:
             )
             classes.append("phase")
     head = ["participant", "passed / iterations", "ran / planned", "latency med/p95/p99"]
-    return _table(head, rows, classes)
+    return _folded_table(head, rows, classes)
 
 
 def _metrics(report: RunReport) -> str:
@@ -384,7 +427,7 @@ def _metrics(report: RunReport) -> str:
     if not rows:
         return ""
     head = "Metrics (not scored)" if report.summary.scores is not None else "Metrics"
-    table = _table(["participant", "metric", "med/p95/p99", "n"], rows, classes)
+    table = _folded_table(["participant", "metric", "med/p95/p99", "n"], rows, classes, "rows")
     ran = report.summary.ran_participants
     if any(m.lower_is_better is False and not m.scored for p in ran for m in p.metrics):
         table += f'<p class="muted">{_e(BEST_TAIL_NOTE)}.</p>'
@@ -405,7 +448,7 @@ def _thresholds(report: RunReport) -> str:
         ]
         for v in verdicts
     ]
-    return _table(["participant", "threshold", "verdict", "detail"], rows)
+    return _folded_table(["participant", "threshold", "verdict", "detail"], rows)
 
 
 def _failures(report: RunReport) -> str:
@@ -523,8 +566,22 @@ def _warnings(report: RunReport) -> str:
     warnings = report.summary.warnings
     if not warnings:
         return '<p class="muted">No run warnings stored.</p>'
-    rows = [[_td(w.code), _td(w.subject), _td(w.metric or ""), _td(w.message)] for w in warnings]
+    # Participants with the same finding share a row (as in the terminal), every one named:
+    # one finding of 10,000 participants is one row, not 10,000 copies of its advice.
+    rows = [
+        [_td(w.code), _td(_names(who), raw=True), _td(", ".join(w.metrics)), _td(w.message)]
+        for w, who in warning_groups(warnings)
+    ]
     return _table(["code", "participant", "metric", "message"], rows)
+
+
+def _names(who: Sequence[str]) -> str:
+    """Participants' names, past :data:`WARNING_NAMES` the others folded (HTML)."""
+    shown = _e(", ".join(who[:WARNING_NAMES]))
+    if len(who) <= WARNING_NAMES:
+        return shown
+    rest = _e(", ".join(who[WARNING_NAMES:]))
+    return f"{shown} <details><summary>+{len(who) - WARNING_NAMES:,} more</summary>{rest}</details>"
 
 
 def _history_note(report: RunReport) -> str:
@@ -583,6 +640,7 @@ def _section(report: RunReport, figures: _Figures) -> str:
         f'<h2>{_e(summary.benchmark_name)} <span class="muted">({_e(summary.benchmark_slug)}) · '
         f"run {_e(run.run_id[:12])} · {_e(summary.started_at or run.started_at)} · "
         f'<span class="status">{_e(summary.status.text())}</span></span></h2>',
+        f'<p class="muted charted">{_e(report.charted_note)}</p>' if report.charted_note else "",
         *(figures.html(c) for c in charts["glance"]),
         '<h3 id="scores-' + _e(run.run_id) + '">Ranked scores</h3>',
         _scores(report),

@@ -337,6 +337,15 @@ def score_table(
     by_participant = {u.participant: u for u in uncertainty or ()}
     ranked = [r.provider for r in ordered if not unrankable(r)]
     ties = tied_with_above([by_participant[p] for p in ranked if p in by_participant])
+    # Each participant's rows and phase rows, gathered in one pass (a pass per participant
+    # would cost participants x rows).
+    rows_of: dict[str, list[ScoreResult]] = {}
+    for row in results:
+        rows_of.setdefault(row.provider, []).append(row)
+    phase_rows_of: dict[str, list[tuple[str, ScoreResult]]] = {}
+    for phase, rows in (phase_results or {}).items():
+        for row in rows:
+            phase_rows_of.setdefault(row.provider, []).append((phase, row))
     ranking = []
     rank = 0
     for first in ordered:
@@ -345,19 +354,13 @@ def score_table(
         if not unrankable(first):
             rank += 1
             place = rank
-        phase_rows = tuple(
-            (phase, row)
-            for phase, rows in (phase_results or {}).items()
-            for row in rows
-            if row.provider == name
-        )
         ranking.append(
             RankedParticipant(
                 participant=name,
                 rank=place,
                 tied_with_above=place is not None and name in ties,
-                rows=tuple(r for r in results if r.provider == name),
-                phase_rows=phase_rows,
+                rows=tuple(rows_of.get(name, ())),
+                phase_rows=tuple(phase_rows_of.get(name, ())),
                 uncertainty=by_participant.get(name),
             )
         )

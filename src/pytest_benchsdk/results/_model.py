@@ -464,8 +464,7 @@ class RankedParticipant:
         u = self.uncertainty
         if u is None or u.skipped or self.rank is None:
             return None
-        probabilities = u.rank_probabilities
-        return probabilities[self.rank - 1] if self.rank <= len(probabilities) else 0.0
+        return u.rank_probability(self.rank)
 
     def to_json(self) -> dict[str, Any]:
         return {

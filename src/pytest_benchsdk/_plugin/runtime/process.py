@@ -103,6 +103,10 @@ class ProcessRuntime:
         self.config = config
         self.executor = Executor()
         self._plans: dict[str, GroupPlan] = {}
+        # Each group's selected items, found in one pass over the session's items when the
+        # first group starts (a pass per group would cost groups x items: 10,000 participants
+        # of one iteration each, 10^8 item visits).
+        self._members: dict[str, list[tuple[pytest.Function, BenchIteration]]] | None = None
         # (file key, participant) -> what its threshold items judge (files with thresholds).
         self._judged: dict[tuple[str, str], JudgedIterations] = {}
 
@@ -170,15 +174,15 @@ class ProcessRuntime:
         plan = self._plans.get(group_id)
         if plan is not None:
             return plan
-        members: list[tuple[pytest.Function, BenchIteration]] = []
-        for item in trigger.session.items:
-            member = _iteration_of(item)
-            if (
-                member is not None
-                and member.group_id == group_id
-                and item.get_closest_marker("skip") is None
-            ):
-                members.append((cast("pytest.Function", item), member))
+        if self._members is None:
+            self._members = {}
+            for item in trigger.session.items:
+                member = _iteration_of(item)
+                if member is not None and item.get_closest_marker("skip") is None:
+                    group = self._members.setdefault(member.group_id, [])
+                    group.append((cast("pytest.Function", item), member))
+        # A group's members are needed once: its plan keeps them from here on.
+        members = self._members.pop(group_id, [])
         inline = schedule.resolved.concurrency == 1
         is_async = inspect.iscoroutinefunction(trigger.obj)
         argnames = tuple(trigger._fixtureinfo.argnames)
