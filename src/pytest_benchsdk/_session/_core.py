@@ -819,6 +819,14 @@ class BenchSession:
                 f"no baseline (--bench-compare-fail): {slug}: {analyses.comparison_note}; "
                 "the gate judged nothing"
             )
+        elif gated and comparison is not None and not any(r.comparison for r in comparison.rows):
+            # A baseline that names none of this run's participants (a pytest-benchmark file
+            # of other tests, participants renamed): every row "not in the baseline run".
+            self.session_errors.append(
+                f"no baseline (--bench-compare-fail): {slug}: {comparison.baseline} has none of "
+                "this run's participants (tests are matched by fullname or name); the gate "
+                "judged nothing"
+            )
         if regression:
             for row in regressions if self.options.compare_fail else ():
                 self.session_errors.append(

@@ -198,9 +198,9 @@ def test_a_gate_whose_baseline_has_nothing_of_a_benchmark_fails_the_session(
     )  # fmt: skip
     result.stdout.fnmatch_lines(
         [
-            "*no baseline (--bench-compare-fail): bench-packages: *other.json (a "
-            "pytest-benchmark file) has no test of benchmark bench-packages; the gate judged "
-            "nothing*"
+            "*no baseline (--bench-compare-fail): bench-packages: other.json (pytest-benchmark)"
+            " has none of this run's participants (tests are matched by fullname or name); the "
+            "gate judged nothing*"
         ]
     )
     assert result.ret == 1
