@@ -71,7 +71,14 @@ def section_lines(
         else:
             lines.append(title_line(summary))
             try:
-                lines.extend(summary_lines(summary, verbose=verbose, columns=options.columns))
+                lines.extend(
+                    summary_lines(
+                        summary,
+                        verbose=verbose,
+                        columns=options.columns,
+                        warnings_full=options.warnings == "full",
+                    )
+                )
             except Exception as exc:  # one run's odd figures never hide the other runs
                 lines.append(f"  ERROR summary failed: {type(exc).__name__}: {exc}")
             # What failed after the summary was made (storing it, say).
