@@ -17,7 +17,11 @@ from contextvars import ContextVar
 from datetime import datetime
 from typing import Final
 
-from pytest_benchsdk._analysis.baseline import BaselineComparison, MetricComparison
+from pytest_benchsdk._analysis.baseline import (
+    TOO_NOISY_BAND,
+    BaselineComparison,
+    MetricComparison,
+)
 from pytest_benchsdk._analysis.changepoints import ChangePoint, fewest_runs
 from pytest_benchsdk._analysis.hygiene import RunWarning, shared_finding
 from pytest_benchsdk._analysis.scoring import ScoreResult
@@ -842,13 +846,20 @@ def _shared_warning_lines(
     return lines
 
 
+#: What ``detects`` reads for a row that cannot tell a doubling from noise.
+BEYOND_DOUBLING: Final = "beyond ×2"
+
+
 def detectable_cell(row: MetricComparison) -> str:
-    """``≥13.1%``: the smallest change the row could tell from noise."""
+    """``≥13.1%``: the smallest change the row could tell from noise; ``beyond ×2`` past
+    +100 % (``≥15414×`` says nothing more: the row cannot tell a doubling from noise)."""
     detectable = row.detectable
     if detectable is None:
         return ""
     if not math.isfinite(detectable):
         return "-"
+    if detectable > TOO_NOISY_BAND:
+        return BEYOND_DOUBLING
     return f"≥{change_text(detectable).lstrip('+')}"
 
 
