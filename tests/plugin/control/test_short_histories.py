@@ -91,13 +91,20 @@ def test_a_short_history_whose_runs_moved_little_is_judged_within_the_run(
 def test_a_history_that_moved_by_more_says_how_far_not_the_band(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Three runs three times apart: too noisy (issue 46), not judged, and its line says the
-    # runs moved by ×3, not "up to 6372× or -100.0%".
+    # Three runs three times apart: too noisy (issue 46), not judged, and its line says so
+    # without the band's "up to 6372× or -100.0%" (the runs' largest move is in the JSON).
     result = _history(pytester, monkeypatch, ("1", "3", "1"))
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     rows = _rows(result)
     assert len(rows) == 8, rows
     assert all("not judged: history too noisy" in row for row in rows), rows
     text = " ".join(result.stdout.str().split())
-    assert "history too noisy: not judged (the last 3 complete runs moved by up to ×3" in text
+    assert (
+        "history too noisy: not judged (the last 3 complete runs moved from one to the next by "
+        "more than the run itself can tell; a band from them is wider than ×2"
+    ) in text
+    # One line per statistic for the rows that say the same.
+    reasons = [line for line in result.stdout.lines if line.startswith("    * ")]
+    assert len(reasons) == 2, reasons
+    assert reasons[0].startswith("    * p1, p2, p3, p4 value median: history too noisy")
     assert not re.search(r"\d{3,}×|-100\.0%|\+\d{3,}%", text), text

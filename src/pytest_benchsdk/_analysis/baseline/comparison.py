@@ -267,11 +267,17 @@ class MetricComparison:
             )
         history = self.history
         if self.history_too_noisy and history is not None:
+            # No figure: the rows of a statistic share the line (--bench-json has the move).
+            moved = (
+                "moved from one to the next by more than the run itself can tell"
+                if history.largest is not None
+                else "move too much between themselves"
+            )
             return (
                 f"history too noisy: not judged (the last {history.runs} complete runs "
-                f"{_moved(history)}, more than the run's own interval can see; a band from "
-                "them is wider than ×2 and would hide any change; --bench-ab=REV judges wall "
-                "time on a noisy machine, --bench-instructions CPU-bound code)"
+                f"{moved}; a band from them is wider than ×2 and would hide any change; "
+                "--bench-ab=REV judges wall time on a noisy machine, --bench-instructions "
+                "CPU-bound code)"
             )
         if self.history_too_short and history is not None:
             return (
