@@ -278,7 +278,7 @@ def test_no_band_past_a_doubling_is_printed_as_a_figure() -> None:
     assert median.history.moved_text() == "×3.00"
     assert "×2" in median.reason
     assert "-100.0%" not in median.reason
-    # A row that cannot tell a doubling from noise: "beyond ×2", not "≥15414×".
+    # A row that cannot tell a tenfold change from noise: "beyond ×10", not "≥15414×".
     wide = [1.0 if i % 2 else 1000.0 for i in range(10)]
     row = next(
         r
@@ -286,5 +286,5 @@ def test_no_band_past_a_doubling_is_printed_as_a_figure() -> None:
         if r.statistic == "median"
     )
     assert row.detectable is not None
-    assert row.detectable > 1
-    assert detectable_cell(row) == "beyond ×2"
+    assert row.detectable > 9
+    assert detectable_cell(row) == "beyond ×10"

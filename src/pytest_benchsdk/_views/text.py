@@ -17,11 +17,7 @@ from contextvars import ContextVar
 from datetime import datetime
 from typing import Final
 
-from pytest_benchsdk._analysis.baseline import (
-    TOO_NOISY_BAND,
-    BaselineComparison,
-    MetricComparison,
-)
+from pytest_benchsdk._analysis.baseline import BaselineComparison, MetricComparison
 from pytest_benchsdk._analysis.changepoints import ChangePoint, fewest_runs
 from pytest_benchsdk._analysis.hygiene import RunWarning, shared_finding
 from pytest_benchsdk._analysis.scoring import ScoreResult
@@ -846,20 +842,23 @@ def _shared_warning_lines(
     return lines
 
 
-#: What ``detects`` reads for a row that cannot tell a doubling from noise.
-BEYOND_DOUBLING: Final = "beyond ×2"
+#: Past this smallest detectable change (+900 %: ten times) ``detects`` says no figure.
+DETECTS_BOUND: Final = 9.0
+#: What ``detects`` reads past :data:`DETECTS_BOUND`.
+BEYOND_TENFOLD: Final = "beyond ×10"
 
 
 def detectable_cell(row: MetricComparison) -> str:
-    """``≥13.1%``: the smallest change the row could tell from noise; ``beyond ×2`` past
-    +100 % (``≥15414×`` says nothing more: the row cannot tell a doubling from noise)."""
+    """``≥13.1%``: the smallest change the row could tell from noise; ``beyond ×10`` past
+    +900 % (``≥15414×`` says nothing more: the row cannot tell a tenfold change from
+    noise)."""
     detectable = row.detectable
     if detectable is None:
         return ""
     if not math.isfinite(detectable):
         return "-"
-    if detectable > TOO_NOISY_BAND:
-        return BEYOND_DOUBLING
+    if detectable > DETECTS_BOUND:
+        return BEYOND_TENFOLD
     return f"≥{change_text(detectable).lstrip('+')}"
 
 
