@@ -56,7 +56,12 @@ def test_the_band_is_a_robust_normal_band_or_the_second_largest_change() -> None
     assert found.band == pytest.approx(300 / 102 - 1, rel=1e-6)  # 102 → 300 and back
     # A step (a regression since): one large change, which does not widen the band.
     step = [v * (1.3 if i >= 6 else 1) for i, v in enumerate(values)]
-    assert between_run_noise(step) == noise
+    stepped = between_run_noise(step)
+    assert stepped is not None
+    assert (stepped.runs, stepped.typical, stepped.band) == (noise.runs, noise.typical, noise.band)
+    # ... though it is the largest move the runs made (kept apart: what the runs did).
+    assert noise.largest == pytest.approx(0.02, rel=1e-9)
+    assert stepped.largest == pytest.approx(1.3 / 1.02 - 1, rel=1e-9)  # 102 → 130
 
 
 def test_the_band_holds_both_ways_as_ratios() -> None:
@@ -146,6 +151,7 @@ def test_metric_comparison_json_says_the_final_verdict_and_reads_back() -> None:
         "band": 0.5,
         "leftOutChanged": 0,
         "leftOutBeforeChange": 0,
+        "largest": None,
     }
     assert data["reason"] == row.reason
     assert MetricComparison.from_json(data) == row

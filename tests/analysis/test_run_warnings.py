@@ -59,7 +59,15 @@ def test_clean_samples_give_no_warning() -> None:
 
 def test_p99_from_fewer_than_100_samples() -> None:
     (warning,) = run_warnings("e2b", {"tti_ms": steady(50)})
-    assert warning == RunWarning(P99_FEW_SAMPLES, warning.message, "e2b", "tti_ms")
+    assert warning == RunWarning(
+        P99_FEW_SAMPLES,
+        warning.message,
+        "e2b",
+        "tti_ms",
+        finding="p99 comes from 50 sample(s)",
+        figure=50,
+    )
+    assert warning.message.startswith(f"{warning.finding}; ")
     assert "50 sample(s)" in warning.message
     assert "largest sample" in warning.message
     assert P99_FEW_SAMPLES not in codes(steady(100))
@@ -220,6 +228,8 @@ def test_to_json() -> None:
         "phase": None,
         "metric": None,
         "metrics": [],
+        "finding": "5 of 10 iterations failed (50%, more than 5%)",
+        "figure": 0.5,
     }
     assert RunWarning.from_json(json.loads(json.dumps(data))) == warning
 

@@ -10,15 +10,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import pytest
 
 from helpers.runs import config, live_run, record, store_run
 from pytest_benchsdk._analysis.baseline import (
+    BetweenRunNoise,
     MetricComparison,
     compare_runs,
     compare_with_baseline,
     history_key,
 )
+from pytest_benchsdk._views.text import detectable_cell
 from pytest_benchsdk.records import TaskRecord
 from pytest_benchsdk.results import (
     CompareRef,
@@ -230,3 +233,58 @@ def test_a_p95_needs_twenty_samples_on_each_side_or_is_not_judged() -> None:
     assert "not judged" in p95.line()
     enough = {r.statistic: r for r in _compare([], n=20, slow=1.5)}
     assert enough["p95"].verdict == "regressed"
+
+
+def test_a_short_history_that_moved_less_than_the_run_can_tell_is_judged_within_the_run() -> None:
+    """Issue 47, item 6: three earlier runs a few percent apart (two changes: Student's t
+    with two degrees of freedom) have a band wider than ×2, though they moved by less than
+    the run itself can tell: too short, not too noisy; the row is judged within the run."""
+    (within, _) = _compare([], slow=1.3)  # no history: the run's own comparison
+    c = within.comparison
+    assert c is not None
+    # A band of ×6 from 3 runs whose largest move is half what the run itself can tell.
+    moved = BetweenRunNoise(3, c.detectable / 4, 5.0, largest=c.detectable / 2)
+    median = attrs.evolve(within, history=moved)
+    assert median.history is not None
+    assert median.history_too_short
+    assert not median.history_too_noisy
+    assert median.verdict == median.comparison.verdict == "regressed"
+    assert median.verdict_label == "regressed"
+    assert median.noise_label == "within-run, history too short"
+    assert median.detectable == median.comparison.detectable
+    assert median.reason is not None
+    assert median.reason.startswith("history too short: judged within the run (the last 3")
+    # Moved by more than the run can tell: too noisy (issue 46), not judged.
+    noisy = attrs.evolve(within, history=attrs.evolve(moved, largest=c.detectable * 2))
+    assert noisy.history_too_noisy
+    assert not noisy.history_too_short
+    assert noisy.verdict_label == "not judged: history too noisy"
+    # Read back from a row stored before the runs' largest move was kept: too noisy, as then.
+    data = median.to_json()
+    del data["history"]["largest"]
+    old = MetricComparison.from_json(data)
+    assert old.history_too_noisy
+    assert old.reason is not None
+    assert "move too much between themselves" in old.reason
+
+
+def test_no_band_past_a_doubling_is_printed_as_a_figure() -> None:
+    # Runs three times apart: too noisy; its line says how far they moved.
+    (median, _) = _compare([10.0, 30.0, 10.0], slow=1.3)
+    assert median.history_too_noisy
+    assert median.reason is not None
+    assert "moved from one to the next by more than the run itself can tell" in median.reason
+    assert median.history is not None
+    assert median.history.moved_text() == "×3.00"
+    assert "×2" in median.reason
+    assert "-100.0%" not in median.reason
+    # A row that cannot tell a tenfold change from noise: "beyond ×10", not "≥15414×".
+    wide = [1.0 if i % 2 else 1000.0 for i in range(10)]
+    row = next(
+        r
+        for r in compare_runs({"p": _records(wide)}, {"p": _records(wide[::-1])}, None)
+        if r.statistic == "median"
+    )
+    assert row.detectable is not None
+    assert row.detectable > 9
+    assert detectable_cell(row) == "beyond ×10"

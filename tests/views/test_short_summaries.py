@@ -83,7 +83,9 @@ def test_quiet_gives_the_scores_and_verdicts_only(summary: RunSummary) -> None:
     assert "Metrics" not in text
     assert "warning [" not in text
     assert any(
-        line.startswith("  ") and "warning(s) (" in line and "without -q each is shown" in line
+        line.startswith("  ")
+        and "warning(s) (" in line
+        and "without -q a line per code, with -v each one" in line
         for line in quiet
     )
     assert "  Skipped gated (without -q: why)" in quiet
@@ -100,26 +102,43 @@ def test_very_quiet_leaves_out_the_counts_and_the_relative_summary(summary: RunS
     assert any(line.startswith("    FAILED json · cold") for line in very)
 
 
-def test_each_warning_is_one_line_that_fits_80_columns_by_default(summary: RunSummary) -> None:
+def test_each_warning_code_is_one_line_by_default(summary: RunSummary) -> None:
     lines = summary_lines(summary)
     warnings = [line for line in lines if line.startswith("  warning [")]
-    assert warnings
+    # One line per code: six p99 findings (3 and 9 samples) counted, two failure rates named.
+    assert warnings == [
+        "  warning [p99-few-samples] 6 phases of 3 participants (dumps_ms): p99 comes from "
+        "3–9 samples (under 100); -v lists them",
+        "  warning [failure-rate] broken · cold +1 more: 100% of the iterations failed (more "
+        "than 5%); -v lists them",
+    ]
     # The names are cut to fit (down to the first one and how many more).
     for line in warnings:
         who = line.split("] ", 1)[1].split(" (", 1)[0].split(": ", 1)[0]
         assert len(line) <= 79 or ", " not in who, line
-    assert any(" +2 more (dumps_ms): p99 comes from 3 sample(s)" in line for line in warnings)
     # A finding, not its explanation: the rest comes with -v.
-    findings = [line.split(": ", 1)[1] for line in warnings]
+    findings = [line.split(": ", 1)[1].removesuffix("; -v lists them") for line in warnings]
     assert all(": " not in f and "; " not in f for f in findings), findings
-    note = "  (why each warning matters and what to do: -v, or pytest-benchsdk show -v)"
+    note = (
+        "  (why each warning matters and what to do: -v or --bench-warnings=full, or "
+        "pytest-benchsdk show -v)"
+    )
     assert lines[lines.index(warnings[-1]) + 1] == note
     verbose = summary_lines(summary, verbose=1)
     assert note not in verbose
-    assert any(line.startswith("  warning [p99-few-samples]") for line in verbose)
-    assert "below 100 the nearest-rank p99 is the largest sample" in " ".join(
-        " ".join(verbose).split()
+    text = " ".join(" ".join(verbose).split())
+    # The advice once, then each finding with who it is about.
+    assert text.count("below 100 the nearest-rank p99 is the largest sample") == 1
+    assert (
+        "marshal · warm, json · warm, a-participant-w…-rather-long-name · warm: p99 comes "
+        "from 9 sample(s)" in text
     )
+    assert "broken · cold: 3 of 3 iterations failed (100%, more than 5%)" in text
+    full = summary_lines(summary, warnings_full=True)
+    assert [line for line in full if "warning [" in line] == [
+        line for line in verbose if "warning [" in line
+    ]
+    assert note not in full
 
 
 LONG_NAME = "Sandbox time-to-interactive (simulated, three providers)"

@@ -34,9 +34,11 @@ __all__ = [
     "TIMER_FLOOR",
     "TREND",
     "WARNING_CODES",
+    "Finding",
     "RunWarning",
     "Series",
     "run_warnings",
+    "shared_finding",
     "step_floor_warnings",
 ]
 
@@ -97,10 +99,24 @@ def _metric_names(value: str | Sequence[str] | None) -> tuple[str, ...]:
 
 
 @attrs.frozen
+class Finding:
+    """What a check found: its ``message`` for people (the facts, then why they matter and
+    what to do), the ``facts`` alone (the start of the message: ``coefficient of variation
+    45% (over 30%) of the 40 samples``) and the ``figure`` the facts turn on, where the code
+    has one (:func:`shared_finding` says what it is for each code)."""
+
+    message: str
+    facts: str
+    figure: float | None = None
+
+
+@attrs.frozen
 class RunWarning:
     """One finding of :func:`run_warnings`: a stable ``code`` (e.g. ``'trend'``), a ``message``
     for people, the ``participant`` and the ``metrics`` it is about (empty for
-    participant-wide findings; one metric name may be given as a string)."""
+    participant-wide findings; one metric name may be given as a string). ``finding`` is the
+    message's facts without the advice, ``figure`` their number (see :class:`Finding`; None
+    in warnings stored by earlier versions)."""
 
     code: str
     message: str
@@ -108,6 +124,8 @@ class RunWarning:
     metrics: tuple[str, ...] = attrs.field(default=(), converter=_metric_names)
     #: The phase whose samples it judged (None: the participant's whole run, no phases).
     phase: str | None = None
+    finding: str | None = None
+    figure: float | None = None
 
     @property
     def subject(self) -> str:
@@ -120,8 +138,8 @@ class RunWarning:
         return ", ".join(self.metrics) if self.metrics else None
 
     def to_json(self) -> dict[str, Any]:
-        """``{code, message, participant, phase, metric, metrics}`` (``metric``: :attr:`metric`,
-        as earlier versions wrote it)."""
+        """``{code, message, participant, phase, metric, metrics, finding, figure}``
+        (``metric``: :attr:`metric`, as earlier versions wrote it)."""
         return {
             "code": self.code,
             "message": self.message,
@@ -129,6 +147,8 @@ class RunWarning:
             "phase": self.phase,
             "metric": self.metric,
             "metrics": list(self.metrics),
+            "finding": self.finding,
+            "figure": self.figure,
         }
 
     @classmethod
@@ -140,12 +160,16 @@ class RunWarning:
             metric = data.get("metric")
             metrics = () if metric is None else (str(metric),)
         phase = data.get("phase")
+        finding = data.get("finding")
+        figure = data.get("figure")
         return cls(
             str(data["code"]),
             str(data["message"]),
             str(data["participant"]),
             tuple(str(m) for m in metrics),
             None if phase is None else str(phase),
+            None if finding is None else str(finding),
+            float(figure) if isinstance(figure, (int, float)) else None,
         )
 
 
@@ -170,11 +194,11 @@ class Series:
     trim: float = DEFAULT_TRIM
 
 
-def _p99_check(series: Series) -> str | None:
+def _p99_check(series: Series) -> Finding | None:
     return _p99_few_samples(series.values, series.p99_counts, rounds=series.rounds)
 
 
-def _first_outlier_check(series: Series) -> str | None:
+def _first_outlier_check(series: Series) -> Finding | None:
     if series.rounds:
         return _first_round_outlier(series.values, series.unit)
     return _first_outlier(
@@ -186,23 +210,23 @@ def _first_outlier_check(series: Series) -> str | None:
     )
 
 
-def _high_variance_check(series: Series) -> str | None:
+def _high_variance_check(series: Series) -> Finding | None:
     return _high_variance(series.values, series.unit, series.trim, rounds=series.rounds)
 
 
-def _trend_check(series: Series) -> str | None:
+def _trend_check(series: Series) -> Finding | None:
     return _trend(series.values, rounds=series.rounds)
 
 
-def _timer_floor_check(series: Series) -> str | None:
+def _timer_floor_check(series: Series) -> Finding | None:
     return _timer_floor(
         series.values, series.unit, timed=series.metric == _LATENCY, rounds=series.rounds
     )
 
 
-#: The checks of one series, ``(code, check)``: a check returns its message, or None when the
+#: The checks of one series, ``(code, check)``: a check returns its finding, or None when the
 #: series is fine. Each runs on each participant × phase × metric.
-SERIES_CHECKS: Final[tuple[tuple[str, Callable[[Series], str | None]], ...]] = (
+SERIES_CHECKS: Final[tuple[tuple[str, Callable[[Series], Finding | None]], ...]] = (
     (P99_FEW_SAMPLES, _p99_check),
     (FIRST_OUTLIER, _first_outlier_check),
     (HIGH_VARIANCE, _high_variance_check),
@@ -275,22 +299,31 @@ def run_warnings(
 
     warnings: list[RunWarning] = []
     if iterations and failed / iterations > _FAILURE_RATE_MAX and not rounds:
+        facts = (
+            f"{failed} of {iterations} iterations failed ({failed / iterations:.0%}, more "
+            f"than {_FAILURE_RATE_MAX:.0%})"
+        )
         warnings.append(
             RunWarning(
                 FAILURE_RATE,
-                f"{failed} of {iterations} iterations failed ({failed / iterations:.0%}, more "
-                f"than {_FAILURE_RATE_MAX:.0%}): the score only sees the ones that passed; "
-                "look at the failures before trusting it",
+                f"{facts}: the score only sees the ones that passed; look at the failures "
+                "before trusting it",
                 participant,
                 phase=phase,
+                finding=facts,
+                figure=failed / iterations,
             )
         )
     values_of = {metric: _as_floats(finite_samples(list(raw))) for metric, raw in samples.items()}
-    found: dict[tuple[str, str], list[str]] = {}
+    found: dict[tuple[str, str], tuple[Finding, list[str]]] = {}
+
+    def note(code: str, finding: Finding, metric: str) -> None:
+        found.setdefault((code, finding.message), (finding, []))[1].append(metric)
+
     if iterations > failed and not rounds:
         for metric in scored:
             if not values_of.get(metric):
-                found.setdefault((UNMEASURED_METRIC, _UNMEASURED_MESSAGE), []).append(metric)
+                note(UNMEASURED_METRIC, _UNMEASURED, metric)
     for metric, values in values_of.items():
         series = Series(
             values,
@@ -303,14 +336,22 @@ def run_warnings(
             trim=(trims or {}).get(metric, DEFAULT_TRIM),
         )
         for code, check in SERIES_CHECKS:
-            message = check(series)
-            if message is not None:
-                found.setdefault((code, message), []).append(metric)
+            finding = check(series)
+            if finding is not None:
+                note(code, finding, metric)
     # In the codes' order, then the metrics' (a dict keeps the order findings were made in).
     for code in WARNING_CODES:
         warnings.extend(
-            RunWarning(code, message, participant, tuple(metrics), phase)
-            for (kind, message), metrics in found.items()
+            RunWarning(
+                code,
+                finding.message,
+                participant,
+                tuple(metrics),
+                phase,
+                finding=finding.facts,
+                figure=finding.figure,
+            )
+            for (kind, _), (finding, metrics) in found.items()
             if kind == code
         )
     return warnings
@@ -321,36 +362,97 @@ def run_warnings(
 # MiB and ~0.1 s to each session, scipy ~75 MiB and ~0.5 s).
 
 
-_UNMEASURED_MESSAGE: Final = (
+_UNMEASURED: Final = Finding(
     "scored, but no passing iteration measured it, so its statistics are empty and it adds "
     "nothing to the score: record it with measure(<key>=value) in the task (inside a `with "
-    "step(...)` block measure() writes to that step's data, which scoring does not read)"
+    "step(...)` block measure() writes to that step's data, which scoring does not read)",
+    "scored, but no passing iteration measured it",
 )
 
 
-def _p99_few_samples(values: Sequence[float], counts: bool, *, rounds: bool = False) -> str | None:
+def _p99_few_samples(
+    values: Sequence[float], counts: bool, *, rounds: bool = False
+) -> Finding | None:
     n = len(values)
     if not counts or n == 0 or n >= _P99_MIN_SAMPLES:
         return None
     if rounds:
-        return (
-            f"p99 comes from {n} round(s); below {_P99_MIN_SAMPLES} the nearest-rank p99 is the "
+        facts = f"p99 comes from {n} round(s)"
+        return _finding(
+            facts,
+            f"{facts}; below {_P99_MIN_SAMPLES} the nearest-rank p99 is the "
             "slowest round, so one round decides it: run at least "
             f"{_P99_MIN_SAMPLES} rounds (@pytest.mark.benchmark(min_rounds={_P99_MIN_SAMPLES}), "
             f"or benchmark.pedantic(..., rounds={_P99_MIN_SAMPLES})), or judge p95 "
-            "(--bench-threshold)"
+            "(--bench-threshold)",
+            n,
         )
-    return (
-        f"p99 comes from {n} sample(s); below {_P99_MIN_SAMPLES} the nearest-rank p99 is the "
+    facts = f"p99 comes from {n} sample(s)"
+    return _finding(
+        facts,
+        f"{facts}; below {_P99_MIN_SAMPLES} the nearest-rank p99 is the "
         "largest sample, so one iteration decides it (the slowest; of a higher-is-better metric, "
         f"the best): run at least {_P99_MIN_SAMPLES} iterations, or give p99 no weight "
-        "(scoring) and judge p95 (thresholds)"
+        "(scoring) and judge p95 (thresholds)",
+        n,
     )
+
+
+def _finding(facts: str, message: str, figure: float | None = None) -> Finding:
+    """A :class:`Finding` whose ``message`` begins with its ``facts``."""
+    return Finding(message, facts, figure)
+
+
+def _span(low: float, high: float, text: Callable[[float], str]) -> str:
+    """``33–278%`` (one figure when both ends read the same)."""
+    first, last = text(low), text(high)
+    return first if first == last else f"{first}–{last}"
+
+
+def _percent(value: float) -> str:
+    return f"{value * 100:.0f}"
+
+
+def shared_finding(code: str, figures: Sequence[float], *, rounds: bool = False) -> str | None:
+    """What several findings of one ``code`` say together, from their figures (each
+    :attr:`Finding.figure`): ``coefficient of variation 33–278% (over 30%)``; None for a
+    code without a figure (``timer-floor``, ``unmeasured-metric``) or without figures.
+    ``rounds``: the findings are benchmarked tests' (their samples are rounds)."""
+    if not figures:
+        return None
+    low, high = min(figures), max(figures)
+    samples = "rounds" if rounds else "samples"
+    if code == HIGH_VARIANCE:
+        return (
+            f"coefficient of variation {_span(low, high, _percent)}% (over {_HIGH_VARIANCE_CV:.0%})"
+        )
+    if code == TREND:
+        later = "later rounds" if rounds else "later iterations"
+        direction = "higher" if low > 0 else "lower" if high < 0 else "higher or lower"
+        drift = _span(low, high, lambda v: f"{v * 100:+.0f}")
+        return (
+            f"{later} are {direction} than earlier ones (last third's median {drift}% against "
+            "the first third's)"
+        )
+    if code == FIRST_OUTLIER:
+        first = "the first round" if rounds else "the first iteration"
+        side = "above" if low > 0 else "below" if high < 0 else "away from"
+        z = _span(low, high, lambda v: f"{v:.0f}")
+        return f"{first} is far {side} the others (modified z-score {z})"
+    if code == P99_FEW_SAMPLES:
+        n = _span(low, high, lambda v: f"{v:.0f}")
+        return f"p99 comes from {n} {samples} (under {_P99_MIN_SAMPLES})"
+    if code == FAILURE_RATE:
+        return (
+            f"{_span(low, high, _percent)}% of the iterations failed "
+            f"(more than {_FAILURE_RATE_MAX:.0%})"
+        )
+    return None
 
 
 def _first_outlier_facts(
     values: Sequence[float], unit: str, *, above_only: bool = False
-) -> str | None:
+) -> tuple[str, float] | None:
     """How far the first sample is from the others (``far above the others (…)``), when it
     is an outlier; else None. ``above_only``: a time, where only a first sample far *above*
     the others pays for warming up (one far below is no cold start)."""
@@ -367,7 +469,8 @@ def _first_outlier_facts(
     side = "above" if z > 0 else "below"
     return (
         f"far {side} the others ({quantity(first, unit)} against a median of "
-        f"{quantity(median, unit)}, modified z-score {z:.0f})"
+        f"{quantity(median, unit)}, modified z-score {z:.0f})",
+        z,
     )
 
 
@@ -378,42 +481,55 @@ def _first_outlier(
     phase: str | None = None,
     *,
     above_only: bool = False,
-) -> str | None:
-    facts = _first_outlier_facts(values, unit, above_only=above_only)
-    if facts is None:
+) -> Finding | None:
+    found = _first_outlier_facts(values, unit, above_only=above_only)
+    if found is None:
         return None
+    facts, z = found
     if warmup:
-        return (
-            f"the first measured iteration is still {facts} after {warmup} warm-up "
-            "iteration(s): what it pays for is not warmed up by them (a cost per phase or per "
+        head = f"the first measured iteration is still {facts} after {warmup} warm-up iteration(s)"
+        return _finding(
+            head,
+            f"{head}: what it pays for is not warmed up by them (a cost per phase or per "
             "participant, a cache the warm-up task does not touch) or they are too few; raise "
-            "warmup, or make the warm-up iterations do what the first measured one does"
+            "warmup, or make the warm-up iterations do what the first measured one does",
+            z,
         )
     if phase is not None:
         # warmup= and --bench-warmup reach every phase but one named cold: name the phase's own.
-        return (
-            f"the first iteration of phase {phase} is {facts}: it likely pays for warming up "
+        head = f"the first iteration of phase {phase} is {facts}"
+        return _finding(
+            head,
+            f"{head}: it likely pays for warming up "
             f"(connections, caches, JIT); add warm-up iterations before it "
             f'(Phase("{phase}", ..., warmup=1), or warmup=1 / --bench-warmup 1 for a phase not '
-            "named cold), which run first and are never scored"
+            "named cold), which run first and are never scored",
+            z,
         )
-    return (
-        f"the first iteration is {facts}: it likely pays for warming up (connections, caches, "
+    head = f"the first iteration is {facts}"
+    return _finding(
+        head,
+        f"{head}: it likely pays for warming up (connections, caches, "
         "JIT); add warm-up iterations (warmup=1 in the config, or --bench-warmup 1), which run "
-        "first and are never scored"
+        "first and are never scored",
+        z,
     )
 
 
-def _first_round_outlier(values: Sequence[float], unit: str) -> str | None:
+def _first_round_outlier(values: Sequence[float], unit: str) -> Finding | None:
     """``first-outlier`` of a benchmarked test's rounds: the advice is the fixture's warm-up."""
-    facts = _first_outlier_facts(values, unit, above_only=True)
-    if facts is None:
+    found = _first_outlier_facts(values, unit, above_only=True)
+    if found is None:
         return None
-    return (
-        f"the first round is {facts}: it likely pays for warming up (caches, the "
+    facts, z = found
+    head = f"the first round is {facts}"
+    return _finding(
+        head,
+        f"{head}: it likely pays for warming up (caches, the "
         "interpreter's specialising, lazy imports); warm up before the rounds: "
         "@pytest.mark.benchmark(warmup=True, warmup_iterations=N), or "
-        "benchmark.pedantic(..., warmup_rounds=N) (more of them if it warms up already)"
+        "benchmark.pedantic(..., warmup_rounds=N) (more of them if it warms up already)",
+        z,
     )
 
 
@@ -458,7 +574,7 @@ def _outlier_text(far: Sequence[float], median: float, unit: str) -> str:
 
 def _high_variance(
     values: Sequence[float], unit: str = "", trim: float = DEFAULT_TRIM, *, rounds: bool = False
-) -> str | None:
+) -> Finding | None:
     ordered = sorted(values)
     first, kept = trimmed_range(len(ordered), trim)
     used = ordered[first : first + kept]
@@ -485,21 +601,25 @@ def _high_variance(
         if without is not None:
             spread += f" (without {'it' if len(far) == 1 else 'them'}: {without:.0%})"
     if rounds:
-        return (
+        return _finding(
+            spread,
             f"{spread}: the rounds "
             "spread widely, so small differences between tests are noise; make each round "
             "longer (@pytest.mark.benchmark(min_time=...), benchmark.pedantic(..., "
             "iterations=...)), keep the GC out (disable_gc=True) or look for an unstable "
-            "environment"
+            "environment",
+            cv,
         )
-    return (
+    return _finding(
+        spread,
         f"{spread}: the samples "
         "spread widely, so small differences between participants are noise; run more "
-        "iterations or look for an unstable environment"
+        "iterations or look for an unstable environment",
+        cv,
     )
 
 
-def _trend(values: Sequence[float], *, rounds: bool = False) -> str | None:
+def _trend(values: Sequence[float], *, rounds: bool = False) -> Finding | None:
     n = len(values)
     if n < _TREND_MIN_SAMPLES:
         return None
@@ -517,20 +637,26 @@ def _trend(values: Sequence[float], *, rounds: bool = False) -> str | None:
         return None
     direction = "higher" if drift > 0 else "lower"
     facts = (
-        f"(last third's median {drift:+.0%} against the first third's; Kendall tau {tau:.2f}, "
+        f"(last third's median {drift:+.0%} against the first third's, Kendall tau {tau:.2f}, "
         f"p={p_value:.1e})"
     )
     if rounds:
-        return (
-            f"later rounds are {direction} than earlier ones {facts}: the rounds are not "
+        head = f"later rounds are {direction} than earlier ones {facts}"
+        return _finding(
+            head,
+            f"{head}: the rounds are not "
             "alike, so statistics over them mix two regimes; look for throttling, or state "
             "the function grows from call to call (benchmark.pedantic(..., setup=...) gives "
-            "each round a fresh one)"
+            "each round a fresh one)",
+            drift,
         )
-    return (
-        f"later iterations are {direction} than earlier ones {facts}: the samples are not "
+    head = f"later iterations are {direction} than earlier ones {facts}"
+    return _finding(
+        head,
+        f"{head}: the samples are not "
         "alike, so statistics over the run mix two regimes; look for throttling, growing "
-        "caches or leaking resources"
+        "caches or leaking resources",
+        drift,
     )
 
 
@@ -562,7 +688,7 @@ _ROUNDS_FLOOR_ADVICE: Final = (
 
 def _timer_floor(
     values: Sequence[float], unit: str, *, timed: bool, rounds: bool = False
-) -> str | None:
+) -> Finding | None:
     """``timer-floor``: most samples on one value, or (``timed``: one clock pair per sample)
     a median under a microsecond; None for other units or fine samples."""
     size = TIME_UNITS.get(unit)
@@ -570,10 +696,11 @@ def _timer_floor(
         return None
     median = statistics.median(values)
     if timed and median * size < _FLOOR_S:
-        return (
-            f"the median is {quantity(median, unit)}, under {quantity(_FLOOR_S / size, unit)}: "
-            "a sample this short is mostly the two clock readings around it and the runner's "
-            f"own work between them, not the work being timed; {_CALIBRATED_FORM}"
+        head = f"the median is {quantity(median, unit)}, under {quantity(_FLOOR_S / size, unit)}"
+        return _finding(
+            head,
+            f"{head}: a sample this short is mostly the two clock readings around it and the "
+            f"runner's own work between them, not the work being timed; {_CALIBRATED_FORM}",
         )
     if len(values) < _FLOOR_MIN_SAMPLES:
         return None
@@ -581,16 +708,20 @@ def _timer_floor(
     if 2 * count <= len(values):
         return None
     if rounds:
-        return (
-            f"{count} of {len(values)} rounds are exactly {quantity(value, unit)}: they sit on "
+        head = f"{count} of {len(values)} rounds are exactly {quantity(value, unit)}"
+        return _finding(
+            head,
+            f"{head}: they sit on "
             "the timer's resolution, so their spread and percentiles are that resolution's, "
-            f"not the work's; {_ROUNDS_FLOOR_ADVICE}"
+            f"not the work's; {_ROUNDS_FLOOR_ADVICE}",
         )
-    return (
-        f"{count} of {len(values)} samples are exactly {quantity(value, unit)}: they sit on the "
+    head = f"{count} of {len(values)} samples are exactly {quantity(value, unit)}"
+    return _finding(
+        head,
+        f"{head}: they sit on the "
         "resolution of the clock or of the record, so their spread and percentiles are that "
         f"resolution's, not the work's; {_CALIBRATED_FORM} (or record the value at a finer "
-        "resolution)"
+        "resolution)",
     )
 
 
@@ -599,12 +730,19 @@ def step_floor_warnings(participant: str, steps: Mapping[str, Sequence[float]]) 
     ``steps`` maps a step's name to its latencies in milliseconds (a calibrated step's
     per-call figures do not belong here: they are timed over a whole loop). Steps whose
     findings say the same are one warning; each is named ``step <name>``."""
-    found: dict[str, list[str]] = {}
+    found: dict[str, tuple[Finding, list[str]]] = {}
     for name, latencies in steps.items():
-        message = _timer_floor(_as_floats(finite_samples(list(latencies))), "ms", timed=True)
-        if message is not None:
-            found.setdefault(message, []).append(f"step {name}")
+        finding = _timer_floor(_as_floats(finite_samples(list(latencies))), "ms", timed=True)
+        if finding is not None:
+            found.setdefault(finding.message, (finding, []))[1].append(f"step {name}")
     return [
-        RunWarning(TIMER_FLOOR, message, participant, tuple(names))
-        for message, names in found.items()
+        RunWarning(
+            TIMER_FLOOR,
+            finding.message,
+            participant,
+            tuple(names),
+            finding=finding.facts,
+            figure=finding.figure,
+        )
+        for finding, names in found.values()
     ]

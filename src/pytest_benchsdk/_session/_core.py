@@ -322,12 +322,14 @@ class BenchSession:
         *,
         thresholds: list[Threshold],
         knobs: Mapping[str, Any],
+        skipped: str | None = None,
     ) -> BenchmarkRun:
         """A participant known only when it reports (a benchmarked test, whose group is
         set as it runs), with its selected iterations: the run of ``bench_file`` and
         ``schedule`` (declaring this participant) opens with it, or it joins that open run,
         in the store too. Such a run begins on the platform at the session end, when every
-        participant is known (:meth:`finish`)."""
+        participant is known (:meth:`finish`). ``skipped``: why the participant was skipped
+        (it has no iteration then, and is listed as skipped)."""
         run = self.runs.get(file_key)
         if run is None:
             try:
@@ -343,9 +345,11 @@ class BenchSession:
             except Exception as exc:  # the store failed: the session stops, nothing is lost
                 self._store_failed(exc)
                 run = self.runs[file_key]
+            if skipped is not None:
+                run.skipped_participants[participant] = skipped
             self._opened_late.append(run)
             return run
-        run.declare(participant, indexes, thresholds=thresholds, knobs=knobs)
+        run.declare(participant, indexes, thresholds=thresholds, knobs=knobs, skipped=skipped)
         store, run_id = self._storing(), run.local_run_id
         if store is not None and run_id is not None:
             try:

@@ -82,6 +82,7 @@ def section_lines(
                         verbose=verbose,
                         columns=options.columns,
                         table_options=table_options,
+                        warnings_full=options.warnings == "full",
                     )
                 )
             except Exception as exc:  # one run's odd figures never hide the other runs

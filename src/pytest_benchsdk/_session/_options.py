@@ -99,7 +99,7 @@ class SessionOptions:
     #: histories afresh) or a run id (resolved and marked when the session starts), or None.
     history_from: str | None = None
     score_resamples: int = DEFAULT_SCORE_RESAMPLES
-    #: ``warn``, ``error`` or ``off``.
+    #: ``warn``, ``full`` (each warning in full, as ``-v`` shows them), ``error`` or ``off``.
     warnings: str = DEFAULT_WARNINGS
     #: ``--bench-warnings-ignore``: warning codes left out.
     warnings_ignore: frozenset[str] = frozenset()

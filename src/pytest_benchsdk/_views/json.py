@@ -41,7 +41,8 @@ def benchmark_json(
         "dashboardUrl": run.dashboard_url or None,
         "status": None if summary is None else summary.status.to_json(),
         "config": run.local_config_snapshot(environment),
-        "skipped": [s.to_wire() for s in run.schedule.skipped],
+        "skipped": [s.to_wire() for s in run.schedule.skipped]
+        + [{"name": name, "reason": why} for name, why in run.skipped_participants.items()],
         "participants": run.records_json(),
         "scores": None if run.results is None else [r.to_wire() for r in run.results],
         "summary": run.platform_summary,

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from pytest_benchsdk._analysis.baseline import BaselineComparison, MetricComparison
 from pytest_benchsdk._analysis.changepoints import ChangePoint, fewest_runs
-from pytest_benchsdk._analysis.hygiene import RunWarning
+from pytest_benchsdk._analysis.hygiene import RunWarning, shared_finding
 from pytest_benchsdk._analysis.scoring import ScoreResult
 from pytest_benchsdk._base.numbers import (
     TIME_UNITS,
@@ -761,40 +761,144 @@ def _one_warning_line(code: str, who: Sequence[str], metrics: str, finding: str)
         shown -= 1
 
 
-def warning_lines(warnings: Iterable[RunWarning], *, verbose: int = 0) -> list[str]:
-    """The run-hygiene warnings: one line per code and participant, with the metrics it is
-    about (participants that have the same finding share the line), at most
-    :data:`WARNINGS_PER_CODE` of a code (every finding is in the store and
-    ``--bench-json``). By default each is its finding in one line (the names cut to fit 80
-    columns) and a last line says ``-v`` explains them; with ``-v`` (``verbose`` > 0) each
-    message in full."""
-    lines = []
-    for warning, who in warnings_shown(warnings):
-        if isinstance(warning, str):
-            lines.extend(_wrapped(f"  {warnings_more(warning, who, name_cell)}"))
+def _warning_facts(warning: RunWarning) -> str:
+    """A warning's finding without its explanation and advice (stored with it, else cut
+    from its message)."""
+    return warning.finding or warning_finding(warning.message)
+
+
+def _warning_advice(warning: RunWarning) -> str | None:
+    """What follows a warning's finding in its message (``: the rounds spread widely, …``),
+    None when its finding is not known apart."""
+    finding = warning.finding
+    if not finding or not warning.message.startswith(finding):
+        return None
+    return warning.message[len(finding) :]
+
+
+#: The footer of the default form's warnings.
+WARNINGS_FOOTER: Final = (
+    "  (why each warning matters and what to do: -v or --bench-warnings=full, or "
+    "pytest-benchsdk show -v)"
+)
+
+
+def warning_lines(
+    warnings: Iterable[RunWarning], *, verbose: int = 0, full: bool = False, tests: bool = False
+) -> list[str]:
+    """The run-hygiene warnings, a code at a time (every finding is in the store,
+    ``--bench-json``, the Markdown summary and the HTML report). A code found once (one
+    finding, maybe shared by several participants: the same message) is one line: its
+    finding, the names cut to fit 80 columns. A code found several times is one line too,
+    counting who it is about and saying what the findings say together (``warning
+    [high-variance] 24 tests (time_ms): coefficient of variation 33–278% (over 30%); -v lists
+    them``). A last line says where the rest is. With ``-v`` (``verbose`` > 0) or ``full``
+    (``--bench-warnings=full``) each code's message in full: for several findings, the
+    shared line with the advice once, then each participant's finding on a line of its own.
+    ``tests``: the participants are benchmarked tests."""
+    warnings = list(warnings)
+    by_code: dict[str, list[tuple[RunWarning, list[str]]]] = {}
+    for warning, who in warning_groups(warnings):
+        by_code.setdefault(warning.code, []).append((warning, who))
+    participants = {
+        code: list(dict.fromkeys(w.participant for w in warnings if w.code == code))
+        for code in by_code
+    }
+    detailed = verbose > 0 or full
+    lines: list[str] = []
+    for code, found in by_code.items():
+        if len(found) == 1:
+            warning, who = found[0]
+            metrics = ", ".join(name_cell(m) for m in warning.metrics)
+            if not detailed:
+                finding = terminal_text(warning_finding(_warning_facts(warning)))
+                lines.append(_one_warning_line(code, who, metrics, finding))
+                continue
+            names = ", ".join(name_cell(name) for name in who)
+            about = f"{names} ({metrics})" if metrics else names
+            lines.extend(_wrapped(f"  warning [{code}] {about}: {terminal_text(warning.message)}"))
             continue
-        metrics = ", ".join(name_cell(m) for m in warning.metrics)
-        if verbose <= 0:
-            finding = terminal_text(warning_finding(warning.message))
-            lines.append(_one_warning_line(warning.code, who, metrics, finding))
-            continue
-        names = ", ".join(name_cell(name) for name in who)
-        about = f"{names} ({metrics})" if metrics else names
         lines.extend(
-            _wrapped(f"  warning [{warning.code}] {about}: {terminal_text(warning.message)}")
+            _shared_warning_lines(code, found, participants[code], detailed=detailed, tests=tests)
         )
-    if lines and verbose <= 0:
-        lines.append("  (why each warning matters and what to do: -v, or pytest-benchsdk show -v)")
+    if lines and not detailed:
+        lines.append(WARNINGS_FOOTER)
     return lines
 
 
+#: Up to this many participants, the line of several findings of one code names them.
+_NAMED_SUBJECTS: Final = 3
+
+
+def _shared_warning_lines(
+    code: str,
+    found: Sequence[tuple[RunWarning, list[str]]],
+    participants: Sequence[str],
+    *,
+    detailed: bool,
+    tests: bool,
+) -> list[str]:
+    """Several findings of one code (about ``participants``): one line (see
+    :func:`warning_lines`), and with ``detailed`` the advice once and each finding on a line
+    of its own."""
+    subjects = list(dict.fromkeys(name for _, who in found for name in who))
+    metrics = list(dict.fromkeys(m for warning, _ in found for m in warning.metrics))
+    figures = [warning.figure for warning, _ in found]
+    known = [figure for figure in figures if figure is not None]
+    shared = shared_finding(code, known, rounds=tests) if len(known) == len(figures) else None
+    if shared is None:
+        shared = f"{_warning_facts(found[0][0])}, …"
+    metric_names = ", ".join(name_cell(m) for m in metrics)
+    if not detailed and len(subjects) <= _NAMED_SUBJECTS:
+        shared_line = f"{terminal_text(shared)}; -v lists them"
+        return [_one_warning_line(code, subjects, metric_names, shared_line)]
+    if any(warning.phase is not None for warning, _ in found):
+        of = "test" if tests else "participant"
+        plural = "" if len(participants) == 1 else "s"
+        about = f"{len(subjects):,} phases of {len(participants):,} {of}{plural}"
+    else:
+        about = f"{len(subjects):,} {'tests' if tests else 'participants'}"
+    if metrics:
+        about += f" ({metric_names})"
+    head = f"  warning [{code}] {about}: {terminal_text(shared)}"
+    if not detailed:
+        return [f"{head}; -v lists them"]
+    advices = {_warning_advice(warning) for warning, _ in found}
+    advice = advices.pop() if len(advices) == 1 else None
+    lines = _wrapped(head + terminal_text(advice) if advice else head)
+    for warning, who in found:
+        names = ", ".join(name_cell(name) for name in who)
+        if len(metrics) > 1:
+            names += f" ({', '.join(name_cell(m) for m in warning.metrics)})"
+        text = _warning_facts(warning) if advice else warning.message
+        lines.extend(
+            textwrap.wrap(
+                f"    {names}: {terminal_text(text)}",
+                _WRAP,
+                subsequent_indent="        ",
+                break_on_hyphens=False,
+            )
+        )
+    return lines
+
+
+#: Past this smallest detectable change (+900 %: ten times) ``detects`` says no figure.
+DETECTS_BOUND: Final = 9.0
+#: What ``detects`` reads past :data:`DETECTS_BOUND`.
+BEYOND_TENFOLD: Final = "beyond ×10"
+
+
 def detectable_cell(row: MetricComparison) -> str:
-    """``≥13.1%``: the smallest change the row could tell from noise."""
+    """``≥13.1%``: the smallest change the row could tell from noise; ``beyond ×10`` past
+    +900 % (``≥15414×`` says nothing more: the row cannot tell a tenfold change from
+    noise)."""
     detectable = row.detectable
     if detectable is None:
         return ""
     if not math.isfinite(detectable):
         return "-"
+    if detectable > DETECTS_BOUND:
+        return BEYOND_TENFOLD
     return f"≥{change_text(detectable).lstrip('+')}"
 
 
@@ -1077,10 +1181,15 @@ def summary_lines(
     verbose: int = 0,
     columns: Sequence[str] = (),
     table_options: Mapping[str, Any] | None = None,
+    warnings_full: bool = False,
 ) -> list[str]:
     with names_told_apart(_summary_names(summary)):
         return _summary_lines(
-            summary, verbose=verbose, columns=columns, table_options=table_options
+            summary,
+            verbose=verbose,
+            columns=columns,
+            table_options=table_options,
+            warnings_full=warnings_full,
         )
 
 
@@ -1090,11 +1199,13 @@ def _summary_lines(
     verbose: int = 0,
     columns: Sequence[str] = (),
     table_options: Mapping[str, Any] | None = None,
+    warnings_full: bool = False,
 ) -> list[str]:
     """A finished run, as the ``benchmarks`` section prints it (without its title);
     ``columns``: pytest-benchmark's table too (``--bench-columns``). ``verbose`` is pytest's
     verbosity: below 0 (``-q``) the short form (:func:`short_summary_lines`), above 0 (``-v``)
-    every metric and the steps too."""
+    every metric and the steps too; ``warnings_full`` (``--bench-warnings=full``): each
+    warning in full, as ``-v`` shows them."""
     if verbose < 0:
         return short_summary_lines(
             summary, verbose=verbose, columns=columns, table_options=table_options
@@ -1168,7 +1279,14 @@ def _summary_lines(
         if verbose > 0:
             lines.extend(cprofile_lines(summary))
     lines.extend(threshold_lines(summary))
-    lines.extend(warning_lines(summary.warnings, verbose=verbose))
+    lines.extend(
+        warning_lines(
+            summary.warnings,
+            verbose=verbose,
+            full=warnings_full,
+            tests=summary.knobs.rounds is not None,
+        )
+    )
     lines.extend(comparison_lines(summary.comparison, summary.comparison_note))
     for p in summary.participants:
         if p.skipped is not None:
@@ -1227,7 +1345,9 @@ def _short_summary_lines(
         if summary.warnings:
             codes = ", ".join(dict.fromkeys(w.code for w in summary.warnings))
             count = len(warning_groups(summary.warnings))
-            lines.append(f"  {count} warning(s) ({codes}): without -q each is shown")
+            lines.append(
+                f"  {count} warning(s) ({codes}): without -q a line per code, with -v each one"
+            )
         skipped = [name_cell(p.name) for p in summary.participants if p.skipped is not None]
         if skipped:
             lines.append(f"  Skipped {', '.join(skipped)} (without -q: why)")

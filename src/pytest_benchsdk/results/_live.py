@@ -185,6 +185,10 @@ class BenchmarkRun:
     #: Knobs stored with the run beside the resolved ones (an A/B session's side; a group
     #: of benchmarked tests' rounds).
     extra_knobs: dict[str, Any] = attrs.Factory(dict)
+    #: Participants skipped by the session, not for their environment variables (a
+    #: benchmarked test's ``skipif``, ``pytest.skip``): why, by name. Like the schedule's
+    #: env-skipped ones they have no iteration: listed as skipped, not planned.
+    skipped_participants: dict[str, str] = attrs.Factory(dict)
 
     @property
     def config(self) -> BenchmarkConfig:
@@ -239,10 +243,12 @@ class BenchmarkRun:
         *,
         thresholds: list[Threshold],
         knobs: Mapping[str, Any],
+        skipped: str | None = None,
     ) -> None:
         """One more participant (declared last), with its selected iterations, its thresholds
         and the run's knobs with it: a group of benchmarked tests learns its tests as they
-        report."""
+        report. ``skipped``: why it was skipped (a ``skipif`` test: no iteration, listed as
+        skipped)."""
         added = (Participant(participant),)
         schedule = self.schedule
         self.schedule = attrs.evolve(
@@ -255,6 +261,8 @@ class BenchmarkRun:
         )
         self.selected[participant] = _compact(indexes)
         self.thresholds[participant] = thresholds
+        if skipped is not None:
+            self.skipped_participants[participant] = skipped
         self.extra_knobs.update(knobs)
         self._read_back = None
 
@@ -431,6 +439,7 @@ class BenchmarkRun:
         phase_of_slot = {slot.index: slot.phase for slot in self.schedule.slots}
         phases = self.phases
         skipped = {s.name: f"missing {', '.join(s.missing)}" for s in self.schedule.skipped}
+        skipped.update(self.skipped_participants)
         out = []
         for name in self.schedule.requested:
             selected = self.selected.get(name, ())

@@ -264,16 +264,14 @@ def test_relative_lines_and_warnings_are_capped_and_the_rest_stays_in_json_and_h
     markdown = (pytester.path / "run.md").read_text()
     assert markdown.count(" faster than ") + markdown.count("no clear difference") == 5
     assert f"- {more}" in markdown
-    # The warnings of one code: three, then the others counted.
-    # (A group's tests are listed fastest first: which three are named depends on the machine.)
+    # The warnings of one code: one line in the terminal, counting them (issue 47, item 6).
     p99 = [line for line in text.splitlines() if "warning [p99-few-samples]" in line]
-    assert len(p99) == 4, p99
-    assert re.match(r"  warning \[p99-few-samples\] 6 more participants \(test_sum\[", p99[-1])
-    assert re.search(
-        r"warning \[p99-few-samples\] 6 more participants \((test_sum\[\d\], ){3}…\): "
-        r"--bench-json and the HTML report \(--bench-html\) list every one",
-        " ".join(text.split()),
-    )
+    assert p99 == [
+        "  warning [p99-few-samples] 9 tests (time_ms): p99 comes from 10–18 rounds "
+        "(under 100); -v lists them"
+    ]
+    # The Markdown summary: three, then the others counted.
+    # (A group's tests are listed fastest first: which three are named depends on the machine.)
     assert markdown.count("`p99-few-samples`") == 3
     assert "- warning [p99-few-samples] 6 more participants (test_sum[" in markdown
     (run,) = read_json(pytester.path / "run.json")["benchmarks"]
@@ -547,3 +545,66 @@ def test_long_parametrized_names_stay_distinct_in_the_tables(pytester: pytest.Py
     }
     assert len(rows) == 4, result.stdout.str()
     assert all(row.endswith("]") for row in rows), rows
+
+
+#: Six tests whose rounds alternate between nothing and a millisecond's sleep, each with its
+#: own number of rounds: six high-variance findings, each its own message.
+SPREAD = textwrap.dedent(
+    """
+    import itertools
+    import time
+
+    import pytest
+
+
+    @pytest.mark.parametrize("n", range(6))
+    def test_spread(benchmark, n):
+        calls = itertools.count()
+
+        def uneven():
+            if next(calls) % 2:
+                time.sleep(0.001)
+
+        benchmark.pedantic(uneven, rounds=20 + n, iterations=1)
+    """
+)
+
+
+def test_many_findings_of_one_code_are_one_line_and_v_or_full_lists_them(
+    pytester: pytest.Pytester,
+) -> None:
+    """Issue 47, item 6: a code found for many tests is one line counting them, with what
+    the findings say together; ``-v`` and ``--bench-warnings=full`` give the advice once and
+    each test's finding; ``--bench-json`` keeps every one."""
+    pytester.makepyfile(test_spread=SPREAD)
+    result = _run(pytester, "--bench-no-store", "--bench-json=run.json")
+    result.assert_outcomes(passed=6)
+    lines = result.stdout.str().splitlines()
+    spread = [line for line in lines if "warning [high-variance]" in line]
+    assert len(spread) == 1, spread
+    assert re.fullmatch(
+        r"  warning \[high-variance\] 6 tests \(time_ms\): coefficient of variation "
+        r"\d+(–\d+)?% \(over 30%\); -v lists them",
+        spread[0],
+    ), spread
+    assert not any("more participants" in line for line in lines)
+    (run,) = read_json(pytester.path / "run.json")["benchmarks"]
+    found = [w for w in run["warnings"] if w["code"] == "high-variance"]
+    assert len(found) == 6
+    assert all(w["finding"].startswith("coefficient of variation") for w in found)
+    assert all(w["figure"] > 0.3 for w in found)
+
+    for args in (["-v"], ["--bench-warnings=full"]):
+        detailed = _run(pytester, "--bench-no-store", *args)
+        detailed.assert_outcomes(passed=6)
+        text = " ".join(detailed.stdout.str().split())
+        assert text.count("warning [high-variance] 6 tests (time_ms)") == 1, args
+        # The advice once, each test's finding after it.
+        assert text.count("the rounds spread widely") == 1, args
+        for n in range(6):
+            assert re.search(
+                rf"test_spread\[{n}\]: coefficient of variation \d+% \(over 30%\) of the "
+                rf"{18 + n} samples the statistics use \(2 trimmed\)",
+                text,
+            ), (args, n)
+        assert "-v lists them" not in text

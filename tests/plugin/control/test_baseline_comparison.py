@@ -249,7 +249,10 @@ def test_run_warnings_are_shown_kept_and_can_fail_the_session(pytester: pytest.P
             ["--bench-score-resamples", "many"],
             '--bench-score-resamples expects an integer >= 0 (got "many")',
         ),
-        (["--bench-warnings", "loud"], '--bench-warnings expects warn, error or off (got "loud")'),
+        (
+            ["--bench-warnings", "loud"],
+            '--bench-warnings expects warn, full, error or off (got "loud")',
+        ),
         (
             ["--bench-compare="],
             "--bench-compare= expects a REF: 'latest', a baseline name, a stored run id or a "

@@ -34,7 +34,7 @@ def test_quiet_prints_names_scores_and_verdicts(pytester: pytest.Pytester) -> No
             "  #  participant  success  value med/p95/p99  score  95% interval  keeps rank",
             "  1  p1           100%     20.0/20.0/20.0     80.00  80.0–80.0     100%",
             "  2  p2           100%     50.0/50.0/50.0     50.00  50.0–50.0     100%",
-            "  1 warning(s) (p99-few-samples): without -q each is shown",
+            "  1 warning(s) (p99-few-samples): without -q a line per code, with -v each one",
         ]
     )
     assert len(quiet.outlines) < len(default.outlines)

@@ -484,7 +484,8 @@ def test_terminal_summary(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyP
             # share the line), with the metrics they are about, the finding in one line; why
             # it matters and what to do with -v
             "  warning [[]p99-few-samples] p2, p1 (value): p99 comes from 2 sample(s)",
-            "  (why each warning matters and what to do: -v, or pytest-benchsdk show -v)",
+            "  (why each warning matters and what to do: -v or --bench-warnings=full, or "
+            "pytest-benchsdk show -v)",
             "  Skipped gated: missing BSDK_T_KEY",
             "",
             f"Results stored in {store_path(pytester)}",

@@ -89,6 +89,14 @@ def paired_rounds_needed(alpha: float) -> int:
     return n
 
 
+def _moved(history: BetweenRunNoise) -> str:
+    """``moved by up to ×2.44 from one to the next`` (or, for a row stored before the runs'
+    largest move was kept, ``move too much between themselves``)."""
+    if history.largest is None:
+        return "move too much between themselves"
+    return f"moved by up to {history.moved_text()} from one to the next"
+
+
 def tail_samples_needed(statistic: str) -> int:
     """The samples per side a statistic's verdict needs (1 for the median)."""
     if statistic.startswith("p") and statistic[1:].isdigit():
@@ -153,21 +161,44 @@ class MetricComparison:
         return needed
 
     @property
-    def history_too_noisy(self) -> bool:
-        """The history's band is too wide to judge anything (wider than
+    def _history_too_wide(self) -> bool:
+        """The history's band is too wide to judge anything: wider than
         :data:`TOO_NOISY_BAND` and than :data:`TOO_NOISY_FACTOR` times the within-run
-        interval's reach): the row is shown, ``not judged``, and says so. Judging it within
-        the run instead would ignore the very drift the history shows, which is how a session
-        of unchanged code fails on a noisy machine."""
+        interval's reach (:attr:`history_too_short` or :attr:`history_too_noisy` says
+        why)."""
         c = self.comparison
         if c is None or self.history is None or self.counted:
             return False
         return self.history.band > max(TOO_NOISY_BAND, TOO_NOISY_FACTOR * c.detectable)
 
     @property
+    def history_too_short(self) -> bool:
+        """The history's band is too wide to judge anything, though its runs moved from one
+        to the next by no more than the run's own interval can tell (its largest move is
+        within :attr:`Comparison.detectable`): the band is wide only because a few changes
+        leave Student's t quantile huge (3 earlier runs: 2 changes). Such a history shows
+        no drift the run cannot see: the row is judged within the run, as with fewer than
+        :data:`MIN_HISTORY_RUNS` earlier runs, and says so."""
+        if not self._history_too_wide:
+            return False
+        c, history = self.comparison, self.history
+        if c is None or history is None:
+            return False  # pragma: no cover - a band too wide has both
+        return history.largest is not None and history.largest <= c.detectable
+
+    @property
+    def history_too_noisy(self) -> bool:
+        """The history's band is too wide to judge anything and its runs moved by more than
+        the run's own interval can tell: the row is shown, ``not judged``, and says so.
+        Judging it within the run instead would ignore the very drift the history shows,
+        which is how a session of unchanged code fails on a noisy machine."""
+        return self._history_too_wide and not self.history_too_short
+
+    @property
     def _history(self) -> BetweenRunNoise | None:
-        """The history's noise when it judges the row (not when it is too noisy)."""
-        return None if self.history_too_noisy else self.history
+        """The history's noise when it judges the row (not when it is too noisy or too
+        short)."""
+        return None if self._history_too_wide else self.history
 
     @property
     def verdict(self) -> str | None:
@@ -213,6 +244,8 @@ class MetricComparison:
             return f"history, {self.history.runs} runs" + (f", {left_out}" if left_out else "")
         if self.history_too_noisy and self.too_few is None:
             return "history too noisy"
+        if self.history_too_short and self.too_few is None:
+            return "within-run, history too short"
         if self.noise == NOISE_PAIRED and self.comparison is not None:
             return f"paired, {self.comparison.current_n} rounds"
         if self.noise == NOISE_COUNT and self.comparison is not None:
@@ -261,14 +294,25 @@ class MetricComparison:
                 "sample, and one slow iteration would decide): shown, not judged; more "
                 "iterations judge it"
             )
-        if self.history_too_noisy and self.history is not None:
-            band = self.history.band
+        history = self.history
+        if self.history_too_noisy and history is not None:
+            # No figure: the rows of a statistic share the line (--bench-json has the move).
+            moved = (
+                "moved from one to the next by more than the run itself can tell"
+                if history.largest is not None
+                else "move too much between themselves"
+            )
             return (
-                f"history too noisy: not judged (the last {self.history.runs} complete runs "
-                f"move by up to {change_text(band)} or {change_text(1 / (1 + band) - 1)} "
-                "between themselves, which would hide any change, and the run's own interval "
-                "does not see that drift; --bench-ab=REV judges wall time on a noisy machine, "
-                "--bench-instructions CPU-bound code)"
+                f"history too noisy: not judged (the last {history.runs} complete runs "
+                f"{moved}; a band from them is wider than ×2 and would hide any change; "
+                "--bench-ab=REV judges wall time on a noisy machine, --bench-instructions "
+                "CPU-bound code)"
+            )
+        if self.history_too_short and history is not None:
+            return (
+                f"history too short: judged within the run (the last {history.runs} complete "
+                "runs moved from one to the next by less than the run itself can tell, but a "
+                f"band from {history.runs - 1} changes is wider than ×2)"
             )
         if self.verdict != "unchanged":
             return None
@@ -277,10 +321,15 @@ class MetricComparison:
         if c.verdict != "unchanged" and self.history is not None:
             band = self.history.band
             left_out = self.history.left_out_text()
+            if band > TOO_NOISY_BAND:
+                # A band past ×2 is a figure nobody can read (``up to 6372× or -100.0%``):
+                # what the runs did instead.
+                within = f"{_moved(self.history)}; a band from them is wider than ×2"
+            else:
+                within = f"up to {change_text(band)} or {change_text(1 / (1 + band) - 1)}"
             return (
                 f"a change of {change_text(c.change)} is within what the last "
-                f"{self.history.runs} complete runs show between themselves (up to "
-                f"{change_text(band)} or {change_text(1 / (1 + band) - 1)}"
+                f"{self.history.runs} complete runs show between themselves ({within}"
                 + (f"; {left_out}" if left_out else "")
                 + ")"
             )

@@ -15,6 +15,8 @@ from typing import Any, Final
 
 import attrs
 
+from pytest_benchsdk._base.numbers import change_text, significant
+
 __all__ = [
     "HISTORY_RUNS",
     "MIN_HISTORY_RUNS",
@@ -77,6 +79,19 @@ class BetweenRunNoise:
     #: in their own comparison, and before the row's last change point.
     changed: int = 0
     before_change: int = 0
+    #: The largest change between two consecutive runs, either way (as a ratio: ``1.44`` for
+    #: ×2.44 up or down), what the runs did rather than what a band allows; None in rows
+    #: stored before it was kept.
+    largest: float | None = None
+
+    def moved_text(self) -> str:
+        """How far the runs moved from one to the next, either way: ``12.0%``, ``×2.44``
+        beyond a doubling (the band's figures past ×2 say little: ``up to +6372×``)."""
+        if self.largest is None:
+            return "unknown"
+        if self.largest > 1:
+            return f"×{significant(1 + self.largest)}"
+        return change_text(self.largest).lstrip("+")
 
     def left_out_text(self) -> str | None:
         """``2 judged changed, 3 before a change point left out`` (None: nothing left out)."""
@@ -101,6 +116,7 @@ class BetweenRunNoise:
             "band": self.band,
             "leftOutChanged": self.changed,
             "leftOutBeforeChange": self.before_change,
+            "largest": self.largest,
         }
 
     @classmethod
@@ -111,6 +127,7 @@ class BetweenRunNoise:
             float(data["band"]),
             int(data.get("leftOutChanged", 0)),
             int(data.get("leftOutBeforeChange", 0)),
+            None if data.get("largest") is None else float(data["largest"]),
         )
 
 
@@ -150,4 +167,6 @@ def between_run_noise(
 
     z = float(stats.t.ppf(1 - alpha / (2 * rows), df=len(changes)))
     band = max(z * typical / _MEDIAN_ABS_NORMAL, changes[-2])
-    return BetweenRunNoise(len(values), math.expm1(typical), math.expm1(band))
+    return BetweenRunNoise(
+        len(values), math.expm1(typical), math.expm1(band), largest=math.expm1(changes[-1])
+    )

@@ -89,6 +89,8 @@ _BODY_KEY = pytest.StashKey[Rounds]()
 #: Where a test keeps the group it was collected into: its key and name, and its own
 #: participant name there.
 _COLLECTED_KEY = pytest.StashKey["tuple[str, str, str]"]()
+#: Where a test skipped in its setup keeps why (it joins its group at the session end).
+_SKIPPED_KEY = pytest.StashKey[str]()
 #: The scored metric's weights (upstream's usual split).
 _WEIGHTS: Final = {"median": 0.6, "p95": 0.25, "p99": 0.15}
 #: The placeholder ceiling until the session end knows the group's figures.
@@ -271,10 +273,15 @@ class BenchmarkedTests:
             return module, module
         return f"group:{group}", group
 
-    def _join(self, item: pytest.Item, fixture: BenchmarkFixture | None) -> tuple[str, str]:
+    def _join(
+        self, item: pytest.Item, fixture: BenchmarkFixture | None, *, skipped: str | None = None
+    ) -> tuple[str, str]:
         """The test reports: its group (``benchmark.group`` as the test left it, else the
         one it was collected into) opens its run with it, or it joins that run, under
-        ``benchmark.name`` if the test set it. Returns the run's key and the test's name."""
+        ``benchmark.name`` if the test set it. Returns the run's key and the test's name.
+        ``skipped``: why the test was skipped (``skipif``, ``pytest.skip``): it joins with
+        nothing planned, listed as skipped, as a bench file's participant without its
+        environment variables."""
         key, label, name = item.stash[_COLLECTED_KEY]
         if fixture is not None:
             group_set, name_set = fixture.reported_as(item)
@@ -302,19 +309,22 @@ class BenchmarkedTests:
                 group.bench_file,
                 group.schedule,
                 name,
-                {0},
+                set() if skipped is not None else {0},
                 # --bench-threshold judges every benchmarked test (no items of their own).
                 thresholds=list(group.schedule.thresholds),
                 knobs=group.rounds.as_knobs(),
+                skipped=skipped,
             )
         return key, name
 
     def close_groups(self) -> None:
         """The session ends: a test that never reported (skipped in its setup, not run)
-        joins the group it was collected into, unmeasured."""
+        joins the group it was collected into, unmeasured: one skipped in its setup
+        (``skipif``, ``pytest.skip`` in a fixture) as skipped, one that never ran (``-x``,
+        an interruption) as planned."""
         for item in self.tests:
             if item.nodeid not in self._joined:
-                self._join(item, None)
+                self._join(item, None, skipped=item.stash.get(_SKIPPED_KEY, None))
 
     # -- the marker alone: the whole body, measured ------------------------------------------
 
@@ -347,6 +357,10 @@ class BenchmarkedTests:
             _without_our_frames(call.excinfo, self.config)
         report = yield
         if call.when != "call":
+            if call.when == "setup" and _COLLECTED_KEY in item.stash:
+                why = _skip_reason(report)
+                if why is not None:
+                    item.stash[_SKIPPED_KEY] = why
             return report
         if _COLLECTED_KEY not in item.stash:
             if self.why_not is not None and (uses_fixture(item) or body_benchmarked(item)):
@@ -354,11 +368,14 @@ class BenchmarkedTests:
                 setattr(report, UNMEASURED_ATTRIBUTE, self.why_not)
             return report
         fixture = item.stash.get(FIXTURE_KEY, None)
-        # Its group as the test left it (and its run, open before the record is kept).
-        file_key, participant = self._join(item, fixture)
         rounds = fixture.rounds if fixture is not None else item.stash.get(_BODY_KEY, None)
-        extra = json_safe(fixture.extra_info) if fixture is not None else None
         elsewhere = item.stash.get(RECORD_KEY, None)
+        # A test that skipped itself before it measured anything (pytest.skip) is skipped,
+        # not a planned test that left no record.
+        skipped = _skip_reason(report) if rounds is None and elsewhere is None else None
+        # Its group as the test left it (and its run, open before the record is kept).
+        file_key, participant = self._join(item, fixture, skipped=skipped)
+        extra = json_safe(fixture.extra_info) if fixture is not None else None
         if elsewhere is not None:
             record = elsewhere
         elif report.failed:
@@ -491,6 +508,17 @@ def _grouping(item: pytest.Item, group: str | None, spec: str) -> str:
         if part:
             parts.append(str(part))
     return " ".join(parts) or item.nodeid.split("::")[0]
+
+
+def _skip_reason(report: pytest.TestReport) -> str | None:
+    """Why a report says its test was skipped (``skipif``'s reason, ``pytest.skip``'s
+    message), or None when it was not (an expected failure is not a skip)."""
+    if not report.skipped or hasattr(report, "wasxfail"):
+        return None
+    longrepr = report.longrepr
+    text = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    text = text.strip().removeprefix("Skipped:").strip()
+    return text or "no reason given"
 
 
 def _short_name(item: pytest.Item) -> str:

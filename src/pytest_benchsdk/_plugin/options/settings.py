@@ -543,8 +543,8 @@ def _failed_iterations(raw: object, where: str) -> str:
 
 def _warnings_mode(raw: object, where: str) -> str:
     text = str(raw or _default("bench_warnings")).strip().lower()
-    if text not in ("warn", "error", "off"):
-        raise pytest.UsageError(f'{where} expects warn, error or off (got "{raw}")')
+    if text not in ("warn", "full", "error", "off"):
+        raise pytest.UsageError(f'{where} expects warn, full, error or off (got "{raw}")')
     return text
 
 

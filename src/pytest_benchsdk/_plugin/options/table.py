@@ -714,19 +714,21 @@ _OWN_OPTIONS: Final[tuple[Option, ...]] = (
     Option(
         name="bench_warnings",
         flags=("--bench-warnings",),
-        metavar="warn|error|off",
+        metavar="warn|full|error|off",
         help="Run-hygiene warnings (few samples for p99, an outlier first iteration, high "
-        "variance, a trend, failures): show them (warn, the default), fail the session on "
-        "them (error), or skip the checks (off). Ini: bench_warnings.",
+        "variance, a trend, failures): show them, one line per code (warn, the default), "
+        "show each in full, every participant's finding and what to do, as -v does (full), "
+        "fail the session on them (error), or skip the checks (off). Ini: bench_warnings.",
         ini="bench_warnings",
-        ini_help="Run-hygiene warnings: warn (default), error, off.",
+        ini_help="Run-hygiene warnings: warn (default), full, error, off.",
         ini_rule="or",
         field="warnings",
         convert="warnings_mode",
         default=DEFAULT_WARNINGS,
         group="verdicts",
-        doc="run-hygiene warnings: show (default), fail the session, or skip",
-        ini_doc_type="`warn` / `error` / `off`",
+        doc="run-hygiene warnings: show them one line per code (default), show each in full "
+        "(`full`, as `-v`), fail the session, or skip",
+        ini_doc_type="`warn` / `full` / `error` / `off`",
         ini_doc_default="`warn`",
     ),
     Option(
