@@ -852,7 +852,10 @@ def _shared_warning_lines(
     if not detailed and len(subjects) <= _NAMED_SUBJECTS:
         shared_line = f"{terminal_text(shared)}; -v lists them"
         return [_one_warning_line(code, subjects, metric_names, shared_line)]
-    if any(warning.phase is not None for warning, _ in found):
+    if len(subjects) <= _NAMED_SUBJECTS:
+        # A few (one participant's several metrics, say): named, not "1 participants".
+        about = ", ".join(name_cell(name) for name in subjects)
+    elif any(warning.phase is not None for warning, _ in found):
         of = "test" if tests else "participant"
         plural = "" if len(participants) == 1 else "s"
         about = f"{len(subjects):,} phases of {len(participants):,} {of}{plural}"

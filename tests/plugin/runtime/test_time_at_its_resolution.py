@@ -45,10 +45,12 @@ def test_nanoseconds_read_as_such_and_the_floor_is_named(pytester: pytest.Pytest
     assert re.search(r"join\s+152/152/152 ns\s+20", text), text
     assert re.search(r"old\s+1\.00/1\.00/1\.00 µs\s+20", text), text
     flat = " ".join(text.split())
-    assert "warning [timer-floor] p1 (latency_ms): the median is 152 ns, under 2.00 µs" in flat, (
+    # One line for the code, naming its participant (not "1 participants"), then each finding.
+    assert "warning [timer-floor] p1 (latency_ms, step join, step old): the median is 152 ns" in (
         flat
-    )
-    assert "warning [timer-floor] p1 (step join): the median is 152 ns" in flat
+    ), flat
+    assert "p1 (latency_ms): the median is 152 ns, under 2.00 µs" in flat
+    assert "p1 (step join): the median is 152 ns" in flat
     assert 'step(name, fn, calls="auto")' in flat
     # The record keeps the nanoseconds (JSON: upstream's milliseconds, more decimals).
     (run,) = read_json(out)["benchmarks"]
