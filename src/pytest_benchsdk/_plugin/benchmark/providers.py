@@ -27,6 +27,7 @@ __all__ = [
     "OTHER_PROVIDERS",
     "OtherProvider",
     "SwitchedOff",
+    "blocked_options",
     "fixture_choice",
     "other_provider",
     "switch_off_others",
@@ -98,6 +99,17 @@ def _forget(pluginmanager: pytest.PytestPluginManager, plugin: object) -> None:
     history = getattr(caller, "_call_history", None)
     if isinstance(history, list):
         history[:] = [call for call in history if call[0].get("plugin") is not plugin]
+
+
+def blocked_options(config: pytest.Config) -> list[str]:
+    """``-p no:NAME`` for each other provider this session's plugin manager blocks (switched
+    off by the setting, or by ``-p no:NAME``): for the sessions it starts (an A/B session's
+    sides), which must give the fixture to the same plugin."""
+    out: list[str] = []
+    for name, _ in OTHER_PROVIDERS:
+        if config.pluginmanager.is_blocked(name):
+            out += ["-p", f"no:{name}"]
+    return out
 
 
 class SwitchedOff:
