@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 import textwrap
-from typing import Any
+from pathlib import Path
 
 import pytest
 
@@ -43,10 +43,12 @@ THEIR_ADDOPTS = (
 BOTH = "pytest-benchmark and pytest-codspeed"
 
 
-def _measured(run: dict[str, Any]) -> list[str]:
-    """A run's participants (tests) with a successful record each (``--bench-json``)."""
+def _measured(path: Path) -> list[str]:
+    """The tests with a successful record each in a ``--bench-json`` file, whichever runs
+    (groups) they are in."""
     return sorted(
         p["participant"]
+        for run in read_json(path)["benchmarks"]
         for p in run["participants"]
         if [r["status"] for r in p["records"]] == ["success"]
     )
@@ -110,8 +112,7 @@ def test_the_setting_makes_the_fixture_this_plugins_and_switches_the_others_off(
     text = result.stdout.str()
     assert "FIXTURE pytest_benchsdk._plugin.benchmark.fixture" in text
     # Measured here: a record per test in --bench-json.
-    (run,) = read_json(pytester.path / "out.json")["benchmarks"]
-    assert _measured(run) == ["test_join", "test_upper"]
+    assert _measured(pytester.path / "out.json") == ["test_join", "test_upper"]
     # Nothing of theirs acts: no header of theirs, no table of pytest-benchmark's.
     assert "codspeed:" not in text
     assert not re.search(r"^benchmark: \d", text, re.M), text
@@ -228,8 +229,8 @@ def test_a_codspeed_module_that_imports_its_type_runs_with_the_setting(
         "-p", "no:cacheprovider", "--bench", "--bench-no-store", "--bench-json=out.json"
     )
     result.assert_outcomes(passed=3)
-    (run,) = read_json(pytester.path / "out.json")["benchmarks"]
-    assert _measured(run) == ["test_body", "test_fixture", "test_typed_for_checkers_only"]
+    measured = _measured(pytester.path / "out.json")
+    assert measured == ["test_body", "test_fixture", "test_typed_for_checkers_only"]
 
 
 @pytest.mark.slow
@@ -278,8 +279,7 @@ def test_the_xdist_advice_works_where_addopts_hold_n_auto(pytester: pytest.Pytes
     again = pytester.runpytest_subprocess(*base, *advised[1].split(), "--bench-json=out.json")
     again.assert_outcomes(passed=2)
     assert "not measured" not in again.stdout.str()
-    (run,) = read_json(pytester.path / "out.json")["benchmarks"]
-    assert _measured(run) == ["test_join", "test_upper"]
+    assert _measured(pytester.path / "out.json") == ["test_join", "test_upper"]
     # What the advice used to say fails in such a project.
     refused = pytester.runpytest_subprocess(*base, "--bench", "-p", "no:xdist")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
