@@ -62,3 +62,7 @@ def _isolated_benchsdk_env(
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    # pytest-benchmark and pytest-codspeed are installed (the test extra): every inner session
+    # (pytester's, in-process and subprocess; they see no ini of this project) gets this
+    # plugin's benchmark fixture, theirs switched off. A test of the default deletes it.
+    monkeypatch.setenv("BENCHSDK_BENCHMARK_FIXTURE", "benchsdk")

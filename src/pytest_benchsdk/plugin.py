@@ -9,7 +9,9 @@ role                      plugins
 ========================  =====================================================================
 every session             the task's fixtures (:mod:`~._plugin.items.fixtures`); the
                           ``benchmark`` fixture (:mod:`~._plugin.benchmark.fixture`), unless
-                          pytest-benchmark or pytest-codspeed provides it
+                          pytest-benchmark or pytest-codspeed provides it (switched off
+                          before that with ``bench_benchmark_fixture = benchsdk``:
+                          :mod:`~._plugin.benchmark.providers`)
 no ``--bench``            :class:`UncollectedBenchFiles` (one hint line when bench files were
                           left out, unless a ``--bench*`` option is set; the fixtures explain
                           that they need ``--bench``)
@@ -52,7 +54,13 @@ import pytest
 from pytest_benchsdk import hookspecs
 from pytest_benchsdk._base.files import is_bench_path
 from pytest_benchsdk._plugin.benchmark import fixture as benchmark_fixture
-from pytest_benchsdk._plugin.benchmark.fixture import MARKER_LINE, other_provider
+from pytest_benchsdk._plugin.benchmark.fixture import MARKER_LINE
+from pytest_benchsdk._plugin.benchmark.providers import (
+    SwitchedOff,
+    fixture_choice,
+    other_provider,
+    switch_off_others,
+)
 from pytest_benchsdk._plugin.items import fixtures
 from pytest_benchsdk._plugin.options import (
     add_options,
@@ -70,6 +78,8 @@ __all__: list[str] = []
 
 #: The controller role's plugin, where this process has it.
 _CONTROLLER_KEY = pytest.StashKey["ControllerPlugin"]()
+#: The other ``benchmark`` providers the session switched off (``bench_benchmark_fixture``).
+_SWITCHED_OFF_KEY = pytest.StashKey["list[str]"]()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -84,6 +94,13 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 def pytest_load_initial_conftests(
     early_config: pytest.Config, parser: pytest.Parser, args: list[str]
 ) -> None:
+    # Every plugin is registered and has declared its options (pytest-benchmark's
+    # --benchmark-* stay, in addopts too), and none has been configured: the moment to switch
+    # the other benchmark-fixture providers off, when the session asks for this plugin's.
+    import os
+
+    if fixture_choice(early_config, os.environ) == "benchsdk":
+        early_config.stash[_SWITCHED_OFF_KEY] = switch_off_others(early_config.pluginmanager)
     # As early as the options and the ini are known, before any conftest runs: a session
     # counting instructions re-runs itself under valgrind (the process is replaced).
     if _asks_for_instructions(early_config):
@@ -173,6 +190,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if other is None:
         config.addinivalue_line("markers", MARKER_LINE)
         config.pluginmanager.register(benchmark_fixture, "benchsdk-benchmark")
+        switched_off = config.stash.get(_SWITCHED_OFF_KEY, None)
+        if switched_off:
+            config.pluginmanager.register(SwitchedOff(switched_off), "benchsdk-switched-off")
     else:
         config.pluginmanager.register(other, "benchsdk-other-benchmark")
     if config.pluginmanager.has_plugin("benchsdk-ab-side"):

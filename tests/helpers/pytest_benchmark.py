@@ -1,12 +1,13 @@
 """pytest-benchmark's JSON files as their readers read them: github-action-benchmark's
-``pytest`` tool (a port of its reader) and ``pytest-benchmark compare`` (pytest-benchmark is
-not a dependency: loaded as a plugin it would take the benchmark fixture)."""
+``pytest`` tool (a port of its reader) and ``pytest-benchmark compare`` (pytest-benchmark is in
+the test extra; the suite's sessions switch it off as a plugin with
+``bench_benchmark_fixture = benchsdk``)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
+import sys
 from typing import Any
 
 import pytest
@@ -50,14 +51,12 @@ def extract_pytest_result(output: str) -> list[dict[str, Any]]:
         ) from None
 
 
-def pytest_benchmark_cli() -> str:
+def pytest_benchmark_cli() -> list[str]:
     """pytest-benchmark's CLI: ``BENCHSDK_PYTEST_BENCHMARK`` (its path, in another
-    environment), else the one installed here; the test is skipped without one."""
+    environment), else the one installed here (the test extra has it), run by this Python, so
+    that its script's folder need not be on PATH; the test is skipped without one."""
     given = os.environ.get("BENCHSDK_PYTEST_BENCHMARK")
     if given:
-        return given
+        return [given]
     pytest.importorskip("pytest_benchmark")
-    cli = shutil.which("pytest-benchmark") or shutil.which("py.test-benchmark")
-    if cli is None:
-        pytest.skip("pytest-benchmark's CLI is not on PATH")
-    return cli
+    return [sys.executable, "-m", "pytest_benchmark"]

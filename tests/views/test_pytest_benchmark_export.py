@@ -1,7 +1,8 @@
 """``--bench-export pytest-benchmark`` (issue 47, item 4): pytest-benchmark's JSON schema from
 the one results model, read back as its readers read it: github-action-benchmark's ``pytest``
-tool (a port of its reader below) and ``pytest-benchmark compare`` (when pytest-benchmark is
-installed; it is not a dependency: loaded as a plugin it would take the benchmark fixture)."""
+tool (a port of its reader, ``helpers/pytest_benchmark.py``) and the real ``pytest-benchmark
+compare`` (pytest-benchmark is in the test extra; the suite's sessions switch it off as a plugin
+with ``bench_benchmark_fixture = benchsdk``)."""
 
 from __future__ import annotations
 
@@ -182,7 +183,7 @@ def test_pytest_benchmark_compare_reads_it(tmp_path: Path) -> None:
     path = tmp_path / "0001_export.json"
     path.write_text(export_text("pytest-benchmark", [_summary()]))
     done = subprocess.run(
-        [cli, "compare", str(path)],
+        [*cli, "compare", str(path)],
         capture_output=True,
         text=True,
         timeout=120,

@@ -447,3 +447,23 @@ def test_duet_mode_compares_and_the_report_draws_both_sides(pytester: pytest.Pyt
     page = (root / "out.html").read_text()
     # The rounds' distribution with side A's drawn beside it (the baseline's series).
     assert "Dotted and lighter: the compared baseline run&#x27;s samples (A: HEAD (" in page
+
+
+@pytest.mark.slow
+def test_the_benchmark_fixture_setting_of_the_command_line_reaches_both_sides(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pytest-benchmark and pytest-codspeed are installed (the test extra); the setting that
+    # switches them off is given on the command line only (issue 47, item 5): the side
+    # sessions switch them off too, so each side measures with this plugin's fixture.
+    monkeypatch.delenv("BENCHSDK_BENCHMARK_FIXTURE")
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    project(pytester)
+    result = run_ab(
+        pytester, "--bench-benchmark-fixture=benchsdk", "--bench-json=out.json", "-k", "work"
+    )
+    result.assert_outcomes(passed=1)
+    text = result.stdout.str()
+    assert "not compared" not in text, text
+    row = rows_of(group_of(pytester.path))[("test_work", "time_ms", "median")]
+    assert row["noise"] == "paired"

@@ -313,50 +313,6 @@ def test_bad_columns_and_expressions_are_usage_errors(
     assert message in result.stderr.str()
 
 
-#: Another plugin registered as ``benchmark`` (pytest-benchmark's name), with a fixture of
-#: its own: pytest-benchmark itself is not a dependency of this project.
-OTHER_PLUGIN = textwrap.dedent(
-    """
-    import pytest
-
-
-    @pytest.fixture
-    def benchmark():
-        return lambda fn, *args, **kwargs: ("other plugin", fn(*args, **kwargs))
-    """
-)
-
-
-@pytest.mark.parametrize("quiet", [False, True])
-def test_another_plugins_fixture_is_left_alone_and_the_choice_said_once(
-    pytester: pytest.Pytester, quiet: bool
-) -> None:
-    pytester.makepyfile(
-        benchmark=OTHER_PLUGIN,
-        test_other=textwrap.dedent(
-            """
-            def test_a(benchmark):
-                assert benchmark(len, "ab") == ("other plugin", 2)
-
-
-            def test_b(benchmark):
-                assert benchmark(len, "abc") == ("other plugin", 3)
-            """
-        ),
-    )
-    pytester.syspathinsert()
-    args = ["-p", "no:cacheprovider", "-p", "benchmark", "--bench", "--bench-no-store"]
-    result = pytester.runpytest_inprocess(*args, *(["-q"] if quiet else []))
-    result.assert_outcomes(passed=2)
-    text = result.stdout.str()
-    line = (
-        "benchsdk: the benchmark fixture and marker are pytest-benchmark's (the plugin "
-        "'benchmark' is active); to measure them with pytest-benchsdk, run with -p no:benchmark"
-    )
-    assert text.count(line) == 1, text
-    assert "Scores:" not in text
-
-
 @pytest.mark.slow
 def test_every_view_and_the_thresholds_cover_a_group(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(

@@ -50,7 +50,7 @@ def _readable(path: Path, tests: list[str]) -> dict[str, Any]:
         cli = None
     if cli is not None:
         done = subprocess.run(
-            [cli, "compare", str(path)],
+            [*cli, "compare", str(path)],
             capture_output=True,
             text=True,
             timeout=120,

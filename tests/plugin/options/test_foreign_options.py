@@ -12,7 +12,6 @@ import json
 import platform
 import re
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -320,6 +319,10 @@ def test_cprofile(pytester: pytest.Pytester) -> None:
     assert (pytester.path / "prof" / "run-test_work.prof").is_file()
 
 
+#: A session as where neither pytest-benchmark nor pytest-codspeed is installed.
+NOT_INSTALLED = ("-p", "no:benchmark", "-p", "no:codspeed")
+
+
 @pytest.mark.parametrize(
     ("arg", "message"),
     [
@@ -346,30 +349,30 @@ def test_a_bad_value_is_a_usage_error_naming_the_flag(
     pytester: pytest.Pytester, arg: str, message: str
 ) -> None:
     pytester.makepyfile(test_s=SPEED)
-    result = pytester.runpytest_inprocess(arg, "--bench", *QUICK)
+    # This plugin's declarations, as where neither plugin is installed (the test extra has both:
+    # with them active, their own parsers would answer).
+    result = pytester.runpytest_inprocess(arg, "--bench", *QUICK, *NOT_INSTALLED)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{message}"])
 
 
+@pytest.mark.parametrize("switched_off", [False, True])
 def test_the_options_are_left_to_an_installed_plugin(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, switched_off: bool
 ) -> None:
-    """Where pytest-benchmark is active it declares its options itself: here a stand-in plugin
-    named ``benchmark`` declares one, and no "conflicting option string" follows."""
-    from pytest_benchsdk._plugin.options import foreign
-
-    pytester.makepyfile(
-        standin="""
-        def pytest_addoption(parser):
-            parser.getgroup("benchmark").addoption("--benchmark-skip", action="store_true")
-        """
-    )
-    monkeypatch.setitem(foreign._INSTALLED, "benchmark", True)
-    monkeypatch.syspath_prepend(str(pytester.path))
+    """Where pytest-benchmark and pytest-codspeed are installed (the test extra) they declare
+    their options themselves, whichever plugin registers first: no "conflicting option
+    string"; and their options still parse where the session switches them off."""
+    if not switched_off:
+        monkeypatch.delenv("BENCHSDK_BENCHMARK_FIXTURE")
+        monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # (it would warn)
     pytester.makepyfile(test_p="def test_p():\n    pass\n")
-    result = pytester.runpytest_inprocess("-p", "standin", "-p", "no:randomly")
+    result = pytester.runpytest_inprocess(
+        "--benchmark-skip", "--benchmark-columns=min,max", "--codspeed-max-rounds=5",
+        "-p", "no:randomly", "-p", "no:cacheprovider",
+    )  # fmt: skip
     assert result.ret == pytest.ExitCode.OK, result.stderr.str()
-    assert Path(pytester.path / "test_p.py").is_file()
+    result.assert_outcomes(passed=1)
 
 
 def test_a_group_by_fullname_save_is_a_baseline_and_its_unknown_tails_are_not_compared(

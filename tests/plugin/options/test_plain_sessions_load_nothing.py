@@ -19,6 +19,7 @@ PLAIN_SESSION_MODULES = [
     "pytest_benchsdk._plugin",
     "pytest_benchsdk._plugin.benchmark",
     "pytest_benchsdk._plugin.benchmark.fixture",
+    "pytest_benchsdk._plugin.benchmark.providers",
     "pytest_benchsdk._plugin.items",
     "pytest_benchsdk._plugin.items.fixtures",
     "pytest_benchsdk._plugin.options",

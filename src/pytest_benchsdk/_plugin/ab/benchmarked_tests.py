@@ -34,6 +34,7 @@ from pytest_benchsdk._engine.rounds import Rounds, failed_record, repeated_recor
 from pytest_benchsdk._plugin.ab import side_session
 from pytest_benchsdk._plugin.ab.side_session import side_test_key
 from pytest_benchsdk._plugin.benchmark.fixture import FIXTURE_KEY, RECORD_KEY
+from pytest_benchsdk._plugin.benchmark.providers import blocked_options
 
 if TYPE_CHECKING:
     from pytest_benchsdk._ab.revision import Worktree
@@ -147,7 +148,11 @@ class ABTests:
         paths_b = side_paths(repository, [Path(f).parent for f in files_b], folders)
         paths_a = side_paths(worktree.path, [Path(f).parent for f in files_a], folders)
         turns = self.turns
-        options = passed_options(self.ab.config.invocation_params.args)
+        # The command line's -p and -o; and the other benchmark-fixture providers this session
+        # switched off (bench_benchmark_fixture, perhaps given on the command line only), as
+        # -p no:NAME, which a side of any version understands.
+        config = self.ab.config
+        options = [*passed_options(config.invocation_params.args), *blocked_options(config)]
         for pair in self.sides.pairs:
             pair["A"].set_up(
                 {

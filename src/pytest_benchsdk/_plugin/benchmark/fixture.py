@@ -3,7 +3,8 @@ also offers it).
 
 Registered in every session where no other plugin provides the fixture (pytest-benchmark is
 the plugin ``benchmark``, pytest-codspeed the plugin ``codspeed``); where one does,
-:class:`OtherProvider` says once which plugin's fixture the tests get and how to choose. This
+:mod:`.providers` says once which plugin's fixture the tests get and the one step that makes
+it this plugin's (the setting that switches the others off). This
 module is light: a plain session imports it (the fixture must exist there, calling ``fn`` once
 and measuring nothing); what measures is imported when a test asks with ``--bench``
 (:mod:`pytest_benchsdk._plugin.benchmark.measuring`).
@@ -24,12 +25,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MARKER_KEYS",
-    "OTHER_PROVIDERS",
     "RECORD_KEY",
     "BenchmarkFixture",
     "FixtureAlreadyUsed",
     "Measuring",
-    "OtherProvider",
     "benchmark",
     "body_benchmarked",
     "install_measuring",
@@ -51,8 +50,6 @@ MARKER_KEYS: Final = (
     "warmup_iterations",
     "calibration_precision",
 )
-#: Other plugins that provide a ``benchmark`` fixture: their plugin name, and what to call them.
-OTHER_PROVIDERS: Final = (("benchmark", "pytest-benchmark"), ("codspeed", "pytest-codspeed"))
 #: Where a test item keeps its fixture (the measuring side reads it at the report).
 FIXTURE_KEY = pytest.StashKey["BenchmarkFixture"]()
 #: A test's record made elsewhere, for its report: an A/B session ran it in side B's
@@ -411,42 +408,6 @@ def benchmark(request: pytest.FixtureRequest) -> BenchmarkFixture:
         fixture = measuring.fixture_for(node)
     node.stash[FIXTURE_KEY] = fixture
     return fixture
-
-
-class OtherProvider:
-    """Another plugin provides ``benchmark``: say so once, when a collected test uses it."""
-
-    def __init__(self, plugin: str, package: str) -> None:
-        self.plugin = plugin
-        self.package = package
-
-    def line(self) -> str:
-        return (
-            f"benchsdk: the benchmark fixture and marker are {self.package}'s (the plugin "
-            f"'{self.plugin}' is active); to measure them with pytest-benchsdk, run with "
-            f"-p no:{self.plugin}"
-        )
-
-    used = False
-
-    def pytest_report_collectionfinish(
-        self, config: pytest.Config, items: list[pytest.Item]
-    ) -> str | None:
-        self.used = any("benchmark" in getattr(item, "fixturenames", ()) for item in items)
-        # Under -q pytest leaves these lines out: the terminal summary says it then.
-        return self.line() if self.used and config.get_verbosity() >= 0 else None
-
-    def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
-        if self.used and config.get_verbosity() < 0:
-            terminalreporter.write_line(self.line())
-
-
-def other_provider(pluginmanager: pytest.PytestPluginManager) -> OtherProvider | None:
-    """The active plugin that provides a ``benchmark`` fixture, if another does."""
-    for name, package in OTHER_PROVIDERS:
-        if pluginmanager.get_plugin(name) is not None:
-            return OtherProvider(name, package)
-    return None
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -72,7 +72,7 @@ UNMEASURED_ATTRIBUTE: Final = "benchsdk_unmeasured"
 XDIST_WHY_NOT: Final = (
     "benchmarked tests (the benchmark fixture, @pytest.mark.benchmark) are not measured "
     "under pytest-xdist: processes running side by side disturb each other's timings; run "
-    "them without -n (e.g. pytest --bench -p no:xdist -m benchmark)"
+    "them in a session of their own without workers (pytest --bench -n 0 -m benchmark)"
 )
 #: Why not, when the session counts instructions (``--bench-instructions``): a count does not
 #: depend on the neighbours, but a benchmarked test's group (its run) is opened from the tests
@@ -81,8 +81,8 @@ XDIST_WHY_NOT_COUNTED: Final = (
     "benchmarked tests (the benchmark fixture, @pytest.mark.benchmark) are not measured "
     "under pytest-xdist, counted or not: a count would not mind the neighbours, but a test's "
     "group is made from what the controller collects, and under xdist only the workers "
-    "collect; bench files count in the workers. Run benchmarked tests without -n (e.g. "
-    "pytest --bench --bench-instructions -p no:xdist -m benchmark)"
+    "collect; bench files count in the workers. Run benchmarked tests without workers "
+    "(pytest --bench --bench-instructions -n 0 -m benchmark)"
 )
 #: Where a marker-only test keeps the rounds of its body.
 _BODY_KEY = pytest.StashKey[Rounds]()

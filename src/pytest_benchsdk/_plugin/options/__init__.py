@@ -11,7 +11,7 @@ converter it names). :mod:`.reference` renders the options reference page from t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -143,11 +143,20 @@ def n_without_dist(config: pytest.Config) -> bool:
     return config.stash.get(_N_WITHOUT_DIST, False)
 
 
+#: Options that do not ask for a bench session: which plugin provides the ``benchmark``
+#: fixture is a choice for plain test runs too (their hint still shows).
+_NOT_ASKING: Final = frozenset({"bench_benchmark_fixture"})
+
+
 def bench_option_given(config: pytest.Config) -> bool:
     """Whether any ``--bench*`` option is set, from wherever (the command line, ``addopts``,
     ``PYTEST_ADDOPTS``): every default is empty, ``None`` or ``False``. (pytest-benchmark's
     options are ``benchmark_*``, which this does not match.)"""
-    return any(value for name, value in vars(config.option).items() if name.startswith("bench_"))
+    return any(
+        value
+        for name, value in vars(config.option).items()
+        if name.startswith("bench_") and name not in _NOT_ASKING
+    )
 
 
 def _implying_option(config: pytest.Config) -> str | None:

@@ -679,9 +679,14 @@ _BENCHMARK_ROUNDS: Final = (
 
 
 def _foreign(config: pytest.Config, dest: str) -> tuple[Any, bool]:
-    """A foreign option's value, and whether it was given (not its plugin's default)."""
+    """A foreign option's value, and whether it was given (not its plugin's default). None is
+    not given either: pytest-benchmark 5.3 declares ``--benchmark-columns`` with the default
+    None (resolved later, to 5.1's default), and where it is installed but switched off for the
+    session (``bench_benchmark_fixture = benchsdk``) its declaration is the one parsed."""
     default = by_name(dest).cli_default
     value = getattr(config.option, dest, default)
+    if value is None:
+        return default, False
     if isinstance(value, list) and isinstance(default, list):
         return value, list(value) != list(default)
     return value, value != default

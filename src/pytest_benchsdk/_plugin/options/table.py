@@ -839,6 +839,34 @@ _OWN_OPTIONS: Final[tuple[Option, ...]] = (
         "is an error",
     ),
     Option(
+        # Read before the session is configured (_plugin/benchmark/providers.py), not by the
+        # settings: no field.
+        name="bench_benchmark_fixture",
+        flags=("--bench-benchmark-fixture",),
+        choices=("auto", "benchsdk"),
+        help="Which plugin provides the benchmark fixture and marker when pytest-benchmark or "
+        "pytest-codspeed is installed too: auto (theirs while they are active, the default) "
+        "or benchsdk (this plugin's; pytest-benchmark and pytest-codspeed are switched off "
+        "for the session, their --benchmark-*/--codspeed* options still parse). Ini: "
+        "bench_benchmark_fixture; env BENCHSDK_BENCHMARK_FIXTURE.",
+        ini="bench_benchmark_fixture",
+        ini_help="benchsdk: this plugin provides the benchmark fixture and marker, "
+        "pytest-benchmark and pytest-codspeed are switched off (auto: theirs while active).",
+        group="run",
+        doc="with pytest-benchmark or pytest-codspeed installed too: `benchsdk` makes the "
+        "`benchmark` fixture and marker this plugin's and switches those plugins off for the "
+        "session (as `-p no:benchmark -p no:codspeed` would; their `--benchmark-*` and "
+        "`--codspeed*` options still parse, in `addopts` too); `auto` (the default) leaves "
+        "the fixture to them while they are active, and the session says the one step once "
+        "(see [Migrate from pytest-benchmark](../howto/pytest-benchmark.md#with-pytest-benchmark-"
+        "or-pytest-codspeed-installed)). The option wins over the ini key, the ini key over "
+        "the environment variable",
+        doc_source="ini `bench_benchmark_fixture`, `BENCHSDK_BENCHMARK_FIXTURE`",
+        ini_doc_type="`auto` or `benchsdk`",
+        ini_doc_default="`auto`",
+        ini_doc_like="`--bench-benchmark-fixture`: which plugin's `benchmark` fixture",
+    ),
+    Option(
         name="bench_json",
         flags=("--bench-json",),
         metavar="PATH",
