@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "BENCHMARK_COLUMNS",
     "DEFAULT_AB_MODE",
     "DEFAULT_AB_PROCESSES",
     "DEFAULT_COUNT_THRESHOLD",
@@ -57,3 +58,18 @@ DEFAULT_AB_PROCESSES: Final = 4
 #: instructions) are spread thin, few enough that a millisecond's function costs about a
 #: second under valgrind.
 DEFAULT_INSTRUCTION_CALLS: Final = 10
+
+#: pytest-benchmark's table columns (its ``ALLOWED_COLUMNS``), as ``--bench-columns`` and
+#: ``--benchmark-columns`` name them.
+BENCHMARK_COLUMNS: Final = (
+    "min",
+    "max",
+    "mean",
+    "stddev",
+    "median",
+    "iqr",
+    "ops",
+    "outliers",
+    "rounds",
+    "iterations",
+)

@@ -21,6 +21,7 @@ from pytest_benchsdk._analysis.baseline import BaselineComparison, MetricCompari
 from pytest_benchsdk._analysis.changepoints import ChangePoint, fewest_runs
 from pytest_benchsdk._analysis.hygiene import RunWarning, shared_finding
 from pytest_benchsdk._analysis.scoring import ScoreResult
+from pytest_benchsdk._base.defaults import BENCHMARK_COLUMNS
 from pytest_benchsdk._base.numbers import (
     TIME_UNITS,
     change_of_values,
@@ -1043,18 +1044,7 @@ def title_line(summary: RunSummary, where: str | None = None) -> str:
 
 
 #: pytest-benchmark's columns, as ``--bench-columns`` names them.
-COLUMNS: Final = (
-    "min",
-    "max",
-    "mean",
-    "stddev",
-    "median",
-    "iqr",
-    "ops",
-    "outliers",
-    "rounds",
-    "iterations",
-)
+COLUMNS: Final = BENCHMARK_COLUMNS
 #: ``--benchmark-time-unit``'s units: (label, per second).
 _FIXED_UNITS: Final = {"ns": ("ns", 1e9), "us": ("µs", 1e6), "ms": ("ms", 1e3), "s": ("s", 1.0)}
 

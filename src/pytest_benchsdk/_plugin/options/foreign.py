@@ -23,6 +23,8 @@ from typing import Any, Final
 
 import pytest
 
+from pytest_benchsdk._base.defaults import BENCHMARK_COLUMNS
+
 __all__ = [
     "BENCHMARK",
     "CODSPEED",
@@ -48,18 +50,7 @@ CODSPEED: Final = "codspeed"
 _DISTRIBUTIONS: Final = {BENCHMARK: "pytest-benchmark", CODSPEED: "pytest-codspeed"}
 
 #: pytest-benchmark's columns (``ALLOWED_COLUMNS``) and its default ``--benchmark-columns``.
-ALLOWED_COLUMNS: Final = (
-    "min",
-    "max",
-    "mean",
-    "stddev",
-    "median",
-    "iqr",
-    "ops",
-    "outliers",
-    "rounds",
-    "iterations",
-)
+ALLOWED_COLUMNS: Final = BENCHMARK_COLUMNS
 DEFAULT_COLUMNS: Final = (
     "min",
     "max",
