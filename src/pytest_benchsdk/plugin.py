@@ -302,15 +302,18 @@ def _register_collecting_roles(config: pytest.Config, options: BenchOptions) -> 
     # --benchmark-disable: benchmarked tests call their function once, as without --bench.
     if other_provider(config.pluginmanager) is None and not options.benchmarks_disabled:
         from pytest_benchsdk._plugin.benchmark.measuring import (
-            XDIST_WHY_NOT,
-            XDIST_WHY_NOT_COUNTED,
             BenchmarkedTests,
+            side_by_side_note,
         )
 
-        distributed = hasattr(config, "workerinput") or xdist_distributes(config)
-        unmeasured = XDIST_WHY_NOT_COUNTED if options.instructions else XDIST_WHY_NOT
-        why_not = unmeasured if distributed else None
-        benchmarked = BenchmarkedTests(catalog, why_not=why_not)
+        # Under xdist the workers measure side by side (as pytest-codspeed's do): a wall-time
+        # group says so in its notes; a count does not mind the neighbours.
+        side_by_side = None
+        if xdist_distributes(config) and not options.instructions:
+            side_by_side = side_by_side_note(len(getattr(config.option, "tx", None) or ()))
+        benchmarked = BenchmarkedTests(
+            catalog, in_worker=hasattr(config, "workerinput"), side_by_side=side_by_side
+        )
         register(benchmarked, "benchsdk-benchmarked")
     if hasattr(config, "workerinput"):
         register(ExecutionPlugin(config, hand_over_to_xdist(config)), "benchsdk-execution")
@@ -364,8 +367,10 @@ def _call_pytest_benchmark_hooks(
     from pytest_benchsdk._views.pytest_benchmark import PYTEST_BENCHMARK
 
     session = controller.session
+    # (Under xdist the controller collects no test: the groups its workers reported count.)
+    measured = lambda: bool(benchmarked.tests or benchmarked.groups)  # noqa: E731
     session.complete_environment = complete_environment(
-        config, dict(os.environ), lambda: bool(benchmarked.tests), session.session_errors
+        config, dict(os.environ), measured, session.session_errors
     )
     writer = pytest_benchmark_json(config)
     session.export_writers[PYTEST_BENCHMARK] = writer

@@ -207,6 +207,9 @@ class BenchSession:
         #: Runs opened as their participants report (:meth:`add_participant`): begun on the
         #: platform at the session end, once every participant is known.
         self._opened_late: list[BenchmarkRun] = []
+        #: :meth:`begin` found nothing to run yet (``(distributed, verbose)``): the first run
+        #: opened later says the header then.
+        self._begin_later: tuple[bool, int] | None = None
         #: Seams the glue fills: what completes the run environment once it is collected
         #: (pytest-benchmark's machine and commit info, from its hooks), and writers that
         #: replace an export format's (pytest-benchmark's JSON, through its hooks).
@@ -332,6 +335,9 @@ class BenchSession:
         (it has no iteration then, and is listed as skipped)."""
         run = self.runs.get(file_key)
         if run is None:
+            if self._begin_later is not None:
+                distributed, verbose = self._begin_later
+                self.begin([], distributed=distributed, opening_later=True, verbose=verbose)
             try:
                 run = self.open_run(
                     file_key,
@@ -376,7 +382,11 @@ class BenchSession:
         more runs open as their participants report (:meth:`add_participant`); ``verbose``:
         pytest's verbosity (the headers' length)."""
         if not runs and not opening_later:
+            # Under xdist a benchmarked test may still open a run as it reports (the workers
+            # collect): the header is said then (:meth:`add_participant`).
+            self._begin_later = (distributed, verbose)
             return
+        self._begin_later = None
         self._write("")
         if self.options.dry_run:
             # No platform at all: a dry run does not even import it (httpx, psutil).

@@ -1204,6 +1204,10 @@ def _summary_lines(
             summary, verbose=verbose, columns=columns, table_options=table_options
         )
     lines = [f"  {knobs_line(summary.knobs)}"]
+    if summary.knobs.rounds is not None:
+        # A group of benchmarked tests opens as its tests report, with no header: its notes
+        # (measured under pytest-xdist) are said here.
+        lines.extend(f"  {terminal_text(note)}" for note in summary.notes)
     warmup = warmup_line(summary.knobs)
     if warmup:
         lines.append(f"  {warmup}")

@@ -220,26 +220,68 @@ def test_misuse_is_an_error_that_says_what_to_do(pytester: pytest.Pytester, benc
 
 
 @pytest.mark.slow
-def test_under_xdist_nothing_is_measured_and_one_line_says_why(
+def test_under_xdist_the_workers_measure_and_the_controller_keeps_each_group(
     pytester: pytest.Pytester,
 ) -> None:
+    """Under ``-n 2`` (a codspeed suite's addopts) the workers measure, as pytest-codspeed's
+    do: the controller opens each group from the reports, keeps every record, lists a test
+    skipped in its setup, tells alike names apart, and each group says it was measured side
+    by side (issue 47)."""
     pytester.makepyfile(
         test_par=textwrap.dedent(
             """
+            import pytest
+
+            pytestmark = pytest.mark.benchmark(max_time=0.002, min_rounds=3)
+
+
             def test_a(benchmark):
                 benchmark(len, "a")
 
 
             def test_b(benchmark):
+                benchmark.name = "same"
                 benchmark(len, "b")
+
+
+            def test_c(benchmark):
+                benchmark.name = "same"
+                benchmark(len, "c")
+
+
+            @pytest.mark.benchmark(group="other", max_time=0.002)
+            def test_body():
+                sum(range(10))
+
+
+            @pytest.mark.skipif(True, reason="not on this machine")
+            def test_skipped(benchmark):
+                benchmark(len, "x")
             """
         )
     )
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--bench", "-n", "2")
-    result.assert_outcomes(passed=2)
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--bench", "-n", "2", "--bench-json=out.json"
+    )
+    result.assert_outcomes(passed=4, skipped=1)
     text = result.stdout.str()
-    assert text.count("are not measured under pytest-xdist") == 1, text
-    assert not store_path(pytester).exists()
+    assert "not measured" not in text
+    assert text.count("Measured in 2 pytest-xdist workers side by side") == 2, text
+    runs = {run.benchmark_slug: run for run in stored_runs(store_path(pytester))}
+    assert sorted(runs) == ["other", "test-par"], runs
+    document = read_json(pytester.path / "out.json")
+    by_slug = {b["benchmarkSlug"]: b["result"] for b in document["benchmarks"]}
+    par = by_slug["test-par"]
+    participants = {p["name"]: p for p in par["participants"]}
+    # Two tests named alike: one keeps the name, the other its node id (which one depends
+    # on which worker reported first).
+    assert {"same", "test_a", "test_skipped"} < set(participants), sorted(participants)
+    (other_name,) = set(participants) - {"same", "test_a", "test_skipped"}
+    assert other_name in ("test_par.py::test_b", "test_par.py::test_c")
+    assert participants["test_skipped"]["skipped"] == "not on this machine"
+    assert all(p["ran"] == 1 for n, p in participants.items() if n != "test_skipped")
+    assert any("side by side" in note for note in par["notes"]), par["notes"]
+    assert [p["name"] for p in by_slug["other"]["participants"]] == ["test_body"]
 
 
 WORK = textwrap.dedent(

@@ -269,16 +269,18 @@ def test_the_xdist_advice_works_where_addopts_hold_n_auto(pytester: pytest.Pytes
     pytester.makepyfile(test_suite=SUITE)
     pytester.makeini(XDIST_INI)
     base = ["-p", "no:cacheprovider", "--bench-no-store"]
-    result = pytester.runpytest_subprocess(*base, "--bench")
+    # Measured in the workers (as pytest-codspeed measures there); the note names -n 0.
+    result = pytester.runpytest_subprocess(*base, "--bench", "--bench-json=side.json")
     result.assert_outcomes(passed=2)
-    line = next(line for line in result.stdout.lines if "not measured under pytest-xdist" in line)
-    advised = re.search(r"\(pytest (--bench .*)\)$", line)
+    assert _measured(pytester.path / "side.json") == ["test_join", "test_upper"]
+    line = next(line for line in result.stdout.lines if "side by side" in line)
+    advised = re.search(r"\(pytest (--bench [^)]*)\)", line)
     assert advised is not None, line
     assert "-p no:xdist" not in line
-    # The session it advises, run as written: no workers, and the tests measured.
+    # The session it advises, run as written: no workers, the tests measured, no note.
     again = pytester.runpytest_subprocess(*base, *advised[1].split(), "--bench-json=out.json")
     again.assert_outcomes(passed=2)
-    assert "not measured" not in again.stdout.str()
+    assert "side by side" not in again.stdout.str()
     assert _measured(pytester.path / "out.json") == ["test_join", "test_upper"]
     # What the advice used to say fails in such a project.
     refused = pytester.runpytest_subprocess(*base, "--bench", "-p", "no:xdist")

@@ -7,8 +7,7 @@ copies in ``shapes/`` (see its README), not the projects; ``benchmarks/side_by_s
 the projects themselves.
 
 Green, measured, and the JSON readable by github-action-benchmark's reader and by
-``pytest-benchmark compare`` (when its CLI is at hand). What needs the coexistence work
-(``i47-coexist``: measuring with ``-n`` in addopts) is marked ``xfail(strict=True)``.
+``pytest-benchmark compare`` (when its CLI is at hand).
 """
 
 from __future__ import annotations
@@ -25,11 +24,6 @@ import pytest
 from helpers.pytest_benchmark import extract_pytest_result, pytest_benchmark_cli
 
 SHAPES = Path(__file__).resolve().parent / "shapes"
-
-NEEDS_OPTIONS_AND_COEXIST = pytest.mark.xfail(
-    strict=True,
-    reason="needs i47-options (--codspeed) and i47-coexist (measuring with -n in addopts)",
-)
 
 
 def _shape(pytester: pytest.Pytester, name: str) -> Path:
@@ -138,7 +132,7 @@ def test_markdown_it_shape_runs_its_ci_command(pytester: pytest.Pytester) -> Non
 @pytest.mark.parametrize(
     "extra",
     [
-        pytest.param([], id="ci-command", marks=NEEDS_OPTIONS_AND_COEXIST),
+        pytest.param([], id="ci-command"),
         pytest.param(["-n", "0"], id="with-n-0"),
     ],
 )
@@ -152,3 +146,5 @@ def test_yarl_shape_runs_its_ci_command(pytester: pytest.Pytester, extra: list[s
         assert re.search(rf"^\s+{name}\s+1/1\s+[\d,]+ × \d+", out, re.MULTILINE), name
     # -vvvvv: a PASSED line holds one figure at most, never a record's JSON.
     assert not [line for line in out.splitlines() if "PASSED" in line and '{"' in line]
+    # Its addopts' --numprocesses=auto: measured in the workers, and the group says so.
+    assert ("side by side" in out) is (not extra), out

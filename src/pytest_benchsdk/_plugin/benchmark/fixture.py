@@ -174,7 +174,6 @@ class BenchmarkFixture:
         *,
         measuring: bool,
         settings: RoundSettings | None = None,
-        why_not: str | None = None,
     ) -> None:
         self.name = node.name
         self.fullname = node.nodeid
@@ -186,8 +185,6 @@ class BenchmarkFixture:
         self.enabled = measuring
         self.disabled = not measuring
         self.settings = settings
-        #: Why a ``--bench`` session does not measure (pytest-xdist); said once.
-        self.why_not = why_not
         self.stats: BenchmarkStats | None = None
         self.has_error = False
         self._mode: str | None = None

@@ -1,10 +1,10 @@
 """Benchmarked tests as runs: the ``benchmark`` fixture's measurements in the one run model.
 
-With ``--bench`` (in the controller of a session without pytest-xdist), every collected test
-that uses the ``benchmark`` fixture, or carries the ``benchmark`` marker without it (pytest-
-codspeed's convention: the whole body is measured), is a participant of a benchmark named
-after its group: ``benchmark.group`` as the test leaves it (set inside the test, as
-pytest-benchmark suites do), else the marker's ``group=``, else its module. A test's group is
+With ``--bench``, every collected test that uses the ``benchmark`` fixture, or carries the
+``benchmark`` marker without it (pytest-codspeed's convention: the whole body is measured), is
+a participant of a benchmark named after its group: ``benchmark.group`` as the test leaves it
+(set inside the test, as pytest-benchmark suites do), else the marker's ``group=``, else its
+module. A test's group is
 known for sure only when it reports, so a group's run opens with its first test's report
 (:meth:`~pytest_benchsdk._session.BenchSession.add_participant`, with a config made here: one
 iteration per participant, scored on ``time_ms``) and each later test joins it as it reports;
@@ -13,6 +13,13 @@ into at the session end, and a group no test reported to never opens. Each test'
 becomes one record (:func:`~pytest_benchsdk._engine.rounds.round_record`) attached to its call
 report, where the controller keeps it as it keeps an iteration's (``pytest_runtest_logreport``):
 the store, the platform, scores, warnings, thresholds, comparisons and every view follow.
+
+Under pytest-xdist the workers collect and measure (as pytest-codspeed does; pytest-benchmark
+measures nothing there): a worker's report carries its test's group (:data:`GROUP_ATTRIBUTE`:
+the group's key, name and module, the test's name, its rounds' settings, why it was skipped)
+beside the record, and the controller opens or joins the group from it before it keeps the
+record. A wall-time group measured so says, in its notes, that its tests shared the machine
+with the other workers' (:func:`side_by_side_note`); a count does not mind the neighbours.
 
 A group's score is against a ceiling of twice its slowest p99 (rounded up to 1, 2 or 5 × 10ⁿ
 ms), set when the session ends: scores and ranks order a group's tests, fastest first.
@@ -66,24 +73,21 @@ if TYPE_CHECKING:
 
 __all__ = ["BenchmarkedTests", "FixtureGroup"]
 
-#: The call report's attribute saying why a benchmarked test was not measured.
-UNMEASURED_ATTRIBUTE: Final = "benchsdk_unmeasured"
-#: Why a session under pytest-xdist measures no benchmarked test (pytest-benchmark's rule).
-XDIST_WHY_NOT: Final = (
-    "benchmarked tests (the benchmark fixture, @pytest.mark.benchmark) are not measured "
-    "under pytest-xdist: processes running side by side disturb each other's timings; run "
-    "them in a session of their own without workers (pytest --bench -n 0 -m benchmark)"
-)
-#: Why not, when the session counts instructions (``--bench-instructions``): a count does not
-#: depend on the neighbours, but a benchmarked test's group (its run) is opened from the tests
-#: the controller collected, and under pytest-xdist only the workers collect.
-XDIST_WHY_NOT_COUNTED: Final = (
-    "benchmarked tests (the benchmark fixture, @pytest.mark.benchmark) are not measured "
-    "under pytest-xdist, counted or not: a count would not mind the neighbours, but a test's "
-    "group is made from what the controller collects, and under xdist only the workers "
-    "collect; bench files count in the workers. Run benchmarked tests without workers "
-    "(pytest --bench --bench-instructions -n 0 -m benchmark)"
-)
+#: The report attribute that carries a benchmarked test's group from an xdist worker to the
+#: controller (``{key, label, path, name, rounds, skipped}``), which declares it from there.
+GROUP_ATTRIBUTE: Final = "benchsdk_benchmarked"
+
+
+def side_by_side_note(workers: int) -> str:
+    """The note of a wall-time group measured in ``workers`` pytest-xdist workers."""
+    many = f"{workers} pytest-xdist workers" if workers > 1 else "a pytest-xdist worker"
+    return (
+        f"Measured in {many} side by side: the times include the neighbours' load; for "
+        "times that do not, run -n 0 (pytest --bench -n 0 -m benchmark) or count "
+        "instructions (--bench-instructions)"
+    )
+
+
 #: Where a marker-only test keeps the rounds of its body.
 _BODY_KEY = pytest.StashKey[Rounds]()
 #: Where a test keeps the group it was collected into: its key and name, and its own
@@ -118,14 +122,22 @@ class FixtureGroup:
     bench_file: BenchFile
     schedule: BenchmarkSchedule
     participants: dict[str, str] = attrs.Factory(dict)
-    settings: list[RoundSettings] = attrs.Factory(list)
+    settings: list[RoundsKnobs] = attrs.Factory(list)
 
     @classmethod
     def first(
-        cls, key: str, name: str, path: Path, participant: str, catalog: Catalog
+        cls,
+        key: str,
+        name: str,
+        path: Path,
+        participant: str,
+        catalog: Catalog,
+        *,
+        note: str | None = None,
     ) -> FixtureGroup:
         """A group opened by its first test (``path``: its module): its bench file, with one
-        iteration per participant, scored on ``time_ms``."""
+        iteration per participant, scored on ``time_ms``; ``note``, a line of its schedule's
+        notes (the header's, the stored run's)."""
         config = define_benchmark_config(
             benchmark_slug=_slug(name.removesuffix(".py")),
             benchmark_name=name,
@@ -140,11 +152,14 @@ class FixtureGroup:
         bench_file = BenchFile(path, config, _never_run)
         args = catalog.options.run_args
         own = RunArgs(run_key=args.run_key, no_ingest=args.no_ingest, thresholds=args.thresholds)
-        return cls(key, name, bench_file, schedule_bench_file(bench_file, own, catalog.environ))
+        schedule = schedule_bench_file(bench_file, own, catalog.environ)
+        if note is not None:
+            schedule = attrs.evolve(schedule, warnings=(*schedule.warnings, note))
+        return cls(key, name, bench_file, schedule)
 
     @property
     def rounds(self) -> RoundsKnobs:
-        """The rounds' settings of its tests: the run's knobs."""
+        """The rounds' settings of its tests (each test's, as knobs): the run's knobs."""
         return RoundsKnobs.of_settings(self.settings)
 
     def name_for(self, nodeid: str, wanted: str) -> str:
@@ -167,21 +182,65 @@ def nice_ceiling(value_ms: float) -> float:
     return 10 * power  # pragma: no cover - the loop ends at 10
 
 
+@attrs.frozen
+class Membership:
+    """A test's place in its group: the group's ``key`` and ``label`` (its name), the module
+    it was first collected from (``path``), the test's ``nodeid`` and ``name`` there, its
+    rounds' settings, and why it was skipped (None: it ran). Crosses from an xdist worker to
+    the controller on the test's report (:data:`GROUP_ATTRIBUTE`)."""
+
+    key: str
+    label: str
+    path: Path
+    nodeid: str
+    name: str
+    rounds: RoundsKnobs
+    skipped: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "label": self.label,
+            "path": str(self.path),
+            "nodeid": self.nodeid,
+            "name": self.name,
+            "rounds": self.rounds.to_json(),
+            "skipped": self.skipped,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Membership:
+        skipped = data.get("skipped")
+        return cls(
+            str(data["key"]),
+            str(data["label"]),
+            Path(str(data["path"])),
+            str(data["nodeid"]),
+            str(data["name"]),
+            RoundsKnobs.from_json(data.get("rounds")) or RoundsKnobs(),
+            None if skipped is None else str(skipped),
+        )
+
+
 class BenchmarkedTests:
     """The ``benchmark`` fixture's measuring side (plugin ``benchsdk-benchmarked``)."""
 
-    def __init__(self, catalog: Catalog, *, why_not: str | None = None) -> None:
+    def __init__(
+        self, catalog: Catalog, *, in_worker: bool = False, side_by_side: str | None = None
+    ) -> None:
         self.catalog = catalog
         self.config = catalog.config
         install_measuring(self.config, self)
-        #: Why this session does not measure (pytest-xdist), said once.
-        self.why_not = why_not
+        #: This process is an xdist worker: it collects and measures, its reports carry each
+        #: test's group to the controller (:data:`GROUP_ATTRIBUTE`).
+        self.in_worker = in_worker
+        #: The note of each group measured under pytest-xdist (:func:`side_by_side_note`).
+        self.side_by_side = side_by_side
         #: The groups tests reported to (each a run), by key.
         self.groups: dict[str, FixtureGroup] = {}
         #: The selected benchmarked tests, and the node ids of those that joined a group.
         self.tests: list[pytest.Item] = []
         self._joined: set[str] = set()
-        self._said_why_not = False
         # Its per-test report hooks are a plugin of their own, registered now (where this
         # one is: A/B's report wrapper, registered later, must stay around them) and taken
         # out once collection selected no test with the fixture or the marker: in a session
@@ -212,8 +271,6 @@ class BenchmarkedTests:
     # -- the fixture ----------------------------------------------------------------------
 
     def fixture_for(self, node: pytest.Item) -> BenchmarkFixture:
-        if self.why_not is not None:
-            return BenchmarkFixture(node, measuring=False, why_not=self.why_not)
         fixture = BenchmarkFixture(node, measuring=True, settings=self._settings(node))
         fixture.cprofile = self.catalog.options.cprofile
         return fixture
@@ -234,9 +291,7 @@ class BenchmarkedTests:
         """Note the group each selected benchmarked test is collected into (the marker's
         ``group=``, else its module) and its participant name there: its node id after the
         module, or the whole node id when another test of the group has the same. Returns how
-        many tests there are (none when this session does not measure)."""
-        if self.why_not is not None:
-            return 0  # (the report hooks stay: a test with the fixture says why it is unmeasured)
+        many tests there are."""
         members: dict[str, list[pytest.Item]] = {}
         names: dict[str, str] = {}
         benchmarked = False
@@ -273,12 +328,17 @@ class BenchmarkedTests:
             return module, module
         return f"group:{group}", group
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # An xdist worker's groups (the controller notes its own when its collection ends).
+        if self.in_worker:
+            self.collect_groups(session.items)
+
     def _join(
         self, item: pytest.Item, fixture: BenchmarkFixture | None, *, skipped: str | None = None
-    ) -> tuple[str, str]:
+    ) -> Membership:
         """The test reports: its group (``benchmark.group`` as the test left it, else the
         one it was collected into) opens its run with it, or it joins that run, under
-        ``benchmark.name`` if the test set it. Returns the run's key and the test's name.
+        ``benchmark.name`` if the test set it. Returns its place there, its name as declared.
         ``skipped``: why the test was skipped (``skipif``, ``pytest.skip``): it joins with
         nothing planned, listed as skipped, as a bench file's participant without its
         environment variables."""
@@ -291,18 +351,28 @@ class BenchmarkedTests:
             elif moved_key != key:
                 name = _short_name(item)
             key = moved_key
+        rounds = RoundsKnobs.of_settings([self._settings(item)])
+        wanted = Membership(key, label, Path(item.path), item.nodeid, name, rounds, skipped)
+        return attrs.evolve(wanted, name=self._declare(wanted))
+
+    def _declare(self, test: Membership) -> str:
+        """``test`` joins its group (opened with it when it is the first), under its name,
+        or its node id where another test of the group has that name (returned); in the
+        store too, where this process owns the runs."""
+        key, nodeid, skipped = test.key, test.nodeid, test.skipped
         group = self.groups.get(key)
-        if group is not None and item.nodeid in group.participants:
-            return key, group.participants[item.nodeid]  # reported again (a rerun plugin)
+        if group is not None and nodeid in group.participants:
+            return group.participants[nodeid]  # reported again (a rerun plugin)
         if group is None:
-            group = FixtureGroup.first(key, label, Path(item.path), name, self.catalog)
+            group = FixtureGroup.first(
+                key, test.label, test.path, test.name, self.catalog, note=self.side_by_side
+            )
             self.groups[key] = group
-        name = group.name_for(item.nodeid, name)
-        group.participants[item.nodeid] = name
-        settings = self._settings(item)
-        if settings not in group.settings:
-            group.settings.append(settings)
-        self._joined.add(item.nodeid)
+        name = group.name_for(nodeid, test.name)
+        group.participants[nodeid] = name
+        if test.rounds not in group.settings:
+            group.settings.append(test.rounds)
+        self._joined.add(nodeid)
         if self._session is not None:
             self._session.add_participant(
                 key,
@@ -315,7 +385,7 @@ class BenchmarkedTests:
                 knobs=group.rounds.as_knobs(),
                 skipped=skipped,
             )
-        return key, name
+        return name
 
     def close_groups(self) -> None:
         """The session ends: a test that never reported (skipped in its setup, not run)
@@ -330,7 +400,7 @@ class BenchmarkedTests:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
-        if self.why_not is not None or not body_benchmarked(pyfuncitem):
+        if not body_benchmarked(pyfuncitem):
             return None
         function = pyfuncitem.obj
         if is_async(function):
@@ -361,11 +431,11 @@ class BenchmarkedTests:
                 why = _skip_reason(report)
                 if why is not None:
                     item.stash[_SKIPPED_KEY] = why
+                    if self.in_worker:
+                        # The controller lists it as skipped (its call never reports).
+                        self._carry(report, self._join(item, None, skipped=why))
             return report
         if _COLLECTED_KEY not in item.stash:
-            if self.why_not is not None and (uses_fixture(item) or body_benchmarked(item)):
-                # Crosses xdist on the report, to the controller's one line.
-                setattr(report, UNMEASURED_ATTRIBUTE, self.why_not)
             return report
         fixture = item.stash.get(FIXTURE_KEY, None)
         rounds = fixture.rounds if fixture is not None else item.stash.get(_BODY_KEY, None)
@@ -374,7 +444,10 @@ class BenchmarkedTests:
         # not a planned test that left no record.
         skipped = _skip_reason(report) if rounds is None and elsewhere is None else None
         # Its group as the test left it (and its run, open before the record is kept).
-        file_key, participant = self._join(item, fixture, skipped=skipped)
+        test = self._join(item, fixture, skipped=skipped)
+        if self.in_worker:
+            self._carry(report, test)
+        file_key, participant = test.key, test.name
         extra = json_safe(fixture.extra_info) if fixture is not None else None
         if elsewhere is not None:
             record = elsewhere
@@ -385,29 +458,33 @@ class BenchmarkedTests:
         elif rounds is None:
             return report  # skipped, or it never called the fixture
         else:
-            test = _identity(item, file_key, self._settings(item))
+            identity = _identity(item, file_key, self._settings(item))
             if fixture is not None and fixture.cprofile_rows is not None:
-                test["cprofile"] = fixture.cprofile_rows
-            record = round_record(rounds, RoundStats.of(rounds), extra, test)
+                identity["cprofile"] = fixture.cprofile_rows
+            record = round_record(rounds, RoundStats.of(rounds), extra, identity)
         payload = RecordPayload.of_record(file_key, participant, record)
         setattr(report, REPORT_ATTRIBUTE, payload.to_json())
         if self._remember_local is not None:
             self._remember_local(report, payload)
         return report
 
-    def runtest_logreport(self, report: pytest.TestReport) -> None:
-        """``pytest_runtest_logreport`` of :class:`_Reports`."""
-        why_not = getattr(report, UNMEASURED_ATTRIBUTE, None)
-        if why_not is None or self._said_why_not or hasattr(self.config, "workerinput"):
-            return
-        self._said_why_not = True
-        self._say(f"benchsdk: {why_not}")
+    @staticmethod
+    def _carry(report: pytest.TestReport, test: Membership) -> None:
+        setattr(report, GROUP_ATTRIBUTE, test.to_json())
 
-    def _say(self, line: str) -> None:
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.ensure_newline()
-            reporter.write_line(line, yellow=True)
+    def runtest_logreport(self, report: pytest.TestReport) -> None:
+        """``pytest_runtest_logreport`` of :class:`_Reports`: in the controller, a test an
+        xdist worker measured (or skipped) joins its group before its record is kept, under
+        the name the controller gives it (its record's participant too)."""
+        data = getattr(report, GROUP_ATTRIBUTE, None)
+        if data is None or self._session is None:
+            return
+        test = Membership.from_json(data)
+        name = self._declare(test)
+        payload = getattr(report, REPORT_ATTRIBUTE, None)
+        if isinstance(payload, dict) and payload.get("participant") != name:
+            # Another worker's test took the name first (benchmark.name set alike).
+            payload["participant"] = name
 
     # -- the session end: each group's ceiling -----------------------------------------------
 
@@ -577,5 +654,7 @@ class _Reports:
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         return (yield from self.tests.runtest_makereport(item, call))
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # Before the controller keeps the report's record: its run must be open then.
         self.tests.runtest_logreport(report)
