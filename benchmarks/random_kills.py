@@ -45,12 +45,13 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+
+import contextlib
 
 from helpers.gitrepo import git  # noqa: E402
 from helpers.platform_server import API_KEY, LoopbackPlatform  # noqa: E402
@@ -254,10 +255,8 @@ def _arm(
 
 
 def _end_tree(proc: subprocess.Popen[str]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _check(case: Case, server: LoopbackPlatform, path: Path) -> None:
