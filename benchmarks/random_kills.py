@@ -33,6 +33,7 @@ Run: ``python benchmarks/random_kills.py --kills 100 [--seed S] [--hang-after 12
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import shutil
@@ -50,8 +51,6 @@ import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-
-import contextlib
 
 from helpers.gitrepo import git  # noqa: E402
 from helpers.platform_server import API_KEY, LoopbackPlatform  # noqa: E402
@@ -400,9 +399,8 @@ def main() -> int:
     }
     local = sum(c.stored for c in landed if c.flavor == "ab")
     print()
-    print(
-        f"kills landed: {len(landed)} (of {drawn} cases drawn) in {time.monotonic() - started:.0f} s"
-    )
+    took = time.monotonic() - started
+    print(f"kills landed: {len(landed)} (of {drawn} cases drawn) in {took:.0f} s")
     print("  by victim: " + ", ".join(f"{k} {by_kind[k]}" for k in KINDS if by_kind[k]))
     print("  by victim/session: " + ", ".join(f"{k} {n}" for k, n in sorted(flavors.items())))
     print(
