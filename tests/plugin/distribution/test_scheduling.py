@@ -32,7 +32,7 @@ from pytest_benchsdk._plugin.options import note_dist_choice
 from pytest_benchsdk._plugin.runtime.catalog import Catalog
 
 xdist = pytest.importorskip("xdist")
-from xdist.scheduler import LoadGroupScheduling  # noqa: E402
+from xdist.scheduler import LoadFileScheduling, LoadGroupScheduling  # noqa: E402
 
 #: Needs one process per participant: concurrency 2, warm-up and a threshold.
 GROUPED = bench(
@@ -188,7 +188,14 @@ def test_an_explicit_dist_is_the_workers_and_xdist_schedules_it(
     config.hook.pytest_configure_node(node=node)
     assert node.workerinput[WORKERINPUT_KEY] == dist
     plugin = _distribution(config)
-    assert plugin.pytest_xdist_make_scheduler(config, None) is None  # xdist's own choice
+    scheduler = plugin.pytest_xdist_make_scheduler(config, None)
+    if dist in ("loadgroup", "loadfile"):
+        # xdist's own scheduler, fixed for a worker that dies (see test_worker_crashes.py).
+        own = {"loadgroup": LoadGroupScheduling, "loadfile": LoadFileScheduling}[dist]
+        assert type(scheduler).__mro__[1] is own
+        assert type(scheduler).__name__ == f"CrashSafe{own.__name__}"
+    else:
+        assert scheduler is None  # xdist's own choice
 
 
 def test_without_workers_there_is_no_distribution(
