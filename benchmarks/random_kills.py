@@ -2,15 +2,18 @@
 hang (issue 48).
 
 Each case is one real ``pytest --bench`` session in its own directory (a small git repository:
-a bench file of two participants, 6 iterations each) against its own loopback platform
+a bench file of three participants, 8 iterations of 20 ms each) against its own loopback platform
 (``tests/helpers/platform_server.py``) with a few transient faults (503, 429, 502, a dropped
 connection, an answer lost after the platform acted) at random requests. One process of the
 session is SIGKILLed, the victim drawn among:
 
 * ``controller``: the pytest process (of a plain session, a ``-n 2`` session or an A/B one);
 * ``worker``: one of the two xdist workers of a ``-n 2`` session;
-* ``side``: one of the side processes of an A/B session (``--bench-ab=HEAD``), found in the
-  controller's process tree (psutil).
+* ``side``: one of the side processes of an A/B session (``--bench-ab=HEAD``);
+
+a worker or side is found in the controller's process tree (psutil) among those inside an
+iteration at that moment (each iteration keeps a file named by its process's pid while it
+runs), so it dies mid-iteration, never idle.
 
 The kill lands at an observable moment, never after a timer: when the platform receives its
 n-th request (before handling it, or after handling it with its answer lost), or once the
@@ -56,9 +59,14 @@ from helpers.gitrepo import git  # noqa: E402
 from helpers.platform_server import API_KEY, LoopbackPlatform  # noqa: E402
 from pytest_benchsdk.store import ResultStore  # noqa: E402
 
-PARTICIPANTS = ("p1", "p2")
-ITERATIONS = 6
-BENCH = f"""
+PARTICIPANTS = ("p1", "p2", "p3")
+ITERATIONS = 8
+#: The folder where each process running an iteration keeps a file named by its pid while the
+#: iteration runs (so a worker or side is killed inside an iteration, not while idle).
+RUNNING_ENV = "BENCH_KILLS_RUNNING"
+BENCH = f'''
+import os
+import pathlib
 import time
 
 from pytest_benchsdk import Participant, define_benchmark_config, define_task
@@ -73,10 +81,15 @@ config = define_benchmark_config(
 
 @define_task
 def task(participant, task_index, measure, log):
-    time.sleep(0.02)
-    log(f"iteration {{task_index}}")
-    measure(value=10 + task_index)
-"""
+    running = pathlib.Path(os.environ["{RUNNING_ENV}"]) / str(os.getpid())
+    running.touch()
+    try:
+        time.sleep(0.02)
+        log(f"iteration {{task_index}}")
+        measure(value=10 + task_index)
+    finally:
+        running.unlink(missing_ok=True)
+'''
 
 KINDS = ("controller", "worker", "side")
 #: The platform routes a transient fault may hit (``*``: any).
@@ -103,8 +116,9 @@ class Case:
     seconds: float = 0.0
 
 
-def _env() -> dict[str, str]:
+def _env(cwd: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    env[RUNNING_ENV] = str(cwd.parent / f"{cwd.name}-running")
     env["BENCHMARKS_PLATFORM_API_KEY"] = API_KEY
     env["BENCHSDK_BENCHMARK_FIXTURE"] = "benchsdk"
     env["PYTHONUNBUFFERED"] = "1"
@@ -115,7 +129,7 @@ def _pytest(cwd: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
         cwd=cwd,
-        env=_env(),
+        env=_env(cwd),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -135,8 +149,9 @@ def _stored(path: Path) -> int:
         return 0
 
 
-def _children(pid: int) -> list[psutil.Process]:
-    """The session's worker processes (xdist's or A/B's: execnet popen gateways)."""
+def _children(pid: int, running: Path) -> list[psutil.Process]:
+    """The session's worker processes (xdist's or A/B's: execnet popen gateways) that are
+    inside an iteration now."""
     try:
         kids = psutil.Process(pid).children()
     except psutil.Error:
@@ -144,7 +159,8 @@ def _children(pid: int) -> list[psutil.Process]:
     found = []
     for kid in kids:
         try:
-            if "exec(eval(sys.stdin.readline()))" in " ".join(kid.cmdline()):
+            gateway = "exec(eval(sys.stdin.readline()))" in " ".join(kid.cmdline())
+            if gateway and (running / str(kid.pid)).exists():
                 found.append(kid)
         except psutil.Error:
             continue
@@ -155,8 +171,11 @@ class Killer:
     """Kills the case's victim once, when :meth:`strike` is called (from the platform's
     request thread or the store watcher)."""
 
-    def __init__(self, proc: subprocess.Popen[str], kind: str, rng: random.Random) -> None:
+    def __init__(
+        self, proc: subprocess.Popen[str], kind: str, rng: random.Random, running: Path
+    ) -> None:
         self.proc = proc
+        self.running = running
         self.kind = kind
         self.rng = rng
         self.done = threading.Event()
@@ -170,9 +189,9 @@ class Killer:
             if self.kind == "controller":
                 pid = self.proc.pid
             else:
-                kids = _children(self.proc.pid)
+                kids = _children(self.proc.pid, self.running)
                 if not kids:
-                    return  # none started yet, or all ended: try at the next moment
+                    return  # none inside an iteration now: try at the next moment
                 pid = self.rng.choice(kids).pid
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -292,11 +311,13 @@ def run_case(case: Case, base: Path, hang_after: float, max_resubmits: int) -> C
     cwd = base / f"case-{case.number:03d}"
     _make_repo(cwd)
     path = _store(cwd)
+    running = cwd.parent / f"{cwd.name}-running"
+    running.mkdir()
     started = time.monotonic()
     with LoopbackPlatform() as server:
         _transient_faults(server, rng, case.plan)
         proc = _pytest(cwd, *_session_args(case, server, rng))
-        killer = Killer(proc, case.kind, rng)
+        killer = Killer(proc, case.kind, rng, running)
         watcher = _arm(case, server, killer, path, rng)
         try:
             output = proc.communicate(timeout=hang_after)[0]
@@ -348,6 +369,11 @@ def _draw(number: int, seed: int, kinds: tuple[str, ...]) -> Case:
     return Case(number=number, seed=seed, kind=kind, flavor=flavor, plan=[f"seed {seed}"])
 
 
+def _remove(base: Path, case: Case) -> None:
+    for name in (f"case-{case.number:03d}", f"case-{case.number:03d}-running"):
+        shutil.rmtree(base / name, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kills", type=int, default=100, help="SIGKILLs to land (default 100)")
@@ -372,7 +398,7 @@ def main() -> int:
         case = run_case(_draw(drawn, seed + drawn, kinds), base, args.hang_after, args.resubmits)
         drawn += 1
         if not case.killed:
-            shutil.rmtree(base / f"case-{case.number:03d}", ignore_errors=True)
+            _remove(base, case)
             continue
         landed.append(case)
         bad = case.lost or case.duplicated or case.hung or not case.resubmit_ok
@@ -384,7 +410,7 @@ def main() -> int:
             flush=True,
         )
         if not bad and args.keep is None:
-            shutil.rmtree(base / f"case-{case.number:03d}", ignore_errors=True)
+            _remove(base, case)
 
     by_kind = Counter(c.kind for c in landed)
     flavors = Counter(f"{c.kind}/{c.flavor}" for c in landed)
