@@ -243,7 +243,7 @@ class Side:
         self, file_key: str, participant: str, phase: str | None, task_index: int, args: Any
     ) -> None:
         """Start one iteration (:meth:`result` waits for it)."""
-        self._channel.send({"run": [file_key, participant, phase, task_index, dict(args)]})
+        self._send({"run": [file_key, participant, phase, task_index, dict(args)]})
 
     def result(self) -> SideResult:
         """The iteration :meth:`submit` started, once it finished."""
@@ -257,7 +257,16 @@ class Side:
     def send(self, message: Mapping[str, Any]) -> None:
         """Send the process a request of its program's (:meth:`receive` waits for the
         answer)."""
-        self._channel.send(dict(message))
+        self._send(dict(message))
+
+    def _send(self, message: Mapping[str, Any]) -> None:
+        try:
+            self._channel.send(message)
+        except Exception:  # execnet's OSError: the process has ended (killed, crashed)
+            raise ABError(
+                f"side {self.name}'s process has ended (killed, out of memory or crashed): "
+                "its remaining iterations cannot run"
+            ) from None
 
     def receive(self) -> dict[str, Any]:
         """The answer to the request :meth:`send` sent, once the process gave it."""

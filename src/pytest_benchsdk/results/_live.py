@@ -283,6 +283,11 @@ class BenchmarkRun:
             self.records.setdefault(payload.participant, {})[payload.task_index] = payload.record
         self._read_back = None
 
+    def has_record(self, participant: str, task_index: int) -> bool:
+        """Whether the participant's iteration ``task_index`` has its record already."""
+        samples = self.samples.get(participant)
+        return samples is not None and samples.has(task_index)
+
     def received(self, participant: str) -> int:
         """Records of the participant so far (distinct task indexes)."""
         samples = self.samples.get(participant)

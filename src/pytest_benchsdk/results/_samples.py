@@ -147,6 +147,10 @@ class ParticipantSamples:
 
     # -- feeding ------------------------------------------------------------------------------
 
+    def has(self, task_index: int) -> bool:
+        """Whether the record of iteration ``task_index`` was added."""
+        return 0 <= task_index < len(self._present) and bool(self._present[task_index])
+
     def add(self, record: TaskRecord) -> None:
         index = record.task_index
         if index < 0:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -409,3 +411,61 @@ def test_what_a_side_writes_reaches_the_item_s_capture_redacted(
     result.stdout.fnmatch_lines(
         ["*- Captured log call -*", "WARNING  t:bench_logs.py:* ?side ?? logged ***"]
     )
+
+
+#: Side B's third call writes its process's pid and waits for the test to kill it.
+VICTIM = """
+import os
+import pathlib
+import time
+
+ROOT = pathlib.Path({root!r})
+CALLS = 0
+
+
+def work() -> None:
+    global CALLS
+    CALLS += 1
+    if CALLS == 3 and not (ROOT / "killed").exists():
+        (ROOT / "victim.pid").write_text(str(os.getpid()))
+        end = time.monotonic() + 60
+        while not (ROOT / "killed").exists() and time.monotonic() < end:
+            time.sleep(0.01)
+"""
+
+
+@pytest.mark.slow
+def test_a_side_process_killed_fails_the_rest_of_its_items_in_a_line_each(
+    pytester: pytest.Pytester,
+) -> None:
+    # Issue 48's random kills: each item after a side's process died failed with execnet's
+    # traceback (OSError: cannot send (already closed?), ValueError: write to closed file).
+    root = project(pytester, iterations=6)
+    (root / "src" / "crunch" / "__init__.py").write_text(VICTIM.format(root=str(root)))
+    session = Session(root, "--bench", "--bench-ab=HEAD", ONE_PROCESS, "-p", "no:xdist")
+    try:
+        deadline = time.monotonic() + 120
+        while not (root / "victim.pid").exists():
+            assert session.proc.poll() is None, session.output
+            assert time.monotonic() < deadline, session.output
+            time.sleep(0.01)
+        os.kill(int((root / "victim.pid").read_text()), signal.SIGKILL)
+        (root / "killed").touch()
+        code = session.finish(timeout=120)
+    finally:
+        session.kill()
+    output = session.output
+    assert code == pytest.ExitCode.TESTS_FAILED, output
+    assert "cannot send" not in output, output
+    assert "Traceback" not in output, output
+    ended = (
+        "side B's process has ended (killed, out of memory or crashed): its remaining "
+        "iterations cannot run"
+    )
+    for index in (3, 4, 5):
+        assert f"FAILED bench_crunch.py::task[py-{index}] - side B's process has ended" in output
+    assert [line for line in session.lines if ended in line] == [ended] * 3, output
+    # The one it died in: what execnet said, in one line too.
+    assert "FAILED bench_crunch.py::task[py-2] - side B's process failed: " in output, output
+    assert "4 failed, 2 passed" in output, output
+    assert ab_worktrees(root) == []

@@ -32,7 +32,7 @@ from pytest_benchsdk._plugin.options import note_dist_choice
 from pytest_benchsdk._plugin.runtime.catalog import Catalog
 
 xdist = pytest.importorskip("xdist")
-from xdist.scheduler import LoadGroupScheduling  # noqa: E402
+from xdist.scheduler import LoadFileScheduling, LoadGroupScheduling  # noqa: E402
 
 #: Needs one process per participant: concurrency 2, warm-up and a threshold.
 GROUPED = bench(
@@ -188,7 +188,14 @@ def test_an_explicit_dist_is_the_workers_and_xdist_schedules_it(
     config.hook.pytest_configure_node(node=node)
     assert node.workerinput[WORKERINPUT_KEY] == dist
     plugin = _distribution(config)
-    assert plugin.pytest_xdist_make_scheduler(config, None) is None  # xdist's own choice
+    scheduler = plugin.pytest_xdist_make_scheduler(config, None)
+    if dist in ("loadgroup", "loadfile"):
+        # xdist's own scheduler, fixed for a worker that dies (see test_worker_crashes.py).
+        own = {"loadgroup": LoadGroupScheduling, "loadfile": LoadFileScheduling}[dist]
+        assert type(scheduler).__mro__[1] is own
+        assert type(scheduler).__name__ == f"CrashSafe{own.__name__}"
+    else:
+        assert scheduler is None  # xdist's own choice
 
 
 def test_without_workers_there_is_no_distribution(
@@ -423,3 +430,60 @@ def test_a_group_name_holds_nothing_xdist_or_a_node_id_reads(
     # xdist's scheduler reads the text after the last "@" that follows the last "]".
     nodeid = f"{file_key}::task[{participant}-0]@{name}"
     assert LoadGroupScheduling._split_scope(None, nodeid) == name
+
+
+class CountingNode(FakeNode):
+    """A fake worker that also counts the lists of tests it was sent (an empty one included)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.sends: list[list[int]] = []
+
+    def send_runtest_some(self, indices: Sequence[int]) -> None:
+        self.sends.append(list(indices))
+        super().send_runtest_some(indices)
+
+
+def test_after_a_worker_dies_what_is_left_runs_once_and_every_worker_is_told_to_stop(
+    pytester: pytest.Pytester, request: pytest.FixtureRequest
+) -> None:
+    # Issue 48, item 4 (-n 2 at concurrency 1: each item a unit of its own). xdist 3.8 put the
+    # dead worker's finished units back (sent later as empty lists that never report done),
+    # sent the test it died in again, and could leave a worker holding its last test.
+    config = _controller(pytester, request, "-n", "2")
+    ids = [f"bench_x.py::task[p1-{i}]" for i in range(16)]
+    scheduler = config.hook.pytest_xdist_make_scheduler(config=config, log=None)
+    gw0, gw1 = CountingNode("gw0"), CountingNode("gw1")
+    for node in (gw0, gw1):
+        scheduler.add_node(node)
+    for node in (gw0, gw1):
+        scheduler.add_node_collection(node, ids)
+    scheduler.schedule()
+    done: dict[str, int] = {"gw0": 0, "gw1": 0, "gw2": 0}
+
+    def complete(node: CountingNode) -> bool:
+        at = done[node.gateway.id]
+        if at >= len(node.sent) or (len(node.sent) - at == 1 and not node.shutting_down):
+            return False  # a worker runs its last test once it has another or must stop
+        scheduler.mark_test_complete(node, node.sent[at])
+        done[node.gateway.id] = at + 1
+        return True
+
+    while done["gw0"] < 5:  # gw0 finishes five tests, gw1 keeps pace
+        assert complete(gw0)
+        complete(gw1)
+    crashed = scheduler.remove_node(gw0)
+    assert crashed == ids[gw0.sent[5]]
+    gw2 = CountingNode("gw2")  # xdist's replacement
+    scheduler.add_node(gw2)
+    scheduler.add_node_collection(gw2, ids)
+    scheduler.schedule()
+    while not scheduler.tests_finished:
+        assert complete(gw1) | complete(gw2), "every worker waits: the session would hang"
+    while complete(gw1) | complete(gw2):
+        pass
+    assert gw1.shutting_down
+    assert gw2.shutting_down
+    assert all(gw1.sends + gw2.sends)  # no empty list of tests
+    ran = gw0.sent[:5] + gw1.sent + gw2.sent
+    assert sorted(ran) == sorted(set(range(len(ids))) - {ids.index(crashed)})

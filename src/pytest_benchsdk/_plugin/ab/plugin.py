@@ -331,12 +331,15 @@ class ABPlugin:
             iteration.slot.index,
             iteration.args,
         )
-        if self.mode == "duet":  # both at once, on their own cores
-            for side in sides:
-                side.submit(*what)
-            results = {side.name: side.result() for side in sides}
-        else:
-            results = {side.name: side.run(*what) for side in sides}
+        try:
+            if self.mode == "duet":  # both at once, on their own cores
+                for side in sides:
+                    side.submit(*what)
+                results = {side.name: side.result() for side in sides}
+            else:
+                results = {side.name: side.run(*what) for side in sides}
+        except ABError as exc:  # a side's process has ended: the item fails, in one line
+            raise SideFailure(str(exc)) from None
         a, b = results["A"], results["B"]
         for side in sides:
             self._replay(iteration.file_key, side.name, results[side.name])

@@ -120,6 +120,9 @@ class ControllerPlugin:
         self._finished_items: dict[str, int] = {}
         # Iteration items that failed with a record (--bench-failed-iterations=record).
         self._failed_iterations = 0
+        # Iterations whose xdist worker died while running them, (file key, participant,
+        # task index): xdist reported their items failed, so no record of them is kept.
+        self._crashed: set[tuple[str, str, int]] = set()
         self._recorded_line: str | None = None
         self._ctrl_c = CtrlC()
         self._ctrl_c.on_deferred = self._stop_after_the_item
@@ -337,8 +340,20 @@ class ControllerPlugin:
             return
         if report.when in ("teardown", "???"):
             self._finished_items[file_key] = self._finished_items.get(file_key, 0) + 1
+        if str(report.when) == "???":  # xdist's report of a crashed worker
+            self._note_crashed(file_key, parts[1])
         if report.failed:
             run.failed_items += 1
+
+    def _note_crashed(self, file_key: str, name: str) -> None:
+        """xdist's worker died while running the iteration item ``name``: the item failed
+        (xdist's report), and a record of its iteration that still arrives is not kept (a
+        replacement worker's pool may run it again, or hand it over unreported)."""
+        _, schedule = self._schedule_of(file_key)
+        for participant, slot, skipped in schedule.items():
+            if skipped is None and not slot.warmup and item_name(participant, slot) == name:
+                self._crashed.add((file_key, participant, slot.index))
+                return
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
@@ -351,7 +366,21 @@ class ControllerPlugin:
 
     def keep(self, payload: RecordPayload) -> None:
         """Keep one record (the session's: durably in the store before anything else happens
-        to it, then the platform and the ``pytest_benchsdk_record`` hook)."""
+        to it, then the platform and the ``pytest_benchsdk_record`` hook).
+
+        Each iteration is kept once: after an xdist worker died, the worker that takes over
+        its items may run iterations whose records arrived already (its pool plans the whole
+        group) and hand them over at its end; the first record stays, the later one is
+        dropped before the store and the platform see it (the platform would count it
+        twice), and so is one of an iteration whose worker died while running it.
+        """
+        if payload.task_index >= 0:
+            run = self.runs.get(payload.file_key)
+            if run is not None and (
+                run.has_record(payload.participant, payload.task_index)
+                or (payload.file_key, payload.participant, payload.task_index) in self._crashed
+            ):
+                return
         self.session.keep(payload)
 
     @pytest.hookimpl(tryfirst=True)

@@ -114,13 +114,20 @@ class DistributedBench:
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        if not self.auto:
-            return None
-        # Items without a group (those of files that need none, ordinary tests) are each
-        # their own scope here, so they spread one by one as under --dist load.
-        from xdist.scheduler import LoadGroupScheduling
+        from xdist.scheduler import LoadFileScheduling, LoadGroupScheduling, LoadScopeScheduling
 
-        return LoadGroupScheduling(config, log)
+        from pytest_benchsdk._plugin.distribution.crashes import crash_safe
+
+        # Items without a group (those of files that need none, ordinary tests) are each
+        # their own scope under loadgroup, so they spread one by one as under --dist load.
+        # xdist's scope schedulers hang or run a test twice after a worker crash: these
+        # do not (see .crashes).
+        base = {
+            "loadgroup": LoadGroupScheduling,
+            "loadscope": LoadScopeScheduling,
+            "loadfile": LoadFileScheduling,
+        }.get("loadgroup" if self.auto else str(config.getoption("dist")))
+        return None if base is None else crash_safe(base)(config, log)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
