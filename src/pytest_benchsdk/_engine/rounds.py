@@ -113,6 +113,11 @@ class RoundSettings:
     #: At most this many rounds (pytest-codspeed's ``max_rounds``; None: as ``max_time``
     #: holds), above ``min_rounds``.
     max_rounds: int | None = None
+    #: How long the warm-up lasts at most, in seconds (pytest-codspeed's ``warmup_time``,
+    #: from ``--codspeed-warmup-time``): the calibration's warm-up of each count and the
+    #: warm-up rounds before the rounds each stop when it has passed. None: pytest-benchmark's
+    #: limits (``max_time`` for the calibration's, ``warmup_iterations`` alone for the rounds').
+    warmup_time: float | None = None
 
 
 @attrs.frozen
@@ -210,16 +215,14 @@ def _calibrate(run: Runner, settings: RoundSettings) -> tuple[float, int]:
     min_time = max(settings.min_time, precision * settings.calibration_precision)
     min_time_estimate = min_time * 5 / settings.calibration_precision
     warmup = settings.warmup_iterations if settings.warmup else 0
+    warmup_time = settings.max_time if settings.warmup_time is None else settings.warmup_time
     loops = 1
     while True:
         duration = run(loops)
         if warmup:
             warmup_start = time.perf_counter()
             warmup_iterations = 0
-            while (
-                time.perf_counter() - warmup_start < settings.max_time
-                and warmup_iterations < warmup
-            ):
+            while time.perf_counter() - warmup_start < warmup_time and warmup_iterations < warmup:
                 duration = min(duration, run(loops))
                 warmup_iterations += loops
         if duration >= min_time:
@@ -306,8 +309,11 @@ def measure_rounds(
     duration, iterations = _calibrate(run, settings)
     rounds = rounds_to_run(duration, settings)
     if settings.warmup and settings.warmup_iterations:
+        until = None if settings.warmup_time is None else time.perf_counter() + settings.warmup_time
         for _ in range(min(rounds, max(1, settings.warmup_iterations // iterations))):
             run(iterations)
+            if until is not None and time.perf_counter() >= until:
+                break
     wall, cpu = _timed_rounds(fn, args, kwargs, settings, iterations, rounds)
     return Rounds(iterations, tuple(wall), tuple(cpu), started, time.time())
 
