@@ -127,16 +127,17 @@ def test_with_the_warmup_the_fastest_warm_round_calibrates_as_in_pytest_benchmar
 
 
 def test_a_warmup_time_bounds_both_warm_ups_as_pytest_codspeeds() -> None:
-    # --codspeed-warmup-time: the warm-up stops when its time has passed. At 0 the
-    # calibration's warm-up runs no round (the cold first call settles the count) and the
-    # warm-up before the rounds stops after its first round (of 100,000 calls' worth).
+    # --codspeed-warmup-time: the warm-up, the calibration's and the rounds' together, stops
+    # when its time has passed. At 0 the calibration's warm-up runs no round (the cold first
+    # call settles the count) and no warm-up round runs before the rounds (of 100,000 calls'
+    # worth without it).
     function = ColdFirstCall(first=0.01, per_call=100e-6)
     settings = RoundSettings(
         timer=function, warmup=True, warmup_iterations=100_000, warmup_time=0.0, **COLD
     )
     rounds = measure_rounds(function.work, (), {}, settings)
     assert (rounds.iterations, len(rounds.wall)) == (1, 10)
-    assert function.calls == 1 + 1 + 10
+    assert function.calls == 1 + 10
 
 
 @pytest.mark.parametrize(

@@ -113,10 +113,11 @@ class RoundSettings:
     #: At most this many rounds (pytest-codspeed's ``max_rounds``; None: as ``max_time``
     #: holds), above ``min_rounds``.
     max_rounds: int | None = None
-    #: How long the warm-up lasts at most, in seconds (pytest-codspeed's ``warmup_time``,
-    #: from ``--codspeed-warmup-time``): the calibration's warm-up of each count and the
-    #: warm-up rounds before the rounds each stop when it has passed. None: pytest-benchmark's
-    #: limits (``max_time`` for the calibration's, ``warmup_iterations`` alone for the rounds').
+    #: How long the warm-up lasts at most in all, in seconds (pytest-codspeed's
+    #: ``warmup_time``, from ``--codspeed-warmup-time``): from the calibration's start, its
+    #: warm-up rounds and the warm-up rounds before the rounds stop when it has passed.
+    #: None: pytest-benchmark's limits (``max_time`` for each count's warm-up in the
+    #: calibration, ``warmup_iterations`` alone for the rounds').
     warmup_time: float | None = None
 
 
@@ -198,7 +199,9 @@ def _runner(
     return run
 
 
-def _calibrate(run: Runner, settings: RoundSettings) -> tuple[float, int]:
+def _calibrate(
+    run: Runner, settings: RoundSettings, warmup_until: float | None = None
+) -> tuple[float, int]:
     """``(round time, iterations)``: pytest-benchmark 5's ``_calibrate_timer``, step for step.
 
     Its first round is one call, the function's first in the test (cold: caches, the
@@ -210,19 +213,21 @@ def _calibrate(run: Runner, settings: RoundSettings) -> tuple[float, int]:
     (``ceil(min_time × count / time)``, settled at once when it is 1), a shorter one ten times
     the count. The round time returned sets the number of rounds, as there
     (``ceil(max_time / round time)``): a cold first call of 1 ms makes 1 call a round and
-    1,000 rounds of ``max_time = 1`` s, whatever the warm calls take."""
+    1,000 rounds of ``max_time = 1`` s, whatever the warm calls take. ``warmup_until``
+    (a :func:`time.perf_counter` reading): the warm-up's end instead (``warmup_time``)."""
     precision = timer_precision(settings.timer)
     min_time = max(settings.min_time, precision * settings.calibration_precision)
     min_time_estimate = min_time * 5 / settings.calibration_precision
     warmup = settings.warmup_iterations if settings.warmup else 0
-    warmup_time = settings.max_time if settings.warmup_time is None else settings.warmup_time
     loops = 1
     while True:
         duration = run(loops)
         if warmup:
-            warmup_start = time.perf_counter()
+            until = time.perf_counter() + settings.max_time
+            if warmup_until is not None:
+                until = warmup_until
             warmup_iterations = 0
-            while time.perf_counter() - warmup_start < warmup_time and warmup_iterations < warmup:
+            while time.perf_counter() < until and warmup_iterations < warmup:
                 duration = min(duration, run(loops))
                 warmup_iterations += loops
         if duration >= min_time:
@@ -306,14 +311,16 @@ def measure_rounds(
     started = time.time()
     # pytest-benchmark's rule, its first round cold (see _calibrate): the iterations and
     # the rounds are the ones it chooses, so the per-call figures are of the same rounds.
-    duration, iterations = _calibrate(run, settings)
+    warmup_until = None
+    if settings.warmup_time is not None:
+        warmup_until = time.perf_counter() + settings.warmup_time
+    duration, iterations = _calibrate(run, settings, warmup_until)
     rounds = rounds_to_run(duration, settings)
     if settings.warmup and settings.warmup_iterations:
-        until = None if settings.warmup_time is None else time.perf_counter() + settings.warmup_time
         for _ in range(min(rounds, max(1, settings.warmup_iterations // iterations))):
-            run(iterations)
-            if until is not None and time.perf_counter() >= until:
+            if warmup_until is not None and time.perf_counter() >= warmup_until:
                 break
+            run(iterations)
     wall, cpu = _timed_rounds(fn, args, kwargs, settings, iterations, rounds)
     return Rounds(iterations, tuple(wall), tuple(cpu), started, time.time())
 
