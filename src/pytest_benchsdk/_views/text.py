@@ -394,7 +394,11 @@ def single_test_line(p: ParticipantSummary) -> str:
         f"{name_cell(m.label)} {stats_cell(m.stats, m.unit)}" for m in metrics if m.stats
     )
     assert p.rounds is not None
-    counts = f"{p.rounds.rounds:,} rounds × {p.rounds.iterations:,} iterations"
+    rounds, calls = p.rounds.rounds, p.rounds.iterations
+    counts = (
+        f"{rounds:,} round{'' if rounds == 1 else 's'} × "
+        f"{calls:,} iteration{'' if calls == 1 else 's'}"
+    )
     return f"{name_cell(p.name)}: {counts}; med/p95/p99 {figures}"
 
 
