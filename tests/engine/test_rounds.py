@@ -72,22 +72,90 @@ class CountingClock(StepClock):
         super().work()
 
 
-@pytest.mark.parametrize(
-    ("per_call", "calls"),
-    [
-        # One call of 20 ms settles the count on its first try: the untimed first call, one
-        # calibration round, min_rounds rounds (pytest-benchmark: one calibration round,
-        # min_rounds rounds and a call for the result).
-        (0.02, 1 + 1 + 5),
-        # A call of 1 ms is timed three times before the count is settled.
-        (0.001, 1 + 3 + 5),
-    ],
-)
-def test_a_slow_call_is_calibrated_once(per_call: float, calls: int) -> None:
+@pytest.mark.parametrize("per_call", [0.02, 0.001])
+def test_a_slow_call_is_calibrated_once(per_call: float) -> None:
+    # pytest-benchmark's calls: its calibration round (the first call) settles the count,
+    # then min_rounds rounds (and, in the fixture, a call for the result).
     clock = CountingClock(per_call)
     settings = RoundSettings(timer=clock, max_time=0.001)
     rounds = measure_rounds(clock.work, (), {}, settings)
-    assert (rounds.iterations, len(rounds.wall), clock.calls) == (1, 5, calls)
+    assert (rounds.iterations, len(rounds.wall), clock.calls) == (1, 5, 1 + 5)
+
+
+class ColdFirstCall(CountingClock):
+    """A function whose first call lasts ``first`` seconds and every later one ``per_call``
+    (a library generating its code on first use, as cattrs' converters)."""
+
+    def __init__(self, first: float, per_call: float) -> None:
+        super().__init__(per_call)
+        self.first = first
+
+    def work(self) -> None:
+        self.calls += 1
+        self.now += self.first if self.calls == 1 else self.per_call
+
+
+# Settings where the fake calls are long and the real ones short: min_time 1 ms, warm calls
+# of 100 µs (fake), so the rounds' real time (~1 µs a call) is far below max_time's deadline
+# and the warm-up's limit, which read the real clock.
+COLD = {"min_time": 0.001, "max_time": 0.1, "min_rounds": 5}
+
+
+def test_the_first_call_is_the_calibrations_first_round_as_in_pytest_benchmark() -> None:
+    # pytest-benchmark times the function's first call as its calibration's first round:
+    # 10 ms >= min_time settles one call a round, and ceil(max_time / 10 ms) = 10 rounds.
+    # (Calibrated warm, 10 calls of 100 µs a round and 100 rounds: a tenth of the timer's
+    # overhead per call and ten times the rounds, so a lower minimum than pytest-benchmark's.)
+    function = ColdFirstCall(first=0.01, per_call=100e-6)
+    rounds = measure_rounds(function.work, (), {}, RoundSettings(timer=function, **COLD))
+    assert (rounds.iterations, len(rounds.wall)) == (1, 10)
+    assert function.calls == 1 + 10
+    assert min(rounds.per_call()) == pytest.approx(100e-6, rel=1e-3)
+
+
+def test_with_the_warmup_the_fastest_warm_round_calibrates_as_in_pytest_benchmark() -> None:
+    # The warm-up inside the calibration (5 calls) makes the count's time the fastest round:
+    # 1 call of 100 µs is under half of min_time, so 10 calls (1 ms) a round, and
+    # ceil(0.1 s / 1 ms) = 100 rounds (the cold first call counts for nothing).
+    function = ColdFirstCall(first=0.01, per_call=100e-6)
+    settings = RoundSettings(timer=function, warmup=True, warmup_iterations=5, **COLD)
+    rounds = measure_rounds(function.work, (), {}, settings)
+    assert (rounds.iterations, len(rounds.wall)) == (10, 100)
+    # Calibration: 1 + 5 warm-up calls at one a round, then 10 + one warm-up round of 10;
+    # one warm-up round before the rounds (5 // 10 calls, at least one round), 100 rounds.
+    assert function.calls == (1 + 5) + (10 + 10) + 10 + 100 * 10
+
+
+def test_a_warmup_time_bounds_both_warm_ups_as_pytest_codspeeds() -> None:
+    # --codspeed-warmup-time: the warm-up, the calibration's and the rounds' together, stops
+    # when its time has passed. At 0 the calibration's warm-up runs no round (the cold first
+    # call settles the count) and no warm-up round runs before the rounds (of 100,000 calls'
+    # worth without it).
+    function = ColdFirstCall(first=0.01, per_call=100e-6)
+    settings = RoundSettings(
+        timer=function, warmup=True, warmup_iterations=100_000, warmup_time=0.0, **COLD
+    )
+    rounds = measure_rounds(function.work, (), {}, settings)
+    assert (rounds.iterations, len(rounds.wall)) == (1, 10)
+    assert function.calls == 1 + 10
+
+
+@pytest.mark.parametrize(
+    ("duration", "settings", "expected"),
+    [
+        (0.01, RoundSettings(max_time=1.0), 100),
+        (0.3, RoundSettings(max_time=1.0), 5),
+        (0.3, RoundSettings(max_time=1.0, min_rounds=20), 20),
+        (1e-6, RoundSettings(max_time=1.0, max_rounds=1000), 1000),
+        (0.0, RoundSettings(), 5),
+    ],
+)
+def test_the_rounds_follow_pytest_benchmarks_rule(
+    duration: float, settings: RoundSettings, expected: int
+) -> None:
+    from pytest_benchsdk._engine.rounds import rounds_to_run
+
+    assert rounds_to_run(duration, settings) == expected
 
 
 @given(st.lists(st.floats(0, 1e3), min_size=0, max_size=3000))

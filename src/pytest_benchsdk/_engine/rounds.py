@@ -4,10 +4,16 @@ pytest-benchmark times a function in *rounds* of *iterations*: it calibrates the
 so that one round lasts at least ``max(min_time, 10 × the timer's precision)`` (1, 10, 100 …
 calls, then one estimate from the last round's time), then runs
 ``max(min_rounds, ceil(max_time / round time))`` rounds; each round's time divided by its
-iterations is one per-call sample. This module does the same (and stops the rounds when
-``max_time`` has passed, the time between rounds included) (its loop is pytest-benchmark's
-own shape, ``for _ in range(n): fn(*args, **kwargs)``, so the per-call figures are
-comparable), and reads the thread's CPU clock too: every round gives a
+iterations is one per-call sample. This module does the same, by pytest-benchmark's own rule
+(:func:`_calibrate`): the calibration's first round is the function's first call in the test,
+cold, and each count is timed once (with the warm-up, the fastest of the warm-up's rounds), so
+the iterations and the number of rounds are the ones pytest-benchmark chooses with the same
+settings (issue 47: a function whose first call is slow, as cattrs' converters generating
+their code, gets one call per round and few rounds there, and so here). What it adds changes
+nothing of that: the rounds stop when ``max_time`` has passed (the time between rounds
+included; pytest-benchmark runs its count to the end), ``max_rounds`` caps them, and its loop
+is pytest-benchmark's own shape, ``for _ in range(n): fn(*args, **kwargs)``, so the per-call
+figures are comparable; and it reads the thread's CPU clock too: every round gives a
 wall and a CPU time per call, in seconds at the clocks' nanosecond resolution (the CPU clock,
 a system call on a virtual machine, is read around blocks of rounds of at least
 :data:`CPU_BLOCK`: a round's CPU time is its wall time × its block's CPU share).
@@ -63,6 +69,7 @@ __all__ = [
     "repeated_record",
     "round_count",
     "round_record",
+    "rounds_to_run",
     "timer_precision",
 ]
 
@@ -89,13 +96,6 @@ KEPT_ROUNDS: Final = 1000
 _PRECISION_READINGS: Final = 1000
 #: How long a block of rounds lasts at least between two readings of the CPU clock (seconds).
 CPU_BLOCK: Final = 0.001
-#: Rounds of each count the calibration times (it keeps the fastest).
-_CALIBRATION_TRIES: Final = 3
-#: A single call at least this long (seconds) settles the count at one call per round on its
-#: first try: no descheduling makes a call that short look this long, and on a suite of slow
-#: functions (markdown parsers of 100 ms a call) two more tries of each were a third of the
-#: session's calls (issue 47: 9 calls a test against pytest-benchmark's 7).
-_SURELY_ONE_CALL: Final = 0.01
 
 
 @attrs.frozen
@@ -113,6 +113,12 @@ class RoundSettings:
     #: At most this many rounds (pytest-codspeed's ``max_rounds``; None: as ``max_time``
     #: holds), above ``min_rounds``.
     max_rounds: int | None = None
+    #: How long the warm-up lasts at most in all, in seconds (pytest-codspeed's
+    #: ``warmup_time``, from ``--codspeed-warmup-time``): from the calibration's start, its
+    #: warm-up rounds and the warm-up rounds before the rounds stop when it has passed.
+    #: None: pytest-benchmark's limits (``max_time`` for each count's warm-up in the
+    #: calibration, ``warmup_iterations`` alone for the rounds').
+    warmup_time: float | None = None
 
 
 @attrs.frozen
@@ -193,42 +199,58 @@ def _runner(
     return run
 
 
-def _calibrate(run: Runner, settings: RoundSettings) -> tuple[float, int]:
-    """``(round time, iterations)``: pytest-benchmark's ``_calibrate_timer``, each count
-    timed :data:`_CALIBRATION_TRIES` times (once, for a single call of at least
-    :data:`_SURELY_ONE_CALL`). The count is chosen on the fastest try; the round
-    time returned (which sets how many rounds fill ``max_time``) is the median try's, a
-    typical round as pytest-benchmark's one try is (the fastest would make more rounds than
-    ``max_time`` holds)."""
+def _calibrate(
+    run: Runner, settings: RoundSettings, warmup_until: float | None = None
+) -> tuple[float, int]:
+    """``(round time, iterations)``: pytest-benchmark 5's ``_calibrate_timer``, step for step.
+
+    Its first round is one call, the function's first in the test (cold: caches, the
+    interpreter's specialising, a library generating its code on first use), timed; a count
+    is timed once, and with the warm-up (``warmup``) the fastest of that round and the
+    warm-up's rounds of the same count (up to ``warmup_iterations`` calls, at most
+    ``max_time``) is its time. A round of at least ``min_time`` settles the count; one of at
+    least half of it (``min_time × 5 / calibration_precision``) gives an estimate
+    (``ceil(min_time × count / time)``, settled at once when it is 1), a shorter one ten times
+    the count. The round time returned sets the number of rounds, as there
+    (``ceil(max_time / round time)``): a cold first call of 1 ms makes 1 call a round and
+    1,000 rounds of ``max_time = 1`` s, whatever the warm calls take. ``warmup_until``
+    (a :func:`time.perf_counter` reading): the warm-up's end instead (``warmup_time``)."""
     precision = timer_precision(settings.timer)
     min_time = max(settings.min_time, precision * settings.calibration_precision)
     min_time_estimate = min_time * 5 / settings.calibration_precision
+    warmup = settings.warmup_iterations if settings.warmup else 0
     loops = 1
     while True:
-        # The fastest of a few rounds: one round slowed by something else (the process
-        # descheduled on a busy machine) would otherwise settle the count too low.
-        tries = [run(loops)]
-        if not (loops == 1 and tries[0] >= max(_SURELY_ONE_CALL, min_time)):
-            tries += [run(loops) for _ in range(_CALIBRATION_TRIES - 1)]
-        tries.sort()
-        duration, typical = tries[0], tries[len(tries) // 2]
-        if settings.warmup:
-            warmup_start = time.perf_counter()
+        duration = run(loops)
+        if warmup:
+            until = time.perf_counter() + settings.max_time
+            if warmup_until is not None:
+                until = warmup_until
             warmup_iterations = 0
-            while (
-                time.perf_counter() - warmup_start < settings.max_time
-                and warmup_iterations < settings.warmup_iterations
-            ):
+            while time.perf_counter() < until and warmup_iterations < warmup:
                 duration = min(duration, run(loops))
                 warmup_iterations += loops
         if duration >= min_time:
-            return max(duration, typical), loops
+            return duration, loops
         if duration >= min_time_estimate:
             loops = math.ceil(min_time * loops / duration)
             if loops == 1:
-                return max(duration, typical), loops
+                return duration, loops
         else:
             loops *= 10
+
+
+def rounds_to_run(duration: float, settings: RoundSettings) -> int:
+    """How many rounds follow a calibration whose round took ``duration`` seconds:
+    pytest-benchmark's ``max(ceil(max_time / duration), min_rounds)``, then at most
+    ``max_rounds`` (above ``min_rounds``). The rounds also stop when ``max_time`` has passed
+    (:func:`_timed_rounds`), so a count made large by a round timed too short never runs
+    past it."""
+    rounds = math.ceil(settings.max_time / duration) if duration > 0 else 1
+    rounds = max(rounds, settings.min_rounds, 1)
+    if settings.max_rounds is not None:
+        rounds = min(rounds, max(settings.max_rounds, 1))
+    return rounds
 
 
 def count_rounds(
@@ -287,17 +309,17 @@ def measure_rounds(
         return count_rounds(fn, args, kwargs, settings, counter)
     run = _runner(fn, args, kwargs, settings)
     started = time.time()
-    # A first round of one call, not timed: a function's (and the round's own) first call
-    # pays for cold caches and the interpreter's specialising, often more than min_time,
-    # which would settle the calibration on one iteration per round.
-    run(1)
-    duration, iterations = _calibrate(run, settings)
-    rounds = max(math.ceil(settings.max_time / duration) if duration > 0 else 1, 1)
-    rounds = max(rounds, settings.min_rounds)
-    if settings.max_rounds is not None:
-        rounds = min(rounds, settings.max_rounds)
-    if settings.warmup:
+    # pytest-benchmark's rule, its first round cold (see _calibrate): the iterations and
+    # the rounds are the ones it chooses, so the per-call figures are of the same rounds.
+    warmup_until = None
+    if settings.warmup_time is not None:
+        warmup_until = time.perf_counter() + settings.warmup_time
+    duration, iterations = _calibrate(run, settings, warmup_until)
+    rounds = rounds_to_run(duration, settings)
+    if settings.warmup and settings.warmup_iterations:
         for _ in range(min(rounds, max(1, settings.warmup_iterations // iterations))):
+            if warmup_until is not None and time.perf_counter() >= warmup_until:
+                break
             run(iterations)
     wall, cpu = _timed_rounds(fn, args, kwargs, settings, iterations, rounds)
     return Rounds(iterations, tuple(wall), tuple(cpu), started, time.time())

@@ -374,6 +374,34 @@ def rounds_cell(p: ParticipantSummary) -> str:
     return f"{p.rounds.rounds:,} × {p.rounds.iterations:,}"
 
 
+def single_test(summary: RunSummary) -> ParticipantSummary | None:
+    """The one test of a group of benchmarked tests that has only it (pytest-benchmark's
+    ``--benchmark-group-by=fullname`` makes a group of each test), when it passed: its
+    group reads as one line (:func:`single_test_line`), with nothing to rank or compare."""
+    if summary.knobs.rounds is None or len(summary.participants) != 1:
+        return None
+    p = summary.participants[0]
+    if p.skipped is not None or p.ran != 1 or p.passed != 1 or p.rounds is None:
+        return None
+    return p
+
+
+def single_test_line(p: ParticipantSummary) -> str:
+    """A lone benchmarked test in a line: its rounds × iterations and each metric's
+    ``med/p95/p99`` (``time_ms`` first, as the scores show it)."""
+    metrics = sorted(p.metrics, key=lambda m: not m.scored)
+    figures = ", ".join(
+        f"{name_cell(m.label)} {stats_cell(m.stats, m.unit)}" for m in metrics if m.stats
+    )
+    assert p.rounds is not None
+    rounds, calls = p.rounds.rounds, p.rounds.iterations
+    counts = (
+        f"{rounds:,} round{'' if rounds == 1 else 's'} × "
+        f"{calls:,} iteration{'' if calls == 1 else 's'}"
+    )
+    return f"{name_cell(p.name)}: {counts}; med/p95/p99 {figures}"
+
+
 def _participant_rows(
     summary: RunSummary, with_ran: bool, *, phases: bool = True
 ) -> list[list[str]]:
@@ -1228,10 +1256,16 @@ def _summary_lines(
                 f"  {ran}/{planned} planned iterations left a record (the others were skipped "
                 "or failed before their task ran)"
             )
+    alone = single_test(summary) if verbose <= 0 else None
     if not summary.ran_participants:
         # Every participant skipped (missing env vars, pytest.skip) or nothing ran before the
         # session stopped: no table of empty rows.
         lines.append("  No participant ran.")
+    elif alone is not None:
+        # A group of one test (--benchmark-group-by=fullname): one line, no tables of one row
+        # (its score, against a ceiling made from itself, ranks nothing); -v has the tables.
+        lines.append(f"  {single_test_line(alone)}")
+        lines.extend(column_lines(summary, columns, **(table_options or {})))
     else:
         with_ran = any(p.ran < p.planned for p in summary.participants if p.skipped is None)
         lines.extend(folded_table(_participant_rows(summary, with_ran), verbose=verbose))
@@ -1324,8 +1358,11 @@ def _short_summary_lines(
     span = _span_line(summary)
     lines.append(f"  {span}" if span else f"  Status: {summary.status.text()}")
     scores = summary.scores
+    alone = single_test(summary)
     if not summary.ran_participants:
         lines.append("  No participant ran.")
+    elif alone is not None:
+        lines.append(f"  {single_test_line(alone)}")
     elif scores is not None and scores.ranking:
         lines.extend(folded_table(score_rows(scores, phases=False)))
         if scores.has_ties:

@@ -608,3 +608,31 @@ def test_many_findings_of_one_code_are_one_line_and_v_or_full_lists_them(
                 text,
             ), (args, n)
         assert "-v lists them" not in text
+
+
+def test_a_group_of_one_test_reads_as_one_line(pytester: pytest.Pytester) -> None:
+    # --benchmark-group-by=fullname (cattrs' addopts) makes a group of each test: each reads
+    # as its title, settings, span and one line (no one-row tables, no score of itself);
+    # -v has the tables back, and a group of several tests keeps them.
+    pytester.makepyfile(test_group=GROUP)
+    result = _run(pytester, "--benchmark-group-by=fullname", "--bench-no-store")
+    result.assert_outcomes(passed=2)
+    text = result.stdout.str()
+    result.stdout.re_match_lines(
+        [
+            r"  test_join: [\d,]+ rounds × [\d,]+ iterations; med/p95/p99 time_ms \S+ \w+, "
+            r"cpu_ms \S+ \w+",
+            r"  test_pedantic: 7 rounds × 4 iterations; med/p95/p99 time_ms \S+ \w+, cpu_ms ",
+        ],
+        consecutive=False,
+    )
+    assert "Scores:" not in text
+    assert "rounds × iterations\n" not in text  # the participants table's header
+    quiet = _run(pytester, "--benchmark-group-by=fullname", "--bench-no-store", "-q")
+    quiet.stdout.re_match_lines([r"  test_pedantic: 7 rounds × 4 iterations; med/p95/p99 "])
+    assert "score" not in quiet.stdout.str()
+    verbose = _run(pytester, "--benchmark-group-by=fullname", "--bench-no-store", "-v")
+    assert verbose.stdout.str().count("Scores:") == 2
+    together = _run(pytester, "--bench-no-store")
+    assert together.stdout.str().count("Scores:") == 1
+    assert ": 7 rounds × 4 iterations" not in together.stdout.str()

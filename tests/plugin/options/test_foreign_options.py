@@ -141,6 +141,26 @@ def test_ini_rounds_settings_and_codspeed_max_rounds(pytester: pytest.Pytester) 
     assert {e["stats"]["rounds"] for e in document["benchmarks"]} == {3}
 
 
+def test_codspeed_warmup_time_is_the_warm_ups_limit(pytester: pytest.Pytester) -> None:
+    # pytest-codspeed warms up for --codspeed-warmup-time seconds; pytest-benchmark's warm-up
+    # (--bench-rounds-warmup) for up to max_time, then warmup_iterations: the setting carries
+    # the time, so a 0.1 s warm-up is not a 1 s one (issue 47, side by side on yarl).
+    pytester.makepyfile(
+        test_w="""
+        def test_settings(benchmark):
+            benchmark(int)
+            print("SETTINGS", benchmark.settings.warmup, benchmark.settings.warmup_time)
+        """
+    )
+    result = pytester.runpytest_inprocess(
+        "--codspeed", "--codspeed-warmup-time=0.1", "--bench-no-store", "-s", *QUICK
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*SETTINGS True 0.1*"])
+    plain = pytester.runpytest_inprocess("--bench", "--bench-rounds-warmup=on", "-s", *QUICK)
+    plain.stdout.fnmatch_lines(["*SETTINGS True None*"])
+
+
 SPEED = textwrap.dedent(
     """
     import os

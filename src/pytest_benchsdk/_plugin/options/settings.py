@@ -733,6 +733,9 @@ def _map_foreign(
         warmup_time, given = _foreign(config, "codspeed_warmup_time")
         if given and "warmup" not in on_command_line:
             rounds["warmup"] = float(warmup_time) > 0
+            # pytest-codspeed warms up for that long (pytest-benchmark's warm-up, which
+            # --bench-rounds-warmup is, lasts up to max_time and then warmup_iterations).
+            rounds["warmup_time"] = max(float(warmup_time), 0.0)
         for dest, key in (("codspeed_max_time", "max_time"), ("codspeed_max_rounds", "max_rounds")):
             value, given = _foreign(config, dest)
             if given and key not in on_command_line:

@@ -1542,8 +1542,9 @@ FOREIGN_OPTIONS: Final[tuple[Option, ...]] = (
     ),
     _pb(
         "--codspeed-warmup-time",
-        "`--bench-rounds-warmup` on when SECONDS > 0 (off at 0); the warm-up stops at the "
-        "warm-up iterations or the max time",
+        "`--bench-rounds-warmup` on when SECONDS > 0 (off at 0), lasting at most SECONDS in "
+        "all, as pytest-codspeed's: the calibration's warm-up and the warm-up rounds stop when "
+        "SECONDS have passed since the calibration began (or at the warm-up iterations)",
         owner=CODSPEED,
         implies_bench=True,
         metavar="SECONDS",
