@@ -317,6 +317,8 @@ def _details(summary: RunSummary) -> list[str]:
     if warmup:
         head += f" · {cell(warmup, 200)}"
     lines = [head]
+    # The run's notes (uneven phases, measured under pytest-xdist ...), as the terminal says them.
+    lines += [f"\n_{cell(note, 400)}_" for note in summary.notes]
     lines += _phase_score_lines(summary.scores)
     lines += _relative_lines(summary)
     if summary.comparison is not None:

@@ -506,6 +506,7 @@ def _setup(report: RunReport) -> str:
     # A group of benchmarked tests has its rounds' settings instead of a bench file's knobs.
     heading = "Knobs" if summary.knobs.rounds is None else "Rounds"
     out += f"<h4>{heading}</h4><p>{_e(knobs_line(summary.knobs))}</p>"
+    out += "".join(f"<p>{_e(note)}</p>" for note in summary.notes)
     if summary.ab is not None:
         out += f"<p>{_e(summary.ab.line())}</p>"
     return out

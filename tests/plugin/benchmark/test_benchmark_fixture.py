@@ -261,7 +261,14 @@ def test_under_xdist_the_workers_measure_and_the_controller_keeps_each_group(
         )
     )
     result = pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "--bench", "-n", "2", "--bench-json=out.json"
+        "-p",
+        "no:cacheprovider",
+        "--bench",
+        "-n",
+        "2",
+        "--bench-json=out.json",
+        "--bench-markdown=out.md",
+        "--bench-html=out.html",
     )
     result.assert_outcomes(passed=4, skipped=1)
     text = result.stdout.str()
@@ -282,6 +289,10 @@ def test_under_xdist_the_workers_measure_and_the_controller_keeps_each_group(
     assert all(p["ran"] == 1 for n, p in participants.items() if n != "test_skipped")
     assert any("side by side" in note for note in par["notes"]), par["notes"]
     assert [p["name"] for p in by_slug["other"]["participants"]] == ["test_body"]
+    # Every view says it (the terminal above; Markdown and the HTML report too).
+    for view in ("out.md", "out.html"):
+        text = (pytester.path / view).read_text()
+        assert text.count("Measured in 2 pytest-xdist workers side by side") == 2, view
 
 
 WORK = textwrap.dedent(
